@@ -1,0 +1,53 @@
+import type { Command } from 'commander';
+import { loadConfig, ConfigError, type Config } from '../src/config';
+import { openDataDir, type Db } from '../src/db/connection';
+import { migrate } from '../src/db/migrate';
+
+export interface CommonOptions {
+  dataDir?: string;
+  json?: boolean;
+}
+
+/** Every command takes --data-dir (falls back to PARLEY_DATA_DIR) and --json. */
+export function common(cmd: Command): Command {
+  return cmd
+    .option('--data-dir <dir>', 'data directory (env PARLEY_DATA_DIR, default ./data)')
+    .option('--json', 'print machine-readable JSON');
+}
+
+export class CliError extends Error {}
+
+export function cliConfig(opts: CommonOptions & Record<string, unknown>, flagNames: string[] = []): Config {
+  const flags: Record<string, string | undefined> = { '--data-dir': opts.dataDir };
+  for (const name of flagNames) {
+    const key = name.replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+    if (opts[key] !== undefined) flags[name] = String(opts[key]);
+  }
+  return loadConfig(process.env, flags);
+}
+
+/** Open the data directory's database, migrated, for a one-shot admin command. */
+export function openCliDb(opts: CommonOptions): { config: Config; db: Db } {
+  const config = cliConfig(opts as CommonOptions & Record<string, unknown>);
+  const db = openDataDir(config.dataDir);
+  migrate(db.$client);
+  return { config, db };
+}
+
+/** Print `value` as JSON with --json, otherwise the human form. */
+export function output(opts: CommonOptions, value: unknown, human: string): void {
+  process.stdout.write((opts.json ? JSON.stringify(value) : human) + '\n');
+}
+
+/** Errors print one line to stderr and exit non-zero. */
+export function runAction<A extends unknown[]>(fn: (...args: A) => unknown | Promise<unknown>) {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      const known = err instanceof CliError || err instanceof ConfigError;
+      process.stderr.write(`parley: ${known ? (err as Error).message : String((err as Error)?.message ?? err)}\n`);
+      process.exit(known ? 2 : 1);
+    }
+  };
+}

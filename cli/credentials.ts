@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import { createApiKey, createSession, listApiKeys, revokeApiKey, DAY_MS } from '../src/auth/auth.store';
+import { iso } from '../src/ids';
+import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
+import { requireUser } from './user';
+
+export function credentialCommands(program: Command) {
+  const session = program.command('session').description('manage sign-in sessions');
+  common(session.command('create'))
+    .description('create a session for a user and print its bearer token (shown once)')
+    .requiredOption('--email <email>', 'the user')
+    .action(
+      runAction((opts: CommonOptions & { email: string }) => {
+        const { db, config } = openCliDb(opts);
+        const user = requireUser(db, opts.email);
+        const { token, row } = createSession(db, user.id, config.sessionTtlDays * DAY_MS, { userAgent: 'parley-cli' });
+        output(opts, { token, sessionId: row.id, expiresAt: iso(row.expiresAt) }, token);
+      }),
+    );
+
+  const apikey = program.command('apikey').description('manage API keys');
+  common(apikey.command('create'))
+    .description('create an API key for a user and print it (shown once)')
+    .requiredOption('--email <email>', 'the user')
+    .option('--name <name>', 'a name to recognise the key by', 'cli')
+    .action(
+      runAction((opts: CommonOptions & { email: string; name: string }) => {
+        const { db } = openCliDb(opts);
+        const user = requireUser(db, opts.email);
+        const { key, row } = createApiKey(db, user.id, opts.name);
+        output(opts, { keyId: row.id, key, name: row.name, prefix: row.prefix }, key);
+      }),
+    );
+  common(apikey.command('list'))
+    .description("list a user's API keys (never the keys themselves)")
+    .requiredOption('--email <email>', 'the user')
+    .action(
+      runAction((opts: CommonOptions & { email: string }) => {
+        const { db } = openCliDb(opts);
+        const user = requireUser(db, opts.email);
+        const rows = listApiKeys(db, user.id).map((k) => ({
+          keyId: k.id,
+          name: k.name,
+          prefix: k.prefix,
+          createdAt: iso(k.createdAt),
+          lastUsedAt: k.lastUsedAt == null ? null : iso(k.lastUsedAt),
+          revokedAt: k.revokedAt == null ? null : iso(k.revokedAt),
+        }));
+        output(
+          opts,
+          rows,
+          rows.length
+            ? rows.map((k) => `${k.keyId}  ${k.prefix}…  ${k.name}  created ${k.createdAt}${k.revokedAt ? `  revoked ${k.revokedAt}` : ''}`).join('\n')
+            : 'no API keys',
+        );
+      }),
+    );
+  common(apikey.command('revoke'))
+    .description('revoke an API key by its id')
+    .argument('<keyId>', 'the key id (see `parley apikey list`)')
+    .action(
+      runAction((keyId: string, opts: CommonOptions) => {
+        const { db } = openCliDb(opts);
+        const row = revokeApiKey(db, keyId);
+        if (!row) throw new CliError(`no API key with id ${keyId}`);
+        output(opts, { keyId, revokedAt: iso(row.revokedAt!) }, `revoked ${keyId}`);
+      }),
+    );
+}

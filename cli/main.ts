@@ -1,0 +1,19 @@
+#!/usr/bin/env bun
+import { Command } from 'commander';
+import pkg from '../package.json' with { type: 'json' };
+import { serveCommand } from './serve';
+import { dbCommands } from './db';
+import { userCommands } from './user';
+import { credentialCommands } from './credentials';
+
+const program = new Command('parley')
+  .description('Parley: a self-hostable back end for conversational AI apps')
+  .version(pkg.version, '-v, --version')
+  .showHelpAfterError();
+
+serveCommand(program);
+dbCommands(program);
+userCommands(program);
+credentialCommands(program);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,101 @@
+import type { Command } from 'commander';
+import { ACCOUNT_TYPES, SUBSCRIPTION_TIERS, createUser, findUserByEmail, listUsers, updateUser, type AccountType, type UserPatch } from '../src/account/account.store';
+import { userView } from '../src/account/account.view';
+import type { Db } from '../src/db/connection';
+import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
+
+export function requireUser(db: Db, email: string) {
+  const user = findUserByEmail(db, email);
+  if (!user) throw new CliError(`no user with e-mail ${email}`);
+  return user;
+}
+
+const oneOf = <T extends string>(value: string, allowed: readonly T[], what: string): T => {
+  const v = value.toUpperCase();
+  if (!(allowed as readonly string[]).includes(v)) throw new CliError(`${what} must be one of ${allowed.join(', ')}`);
+  return v as T;
+};
+
+export function userCommands(program: Command) {
+  const user = program.command('user').description('manage users');
+
+  common(user.command('create'))
+    .description('create a user')
+    .requiredOption('--email <email>', 'e-mail address (unique)')
+    .option('--name <name>', 'display name')
+    .option('--account-type <type>', `one of ${ACCOUNT_TYPES.join(', ')}`)
+    .action(
+      runAction((opts: CommonOptions & { email: string; name?: string; accountType?: string }) => {
+        if (!/^[^@\s]+@[^@\s]+$/.test(opts.email)) throw new CliError(`not an e-mail address: ${opts.email}`);
+        const { db } = openCliDb(opts);
+        if (findUserByEmail(db, opts.email)) throw new CliError(`a user with e-mail ${opts.email} already exists`);
+        const accountType = opts.accountType ? oneOf<AccountType>(opts.accountType, ACCOUNT_TYPES, '--account-type') : undefined;
+        const u = createUser(db, { email: opts.email, name: opts.name, accountType });
+        output(opts, userView(u), `created user ${u.email} (${u.id})`);
+      }),
+    );
+
+  common(user.command('list'))
+    .description('list users')
+    .action(
+      runAction((opts: CommonOptions) => {
+        const { db } = openCliDb(opts);
+        const rows = listUsers(db).map(userView);
+        output(
+          opts,
+          rows,
+          rows.length
+            ? rows.map((u) => `${u.id}  ${u.email}  ${u.name || '-'}  ${u.accountType}  ${u.subscription.tier}${u.isLocked ? '  locked' : ''}`).join('\n')
+            : 'no users',
+        );
+      }),
+    );
+
+  common(user.command('set'))
+    .description("change a user's subscription, account type lock or profile")
+    .requiredOption('--email <email>', 'the user to change')
+    .option('--name <name>', 'display name')
+    .option('--tier <tier>', `subscription tier: ${SUBSCRIPTION_TIERS.join(', ')}`)
+    .option('--active', 'subscription is active')
+    .option('--inactive', 'subscription is not active')
+    .option('--expires <iso>', 'subscription expiry (ISO 8601), or "none"')
+    .option('--product <id>', 'store product id, or "none"')
+    .option('--account-type <type>', `one of ${ACCOUNT_TYPES.join(', ')}`)
+    .option('--locked', 'lock the account type selection')
+    .option('--unlocked', 'unlock the account type selection')
+    .action(
+      runAction(
+        (
+          opts: CommonOptions & {
+            email: string; name?: string; tier?: string; active?: boolean; inactive?: boolean; expires?: string;
+            product?: string; accountType?: string; locked?: boolean; unlocked?: boolean;
+          },
+        ) => {
+          if (opts.active && opts.inactive) throw new CliError('--active and --inactive exclude each other');
+          if (opts.locked && opts.unlocked) throw new CliError('--locked and --unlocked exclude each other');
+          const patch: UserPatch = {};
+          if (opts.name !== undefined) patch.name = opts.name;
+          if (opts.tier) patch.subscriptionTier = oneOf(opts.tier, SUBSCRIPTION_TIERS, '--tier');
+          if (opts.active) patch.subscriptionActive = true;
+          if (opts.inactive) patch.subscriptionActive = false;
+          if (opts.expires !== undefined) {
+            if (opts.expires === 'none') patch.subscriptionExpiresAt = null;
+            else {
+              const ms = Date.parse(opts.expires);
+              if (Number.isNaN(ms)) throw new CliError(`--expires is not an ISO 8601 date: ${opts.expires}`);
+              patch.subscriptionExpiresAt = ms;
+            }
+          }
+          if (opts.product !== undefined) patch.subscriptionProductId = opts.product === 'none' ? null : opts.product;
+          if (opts.accountType) patch.accountType = oneOf<AccountType>(opts.accountType, ACCOUNT_TYPES, '--account-type');
+          if (opts.locked) patch.isLocked = true;
+          if (opts.unlocked) patch.isLocked = false;
+          if (Object.keys(patch).length === 0) throw new CliError('nothing to change: give at least one option');
+          const { db } = openCliDb(opts);
+          const u = requireUser(db, opts.email);
+          const updated = updateUser(db, u.id, patch)!;
+          output(opts, userView(updated), `updated ${updated.email}`);
+        },
+      ),
+    );
+}

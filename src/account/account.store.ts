@@ -1,0 +1,74 @@
+import { eq, asc } from 'drizzle-orm';
+import type { Db } from '../db/connection';
+import { users, type User } from '../db/schema';
+import { newId } from '../ids';
+
+export const ACCOUNT_TYPES = ['GENERAL', 'STUDENT', 'PROFESSIONAL', 'DEVELOPER'] as const;
+export type AccountType = (typeof ACCOUNT_TYPES)[number];
+export const SUBSCRIPTION_TIERS = ['FREE', 'PLUS', 'PRO'] as const;
+
+export const normaliseEmail = (email: string) => email.trim().toLowerCase();
+
+export interface NewUser {
+  email: string;
+  name?: string;
+  image?: string;
+  accountType?: AccountType;
+}
+
+export function createUser(db: Db, input: NewUser, now = Date.now()): User {
+  const [row] = db
+    .insert(users)
+    .values({
+      id: newId(),
+      email: normaliseEmail(input.email),
+      name: input.name ?? '',
+      image: input.image ?? '',
+      accountType: input.accountType ?? 'GENERAL',
+      subscriptionUpdatedAt: now,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning()
+    .all();
+  return row!;
+}
+
+export const findUserById = (db: Db, id: string): User | undefined =>
+  db.select().from(users).where(eq(users.id, id)).get();
+
+export const findUserByEmail = (db: Db, email: string): User | undefined =>
+  db.select().from(users).where(eq(users.email, normaliseEmail(email))).get();
+
+export const listUsers = (db: Db): User[] => db.select().from(users).orderBy(asc(users.createdAt)).all();
+
+export const countUsers = (db: Db): number => db.$count(users);
+
+export type UserPatch = Partial<
+  Pick<
+    User,
+    | 'name'
+    | 'image'
+    | 'accountType'
+    | 'isLocked'
+    | 'subscriptionTier'
+    | 'subscriptionActive'
+    | 'subscriptionExpiresAt'
+    | 'subscriptionProductId'
+    | 'enableMemories'
+    | 'showMemoryToolOutput'
+  >
+>;
+
+const SUBSCRIPTION_FIELDS = ['subscriptionTier', 'subscriptionActive', 'subscriptionExpiresAt', 'subscriptionProductId'] as const;
+
+/** Apply a patch; touching any subscription field also moves `subscriptionUpdatedAt`. */
+export function updateUser(db: Db, id: string, patch: UserPatch, now = Date.now()): User | undefined {
+  const touchesSubscription = SUBSCRIPTION_FIELDS.some((f) => patch[f] !== undefined);
+  return db
+    .update(users)
+    .set({ ...patch, updatedAt: now, ...(touchesSubscription ? { subscriptionUpdatedAt: now } : {}) })
+    .where(eq(users.id, id))
+    .returning()
+    .get();
+}

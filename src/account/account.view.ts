@@ -1,0 +1,47 @@
+import { t } from 'elysia';
+import type { User } from '../db/schema';
+import { iso, isoOrNull } from '../ids';
+
+// The response shapes of the account domain, and the functions that turn a row into them.
+
+export const PreferencesSchema = t.Object({ enableMemories: t.Boolean(), showMemoryToolOutput: t.Boolean() });
+export const AccountTypeSchema = t.Object({ accountType: t.String(), isLocked: t.Boolean() });
+export const SubscriptionSchema = t.Object({
+  tier: t.String(),
+  isActive: t.Boolean(),
+  expiresAt: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+  productId: t.Union([t.String(), t.Null()]),
+  updatedAt: t.String({ format: 'date-time' }),
+});
+export const UserSchema = t.Object({
+  id: t.String(),
+  email: t.String(),
+  name: t.String(),
+  image: t.String(),
+  accountType: t.String(),
+  isLocked: t.Boolean(),
+  subscription: SubscriptionSchema,
+  preferences: PreferencesSchema,
+  createdAt: t.String({ format: 'date-time' }),
+});
+
+export const preferencesOf = (u: User) => ({ enableMemories: u.enableMemories, showMemoryToolOutput: u.showMemoryToolOutput });
+export const accountTypeOf = (u: User) => ({ accountType: u.accountType, isLocked: u.isLocked });
+export const subscriptionOf = (u: User) => ({
+  tier: u.subscriptionTier,
+  isActive: u.subscriptionActive,
+  expiresAt: isoOrNull(u.subscriptionExpiresAt),
+  productId: u.subscriptionProductId,
+  updatedAt: iso(u.subscriptionUpdatedAt),
+});
+export const userView = (u: User) => ({
+  id: u.id,
+  email: u.email,
+  name: u.name,
+  image: u.image,
+  accountType: u.accountType,
+  isLocked: u.isLocked,
+  subscription: subscriptionOf(u),
+  preferences: preferencesOf(u),
+  createdAt: iso(u.createdAt),
+});

@@ -1,0 +1,84 @@
+import { t } from 'elysia';
+import { defineOperation } from '../http/operation';
+import { forbidden } from '../http/errors';
+import { iso, isoOrNull } from '../ids';
+import { UserSchema, userView } from '../account/account.view';
+import type { ApiKey } from '../db/schema';
+import { createApiKey, listApiKeys, revokeApiKey, revokeSession } from './auth.store';
+import { clearedSessionCookie } from './authenticate';
+
+const ApiKeySchema = t.Object({
+  keyId: t.String(),
+  name: t.String(),
+  prefix: t.String(),
+  createdAt: t.String({ format: 'date-time' }),
+  lastUsedAt: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+  revokedAt: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+});
+
+const apiKeyView = (k: ApiKey) => ({
+  keyId: k.id,
+  name: k.name,
+  prefix: k.prefix,
+  createdAt: iso(k.createdAt),
+  lastUsedAt: isoOrNull(k.lastUsedAt),
+  revokedAt: isoOrNull(k.revokedAt),
+});
+
+export const authOperations = [
+  defineOperation({
+    path: 'auth/createApiKey',
+    summary: 'Create an API key for the caller',
+    description: 'The key is shown in this answer only; Parley keeps a hash of it.',
+    input: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }),
+    output: t.Object({ keyId: t.String(), key: t.String(), name: t.String(), prefix: t.String(), createdAt: t.String({ format: 'date-time' }) }),
+    handler: ({ user, input, deps }) => {
+      const { row, key } = createApiKey(deps.db, user.id, input.name, deps.now());
+      return { keyId: row.id, key, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt) };
+    },
+  }),
+  defineOperation({
+    path: 'auth/listApiKeys',
+    summary: "The caller's API keys, newest first (revoked ones included, never the keys themselves)",
+    input: t.Object({}),
+    output: t.Object({ keys: t.Array(ApiKeySchema) }),
+    handler: ({ user, deps }) => ({ keys: listApiKeys(deps.db, user.id).map(apiKeyView) }),
+  }),
+  defineOperation({
+    path: 'auth/revokeApiKey',
+    summary: 'Revoke one of the caller\'s API keys',
+    description: 'A key the caller does not own, or that does not exist, answers 403. Revoking twice succeeds.',
+    input: t.Object({ keyId: t.String() }),
+    output: t.Object({ success: t.Boolean() }),
+    errors: [403],
+    handler: ({ user, input, deps }) => {
+      if (!revokeApiKey(deps.db, input.keyId, user.id, deps.now())) throw forbidden();
+      return { success: true };
+    },
+  }),
+  defineOperation({
+    path: 'auth/getSession',
+    summary: 'The signed-in user and the credential used',
+    input: t.Object({}),
+    output: t.Object({ user: UserSchema, credential: t.Object({ kind: t.String(), id: t.String() }) }),
+    handler: ({ user, principal }) => ({
+      user: userView(user),
+      credential:
+        principal.credential.kind === 'session'
+          ? { kind: 'session', id: principal.credential.sessionId }
+          : { kind: 'apiKey', id: principal.credential.keyId },
+    }),
+  }),
+  defineOperation({
+    path: 'auth/signOut',
+    summary: 'End the current session and clear the session cookie',
+    description: 'With an API key there is no session to end: the answer is still `{success: true}` and the key stays valid.',
+    input: t.Object({}),
+    output: t.Object({ success: t.Boolean() }),
+    handler: ({ principal, deps, responseHeaders }) => {
+      if (principal.credential.kind === 'session') revokeSession(deps.db, principal.credential.sessionId, deps.now());
+      responseHeaders['set-cookie'] = clearedSessionCookie(deps.config.cookieSecure);
+      return { success: true };
+    },
+  }),
+];

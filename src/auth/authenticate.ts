@@ -1,0 +1,69 @@
+import type { Db } from '../db/connection';
+import type { User } from '../db/schema';
+import { findUserById } from '../account/account.store';
+import { DAY_MS, findApiKeyByHash, findSessionByHash, touchApiKey, touchSession } from './auth.store';
+import { hashSecret, sameHash } from './tokens';
+
+export const SESSION_COOKIE = 'parley_session';
+
+/** Last-used stamps move at most this often, so reads stay reads. */
+const TOUCH_EVERY_MS = 60_000;
+
+export type Credential =
+  | { kind: 'session'; sessionId: string }
+  | { kind: 'apiKey'; keyId: string };
+
+export interface Principal {
+  user: User;
+  credential: Credential;
+}
+
+function readCookie(header: string | null, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/**
+ * Resolve the request's credential: `x-api-key`, then `Authorization: Bearer`, then the session
+ * cookie. Returns undefined for a missing, unknown, revoked or expired credential.
+ */
+export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, now = Date.now()): Principal | undefined {
+  const apiKey = headers.get('x-api-key');
+  if (apiKey) {
+    const hash = hashSecret(apiKey.trim());
+    const row = findApiKeyByHash(db, hash);
+    if (!row || !sameHash(row.hash, hash) || row.revokedAt != null) return undefined;
+    const user = findUserById(db, row.userId);
+    if (!user) return undefined;
+    if (row.lastUsedAt == null || now - row.lastUsedAt > TOUCH_EVERY_MS) touchApiKey(db, row.id, now);
+    return { user, credential: { kind: 'apiKey', keyId: row.id } };
+  }
+  const auth = headers.get('authorization');
+  const bearer = auth && /^Bearer\s+(.+)$/i.exec(auth)?.[1]?.trim();
+  const token = bearer || readCookie(headers.get('cookie'), SESSION_COOKIE);
+  if (!token) return undefined;
+  const hash = hashSecret(token);
+  const session = findSessionByHash(db, hash);
+  if (!session || !sameHash(session.hash, hash) || session.revokedAt != null || session.expiresAt <= now) return undefined;
+  const user = findUserById(db, session.userId);
+  if (!user) return undefined;
+  if (now - session.lastUsedAt > TOUCH_EVERY_MS) touchSession(db, session.id, sessionTtlDays * DAY_MS, now);
+  return { user, credential: { kind: 'session', sessionId: session.id } };
+}
+
+export function sessionCookie(token: string, maxAgeSeconds: number, secure: boolean): string {
+  return [
+    `${SESSION_COOKIE}=${token}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Lax',
+    `Max-Age=${maxAgeSeconds}`,
+    ...(secure ? ['Secure'] : []),
+  ].join('; ');
+}
+
+export const clearedSessionCookie = (secure: boolean) => sessionCookie('', 0, secure);

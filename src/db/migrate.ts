@@ -1,0 +1,49 @@
+import type { Database } from 'bun:sqlite';
+import { migrations as embedded, type EmbeddedMigration } from './migrations';
+
+const STATEMENT_BREAK = '--> statement-breakpoint';
+
+/**
+ * Apply the embedded migrations that have not run yet, in order, each in its own transaction,
+ * recording each in `_parley_migrations`. Returns the tags applied by this call.
+ */
+export function migrate(sqlite: Database, list: EmbeddedMigration[] = embedded): string[] {
+  sqlite.exec(
+    'CREATE TABLE IF NOT EXISTS _parley_migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)',
+  );
+  const done = new Set(
+    sqlite
+      .query<{ tag: string }, []>('SELECT tag FROM _parley_migrations')
+      .all()
+      .map((r) => r.tag),
+  );
+  const applied: string[] = [];
+  for (const m of list) {
+    if (done.has(m.tag)) continue;
+    const statements = m.sql
+      .split(STATEMENT_BREAK)
+      .map((s) => s.trim())
+      .filter(Boolean);
+    sqlite.transaction(() => {
+      for (const stmt of statements) sqlite.exec(stmt);
+      sqlite.query('INSERT INTO _parley_migrations (tag, applied_at) VALUES (?, ?)').run(m.tag, Date.now());
+    }).immediate();
+    applied.push(m.tag);
+  }
+  return applied;
+}
+
+/** Tags of embedded migrations not yet applied to this database. */
+export function pendingMigrations(sqlite: Database, list: EmbeddedMigration[] = embedded): string[] {
+  const exists = sqlite
+    .query("SELECT 1 FROM sqlite_master WHERE type='table' AND name='_parley_migrations'")
+    .get();
+  if (!exists) return list.map((m) => m.tag);
+  const done = new Set(
+    sqlite
+      .query<{ tag: string }, []>('SELECT tag FROM _parley_migrations')
+      .all()
+      .map((r) => r.tag),
+  );
+  return list.filter((m) => !done.has(m.tag)).map((m) => m.tag);
+}

@@ -1,0 +1,15 @@
+import type { Config } from './config';
+import type { Db } from './db/connection';
+import type { Logger } from './log';
+
+/**
+ * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
+ * No module of Parley keeps state of its own.
+ */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  /** Milliseconds since the epoch; tests pass a fake clock. */
+  now: () => number;
+}

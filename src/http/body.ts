@@ -1,0 +1,66 @@
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { AppError, invalidInput, type ValidationIssue } from './errors';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Read a request body as JSON. No body, or an empty one, reads as `{}` so operations without
+ * input accept all three forms the interface allows. Bodies are bounded before they are parsed.
+ */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
+  const buf = await request.arrayBuffer();
+  if (buf.byteLength > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
+  if (buf.byteLength === 0) return {};
+  const type = request.headers.get('content-type');
+  if (type && !/^application\/json\s*(;|$)/i.test(type))
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Content-Type must be application/json' });
+  let text: string;
+  try {
+    text = utf8.decode(buf);
+  } catch {
+    throw new AppError('BAD_REQUEST', { message: 'Request body is not valid UTF-8' });
+  }
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('BAD_REQUEST', { message: 'Malformed JSON request body' });
+  }
+}
+
+/** Objects reject unknown fields unless the schema says otherwise: a typo fails loudly. */
+function strict(schema: TSchema): TSchema {
+  const s = schema as TSchema & Record<string, unknown>;
+  if (s.type === 'object' && s.properties) {
+    const properties = Object.fromEntries(
+      Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]),
+    );
+    return { ...s, properties, additionalProperties: s.additionalProperties ?? false } as TSchema;
+  }
+  if (s.type === 'array' && s.items) return { ...s, items: strict(s.items as TSchema) } as TSchema;
+  return schema;
+}
+
+export interface InputValidator<T> {
+  (value: unknown): T;
+  schema: TSchema;
+}
+
+export function compileInput<T>(schema: TObject): InputValidator<T> {
+  const strictSchema = strict(schema);
+  const check: TypeCheck<TSchema> = TypeCompiler.Compile(strictSchema);
+  const validate = ((value: unknown) => {
+    if (check.Check(value)) return value as T;
+    const issues: ValidationIssue[] = [];
+    for (const e of check.Errors(value)) {
+      issues.push({ path: e.path.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p)), message: e.message });
+      if (issues.length >= 20) break;
+    }
+    throw invalidInput(issues);
+  }) as InputValidator<T>;
+  validate.schema = strictSchema;
+  return validate;
+}

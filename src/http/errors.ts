@@ -1,0 +1,87 @@
+/**
+ * The error table. Every HTTP error Parley sends is this envelope with exactly the keys
+ * `defined, code, status, message, data`. Codes listed by the interface spec are `defined: true`
+ * with the spec's fixed message; every other code follows the RPC library the interface was
+ * generated with (`defined: false`, its default message) so unmodified clients decode them.
+ */
+
+export interface ErrorSpec {
+  status: number;
+  message: string;
+  defined: boolean;
+}
+
+export const errorTable = {
+  UNAUTHORIZED: { status: 401, message: 'Authentication is required to access this endpoint.', defined: true },
+  FORBIDDEN: { status: 403, message: 'You do not have permission to perform this action.', defined: true },
+  NOT_FOUND: { status: 404, message: 'The requested resource was not found.', defined: true },
+  INTERNAL_SERVER_ERROR: { status: 500, message: 'Unexpected server error.', defined: true },
+  BAD_REQUEST: { status: 400, message: 'Bad Request', defined: false },
+  METHOD_NOT_SUPPORTED: { status: 405, message: 'Method Not Supported', defined: false },
+  CONFLICT: { status: 409, message: 'Conflict', defined: false },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'Payload Too Large', defined: false },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Media Type', defined: false },
+  TOO_MANY_REQUESTS: { status: 429, message: 'Too Many Requests', defined: false },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'Service Unavailable', defined: false },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof errorTable;
+
+export interface ErrorEnvelope {
+  defined: boolean;
+  code: string;
+  status: number;
+  message: string;
+  data: unknown;
+}
+
+/** Thrown by handlers and stores' callers; `onError` turns it into the envelope. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly data: unknown;
+  readonly headers: Record<string, string>;
+  constructor(
+    code: ErrorCode,
+    opts: { message?: string; data?: unknown; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(opts.message ?? errorTable[code].message, { cause: opts.cause });
+    this.code = code;
+    this.data = opts.data ?? {};
+    this.headers = opts.headers ?? {};
+  }
+
+  get status(): number {
+    return errorTable[this.code].status;
+  }
+
+  toEnvelope(): ErrorEnvelope {
+    const spec = errorTable[this.code];
+    // The spec's codes always carry the spec's fixed message.
+    const message = spec.defined ? spec.message : this.message;
+    return { defined: spec.defined, code: this.code, status: spec.status, message, data: this.data };
+  }
+}
+
+export const unauthorized = () => new AppError('UNAUTHORIZED');
+export const forbidden = () => new AppError('FORBIDDEN');
+export const notFound = () => new AppError('NOT_FOUND');
+
+export interface ValidationIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+export const invalidInput = (issues: ValidationIssue[]) =>
+  new AppError('BAD_REQUEST', { message: 'Input validation failed', data: { issues } });
+
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new AppError('TOO_MANY_REQUESTS', {
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+  });
+
+export function errorResponse(err: AppError, extraHeaders: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(err.toEnvelope()), {
+    status: err.status,
+    headers: { 'content-type': 'application/json', ...extraHeaders, ...err.headers },
+  });
+}

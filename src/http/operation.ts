@@ -1,0 +1,44 @@
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { AppDeps } from '../deps';
+import type { Principal } from '../auth/authenticate';
+import type { User } from '../db/schema';
+
+/** What a handler receives: plain values, never the framework's context. */
+export interface OpContext<I> {
+  input: I;
+  user: User;
+  principal: Principal;
+  deps: AppDeps;
+  request: Request;
+  /** Headers to add to a successful response (e.g. Set-Cookie, Deprecation). */
+  responseHeaders: Record<string, string>;
+  requestId: string;
+}
+
+export type OpResult<O> = O | Response | AsyncGenerator<unknown, void, unknown>;
+
+/**
+ * One row of the route table: `POST /api/<path>`. The same row feeds the router, input
+ * validation, the OpenAPI document and the authorisation-matrix test.
+ */
+export interface Operation<I extends TObject = TObject, O extends TSchema = TSchema> {
+  path: `${string}/${string}`;
+  summary: string;
+  description?: string;
+  input: I;
+  /** Response schema; for `sse` operations, the schema of one event's data. */
+  output: O;
+  kind?: 'json' | 'sse';
+  /** Error statuses this operation can answer besides 400/401 (documented in OpenAPI). */
+  errors?: readonly number[];
+  deprecated?: boolean;
+  /** Input that this operation needs to name another user's resource (for the authorisation matrix). */
+  handler: (ctx: OpContext<Static<I>>) => OpResult<Static<O>> | Promise<OpResult<Static<O>>>;
+}
+
+export function defineOperation<I extends TObject, O extends TSchema>(op: Operation<I, O>): Operation<I, O> {
+  return op;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOperation = Operation<any, any>;

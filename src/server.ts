@@ -1,0 +1,56 @@
+import { join } from 'node:path';
+import type { Config } from './config';
+import { createApp } from './app';
+import { openDataDir, DB_FILE } from './db/connection';
+import { migrate } from './db/migrate';
+import { createLogger, type Logger } from './log';
+import type { AppDeps } from './deps';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  deps: AppDeps;
+  /** Stop accepting, close open streams, close the database. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Open the database, migrate, and listen. The caller decides when to stop (cli/serve.ts: on SIGTERM/SIGINT). */
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const db = openDataDir(config.dataDir);
+  const applied = migrate(db.$client);
+  if (applied.length) log.info('migrations applied', { applied });
+  const deps: AppDeps = { config, db, log, now: Date.now };
+  const app = createApp(deps);
+
+  const server = Bun.serve({
+    hostname: config.host,
+    port: config.port,
+    // Streams carry their own heartbeats; this bounds only truly dead sockets.
+    idleTimeout: 60,
+    maxRequestBodySize: config.maxBodyBytes + 1024,
+    fetch: (request) => app.handle(request),
+    error: (err) => {
+      log.error('server error', { cause: String(err) });
+      return new Response(JSON.stringify({ defined: true, code: 'INTERNAL_SERVER_ERROR', status: 500, message: 'Unexpected server error.', data: {} }), {
+        status: 500,
+        headers: { 'content-type': 'application/json' },
+      });
+    },
+  });
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
+  log.info('listening', { url, database: join(config.dataDir, DB_FILE) });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    port: server.port!,
+    deps,
+    stop: () =>
+      (stopping ??= (async () => {
+        await server.stop(true);
+        db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+        db.$client.close();
+        log.info('stopped');
+      })()),
+  };
+}

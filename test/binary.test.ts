@@ -1,0 +1,57 @@
+import { describe, expect, test } from 'bun:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+
+/** Wait until the server prints its address; return it. */
+async function waitForListening(proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>): Promise<string> {
+  const reader = proc.stdout.getReader();
+  let seen = '';
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += new TextDecoder().decode(value);
+    const m = /listening on (http:\/\/\S+)/.exec(seen);
+    if (m) {
+      reader.releaseLock();
+      return m[1]!;
+    }
+  }
+  throw new Error(`server did not start: ${seen}`);
+}
+
+describe('the compiled binary', () => {
+  test('builds, boots on an empty data dir, answers, and exits 0 on SIGTERM', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'parley-bin-')), 'parley');
+    const build = Bun.spawnSync([process.execPath, 'run', 'scripts/build.ts', '--outfile', out], { cwd: root, stdout: 'pipe', stderr: 'pipe' });
+    expect(build.exitCode).toBe(0);
+
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'parley-bin-data-')), 'data');
+    const env = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: dataDir };
+    const user = Bun.spawnSync([out, 'user', 'create', '--email', 'ann@example.org'], { env });
+    expect(user.exitCode).toBe(0);
+    const { key } = JSON.parse(Bun.spawnSync([out, 'apikey', 'create', '--email', 'ann@example.org', '--json'], { env }).stdout.toString());
+
+    const proc = Bun.spawn([out, 'serve', '--port', '0'], { env, stdout: 'pipe', stderr: 'pipe' });
+    try {
+      const url = await waitForListening(proc);
+      expect((await fetch(`${url}/api/health`)).status).toBe(200);
+      const prefs = await fetch(`${url}/api/preferences/get`, { method: 'POST', headers: { 'x-api-key': key } });
+      expect(prefs.status).toBe(200);
+      expect(await prefs.json()).toEqual({ enableMemories: false, showMemoryToolOutput: false });
+      const docs = await fetch(`${url}/api/docs`);
+      expect(await docs.text()).toContain('Parley API');
+      // An online backup through the same binary while the server runs.
+      const backup = Bun.spawnSync([out, 'backup', join(dataDir, '..', 'copy.db')], { env });
+      expect(backup.exitCode).toBe(0);
+    } finally {
+      proc.kill('SIGTERM');
+    }
+    const started = Date.now();
+    expect(await proc.exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});

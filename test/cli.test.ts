@@ -1,0 +1,76 @@
+import { describe, expect, test } from 'bun:test';
+import { mkdtempSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+
+/** Run the CLI from source, as the binary would run it. */
+function parley(args: string[], env: Record<string, string> = {}) {
+  const p = Bun.spawnSync([process.execPath, join(root, 'cli/main.ts'), ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+describe('admin CLI', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
+  const d = ['--data-dir', dir];
+
+  test('user create / list / set, with --json', () => {
+    const created = parley(['user', 'create', '--email', 'Ann@Example.org', '--name', 'Ann', '--account-type', 'student', '--json', ...d]);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.out)).toMatchObject({ id: expect.any(String), email: 'ann@example.org', name: 'Ann', accountType: 'STUDENT' });
+
+    const dup = parley(['user', 'create', '--email', 'ann@example.org', ...d]);
+    expect(dup.code).not.toBe(0);
+    expect(dup.err.trim().split('\n')).toHaveLength(1);
+    expect(dup.err).toContain('already exists');
+
+    const set = parley(['user', 'set', '--email', 'ann@example.org', '--tier', 'pro', '--active', '--expires', '2027-05-01T00:00:00.000Z', '--product', 'pro_y', '--locked', '--json', ...d]);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.out)).toMatchObject({ isLocked: true, subscription: { tier: 'PRO', isActive: true, expiresAt: '2027-05-01T00:00:00.000Z', productId: 'pro_y' } });
+
+    const list = parley(['user', 'list', '--json', ...d]);
+    expect(JSON.parse(list.out).map((u: any) => u.email)).toEqual(['ann@example.org']);
+    expect(parley(['user', 'set', '--email', 'nobody@example.org', '--active', ...d]).code).not.toBe(0);
+    expect(parley(['user', 'set', '--email', 'ann@example.org', '--tier', 'GOLD', ...d]).err).toContain('--tier');
+  });
+
+  test('the environment names the data dir too', () => {
+    const envDir = mkdtempSync(join(tmpdir(), 'parley-cli-env-'));
+    expect(parley(['user', 'create', '--email', 'env@example.org'], { PARLEY_DATA_DIR: envDir }).code).toBe(0);
+    expect(existsSync(join(envDir, 'parley.db'))).toBe(true);
+  });
+
+  test('session create, apikey create / list / revoke', () => {
+    const s = parley(['session', 'create', '--email', 'ann@example.org', '--json', ...d]);
+    expect(JSON.parse(s.out).token).toMatch(/^ps_/);
+    const k = JSON.parse(parley(['apikey', 'create', '--email', 'ann@example.org', '--name', 'ci', '--json', ...d]).out);
+    // (no asymmetric matchers on `k`: toMatchObject would write them into it)
+    expect(typeof k.keyId).toBe('string');
+    expect(k.key).toMatch(/^pk_/);
+    const listed = JSON.parse(parley(['apikey', 'list', '--email', 'ann@example.org', '--json', ...d]).out);
+    expect(listed).toHaveLength(1);
+    expect(JSON.stringify(listed).includes(k.key)).toBe(false);
+    const revoked = parley(['apikey', 'revoke', k.keyId, ...d]);
+    expect(revoked.err).toBe('');
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(parley(['apikey', 'list', '--email', 'ann@example.org', '--json', ...d]).out)[0].revokedAt).toEqual(expect.any(String));
+    const unknown = parley(['apikey', 'revoke', 'nope', ...d]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.err).toContain('no API key');
+  });
+
+  test('migrate and backup', () => {
+    expect(JSON.parse(parley(['migrate', '--json', ...d]).out)).toEqual({ applied: [] });
+    const fresh = mkdtempSync(join(tmpdir(), 'parley-cli-fresh-'));
+    expect(JSON.parse(parley(['migrate', '--json', '--data-dir', fresh]).out).applied.length).toBeGreaterThan(0);
+    const file = join(dir, 'backup.db');
+    expect(parley(['backup', file, ...d]).code).toBe(0);
+    expect(existsSync(file)).toBe(true);
+    expect(parley(['backup', file, ...d]).code).not.toBe(0);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, test } from 'bun:test';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Database } from 'bun:sqlite';
+import { openDataDir, openDatabase } from '../src/db/connection';
+import { migrate, pendingMigrations } from '../src/db/migrate';
+import { migrations } from '../src/db/migrations';
+import { backupDatabase } from '../src/db/backup';
+import { createUser } from '../src/account/account.store';
+
+describe('database', () => {
+  test('every SQL file of migrations/ is embedded, in order', () => {
+    const files = readdirSync(new URL('../migrations', import.meta.url))
+      .filter((f) => f.endsWith('.sql'))
+      .sort()
+      .map((f) => f.replace(/\.sql$/, ''));
+    expect(migrations.map((m) => m.tag)).toEqual(files);
+  });
+
+  test('migrate applies once, records what ran, and the pragmas are set', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-db-'));
+    const db = openDataDir(dir);
+    expect(pendingMigrations(db.$client)).toEqual(migrations.map((m) => m.tag));
+    expect(migrate(db.$client)).toEqual(migrations.map((m) => m.tag));
+    expect(migrate(db.$client)).toEqual([]);
+    expect(pendingMigrations(db.$client)).toEqual([]);
+    const get = (p: string) => Object.values(db.$client.query(`PRAGMA ${p}`).get() as object)[0];
+    expect(get('journal_mode')).toBe('wal');
+    expect(get('synchronous')).toBe(1); // NORMAL
+    expect(get('foreign_keys')).toBe(1);
+    expect(get('busy_timeout')).toBe(5000);
+    db.$client.close();
+  });
+
+  test('a failing migration leaves nothing half-applied', () => {
+    const db = openDatabase(':memory:');
+    const bad = [{ tag: '0000_bad', sql: 'CREATE TABLE a (x INTEGER);--> statement-breakpoint\nNOT SQL' }];
+    expect(() => migrate(db.$client, bad)).toThrow();
+    expect(db.$client.query("SELECT name FROM sqlite_master WHERE name='a'").get()).toBeNull();
+    expect(pendingMigrations(db.$client, bad)).toEqual(['0000_bad']);
+  });
+
+  test('backup writes a consistent copy while writes go on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-backup-'));
+    const db = openDataDir(dir);
+    migrate(db.$client);
+    for (let i = 0; i < 200; i++) createUser(db, { email: `u${i}@example.org` });
+    const file = join(dir, 'copy.db');
+    backupDatabase(db.$client, file);
+    createUser(db, { email: 'after@example.org' });
+    const copy = new Database(file, { readonly: true });
+    expect((copy.query('PRAGMA integrity_check').get() as any).integrity_check).toBe('ok');
+    expect((copy.query('SELECT count(*) AS n FROM users').get() as any).n).toBe(200);
+    expect(() => backupDatabase(db.$client, file)).toThrow('already exists');
+  });
+});

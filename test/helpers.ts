@@ -1,0 +1,92 @@
+import { createApp } from '../src/app';
+import { openDatabase, type Db } from '../src/db/connection';
+import { migrate } from '../src/db/migrate';
+import { testConfig, type Config } from '../src/config';
+import { createLogger, silentLogger, type Logger } from '../src/log';
+import { createUser, type NewUser } from '../src/account/account.store';
+import { createApiKey, createSession, DAY_MS } from '../src/auth/auth.store';
+import type { AppDeps } from '../src/deps';
+import type { User } from '../src/db/schema';
+
+export interface TestUser {
+  user: User;
+  /** API key: send as `x-api-key`. */
+  key: string;
+  keyId: string;
+  /** Session bearer token. */
+  token: string;
+  sessionId: string;
+}
+
+export interface TestContext {
+  app: ReturnType<typeof createApp>;
+  db: Db;
+  deps: AppDeps;
+  users: TestUser[];
+  /** POST a JSON body (or a raw string) to /api/<path> as `as` (a TestUser, headers, or nobody). */
+  call(path: string, body?: unknown, as?: TestUser | Record<string, string>): Promise<Response>;
+  /** Like `call`, and parse the JSON answer. */
+  json<T = any>(path: string, body?: unknown, as?: TestUser | Record<string, string>): Promise<{ status: number; body: T; res: Response }>;
+}
+
+/**
+ * A fresh app on a fresh in-memory SQLite database built by the real migrations, seeded with
+ * the given users (each gets an API key and a session).
+ */
+export function createTestContext(
+  opts: { users?: NewUser[]; config?: Partial<Config>; log?: Logger; now?: () => number; deps?: Partial<AppDeps> } = {},
+): TestContext {
+  const db = openDatabase(':memory:');
+  migrate(db.$client);
+  const config = testConfig(opts.config);
+  const deps: AppDeps = { config, db, log: opts.log ?? silentLogger, now: opts.now ?? Date.now, ...opts.deps } as AppDeps;
+  const app = createApp(deps);
+  const users = (opts.users ?? []).map((u) => seedUser(db, u, config));
+  const headersFor = (as?: TestUser | Record<string, string>): Record<string, string> =>
+    !as ? {} : 'key' in as && 'user' in as ? { 'x-api-key': (as as TestUser).key } : (as as Record<string, string>);
+  const call = (path: string, body?: unknown, as?: TestUser | Record<string, string>) =>
+    app.handle(
+      new Request(`http://localhost/api/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headersFor(as) },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    );
+  return {
+    app,
+    db,
+    deps,
+    users,
+    call,
+    async json(path, body, as) {
+      const res = await call(path, body, as);
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined, res };
+    },
+  };
+}
+
+export function seedUser(db: Db, input: NewUser, config: Config = testConfig()): TestUser {
+  const user = createUser(db, input);
+  const { key, row } = createApiKey(db, user.id, 'test');
+  const s = createSession(db, user.id, config.sessionTtlDays * DAY_MS);
+  return { user, key, keyId: row.id, token: s.token, sessionId: s.row.id };
+}
+
+export const bearer = (u: TestUser) => ({ authorization: `Bearer ${u.token}` });
+export const cookie = (u: TestUser) => ({ cookie: `parley_session=${u.token}` });
+
+/** Capture log lines for assertions. */
+export function captureLog(): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  return { log: createLogger('debug', (l) => lines.push(l)), lines };
+}
+
+export const ENVELOPE_KEYS = ['code', 'data', 'defined', 'message', 'status'];
+
+export const SPEC_ERRORS = {
+  401: { defined: true, code: 'UNAUTHORIZED', status: 401, message: 'Authentication is required to access this endpoint.', data: {} },
+  403: { defined: true, code: 'FORBIDDEN', status: 403, message: 'You do not have permission to perform this action.', data: {} },
+  404: { defined: true, code: 'NOT_FOUND', status: 404, message: 'The requested resource was not found.', data: {} },
+  500: { defined: true, code: 'INTERNAL_SERVER_ERROR', status: 500, message: 'Unexpected server error.', data: {} },
+} as const;

@@ -1,0 +1,146 @@
+import { describe, expect, test } from 'bun:test';
+import { createTestContext, captureLog, bearer, cookie, ENVELOPE_KEYS, SPEC_ERRORS } from './helpers';
+
+const post = (body?: BodyInit, headers: Record<string, string> = {}) =>
+  new Request('http://localhost/api/preferences/get', { method: 'POST', body, headers });
+
+describe('HTTP conventions', () => {
+  test('every credential kind authenticates', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ann = ctx.users[0]!;
+    for (const as of [ann, bearer(ann), cookie(ann)]) {
+      const { status, body } = await ctx.json('auth/getSession', {}, as);
+      expect(status).toBe(200);
+      expect(body.user.email).toBe('ann@example.org');
+    }
+  });
+
+  test('missing, unknown, malformed credentials → 401 envelope with exactly the five keys', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    for (const headers of [
+      {},
+      { 'x-api-key': 'pk_nope' },
+      { authorization: 'Bearer ps_nope' },
+      { authorization: 'Basic abc' },
+      { cookie: 'parley_session=ps_nope' },
+    ]) {
+      const { status, body } = await ctx.json('preferences/get', {}, headers);
+      expect(status).toBe(401);
+      expect(Object.keys(body).sort()).toEqual(ENVELOPE_KEYS);
+      expect(body).toEqual(SPEC_ERRORS[401]);
+    }
+  });
+
+  test('operations without input accept no body, an empty body and {}', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const key = ctx.users[0]!.key;
+    for (const body of [undefined, '', '{}']) {
+      const res = await ctx.app.handle(post(body, { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ enableMemories: false, showMemoryToolOutput: false });
+    }
+  });
+
+  test('invalid input → 400 BAD_REQUEST with issues', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const { status, body } = await ctx.json('auth/revokeApiKey', { keyId: 42 }, ctx.users[0]);
+    expect(status).toBe(400);
+    expect(body).toEqual({
+      defined: false,
+      code: 'BAD_REQUEST',
+      status: 400,
+      message: 'Input validation failed',
+      data: { issues: [{ path: ['keyId'], message: expect.any(String) }] },
+    });
+    const missing = await ctx.json('auth/revokeApiKey', {}, ctx.users[0]);
+    expect(missing.body.data.issues[0].path).toEqual(['keyId']);
+    const extra = await ctx.json('preferences/get', { surprise: 1 }, ctx.users[0]);
+    expect(extra.status).toBe(400);
+    expect(extra.body.data.issues[0].path).toEqual(['surprise']);
+  });
+
+  test('malformed JSON, invalid UTF-8 and a wrong content type are 4xx envelopes', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const key = ctx.users[0]!.key;
+    const bad = await ctx.app.handle(post('{"a":', { 'x-api-key': key, 'content-type': 'application/json' }));
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ defined: false, code: 'BAD_REQUEST', status: 400 });
+    const utf = await ctx.app.handle(post(new Uint8Array([0x7b, 0xff, 0x7d]), { 'x-api-key': key, 'content-type': 'application/json' }));
+    expect(utf.status).toBe(400);
+    const type = await ctx.app.handle(post('a=1', { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' }));
+    expect(type.status).toBe(415);
+    expect(await type.json()).toMatchObject({ defined: false, code: 'UNSUPPORTED_MEDIA_TYPE', status: 415 });
+  });
+
+  test('a body over the limit → 413 PAYLOAD_TOO_LARGE', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { maxBodyBytes: 2048 } });
+    const big = JSON.stringify({ name: 'x'.repeat(4096) });
+    const res = await ctx.app.handle(
+      new Request('http://localhost/api/auth/createApiKey', {
+        method: 'POST',
+        body: big,
+        headers: { 'x-api-key': ctx.users[0]!.key, 'content-type': 'application/json' },
+      }),
+    );
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ defined: false, code: 'PAYLOAD_TOO_LARGE', status: 413, message: 'Payload Too Large', data: {} });
+  });
+
+  test('unknown path → 404 envelope, wrong method → 405 envelope', async () => {
+    const ctx = createTestContext();
+    const nf = await ctx.call('nope/nothing', {});
+    expect(nf.status).toBe(404);
+    expect(await nf.json()).toEqual(SPEC_ERRORS[404]);
+    const wm = await ctx.app.handle(new Request('http://localhost/api/preferences/get'));
+    expect(wm.status).toBe(405);
+    expect(await wm.json()).toEqual({ defined: false, code: 'METHOD_NOT_SUPPORTED', status: 405, message: 'Method Not Supported', data: {} });
+  });
+
+  test('an unexpected throw → 500 with the spec message, the cause only in the log with the request id', async () => {
+    const { log, lines } = captureLog();
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });
+    ctx.db.$client.exec('DROP TABLE api_keys'); // make the store fail underneath the handler
+    const res = await ctx.call('auth/getSession', {}, bearer(ctx.users[0]!));
+    // getSession does not touch api_keys; listApiKeys does.
+    expect(res.status).toBe(200);
+    const broken = await ctx.call('auth/listApiKeys', {}, bearer(ctx.users[0]!));
+    expect(broken.status).toBe(500);
+    expect(await broken.json()).toEqual(SPEC_ERRORS[500]);
+    const requestId = broken.headers.get('x-request-id');
+    expect(requestId).toBeTruthy();
+    const logged = lines.map((l) => JSON.parse(l)).find((l) => l.level === 'error');
+    expect(logged.requestId).toBe(requestId);
+    expect(logged.cause).toContain('api_keys');
+  });
+
+  test('health, OpenAPI and docs are public; docs need no network', async () => {
+    const ctx = createTestContext();
+    const health = await ctx.app.handle(new Request('http://localhost/api/health'));
+    expect(health.status).toBe(200);
+    const spec = await (await ctx.app.handle(new Request('http://localhost/api/openapi.json'))).json();
+    expect(spec.openapi).toBe('3.1.0');
+    expect(spec.paths['/api/auth/revokeApiKey'].post.responses['403']).toBeDefined();
+    expect(spec.paths['/api/auth/revokeApiKey'].post.requestBody.content['application/json'].schema.required).toEqual(['keyId']);
+    const docs = await (await ctx.app.handle(new Request('http://localhost/api/docs'))).text();
+    expect(docs).toContain('POST /api/auth/revokeApiKey');
+    expect(docs).not.toMatch(/<script[^>]+src=|<link[^>]+href="http/);
+  });
+
+  test('security headers on every response, and one request log line with no credential in it', async () => {
+    const { log, lines } = captureLog();
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });
+    const ann = ctx.users[0]!;
+    const res = await ctx.call('preferences/get', {}, ann);
+    await ctx.call('preferences/get', {}, bearer(ann));
+    await ctx.call('preferences/get', {}, { 'x-api-key': 'pk_secret_wrong' });
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    await Bun.sleep(10); // request lines are written after the response is handed over
+    const requestLines = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    expect(requestLines).toHaveLength(3);
+    expect(requestLines[0]).toMatchObject({ method: 'POST', path: '/api/preferences/get', status: 200 });
+    expect(requestLines[2].status).toBe(401);
+    const all = lines.join('\n');
+    for (const secret of [ann.key, ann.token, 'pk_secret_wrong']) expect(all).not.toContain(secret);
+  });
+});
