@@ -2,3 +2,4 @@
 // drizzle-kit sees one schema and one migration history.
 export * from './users';
 export * from './conversations';
+export * from './widgets';
