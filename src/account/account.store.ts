@@ -1,5 +1,6 @@
 import { eq, asc, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
+import { prepared } from '../db/prepared';
 import { users, type User } from '../db/schema';
 import { newId } from '../ids';
 
@@ -34,8 +35,10 @@ export function createUser(db: Db, input: NewUser, now = Date.now()): User {
   return row!;
 }
 
-export const findUserById = (db: Db, id: string): User | undefined =>
-  db.select().from(users).where(eq(users.id, id)).get();
+// On every request (authentication), hence prepared once.
+const userById = prepared((db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare());
+
+export const findUserById = (db: Db, id: string): User | undefined => userById(db).get({ id });
 
 export const findUserByEmail = (db: Db, email: string): User | undefined =>
   db.select().from(users).where(eq(users.email, normaliseEmail(email))).get();

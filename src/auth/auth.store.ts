@@ -1,5 +1,6 @@
-import { and, desc, eq, gt, isNull } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
+import { prepared } from '../db/prepared';
 import { apiKeys, sessions, type ApiKey, type Session } from '../db/schema';
 import { newId } from '../ids';
 import { hashSecret, newApiKey, newSessionToken, visiblePrefix } from './tokens';
@@ -16,8 +17,11 @@ export function createApiKey(db: Db, userId: string, name: string, now = Date.no
   return { row, key };
 }
 
-export const findApiKeyByHash = (db: Db, hash: string): ApiKey | undefined =>
-  db.select().from(apiKeys).where(eq(apiKeys.hash, hash)).get();
+// Every request authenticates: these two lookups are prepared once (src/db/prepared.ts).
+const apiKeyByHash = prepared((db) => db.select().from(apiKeys).where(eq(apiKeys.hash, sql.placeholder('hash'))).prepare());
+const sessionByHash = prepared((db) => db.select().from(sessions).where(eq(sessions.hash, sql.placeholder('hash'))).prepare());
+
+export const findApiKeyByHash = (db: Db, hash: string): ApiKey | undefined => apiKeyByHash(db).get({ hash });
 
 export const findApiKeyById = (db: Db, id: string): ApiKey | undefined =>
   db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
@@ -62,8 +66,7 @@ export function createSession(
   return { row, token };
 }
 
-export const findSessionByHash = (db: Db, hash: string): Session | undefined =>
-  db.select().from(sessions).where(eq(sessions.hash, hash)).get();
+export const findSessionByHash = (db: Db, hash: string): Session | undefined => sessionByHash(db).get({ hash });
 
 export const findSessionById = (db: Db, id: string): Session | undefined =>
   db.select().from(sessions).where(eq(sessions.id, id)).get();

@@ -1,0 +1,67 @@
+/**
+ * Figure 5, images: `images/convertImage` on a 12 MP PNG and a 4 MP WebP, timed by the client
+ * (request to answer, the data URL both ways included), against baseline (c): the same
+ * @napi-rs/image transcode called in-process (target: overhead ≤ 10 %), and beside it sharp.
+ */
+import { makeTestImages, napiTranscode, sharpTranscoder, timeMedian } from '../baseline/images';
+import { fmtMs, type BenchContext, type Figure } from '../lib/context';
+import { operationExists, startParley } from '../lib/parley';
+import type { Row } from '../lib/report';
+
+const MAX_OVERHEAD = 0.1;
+/** Parley's default JPEG quality (PARLEY_IMAGE_JPEG_QUALITY); the baselines use the same. */
+const QUALITY = 85;
+
+export const imagesFigure: Figure = {
+  id: 'images',
+  title: '5 images',
+  async run(ctx: BenchContext): Promise<Row[]> {
+    const figure = '5 images';
+    const runs = ctx.quick ? 2 : 5;
+    ctx.log('test images (made once per machine)');
+    const images = await makeTestImages();
+    const sharp = await sharpTranscoder(QUALITY);
+    const parley = await startParley(ctx.bin, { PARLEY_IMAGE_JPEG_QUALITY: String(QUALITY) });
+    try {
+      const available = await operationExists(parley, 'images/convertImage');
+      const rows: Row[] = [];
+      const raw: Record<string, unknown> = {};
+      for (const image of images) {
+        const mb = (image.bytes.length / 2 ** 20).toFixed(1);
+        ctx.log(`${image.name} (${mb} MB): @napi-rs/image, sharp, Parley; median of ${runs}`);
+        const napiMs = await timeMedian(runs, () => napiTranscode(QUALITY)(image.bytes));
+        const sharpMs = sharp ? await timeMedian(runs, () => sharp(image.bytes)) : undefined;
+        const vsSharp = sharpMs ? `; sharp ${fmtMs(sharpMs)} (@napi-rs/image / sharp ${(napiMs / sharpMs).toFixed(2)})` : '; sharp not installed';
+        if (!available) {
+          rows.push({ figure, measure: `baseline (c) alone: ${image.name} (${mb} MB) to JPEG`, baseline: fmtMs(napiMs), detail: `in-process @napi-rs/image${vsSharp}` });
+          raw[image.name] = { napiMs, sharpMs };
+          continue;
+        }
+        const dataUrl = `data:image/${image.format};base64,${image.bytes.toString('base64')}`;
+        let answer: any;
+        const parleyMs = await timeMedian(runs, async () => {
+          const res = await parley.call('images/convertImage', { dataUrl });
+          answer = res.body;
+          if (res.status !== 200 || !answer?.success) throw new Error(`convertImage answered ${res.status}: ${JSON.stringify(answer).slice(0, 200)}`);
+        });
+        const overhead = parleyMs / napiMs - 1;
+        raw[image.name] = { napiMs, sharpMs, parleyMs, originalFormat: answer.originalFormat, outputChars: answer.dataUrl.length };
+        rows.push({
+          figure,
+          measure: `convertImage ${image.name} (${mb} MB)`,
+          parley: fmtMs(parleyMs),
+          baseline: fmtMs(napiMs),
+          ratio: parleyMs / napiMs,
+          target: `≤ ${(1 + MAX_OVERHEAD).toFixed(2)}`,
+          met: overhead <= MAX_OVERHEAD,
+          detail: `overhead ${(overhead * 100).toFixed(0)} % over in-process @napi-rs/image${vsSharp}; Parley / sharp ${sharpMs ? (parleyMs / sharpMs).toFixed(2) : '?'}`,
+        });
+      }
+      if (!available) rows.push({ figure, measure: 'convertImage', skipped: 'operation not available: images/convertImage' });
+      ctx.raw.images = raw;
+      return rows;
+    } finally {
+      await parley.stop();
+    }
+  },
+};
