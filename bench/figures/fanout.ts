@@ -18,7 +18,9 @@ import { startSubscribers, type SubscriberReport } from '../lib/subscribers';
 
 const TARGET_P99_MS = 50;
 const TARGET_IDLE_MB = 300;
-const HEARTBEAT_S = 5; // Parley's default PARLEY_SSE_HEARTBEAT_S; the baseline beats as often.
+const HEARTBEAT_S = 5;
+/** Between two messages: long enough that each publish is timed alone, not queued behind the last. */
+const GAP_MS = 100; // Parley's default PARLEY_SSE_HEARTBEAT_S; the baseline beats as often.
 
 interface Target {
   url: string;
@@ -66,7 +68,7 @@ async function measureLatency(ctx: BenchContext, t: Target, subscribers: number,
     await subs.reset();
     for (let i = 0; i < messages; i++) {
       await t.publish(`bench:${nowMs().toFixed(3)}`);
-      await Bun.sleep(40);
+      await Bun.sleep(GAP_MS);
     }
     const expected = messages * subs.ready.open;
     let report: SubscriberReport = await subs.report();
