@@ -1,6 +1,7 @@
 import { generateCodeVerifier, generateState } from 'arctic';
 import { timingSafeEqual } from 'node:crypto';
 import type { AppDeps } from '../deps';
+import { iso } from '../ids';
 import { createSession, DAY_MS } from './auth.store';
 import { readCookie, sessionCookie } from './authenticate';
 import { buildProvider, isProviderId, type OAuthProvider } from './oauth.providers';
@@ -130,7 +131,7 @@ export async function finishSignIn(deps: AppDeps, request: Request, id: string):
     log.info('signed in', { provider: provider.id, userId: found.user.id, sessionId: row.id, native: Boolean(native) });
     if (native) {
       native.searchParams.set('token', token);
-      native.searchParams.set('expiresAt', new Date(row.expiresAt).toISOString());
+      native.searchParams.set('expiresAt', iso(row.expiresAt));
       return redirect(native, headers);
     }
     headers.append('set-cookie', sessionCookie(token, config.sessionTtlDays * 86_400, config.cookieSecure));
