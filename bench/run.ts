@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BenchContext, Figure } from './lib/context';
 import { killAllChildren } from './lib/proc';
-import { describeMachine, formatTable, updateResultsFile, type Row, type RunRecord } from './lib/report';
+import { describeMachine, formatTable, loadNow, updateResultsFile, type Row, type RunRecord } from './lib/report';
 import { chooseLoadTool, ensureBenchPackages } from './lib/setup';
 import { writeFigure } from './figures/write';
 import { readFigure } from './figures/read';
@@ -58,6 +58,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const)
   });
 
 const startedAt = new Date();
+const loadAtStart = loadNow();
 const t0 = performance.now();
 let ctx: BenchContext;
 try {
@@ -114,11 +115,12 @@ const run: RunRecord = {
   mode: ctx.quick ? 'quick' : 'full',
   only,
   commit,
-  machine: describeMachine(ctx.loadTool),
+  machine: describeMachine(ctx.loadTool, loadAtStart),
   rows,
   raw: ctx.raw,
 };
 console.log(`\n${formatTable(rows)}\n`);
+console.log(`load average ${run.machine.loadAverage.join(' → ')} on ${run.machine.cores} cores${run.machine.loadAverage[0] > run.machine.cores ? ': a busy machine, read the ratios, not the absolute numbers' : ''}`);
 mkdirSync(join(benchDir, 'results'), { recursive: true });
 writeFileSync(join(benchDir, 'results', 'latest.json'), JSON.stringify(run, null, 2) + '\n');
 log(`wrote bench/results/latest.json (${run.durationS.toFixed(0)} s)`);

@@ -18,10 +18,17 @@ const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
 
 export function createApp(deps: AppDeps) {
   const meta = new WeakMap<Request, RequestMeta>();
-  const spec = buildOpenApi(operations);
-  Object.assign(spec.paths, oauthOpenApiPaths);
-  const openapi = JSON.stringify(spec);
-  const docs = docsPage(operations);
+  // Built on first request: together they take tens of milliseconds that a cold start need not pay.
+  let openapi: string | undefined;
+  let docs: string | undefined;
+  const openapiJson = () => {
+    if (openapi === undefined) {
+      const spec = buildOpenApi(operations);
+      Object.assign(spec.paths, oauthOpenApiPaths);
+      openapi = JSON.stringify(spec);
+    }
+    return openapi;
+  };
 
   const app = new Elysia()
     .onRequest(({ request, set }) => {
@@ -57,8 +64,8 @@ export function createApp(deps: AppDeps) {
       return res;
     })
     .get('/api/health', () => ({ status: 'ok' }))
-    .get('/api/openapi.json', () => new Response(openapi, { headers: { 'content-type': 'application/json' } }))
-    .get('/api/docs', () => new Response(docs, { headers: { 'content-type': 'text/html; charset=utf-8' } }))
+    .get('/api/openapi.json', () => new Response(openapiJson(), { headers: { 'content-type': 'application/json' } }))
+    .get('/api/docs', () => new Response((docs ??= docsPage(operations)), { headers: { 'content-type': 'text/html; charset=utf-8' } }))
     .use(oauthRoutes(deps));
 
   registerOperations(app as unknown as Elysia, operations, deps, meta);

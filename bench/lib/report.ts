@@ -4,7 +4,7 @@
  * hand-written notes around it (fixes, before/after) survive a re-run.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem, release } from 'node:os';
+import { cpus, loadavg, totalmem, release } from 'node:os';
 
 export interface Row {
   /** Figure number and name, e.g. "1 write". */
@@ -33,9 +33,13 @@ export interface Machine {
   kernel: string;
   bun: string;
   loadTool: string;
+  /** 1-minute load average when the run started and ended: how shared the machine was. */
+  loadAverage: [number, number];
 }
 
-export function describeMachine(loadTool: string): Machine {
+export const loadNow = () => Math.round(loadavg()[0]! * 10) / 10;
+
+export function describeMachine(loadTool: string, loadAtStart: number): Machine {
   return {
     cpu: cpus()[0]?.model.trim() ?? 'unknown',
     cores: cpus().length,
@@ -43,6 +47,7 @@ export function describeMachine(loadTool: string): Machine {
     kernel: `${process.platform}-${process.arch} ${release()}`,
     bun: Bun.version,
     loadTool,
+    loadAverage: [loadAtStart, loadNow()],
   };
 }
 
@@ -106,7 +111,7 @@ export function renderResultsSection(run: RunRecord): string {
     `Last full run: ${run.startedAt} (${Math.round(run.durationS)} s), commit \`${run.commit}\`.`,
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB RAM, ${m.kernel}; Bun ${m.bun}; load generator ${m.loadTool}` +
-      ' (on the same cores as the server).',
+      ` (on the same cores as the server); load average ${m.loadAverage[0]} at the start, ${m.loadAverage[1]} at the end.`,
     '',
     formatMarkdown(run.rows),
     END,
