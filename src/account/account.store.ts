@@ -1,6 +1,6 @@
 import { eq, asc, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
-import { prepared } from '../db/prepared';
+import { preparedFor } from '../db/prepared';
 import { users, type User } from '../db/schema';
 import { newId } from '../ids';
 
@@ -36,7 +36,7 @@ export function createUser(db: Db, input: NewUser, now = Date.now()): User {
 }
 
 // On every request (authentication), hence prepared once.
-const userById = prepared((db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare());
+const userById = preparedFor((db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare());
 
 export const findUserById = (db: Db, id: string): User | undefined => userById(db).get({ id });
 

@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
-import { prepared } from '../db/prepared';
+import { preparedFor } from '../db/prepared';
 import { apiKeys, sessions, type ApiKey, type Session } from '../db/schema';
 import { newId } from '../ids';
 import { hashSecret, newApiKey, newSessionToken, visiblePrefix } from './tokens';
@@ -18,8 +18,8 @@ export function createApiKey(db: Db, userId: string, name: string, now = Date.no
 }
 
 // Every request authenticates: these two lookups are prepared once (src/db/prepared.ts).
-const apiKeyByHash = prepared((db) => db.select().from(apiKeys).where(eq(apiKeys.hash, sql.placeholder('hash'))).prepare());
-const sessionByHash = prepared((db) => db.select().from(sessions).where(eq(sessions.hash, sql.placeholder('hash'))).prepare());
+const apiKeyByHash = preparedFor((db) => db.select().from(apiKeys).where(eq(apiKeys.hash, sql.placeholder('hash'))).prepare());
+const sessionByHash = preparedFor((db) => db.select().from(sessions).where(eq(sessions.hash, sql.placeholder('hash'))).prepare());
 
 export const findApiKeyByHash = (db: Db, hash: string): ApiKey | undefined => apiKeyByHash(db).get({ hash });
 

@@ -1,16 +1,16 @@
 import type { Db } from './connection';
 
 /**
- * One prepared statement per database, built on first use. Drizzle builds the SQL of a query on
- * every call (a few hundred microseconds, more than the query itself); a prepared statement with
- * `sql.placeholder(...)` skips that. Use it for queries on the per-request hot path
- * (authentication, membership checks); bench/RESULTS.md shows the difference.
+ * Statements prepared once per connection. Drizzle prepares (parses and plans) a statement on
+ * every call of a query builder; on a hot path that costs more than running it. Wrap the hot
+ * queries of a store in `preparedFor` and call them with placeholder values. The cache is keyed
+ * by the connection, so each test's fresh database gets its own statements.
  */
-export function prepared<T>(build: (db: Db) => T): (db: Db) => T {
+export function preparedFor<T>(build: (db: Db) => T): (db: Db) => T {
   const cache = new WeakMap<Db, T>();
   return (db) => {
-    let statement = cache.get(db);
-    if (!statement) cache.set(db, (statement = build(db)));
-    return statement;
+    let stmts = cache.get(db);
+    if (!stmts) cache.set(db, (stmts = build(db)));
+    return stmts;
   };
 }
