@@ -21,6 +21,8 @@ export interface Parley {
 
 /** Settings every bench server gets; a figure adds its own (e.g. the AI provider). */
 export const BENCH_ENV: Record<string, string> = {
+  // The fan-out figures hold up to 10,000 streams with one user's key (default cap: 20 a user).
+  PARLEY_MAX_STREAMS_PER_USER: '20000',
   // Production defaults otherwise: request lines are logged at info, to a file like a service's log.
 };
 
