@@ -8,9 +8,22 @@ import { docsPage } from './http/docs-page';
 import { securityHeaders } from './http/security-headers';
 import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
+import { widgetOperations } from './widgets/widget.routes';
+import { bookmarkOperations } from './bookmarks/bookmark.routes';
+import { creditOperations } from './credits/credit.routes';
+import { imageOperations } from './images/image.routes';
+import { notificationOperations } from './notifications/notification.routes';
 
 /** The whole API, one group per domain. */
-export const operations: readonly AnyOperation[] = [...authOperations, ...accountOperations];
+export const operations: readonly AnyOperation[] = [
+  ...authOperations,
+  ...accountOperations,
+  ...widgetOperations,
+  ...bookmarkOperations,
+  ...creditOperations,
+  ...imageOperations,
+  ...notificationOperations,
+];
 
 const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
 

@@ -2,6 +2,7 @@ import type { Config } from './config';
 import type { Db } from './db/connection';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
+import type { PushClient } from './notifications/expo-client';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -15,4 +16,6 @@ export interface AppDeps {
   now: () => number;
   /** Push notifications (deep-research status); `noopNotifier` when push is not set up. */
   notifier: Notifier;
+  /** Expo push client; undefined when push is disabled (`PARLEY_PUSH_ENABLED=false`). */
+  push?: PushClient;
 }
