@@ -2,6 +2,8 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { Transformer } from '@napi-rs/image';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { readImageHeader } from '../src/images/image-header';
+import { decodeGifFirstFrame } from '../src/images/gif';
+import { buildGif } from './fixtures/gif';
 
 // Fixtures are made here: @napi-rs/image encodes what it can; GIF (no encoder) is written by hand.
 
@@ -200,4 +202,46 @@ describe('images/convertImage', () => {
     expect(res.body.success).toBe(true);
     expect(order).toEqual(['cheap', 'convert']);
   }, 30_000);
+});
+
+describe('GIF decoding (no native GIF decoder: Parley decodes the first frame itself)', () => {
+  const palette = Array.from({ length: 256 }, (_, i) => [(i * 7) % 256, (i * 13) % 256, (i * 29) % 256]);
+  const randomIndices = (n: number, colours: number) => Uint8Array.from({ length: n }, () => Math.floor(Math.random() * colours));
+
+  test('exact pixels, through dictionary resets, interlacing and local colour tables', async () => {
+    for (const [w, h, colours, interlace] of [[100, 80, 256, false], [37, 23, 2, true], [300, 200, 16, true]] as const) {
+      const indices = randomIndices(w * h, colours);
+      const img = await decodeGifFirstFrame(buildGif({ width: w, height: h, palette: palette.slice(0, colours), indices, interlace, local: interlace }));
+      expect([img.width, img.height]).toEqual([w, h]);
+      let wrong = 0;
+      for (let i = 0; i < indices.length; i++) {
+        const c = palette[indices[i]!]!;
+        if (img.rgba[i * 4] !== c[0] || img.rgba[i * 4 + 1] !== c[1] || img.rgba[i * 4 + 2] !== c[2]) wrong++;
+      }
+      expect({ w, h, wrong }).toEqual({ w, h, wrong: 0 });
+    }
+  });
+
+  test('transparent pixels and the screen outside the frame come out white', async () => {
+    // A 4×2 frame at (2, 1) on a 8×4 screen; index 1 is transparent.
+    const gif = buildGif({ width: 4, height: 2, screenW: 8, screenH: 4, left: 2, top: 1, palette: [[0, 0, 200], [0, 255, 0]], indices: Uint8Array.from([0, 1, 0, 1, 1, 0, 1, 0]), transparent: 1 });
+    const img = await decodeGifFirstFrame(gif);
+    const px = (x: number, y: number) => [...img.rgba.subarray((y * 8 + x) * 4, (y * 8 + x) * 4 + 3)];
+    expect(px(2, 1)).toEqual([0, 0, 200]);
+    expect(px(3, 1)).toEqual([255, 255, 255]); // transparent
+    expect(px(0, 0)).toEqual([255, 255, 255]); // outside the frame
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(gif, 'image/gif') }, ctx.users[0]);
+    expect(res.body.success).toBe(true);
+    expect((await decode(res.body.dataUrl)).meta).toMatchObject({ width: 8, height: 4 });
+  });
+
+  test('a corrupt GIF is DECODE_FAILED', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const gif = buildGif({ width: 10, height: 10, palette: palette.slice(0, 4), indices: randomIndices(100, 4) });
+    const cut = gif.subarray(0, 24); // the colour table cut short
+    expect((await ctx.json('images/convertImage', { dataUrl: dataUrl(cut) }, ctx.users[0])).body.error.code).toBe('DECODE_FAILED');
+    const noImage = new Uint8Array([...gif.subarray(0, 13 + 12), 0x3b]);
+    expect((await ctx.json('images/convertImage', { dataUrl: dataUrl(noImage) }, ctx.users[0])).body.error.code).toBe('DECODE_FAILED');
+  });
 });

@@ -3,8 +3,8 @@
  * first frame itself: the frame's LZW stream decoded onto the logical screen. Parley flattens
  * transparency onto white anyway, so the canvas starts white and opaque, and the pixels the frame
  * leaves transparent (or does not reach) stay white. The caller has already bounded width × height
- * from the header. The LZW loop yields to the event loop every few hundred kilobytes so a large
- * GIF never stalls other requests.
+ * from the header. The LZW and pixel loops yield to the event loop every few hundred kilobytes
+ * (every 64 rows) so a large GIF never stalls other requests for long.
  */
 
 export interface RgbaImage {
@@ -89,6 +89,7 @@ export async function decodeGifFirstFrame(b: Uint8Array): Promise<RgbaImage> {
   const rgba = new Uint8Array(width * height * 4).fill(255);
   const rows = fflags & 0x40 ? interlacedRows(fh) : null;
   for (let r = 0; r < fh; r++) {
+    if ((r & 63) === 63) await yieldTick();
     const y = top + (rows ? rows[r]! : r);
     for (let x = 0; x < fw; x++) {
       const idx = indices[r * fw + x]!;
