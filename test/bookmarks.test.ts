@@ -1,6 +1,9 @@
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { appendItem, createConversation } from '../src/chat/conversation.store';
+
+// Generous: the suite shares small machines with other work; these tests make many requests.
+setDefaultTimeout(30_000);
 
 function setup() {
   const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });

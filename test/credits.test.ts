@@ -1,6 +1,9 @@
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { createTestContext } from './helpers';
 import { grantCredits, spendCredits, listLedger } from '../src/credits/credit.store';
+
+// Generous: the suite shares small machines with other work; these tests make many requests.
+setDefaultTimeout(30_000);
 
 const dev = () => createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], config: { env: 'development', adRewardMaxAmount: 50 } });
 

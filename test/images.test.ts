@@ -1,9 +1,12 @@
-import { beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Transformer } from '@napi-rs/image';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { readImageHeader } from '../src/images/image-header';
 import { decodeGifFirstFrame } from '../src/images/gif';
 import { buildGif } from './fixtures/gif';
+
+// Generous: the suite shares small machines with other work; these tests make many requests.
+setDefaultTimeout(30_000);
 
 // Fixtures are made here: @napi-rs/image encodes what it can; GIF (no encoder) is written by hand.
 

@@ -1,10 +1,13 @@
-import { beforeEach, describe, expect, test } from 'bun:test';
+import { beforeEach, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { sharedFakeExpo } from './fakes/expo';
 import { createExpoClient } from '../src/notifications/expo-client';
 import { createExpoNotifier } from '../src/notifications/research-push';
 import { listPushTokens, registerPushToken } from '../src/notifications/push-token.store';
 import { testConfig } from '../src/config';
+
+// Generous: the suite shares small machines with other work; these tests make many requests.
+setDefaultTimeout(30_000);
 
 const fake = sharedFakeExpo();
 const pushConfig = { expoBaseUrl: fake.url, expoAccessToken: 'expo-secret', pushRetryMinMs: 5, pushReceiptDelayMs: 0, internalEmailDomain: 'parley.test' };

@@ -1,7 +1,10 @@
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { addWriter, createConversation } from '../src/chat/conversation.store';
 import { createWidget } from '../src/widgets/widget.store';
+
+// Generous: the suite shares small machines with other work; these tests make many requests.
+setDefaultTimeout(30_000);
 
 function setup() {
   const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { email: 'eve@example.org' }] });
@@ -100,4 +103,38 @@ describe('widgets', () => {
     ctx.db.$client.query('DELETE FROM conversation_writers WHERE conversation_id = ?').run(conv.id);
     expect((await ctx.json('widget/addThreadMessage', { threadId: bobThread.id, data: { x: 1 } }, bob)).status).toBe(403);
   });
+});
+
+describe('races across connections', () => {
+  test('workers on separate connections: one active thread, no lost credit grant, one grant per adId', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { openDatabase } = await import('../src/db/connection');
+    const { migrate } = await import('../src/db/migrate');
+    const { createUser } = await import('../src/account/account.store');
+    const { bonusBalanceOf } = await import('../src/credits/credit.store');
+    const file = join(mkdtempSync(join(tmpdir(), 'parley-race-')), 'race.db');
+    const db = openDatabase(file);
+    migrate(db.$client);
+    const user = createUser(db, { email: 'ann@example.org' });
+    const conv = createConversation(db, { ownerId: user.id });
+    const widget = createWidget(db, { conversationId: conv.id, responseId: 'r', widgetType: 'canvas' });
+    const workers = 4;
+    const rounds = 10;
+    const results = await Promise.all(
+      Array.from({ length: workers }, (_, worker) => {
+        const w = new Worker(new URL('./fixtures/concurrent-worker.ts', import.meta.url).href);
+        return new Promise<{ threads: string[]; created: number }>((resolve, reject) => {
+          w.onmessage = (e) => (resolve(e.data), w.terminate());
+          w.onerror = (e) => reject(e);
+          w.postMessage({ file, widgetId: widget.id, userId: user.id, rounds, worker });
+        });
+      }),
+    );
+    expect(new Set(results.flatMap((r) => r.threads)).size).toBe(1);
+    expect(results.reduce((n, r) => n + r.created, 0)).toBe(1);
+    expect(bonusBalanceOf(db, user.id)).toBe(workers * rounds + 1000);
+    db.$client.close();
+  }, 60_000);
 });
