@@ -89,6 +89,7 @@ describe('bookmarks', () => {
     const mine = (await ctx.json('bookmarks/addItem', { groupId: annGroup.id, conversationId: conv.id, itemId: item.id }, ann)).body;
     expect((await ctx.json('bookmarks/removeItem', { id: mine.id }, bob)).status).toBe(403);
     expect((await ctx.json('bookmarks/createGroup', { name: '' }, ann)).status).toBe(400);
+    expect((await ctx.json('bookmarks/createGroup', { name: '   ' }, ann)).status).toBe(400);
     expect((await ctx.json('bookmarks/listGroups', {}, bob)).body.groups.map((g: any) => g.name)).toEqual(['B']);
     expect((await ctx.json('bookmarks/listGroups', {})).status).toBe(401);
   });

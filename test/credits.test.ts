@@ -18,6 +18,7 @@ describe('credits', () => {
     // The same ad id is another user's own reward.
     expect((await ctx.json('credits/grantAdReward', { adId: 'ad-1', amount: 7 }, bob)).body).toEqual({ granted: true, bonusBalance: 7 });
     expect((await ctx.json('credits/getBalance', {}, ann)).body).toEqual({ bonusBalance: 15 });
+    expect((await ctx.json('auth/getSession', {}, ann)).body.user.bonusBalance).toBe(15);
     const ledger = listLedger(ctx.db, ann.user.id);
     expect(ledger.map((e) => [e.amount, e.reason, e.adId])).toEqual([
       [10, 'ad_reward', 'ad-1'],

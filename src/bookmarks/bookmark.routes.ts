@@ -7,13 +7,12 @@ import { iso } from '../ids';
 import { canWriteConversation, findConversationById, listItems } from '../chat/conversation.store';
 import {
   addBookmarkItem,
-  countBookmarkItems,
   createBookmarkGroup,
   deleteBookmarkGroup,
   findBookmarkGroupById,
   findBookmarkItemWithOwner,
   listBookmarkGroups,
-  listBookmarkItems,
+  listBookmarkItemsOfUser,
   removeBookmarkItem,
 } from './bookmark.store';
 
@@ -44,7 +43,11 @@ export const bookmarkOperations = [
     summary: 'Create a bookmark group',
     input: t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }),
     output: GroupSchema,
-    handler: ({ input, user, deps }) => groupView(createBookmarkGroup(deps.db, user.id, input.name.trim() || input.name, deps.now())),
+    handler: ({ input, user, deps }) => {
+      const name = input.name.trim();
+      if (!name) throw invalidInput([{ path: ['name'], message: 'must not be blank' }]);
+      return groupView(createBookmarkGroup(deps.db, user.id, name, deps.now()));
+    },
   }),
   defineOperation({
     path: 'bookmarks/listGroups',
@@ -52,13 +55,12 @@ export const bookmarkOperations = [
     input: t.Object({}),
     output: t.Object({ groups: t.Array(t.Object({ ...GroupSchema.properties, itemCount: t.Number(), items: t.Array(ItemSchema) })) }),
     handler: ({ user, deps }) => {
-      const counts = countBookmarkItems(deps.db, user.id);
+      const byGroup = Map.groupBy(listBookmarkItemsOfUser(deps.db, user.id), (i) => i.groupId);
       return {
-        groups: listBookmarkGroups(deps.db, user.id).map((g) => ({
-          ...groupView(g),
-          itemCount: counts.get(g.id) ?? 0,
-          items: (counts.get(g.id) ? listBookmarkItems(deps.db, g.id) : []).map(itemView),
-        })),
+        groups: listBookmarkGroups(deps.db, user.id).map((g) => {
+          const items = byGroup.get(g.id) ?? [];
+          return { ...groupView(g), itemCount: items.length, items: items.map(itemView) };
+        }),
       };
     },
   }),

@@ -1,4 +1,4 @@
-import { asc, eq, sql } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import { writeTx, type Db } from '../db/connection';
 import { bookmarkGroups, bookmarkItems, type BookmarkGroup, type BookmarkItem } from '../db/schema';
 import { newId } from '../ids';
@@ -13,20 +13,16 @@ export const findBookmarkGroupById = (db: Db, id: string): BookmarkGroup | undef
 export const listBookmarkGroups = (db: Db, userId: string): BookmarkGroup[] =>
   db.select().from(bookmarkGroups).where(eq(bookmarkGroups.userId, userId)).orderBy(asc(bookmarkGroups.createdAt), asc(bookmarkGroups.id)).all();
 
-export const listBookmarkItems = (db: Db, groupId: string): BookmarkItem[] =>
-  db.select().from(bookmarkItems).where(eq(bookmarkItems.groupId, groupId)).orderBy(asc(bookmarkItems.createdAt), asc(bookmarkItems.id)).all();
-
-/** Item counts per group of one user, for the list view (one query, not one per group). */
-export function countBookmarkItems(db: Db, userId: string): Map<string, number> {
-  const rows = db
-    .select({ groupId: bookmarkItems.groupId, n: sql<number>`count(*)` })
+/** Every bookmark of one user, oldest first (one query for the whole list view). */
+export const listBookmarkItemsOfUser = (db: Db, userId: string): BookmarkItem[] =>
+  db
+    .select({ item: bookmarkItems })
     .from(bookmarkItems)
     .innerJoin(bookmarkGroups, eq(bookmarkGroups.id, bookmarkItems.groupId))
     .where(eq(bookmarkGroups.userId, userId))
-    .groupBy(bookmarkItems.groupId)
-    .all();
-  return new Map(rows.map((r) => [r.groupId, r.n]));
-}
+    .orderBy(asc(bookmarkItems.createdAt), asc(bookmarkItems.id))
+    .all()
+    .map((r) => r.item);
 
 export function addBookmarkItem(
   db: Db,
