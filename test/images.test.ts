@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Transformer } from '@napi-rs/image';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { readImageHeader } from '../src/images/image-header';
-import { decodeGifFirstFrame } from '../src/images/gif';
+import fc from 'fast-check';
+import { decodeGifFirstFrame, GifDecodeError } from '../src/images/gif';
 import { buildGif } from './fixtures/gif';
 
 // Generous: the suite shares small machines with other work; these tests make many requests.
@@ -246,5 +247,59 @@ describe('GIF decoding (no native GIF decoder: Parley decodes the first frame it
     expect((await ctx.json('images/convertImage', { dataUrl: dataUrl(cut) }, ctx.users[0])).body.error.code).toBe('DECODE_FAILED');
     const noImage = new Uint8Array([...gif.subarray(0, 13 + 12), 0x3b]);
     expect((await ctx.json('images/convertImage', { dataUrl: dataUrl(noImage) }, ctx.users[0])).body.error.code).toBe('DECODE_FAILED');
+  });
+});
+
+describe('hostile bytes (property tests)', () => {
+  const MAGICS = [
+    [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52],
+    [0xff, 0xd8, 0xff],
+    [...Buffer.from('RIFF\0\0\0\0WEBPVP8X')],
+    [...Buffer.from('GIF89a')],
+    [...Buffer.from('BM')],
+    [...Buffer.from('II*\0')],
+    [0, 0, 0, 0x1c, ...Buffer.from('ftypavif')],
+    [0, 0, 1, 0],
+    [...Buffer.from('P6 ')],
+    [...Buffer.from('qoif')],
+  ];
+  const hostile = fc.tuple(fc.constantFrom(...MAGICS), fc.uint8Array({ maxLength: 300 })).map(([m, rest]) => new Uint8Array([...m, ...rest]));
+
+  test('the header reader never throws on a known magic followed by garbage', () => {
+    fc.assert(
+      fc.property(hostile, (bytes) => {
+        const h = readImageHeader(bytes);
+        if (h?.width !== undefined) expect(Number.isInteger(h.width) && h.width > 0).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('the GIF decoder either decodes or throws its own error on garbage', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 400 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 40 }), async (rest, w, h) => {
+        const gif = buildGif({ width: w, height: h, palette: [[1, 2, 3], [4, 5, 6]], indices: new Uint8Array(w * h) });
+        const corrupt = new Uint8Array([...gif.subarray(0, 13 + 6 + 11), ...rest]);
+        try {
+          const img = await decodeGifFirstFrame(corrupt);
+          expect(img.rgba.length).toBe(img.width * img.height * 4);
+        } catch (err) {
+          expect(err).toBeInstanceOf(GifDecodeError);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('convertImage answers success or a documented code for any bytes, never an HTTP error', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    await fc.assert(
+      fc.asyncProperty(hostile, async (bytes) => {
+        const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(bytes) }, ctx.users[0]);
+        expect(res.status).toBe(200);
+        if (!res.body.success) expect(['UNSUPPORTED_FORMAT', 'DECODE_FAILED', 'TOO_LARGE']).toContain(res.body.error.code);
+      }),
+      { numRuns: 150 },
+    );
   });
 });
