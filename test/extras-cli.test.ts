@@ -26,22 +26,17 @@ describe('credits and notify CLI', () => {
     const first = await parley(['credits', 'grant', '--email', 'ann@example.org', '--amount', '25', '--json', ...d]);
     expect(first.err).toBe('');
     expect(JSON.parse(first.out)).toEqual({ bonusBalance: 25 });
-    const second = await parley(['credits', 'grant', '--email', 'ann@example.org', '--amount', '5', '--reason', 'support refund', '--json', ...d]);
-    expect(JSON.parse(second.out)).toEqual({ bonusBalance: 30 });
-    const human = await parley(['credits', 'grant', '--email', 'ann@example.org', '--amount', '1', ...d]);
-    expect(human.out).toContain('bonus balance 31');
-    for (const bad of ['0', '2.5']) {
-      const r = await parley(['credits', 'grant', '--email', 'ann@example.org', '--amount', bad, ...d]);
-      expect(r.code).not.toBe(0);
-      expect(r.err).toContain('--amount');
-    }
+    const human = await parley(['credits', 'grant', '--email', 'ann@example.org', '--amount', '5', '--reason', 'support refund', ...d]);
+    expect(human.out).toContain('bonus balance 30');
+    const bad = await parley(['credits', 'grant', '--email', 'ann@example.org', '--amount', '2.5', ...d]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toContain('--amount');
     expect((await parley(['credits', 'grant', '--email', 'nobody@example.org', '--amount', '1', ...d])).err).toContain('no user');
     const db = openDataDir(dir);
     const ann = findUserByEmail(db, 'ann@example.org')!;
     expect(listLedger(db, ann.id).map((e) => [e.amount, e.reason])).toEqual([
       [25, 'admin_grant'],
       [5, 'support refund'],
-      [1, 'admin_grant'],
     ]);
     db.$client.close();
   }, 60_000);
