@@ -105,6 +105,28 @@ describe('widgets', () => {
   });
 });
 
+describe('archiving a thread', () => {
+  test('archiveThread retires the thread; the next getOrCreateThread makes a new one; archived threads take no messages', async () => {
+    const { ctx, ann, bob, widget } = setup();
+    const first = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
+    await ctx.json('widget/addThreadMessage', { threadId: first.id, data: { text: 'old' } }, ann);
+    expect(await ctx.json('widget/archiveThread', { threadId: first.id }, bob)).toMatchObject({ status: 403, body: SPEC_ERRORS[403] });
+    expect(await ctx.json('widget/archiveThread', { threadId: 'nope' }, ann)).toMatchObject({ status: 404, body: SPEC_ERRORS[404] });
+    expect((await ctx.json('widget/archiveThread', { threadId: first.id })).status).toBe(401);
+    expect((await ctx.json('widget/archiveThread', { threadId: first.id }, ann)).body).toEqual({ success: true });
+    expect((await ctx.json('widget/archiveThread', { threadId: first.id }, ann)).body).toEqual({ success: true });
+    const late = await ctx.json('widget/addThreadMessage', { threadId: first.id, data: { text: 'late' } }, ann);
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ defined: false, code: 'CONFLICT', status: 409 });
+    const next = await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann);
+    expect(next.body.created).toBe(true);
+    expect(next.body.thread.id).not.toBe(first.id);
+    expect(next.body.thread.messages).toEqual([]);
+    const statuses = ctx.db.$client.query('SELECT status FROM widget_threads WHERE user_id = ? ORDER BY created_at, id').all(ann.user.id);
+    expect(statuses).toEqual([{ status: 'archived' }, { status: 'active' }]);
+  });
+});
+
 describe('races across connections', () => {
   test('workers on separate connections: one active thread, no lost credit grant, one grant per adId', async () => {
     const { mkdtempSync } = await import('node:fs');

@@ -48,3 +48,15 @@ export function addThreadMessage(db: Db, threadId: string, data: Record<string, 
     return row;
   });
 }
+
+/** Retire an active thread; the next getOrCreateActiveThread starts a fresh one. Idempotent. */
+export function archiveThread(db: Db, threadId: string, now = Date.now()): boolean {
+  return (
+    db
+      .update(widgetThreads)
+      .set({ status: 'archived', updatedAt: now })
+      .where(and(eq(widgetThreads.id, threadId), eq(widgetThreads.status, 'active')))
+      .returning({ id: widgetThreads.id })
+      .get() !== undefined
+  );
+}

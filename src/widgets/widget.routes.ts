@@ -1,11 +1,11 @@
 import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
-import { forbidden, notFound } from '../http/errors';
+import { AppError, forbidden, notFound } from '../http/errors';
 import type { Db } from '../db/connection';
-import type { Widget } from '../db/schema';
+import type { Widget, WidgetThread } from '../db/schema';
 import { canWriteConversation } from '../chat/conversation.store';
 import { findWidgetById } from './widget.store';
-import { addThreadMessage, findThreadById, getOrCreateActiveThread, listThreadMessages } from './widget-thread.store';
+import { addThreadMessage, archiveThread, findThreadById, getOrCreateActiveThread, listThreadMessages } from './widget-thread.store';
 import { ThreadMessageSchema, ThreadSchema, WidgetSchema, threadMessageView, threadView, widgetView } from './widget.view';
 
 /**
@@ -48,16 +48,36 @@ export const widgetOperations = [
     path: 'widget/addThreadMessage',
     summary: "Append a message to one of the caller's widget threads",
     description:
-      '`data` is any JSON object, stored as given. Only the thread\'s owner may add, and only while they can still read the widget\'s conversation (else 403); unknown thread: 404.',
+      '`data` is any JSON object, stored as given. Only the thread\'s owner may add, and only while they can still read the widget\'s conversation (else 403); unknown thread: 404; an archived thread: 409.',
     input: t.Object({ threadId: t.String(), data: t.Record(t.String(), t.Unknown()) }),
     output: ThreadMessageSchema,
-    errors: [403, 404],
+    errors: [403, 404, 409],
     handler: ({ input, user, deps }) => {
-      const thread = findThreadById(deps.db, input.threadId);
-      if (!thread) throw notFound();
-      if (thread.userId !== user.id) throw forbidden();
-      readableWidget(deps.db, thread.widgetId, user.id);
+      const thread = ownThread(deps.db, input.threadId, user.id);
+      if (thread.status !== 'active') throw new AppError('CONFLICT', { message: 'The thread is archived' });
       return threadMessageView(addThreadMessage(deps.db, thread.id, input.data, deps.now()));
     },
   }),
+  defineOperation({
+    path: 'widget/archiveThread',
+    summary: "Archive one of the caller's widget threads, so the next getOrCreateThread starts a new one",
+    description: 'The archived thread keeps its messages. Archiving twice succeeds. Only the owner may archive (403); unknown thread: 404.',
+    input: t.Object({ threadId: t.String() }),
+    output: t.Object({ success: t.Boolean() }),
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const thread = ownThread(deps.db, input.threadId, user.id);
+      archiveThread(deps.db, thread.id, deps.now());
+      return { success: true };
+    },
+  }),
 ];
+
+/** The caller's thread on a widget they can still read: unknown → 404, someone else's or unreadable → 403. */
+function ownThread(db: Db, threadId: string, userId: string): WidgetThread {
+  const thread = findThreadById(db, threadId);
+  if (!thread) throw notFound();
+  if (thread.userId !== userId) throw forbidden();
+  readableWidget(db, thread.widgetId, userId);
+  return thread;
+}

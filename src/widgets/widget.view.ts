@@ -26,7 +26,7 @@ export const ThreadSchema = t.Object({
   id: t.String(),
   widgetId: t.String(),
   userId: t.String(),
-  status: t.String({ description: '`active` (the one in use) or `archived`' }),
+  status: t.String({ description: '`active` (the one in use) or `archived` (retired by widget/archiveThread)' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   messages: t.Array(ThreadMessageSchema),

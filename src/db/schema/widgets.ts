@@ -30,7 +30,7 @@ export type Widget = typeof widgets.$inferSelect;
 /**
  * A user's conversation thread about one widget. At most one `active` thread per (widget, user):
  * the partial unique index makes concurrent getOrCreateThread calls converge on one row.
- * `archived` is the only other status (set when a thread is replaced; see docs/extras.md).
+ * `archived` is the only other status (widget/archiveThread; see docs/extras.md).
  */
 export const widgetThreads = sqliteTable(
   'widget_threads',
