@@ -10,9 +10,24 @@ import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
 import { sessionOperations } from './auth/sessions.routes';
 import { oauthOpenApiPaths, oauthOperations, oauthRoutes } from './auth/oauth.routes';
+import { widgetOperations } from './widgets/widget.routes';
+import { bookmarkOperations } from './bookmarks/bookmark.routes';
+import { creditOperations } from './credits/credit.routes';
+import { imageOperations } from './images/image.routes';
+import { notificationOperations } from './notifications/notification.routes';
 
 /** The whole API, one group per domain. */
-export const operations: readonly AnyOperation[] = [...authOperations, ...sessionOperations, ...oauthOperations, ...accountOperations];
+export const operations: readonly AnyOperation[] = [
+  ...authOperations,
+  ...sessionOperations,
+  ...oauthOperations,
+  ...accountOperations,
+  ...widgetOperations,
+  ...bookmarkOperations,
+  ...creditOperations,
+  ...imageOperations,
+  ...notificationOperations,
+];
 
 const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
 

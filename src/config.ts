@@ -249,6 +249,62 @@ export const settings = {
     doc: 'Let server-side page reads reach private, loopback and link-local addresses (off: such URLs are refused).',
     parse: bool,
   }),
+  // --- widgets, credits, images, push ---
+  adRewardMaxAmount: setting({
+    env: 'PARLEY_AD_REWARD_MAX_AMOUNT',
+    default: '1000',
+    doc: 'Largest `amount` one `credits/grantAdReward` call may grant; larger amounts answer 400.',
+    parse: int(1),
+  }),
+  imageMaxBytes: setting({
+    env: 'PARLEY_IMAGE_MAX_BYTES',
+    default: String(20 * 1024 * 1024),
+    doc: 'Largest decoded image (bytes of the file inside the data URL) `images/convertImage` accepts; larger: `TOO_LARGE`.',
+    parse: int(1),
+  }),
+  imageMaxPixels: setting({
+    env: 'PARLEY_IMAGE_MAX_PIXELS',
+    default: String(50_000_000),
+    doc: 'Largest width × height `images/convertImage` decodes, read from the image header before decoding; larger: `TOO_LARGE`.',
+    parse: int(1),
+  }),
+  imageJpegQuality: setting({
+    env: 'PARLEY_IMAGE_JPEG_QUALITY',
+    default: '85',
+    doc: 'JPEG quality (1–100) of `images/convertImage` output.',
+    parse: int(1, 100),
+  }),
+  pushEnabled: setting({
+    env: 'PARLEY_PUSH_ENABLED',
+    default: 'true',
+    doc: "Send push notifications through Expo's push service to the devices users registered. False: no push is sent.",
+    parse: bool,
+  }),
+  expoBaseUrl: setting({
+    env: 'PARLEY_EXPO_BASE_URL',
+    default: '',
+    doc: "Base URL of Expo's push service (for a proxy or a test double). Empty: the SDK's default. Passed to the SDK as `EXPO_BASE_URL` at start-up.",
+    parse: (raw, name) => optStr(raw.trim().replace(/\/+$/, ''), name),
+  }),
+  expoAccessToken: setting({
+    env: 'PARLEY_EXPO_ACCESS_TOKEN',
+    default: '',
+    doc: 'Expo access token, needed only when "enhanced push security" is on for the Expo project.',
+    parse: optStr,
+    secret: true,
+  }),
+  pushReceiptDelayMs: setting({
+    env: 'PARLEY_PUSH_RECEIPT_DELAY_MS',
+    default: '2000',
+    doc: 'How long to wait after sending a push before asking Expo for its receipts, in milliseconds.',
+    parse: int(0, 600_000),
+  }),
+  pushRetryMinMs: setting({
+    env: 'PARLEY_PUSH_RETRY_MIN_MS',
+    default: '1000',
+    doc: 'First back-off of the Expo SDK when the push service answers 429 (it retries twice, doubling).',
+    parse: int(0, 60_000),
+  }),
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;
@@ -313,4 +369,13 @@ function oauthRow(provider: string, label: string, what: 'client id' | 'client s
     parse: what === 'base URL' ? optHttpUrl : optStr,
     ...(what === 'client secret' ? { secret: true } : {}),
   };
+}
+
+/**
+ * expo-server-sdk takes its base URL only from `EXPO_BASE_URL`, read once when the SDK module is
+ * first evaluated. Call this before importing the SDK (src/notifications/expo-client.ts does) so
+ * `PARLEY_EXPO_BASE_URL` reaches it; kept here because this file alone touches the environment.
+ */
+export function exportExpoBaseUrl(config: Pick<Config, 'expoBaseUrl'>): void {
+  if (config.expoBaseUrl) process.env.EXPO_BASE_URL = config.expoBaseUrl;
 }

@@ -7,6 +7,8 @@ import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
 import { createAiProvider } from './ai/provider';
+import { createExpoClient } from './notifications/expo-client';
+import { createExpoNotifier } from './notifications/research-push';
 
 export interface RunningServer {
   url: string;
@@ -21,7 +23,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const db = openDataDir(config.dataDir);
   const applied = migrate(db.$client);
   if (applied.length) log.info('migrations applied', { applied });
-  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier, ai: createAiProvider(config) };
+  // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
+  const push = config.pushEnabled ? await createExpoClient(config) : undefined;
+  const notifier = push ? createExpoNotifier({ db, log, push, config }) : noopNotifier;
+  const deps: AppDeps = { config, db, log, now: Date.now, notifier, push, ai: createAiProvider(config) };
   const app = createApp(deps);
 
   const server = Bun.serve({
