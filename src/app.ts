@@ -12,12 +12,12 @@ import { authOperations } from './auth/auth.routes';
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [...authOperations, ...accountOperations];
 
-const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
-
-export function createApp(deps: AppDeps) {
+/** `ops` defaults to the route table; tests may mount extra operations (e.g. a test-only stream). */
+export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operations) {
   const meta = new WeakMap<Request, RequestMeta>();
-  const openapi = JSON.stringify(buildOpenApi(operations));
-  const docs = docsPage(operations);
+  const operationPaths = new Set(ops.map((op) => `/api/${op.path}`));
+  const openapi = JSON.stringify(buildOpenApi(ops));
+  const docs = docsPage(ops);
 
   const app = new Elysia()
     .onRequest(({ request, set }) => {
@@ -56,7 +56,7 @@ export function createApp(deps: AppDeps) {
     .get('/api/openapi.json', () => new Response(openapi, { headers: { 'content-type': 'application/json' } }))
     .get('/api/docs', () => new Response(docs, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
 
-  registerOperations(app as unknown as Elysia, operations, deps, meta);
+  registerOperations(app as unknown as Elysia, ops, deps, meta);
   return app;
 }
 

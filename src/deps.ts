@@ -1,6 +1,7 @@
 import type { Config } from './config';
 import type { Db } from './db/connection';
 import type { Logger } from './log';
+import type { Lifecycle } from './lifecycle';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -12,4 +13,6 @@ export interface AppDeps {
   log: Logger;
   /** Milliseconds since the epoch; tests pass a fake clock. */
   now: () => number;
+  /** Shutdown registry: `lifecycle.signal` aborts when the server stops; `onShutdown` hooks run then. */
+  lifecycle: Lifecycle;
 }

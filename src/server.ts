@@ -5,6 +5,11 @@ import { openDataDir, DB_FILE } from './db/connection';
 import { migrate } from './db/migrate';
 import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
+import { createLifecycle } from './lifecycle';
+
+/** The budget of stop(): the CLI force-exits at 5 s, so hooks and connections must be done well before. */
+const HOOK_BUDGET_MS = 2500;
+const DRAIN_BUDGET_MS = 1000;
 
 export interface RunningServer {
   url: string;
@@ -19,7 +24,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const db = openDataDir(config.dataDir);
   const applied = migrate(db.$client);
   if (applied.length) log.info('migrations applied', { applied });
-  const deps: AppDeps = { config, db, log, now: Date.now };
+  const deps: AppDeps = { config, db, log, now: Date.now, lifecycle: createLifecycle() };
   const app = createApp(deps);
 
   const server = Bun.serve({
@@ -47,6 +52,13 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     deps,
     stop: () =>
       (stopping ??= (async () => {
+        // 1. Stop accepting. 2. Abort the shutdown signal: open streams send their final frame and
+        // end; hooks (task runner checkpoints, ...) run. 3. Give connections a moment to finish,
+        // then cut what is left. 4. Checkpoint and close the database last, after every writer.
+        const drained = server.stop(false);
+        const hooks = await deps.lifecycle.shutdown(HOOK_BUDGET_MS);
+        for (const h of hooks) if (!h.ok) log.warn('shutdown hook failed', { ...h });
+        await Promise.race([drained, Bun.sleep(DRAIN_BUDGET_MS)]);
         await server.stop(true);
         db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)');
         db.$client.close();

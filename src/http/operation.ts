@@ -2,6 +2,7 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { AppDeps } from '../deps';
 import type { Principal } from '../auth/authenticate';
 import type { User } from '../db/schema';
+import type { RateLimitBucket } from './rate-limit';
 
 /** What a handler receives: plain values, never the framework's context. */
 export interface OpContext<I> {
@@ -32,7 +33,17 @@ export interface Operation<I extends TObject = TObject, O extends TSchema = TSch
   /** Error statuses this operation can answer besides 400/401 (documented in OpenAPI). */
   errors?: readonly number[];
   deprecated?: boolean;
-  /** Input that this operation needs to name another user's resource (for the authorisation matrix). */
+  /**
+   * Per-user token bucket (sized by the config table), checked after authentication and
+   * validation: `rateLimit: 'ai'` for operations that call an AI provider, `'write'` for frequent
+   * writes. Over the limit → 429 with Retry-After.
+   */
+  rateLimit?: RateLimitBucket;
+  /**
+   * SSE only: the frame sent when the server shuts down while this stream is open (default: a
+   * `retry:` hint and a comment, which EventSource clients ignore before reconnecting).
+   */
+  finalFrame?: () => unknown;
   handler: (ctx: OpContext<Static<I>>) => OpResult<Static<O>> | Promise<OpResult<Static<O>>>;
 }
 

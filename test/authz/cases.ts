@@ -1,0 +1,54 @@
+import type { TestContext, TestUser } from '../helpers';
+
+/**
+ * The authorisation matrix's registry: ONE ROW PER OPERATION of `operations` (src/app.ts).
+ * test/authz/matrix.test.ts fails for an operation without a row, so a new operation cannot
+ * skip the matrix. Every operation is checked for 401 on its own; the row says what happens when
+ * the caller names another user's resource:
+ *
+ *   'chat/deleteConversation': foreign(404, async ({ ctx, owner }) => ({
+ *     conversationId: (await ctx.json('chat/createConversation', {}, owner)).body.id,
+ *   })),
+ *   'preferences/get': NO_RESOURCE,
+ *
+ * `setup` runs with `owner` (the other user) and returns the input the caller will send. The
+ * expected status must be one the operation lists in `errors` (so OpenAPI documents it). For an
+ * operation restricted to some callers rather than to a resource's owner (e.g. internal-domain
+ * only), use `foreign` with a valid input: the matrix's caller is an ordinary user.
+ */
+
+export interface ForeignSetup {
+  ctx: TestContext;
+  /** The user who owns the resource. */
+  owner: TestUser;
+  /** The user who will try to use it. */
+  caller: TestUser;
+}
+
+export type AuthzCase =
+  | { kind: 'none' }
+  | { kind: 'foreign'; status: 403 | 404; setup: (s: ForeignSetup) => unknown | Promise<unknown> };
+
+/** The operation names no resource: it acts on the caller's own data only. */
+export const NO_RESOURCE: AuthzCase = { kind: 'none' };
+
+export const foreign = (status: 403 | 404, setup: (s: ForeignSetup) => unknown | Promise<unknown>): AuthzCase => ({
+  kind: 'foreign',
+  status,
+  setup,
+});
+
+export const authzCases: Record<string, AuthzCase> = {
+  // --- auth ---
+  'auth/createApiKey': NO_RESOURCE,
+  'auth/listApiKeys': NO_RESOURCE,
+  'auth/revokeApiKey': foreign(403, ({ owner }) => ({ keyId: owner.keyId })),
+  'auth/getSession': NO_RESOURCE,
+  'auth/signOut': NO_RESOURCE,
+  // --- account ---
+  'preferences/get': NO_RESOURCE,
+  'preferences/update': NO_RESOURCE,
+  'preferences/getAccountType': NO_RESOURCE,
+  'preferences/setAccountType': NO_RESOURCE,
+  'subscription/getStatus': NO_RESOURCE,
+};
