@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Config } from './config';
-import { createApp } from './app';
+import { createApp, operations } from './app';
+import type { AnyOperation } from './http/operation';
 import { openDataDir, DB_FILE } from './db/connection';
 import { migrate } from './db/migrate';
 import { createLogger, type Logger } from './log';
@@ -20,19 +21,26 @@ export interface RunningServer {
 }
 
 /** Open the database, migrate, and listen. The caller decides when to stop (cli/serve.ts: on SIGTERM/SIGINT). */
-export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  log: Logger = createLogger(config.logLevel),
+  /** Tests mount test-only operations (e.g. an event stream) beside the route table. */
+  opts: { extraOperations?: readonly AnyOperation[] } = {},
+): Promise<RunningServer> {
   const db = openDataDir(config.dataDir);
   const applied = migrate(db.$client);
   if (applied.length) log.info('migrations applied', { applied });
   const deps: AppDeps = { config, db, log, now: Date.now, lifecycle: createLifecycle() };
-  const app = createApp(deps);
+  const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
 
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
     // Streams carry their own heartbeats; this bounds only truly dead sockets.
     idleTimeout: 60,
-    maxRequestBodySize: config.maxBodyBytes + 1024,
+    // Operations bound their own bodies (413 with the envelope, src/http/body.ts). This is only
+    // the backstop for absurd uploads, which Bun refuses with a bare 413 before Parley sees them.
+    maxRequestBodySize: config.maxBodyBytes * 4 + 1024 * 1024,
     fetch: (request) => app.handle(request),
     error: (err) => {
       log.error('server error', { cause: String(err) });

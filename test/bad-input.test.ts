@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import fc from 'fast-check';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
@@ -7,6 +7,9 @@ import { compileInput } from '../src/http/body';
 import { createTestContext, ENVELOPE_KEYS, type TestUser } from './helpers';
 import { badBodyArb, fixedBadBodies, type RawBody } from './support/schema-arb';
 import { snapshotDb } from './support/db-snapshot';
+
+// Shared machines can be slow; a generous ceiling only turns a hang into a failure.
+setDefaultTimeout(60_000);
 
 /**
  * Bad input, generated from each operation's own input schema so that operations added later are

@@ -29,23 +29,72 @@ const aborted = <T>(signal: AbortSignal | undefined, value: T): Promise<T> =>
     else signal.addEventListener('abort', () => resolve(value), { once: true });
   });
 
-export async function* guardStream(source: AsyncIterator<unknown>, opts: GuardOptions): AsyncGenerator<unknown, void, unknown> {
-  const stop = Promise.race([aborted(opts.shutdown, 'shutdown' as const), aborted(opts.client, 'gone' as const)]);
-  // The client may be gone before the first frame: free the slot right away, not at the next frame.
-  opts.client?.addEventListener('abort', opts.onEnd, { once: true });
-  try {
-    while (true) {
-      const res = await Promise.race([source.next(), stop]);
-      if (res === 'shutdown') {
-        yield (opts.finalFrame ?? shutdownFrame)();
-        return;
-      }
-      if (res === 'gone' || res.done) return;
-      yield res.value;
-    }
-  } finally {
-    opts.onEnd();
+const DONE = { done: true, value: undefined } as const;
+
+/**
+ * An async iterator rather than an async generator: a generator's `return()` waits behind the
+ * pending `next()`, whereas this one ends the stream (and frees its slot) the moment Elysia
+ * calls `return()` on a client disconnect. (A class, not a plain object: Elysia would serialise
+ * a plain object as JSON.)
+ */
+export class GuardedStream implements AsyncIterableIterator<unknown> {
+  /**
+   * Tells Elysia this is an event stream whatever the first frame is. Elysia otherwise decides
+   * from the first value, and a stream opening with `sseComment('open')` would go out as
+   * `application/json`.
+   */
+  readonly sse = true;
+  private finished = false;
+  private readonly stop: Promise<'shutdown' | 'gone' | 'ended'>;
+  private endNow!: () => void;
+
+  constructor(
+    private readonly source: AsyncIterator<unknown>,
+    private readonly opts: GuardOptions,
+  ) {
+    const ended = new Promise<'ended'>((resolve) => (this.endNow = () => resolve('ended')));
+    this.stop = Promise.race([aborted(opts.shutdown, 'shutdown' as const), aborted(opts.client, 'gone' as const), ended]);
+    // The client may leave before the first frame: free the slot right away, not at the next frame.
+    opts.client?.addEventListener('abort', () => this.finish(), { once: true });
+  }
+
+  private finish() {
+    if (this.finished) return;
+    this.finished = true;
+    this.endNow();
+    this.opts.onEnd();
     // Not awaited: see above. The source's own `finally` runs once its pending await settles.
-    source.return?.(undefined)?.catch(() => undefined);
+    this.source.return?.(undefined)?.catch(() => undefined);
+  }
+
+  async next(): Promise<IteratorResult<unknown>> {
+    if (this.finished) return DONE;
+    let res: IteratorResult<unknown> | 'shutdown' | 'gone' | 'ended';
+    try {
+      res = await Promise.race([this.source.next(), this.stop]);
+    } catch (err) {
+      this.finish();
+      throw err;
+    }
+    if (res === 'shutdown') {
+      this.finish();
+      return { done: false, value: (this.opts.finalFrame ?? shutdownFrame)() };
+    }
+    if (res === 'gone' || res === 'ended' || res.done) {
+      this.finish();
+      return DONE;
+    }
+    return res;
+  }
+
+  async return(): Promise<IteratorResult<unknown>> {
+    this.finish();
+    return DONE;
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
   }
 }
+
+export const guardStream = (source: AsyncIterator<unknown>, opts: GuardOptions) => new GuardedStream(source, opts);

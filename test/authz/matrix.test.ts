@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { operations } from '../../src/app';
 import { compileInput } from '../../src/http/body';
 import { createSession, revokeApiKey, DAY_MS } from '../../src/auth/auth.store';
@@ -6,6 +6,9 @@ import { createTestContext, captureLog, bearer, cookie, seedUser, ENVELOPE_KEYS,
 import { sampleValid } from '../support/schema-arb';
 import { snapshotDb } from '../support/db-snapshot';
 import { authzCases } from './cases';
+
+// Shared machines can be slow; a generous ceiling only turns a hang into a failure.
+setDefaultTimeout(60_000);
 
 /**
  * The authorisation matrix, generated from the route table: every operation × every kind of bad
