@@ -1,6 +1,7 @@
 import type { Config } from './config';
 import type { Db } from './db/connection';
 import type { Logger } from './log';
+import type { Notifier } from './notifications/notifier';
 import type { Lifecycle } from './lifecycle';
 
 /**
@@ -13,6 +14,8 @@ export interface AppDeps {
   log: Logger;
   /** Milliseconds since the epoch; tests pass a fake clock. */
   now: () => number;
+  /** Push notifications (deep-research status); `noopNotifier` when push is not set up. */
+  notifier: Notifier;
   /** Shutdown registry: `lifecycle.signal` aborts when the server stops; `onShutdown` hooks run then. */
   lifecycle: Lifecycle;
 }

@@ -6,6 +6,7 @@ import { createLogger, silentLogger, type Logger } from '../src/log';
 import { createUser, type NewUser } from '../src/account/account.store';
 import { createApiKey, createSession, DAY_MS } from '../src/auth/auth.store';
 import type { AppDeps } from '../src/deps';
+import { noopNotifier } from '../src/notifications/notifier';
 import type { User } from '../src/db/schema';
 import { createLifecycle } from '../src/lifecycle';
 import type { AnyOperation } from '../src/http/operation';
@@ -49,7 +50,15 @@ export function createTestContext(
   const db = openDatabase(':memory:');
   migrate(db.$client);
   const config = testConfig(opts.config);
-  const deps: AppDeps = { config, db, log: opts.log ?? silentLogger, now: opts.now ?? Date.now, lifecycle: createLifecycle(), ...opts.deps } as AppDeps;
+  const deps: AppDeps = {
+    config,
+    db,
+    log: opts.log ?? silentLogger,
+    now: opts.now ?? Date.now,
+    notifier: noopNotifier,
+    lifecycle: createLifecycle(),
+    ...opts.deps,
+  } as AppDeps;
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const users = (opts.users ?? []).map((u) => seedUser(db, u, config));
   const headersFor = (as?: TestUser | Record<string, string>): Record<string, string> =>
