@@ -4,7 +4,13 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { operations } from '../src/app';
 import { compileInput } from '../src/http/body';
-import { createTestContext, ENVELOPE_KEYS, type TestUser } from './helpers';
+import { createTestContext, seedUser, ENVELOPE_KEYS, type TestUser } from './helpers';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer } from '../src/server';
+import { testConfig } from '../src/config';
+import { silentLogger } from '../src/log';
 import { badBodyArb, fixedBadBodies, type RawBody } from './support/schema-arb';
 import { snapshotDb } from './support/db-snapshot';
 
@@ -76,8 +82,8 @@ describe('bad input, for every operation', () => {
           return;
         }
         expect({ label, status: res.status >= 400 && res.status < 500 }).toEqual({ label, status: true });
-        const body = await res.json();
-        expect(Object.keys(body).sort()).toEqual(ENVELOPE_KEYS);
+        const body = (await res.json()) as Record<string, unknown>;
+        expect(Object.keys(body).sort()).toEqual([...ENVELOPE_KEYS]);
         expect(body.status).toBe(res.status);
         expect(typeof body.code).toBe('string');
         expect(typeof body.message).toBe('string');
@@ -93,4 +99,26 @@ describe('bad input, for every operation', () => {
       expect(health.status).toBe(200);
     });
   }
+
+  test('through the real server: no fixed bad body to any operation gets a 5xx, and the server keeps answering', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-input-'));
+    const server = await startServer(testConfig({ dataDir, port: 0 }), silentLogger);
+    try {
+      const user = seedUser(server.deps.db, { email: 'ann@example.org' }, server.deps.config);
+      for (const op of operations)
+        for (const raw of fixedBadBodies) {
+          const res = await fetch(`${server.url}/api/${op.path}`, {
+            method: 'POST',
+            headers: { 'x-api-key': user.key, ...(raw.contentType ? { 'content-type': raw.contentType } : {}) },
+            body: raw.body,
+          });
+          const label = `${op.path} ← ${raw.kind}`;
+          expect({ label, serverError: res.status >= 500 }).toEqual({ label, serverError: false });
+          await res.body?.cancel();
+        }
+      expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestContext, ENVELOPE_KEYS, type TestUser } from './helpers';
 import { loadConfig, ConfigError, testConfig } from '../src/config';
-import { parseRate } from '../src/http/rate-limit';
+import { createRateLimiter, parseRate } from '../src/http/rate-limit';
 import { startServer } from '../src/server';
 import { silentLogger } from '../src/log';
 import { testOps, readSse } from './support/test-ops';
@@ -41,8 +41,8 @@ describe('rate limits', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('30'); // 2 per minute: one token every 30 s
     expect(limited.headers.get('x-content-type-options')).toBe('nosniff');
-    const body = await limited.json();
-    expect(Object.keys(body).sort()).toEqual(ENVELOPE_KEYS);
+    const body = (await limited.json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual([...ENVELOPE_KEYS]);
     expect(body).toEqual(TOO_MANY);
     // Another user, and another operation of the same user, are not affected.
     expect((await ctx.json('test/expensive', {}, bob)).status).toBe(200);
@@ -54,6 +54,17 @@ describe('rate limits', () => {
     now += 1_000;
     expect((await ctx.json('test/expensive', {}, ann)).status).toBe(200);
     expect((await ctx.json('test/expensive', {}, ann)).status).toBe(429);
+  });
+
+  test('memory stays proportional to active users: refilled buckets are dropped', () => {
+    let now = 0;
+    const limiter = createRateLimiter({ ai: { capacity: 5, perMs: 1000 }, write: undefined }, () => now);
+    for (let u = 0; u < 100; u++) limiter.take(`user${u}`, 'test/expensive', 'ai');
+    limiter.take('anyone', 'test/other', 'write'); // unlimited buckets are never stored
+    expect(limiter.size()).toBe(100);
+    now += 61_000;
+    limiter.take('late', 'test/expensive', 'ai');
+    expect(limiter.size()).toBe(1);
   });
 
   test('off means unlimited', async () => {

@@ -65,7 +65,7 @@ async function readBody(res: Response) {
 
 describe('authorisation matrix', () => {
   test('every operation has a row in test/authz/cases.ts, and every row names an operation', () => {
-    const paths = operations.map((op) => op.path);
+    const paths: string[] = operations.map((op) => op.path);
     const missing = paths.filter((p) => !(p in authzCases));
     expect(missing, `add a row to test/authz/cases.ts for: ${missing.join(', ')}`).toEqual([]);
     const stale = Object.keys(authzCases).filter((p) => !paths.includes(p));

@@ -41,14 +41,14 @@ export const testOps = [testStreamOp, testExpensiveOp];
  * read are kept between calls. `until` returns the new text since the last call.
  */
 export class SseReader {
-  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly reader: { read(): Promise<{ done: boolean; value?: Uint8Array | string }>; cancel(): Promise<void> };
   private readonly decoder = new TextDecoder();
-  private pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  private pending: Promise<{ done: boolean; value?: Uint8Array | string }> | undefined;
   ended = false;
   all = '';
 
   constructor(body: ReadableStream<Uint8Array>) {
-    this.reader = body.getReader();
+    this.reader = (body as ReadableStream<Uint8Array | string>).getReader();
   }
 
   async until(predicate: (text: string) => boolean, timeoutMs = 3000): Promise<{ text: string; ended: boolean }> {
