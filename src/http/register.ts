@@ -40,17 +40,21 @@ export function registerOperations(
         try {
           const raw = await readJsonBody(request, deps.config.maxBodyBytes);
           const principal = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
-          if (!principal) throw unauthorized();
+          if (!principal && !op.public) throw unauthorized();
           const input = validate(raw);
-          if (op.rateLimit) limiter.take(principal.user.id, op.path, op.rateLimit);
+          // Limits are per user: anonymous calls to public rows are not counted here (a shared
+          // "anonymous" bucket would let one client lock everyone out; per-address limits
+          // belong to the reverse proxy).
+          if (principal && op.rateLimit) limiter.take(principal.user.id, op.path, op.rateLimit);
           if (op.kind === 'sse') {
             if (deps.lifecycle.stopping) throw new AppError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '2' } });
-            release = streams.acquire(principal.user.id);
+            if (principal) release = streams.acquire(principal.user.id);
           }
           const responseHeaders: Record<string, string> = op.deprecated ? { deprecation: 'true' } : {};
-          const result = await op.handler({
+          // Only public rows reach here without a principal; their handler type says so.
+          const result = await (op.handler as (ctx: unknown) => unknown)({
             input,
-            user: principal.user,
+            user: principal?.user,
             principal,
             deps,
             request,

@@ -27,10 +27,17 @@ export interface ForeignSetup {
 
 export type AuthzCase =
   | { kind: 'none' }
+  | { kind: 'public' }
   | { kind: 'foreign'; status: 403 | 404; setup: (s: ForeignSetup) => unknown | Promise<unknown> };
 
 /** The operation names no resource: it acts on the caller's own data only. */
 export const NO_RESOURCE: AuthzCase = { kind: 'none' };
+
+/**
+ * The operation is `public: true` (answers without a credential, e.g. the sign-in provider list).
+ * The matrix checks that the row and the operation agree, so nothing becomes public by accident.
+ */
+export const PUBLIC: AuthzCase = { kind: 'public' };
 
 export const foreign = (status: 403 | 404, setup: (s: ForeignSetup) => unknown | Promise<unknown>): AuthzCase => ({
   kind: 'foreign',
@@ -45,6 +52,9 @@ export const authzCases: Record<string, AuthzCase> = {
   'auth/revokeApiKey': foreign(403, ({ owner }) => ({ keyId: owner.keyId })),
   'auth/getSession': NO_RESOURCE,
   'auth/signOut': NO_RESOURCE,
+  'auth/listSessions': NO_RESOURCE,
+  'auth/revokeSession': foreign(403, ({ owner }) => ({ sessionId: owner.sessionId })),
+  'auth/listProviders': PUBLIC,
   // --- account ---
   'preferences/get': NO_RESOURCE,
   'preferences/update': NO_RESOURCE,

@@ -75,6 +75,19 @@ describe('authorisation matrix', () => {
   const world = buildWorld();
 
   for (const op of operations) {
+    const isPublic = (op as { public?: boolean }).public === true;
+    if (isPublic || authzCases[op.path]?.kind === 'public') {
+      test(`${op.path}: public, and its row says so`, async () => {
+        expect({ path: op.path, public: isPublic }).toEqual({ path: op.path, public: authzCases[op.path]?.kind === 'public' });
+        // A public operation answers any caller, with or without a (bad) credential, without a 5xx.
+        for (const { name, headers } of world.bad) {
+          const res = await world.ctx.call(op.path, sampleValid(compileInput(op.input).schema), headers);
+          expect({ credential: name, status: res.status < 500 && res.status !== 401 }).toEqual({ credential: name, status: true });
+          await res.body?.cancel();
+        }
+      });
+      continue;
+    }
     test(`${op.path}: bad credentials → 401, nothing written`, async () => {
       const { ctx } = world;
       const body = sampleValid(compileInput(op.input).schema);
@@ -83,7 +96,7 @@ describe('authorisation matrix', () => {
         const res = await ctx.call(op.path, body, headers);
         const got = await readBody(res);
         expect({ credential: name, status: res.status }).toEqual({ credential: name, status: 401 });
-        expect(Object.keys(got).sort()).toEqual(ENVELOPE_KEYS);
+        expect(Object.keys(got).sort()).toEqual([...ENVELOPE_KEYS]);
         expect(got).toEqual(SPEC_ERRORS[401]);
         expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       }
