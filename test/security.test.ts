@@ -78,6 +78,21 @@ describe('cookies', () => {
       }
       expect(seen).toBeGreaterThan(0); // auth/signOut at least
     });
+
+    test(`the sign-in flow's cookies too (PARLEY_COOKIE_SECURE=${secure}), and its redirect carries the security headers`, async () => {
+      const ctx = createTestContext({ config: { cookieSecure: secure, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret' } });
+      const res = await ctx.app.handle(new Request('http://localhost/api/auth/oauth/github'));
+      expect(res.status).toBe(302);
+      expectSecurityHeaders(res, 'OAuth redirect');
+      const cookies = res.headers.getSetCookie();
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const c of cookies) {
+        expect(c).toContain('HttpOnly');
+        expect(c).toContain('SameSite=Lax');
+        if (secure) expect(c).toContain('Secure');
+        else expect(c).not.toContain('Secure');
+      }
+    });
   }
 });
 
