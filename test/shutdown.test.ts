@@ -10,6 +10,7 @@ import { operations } from '../src/app';
 import { defineOperation } from '../src/http/operation';
 import { sseComment, sseMessage } from '../src/http/sse';
 import { createLifecycle } from '../src/lifecycle';
+import { guardStream } from '../src/http/stream-guard';
 import { createTestContext } from './helpers';
 import { testOps, testStreamOp, SseReader } from './support/test-ops';
 import { streamOpeners } from './support/stream-openers';
@@ -33,6 +34,28 @@ describe('graceful shutdown (in process)', () => {
     expect(order).toEqual(['quick saw aborted=true']);
     expect(results.map((r) => [r.name, r.ok])).toEqual([['quick', true], ['stuck', false]]);
     expect(await lc.shutdown()).toBe(results); // idempotent
+  });
+
+  test('finished streams leave no listener on the long-lived shutdown signal, and frames pass through unchanged', async () => {
+    const controller = new AbortController();
+    let listeners = 0;
+    const signal = controller.signal;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((...args: Parameters<typeof add>) => (listeners++, add(...args))) as typeof add;
+    signal.removeEventListener = ((...args: Parameters<typeof remove>) => (listeners--, remove(...args))) as typeof remove;
+    let released = 0;
+    for (let i = 0; i < 50; i++) {
+      const source = (async function* () {
+        yield 1;
+        yield 2;
+      })();
+      const seen: unknown[] = [];
+      for await (const v of guardStream(source, { shutdown: signal, onEnd: () => released++ })) seen.push(v);
+      expect(seen).toEqual([1, 2]);
+    }
+    expect(released).toBe(50);
+    expect(listeners).toBe(0);
   });
 
   test('an open stream gets the final frame and ends; a new stream during shutdown is refused', async () => {

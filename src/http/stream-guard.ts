@@ -22,13 +22,6 @@ export interface GuardOptions {
   onEnd: () => void;
 }
 
-const aborted = <T>(signal: AbortSignal | undefined, value: T): Promise<T> =>
-  new Promise((resolve) => {
-    if (!signal) return;
-    if (signal.aborted) resolve(value);
-    else signal.addEventListener('abort', () => resolve(value), { once: true });
-  });
-
 const DONE = { done: true, value: undefined } as const;
 
 /**
@@ -45,23 +38,38 @@ export class GuardedStream implements AsyncIterableIterator<unknown> {
    */
   readonly sse = true;
   private finished = false;
-  private readonly stop: Promise<'shutdown' | 'gone' | 'ended'>;
-  private endNow!: () => void;
+  /** Why the stream must stop, once known. */
+  private stopReason: 'shutdown' | 'gone' | undefined;
+  /** Wakes the pending `next()`. A fresh promise per `next()`, never one long-lived promise raced per frame: that would keep a reaction per frame alive for the whole stream. */
+  private wake: ((reason: 'shutdown' | 'gone') => void) | undefined;
+  private readonly cleanups: (() => void)[] = [];
 
   constructor(
     private readonly source: AsyncIterator<unknown>,
     private readonly opts: GuardOptions,
   ) {
-    const ended = new Promise<'ended'>((resolve) => (this.endNow = () => resolve('ended')));
-    this.stop = Promise.race([aborted(opts.shutdown, 'shutdown' as const), aborted(opts.client, 'gone' as const), ended]);
-    // The client may leave before the first frame: free the slot right away, not at the next frame.
-    opts.client?.addEventListener('abort', () => this.finish(), { once: true });
+    const on = (signal: AbortSignal | undefined, reason: 'shutdown' | 'gone') => {
+      if (!signal) return;
+      const listener = () => {
+        this.stopReason ??= reason;
+        this.wake?.(reason);
+        // The client may leave before the first frame: free the slot right away, not at the next frame.
+        if (reason === 'gone') this.finish();
+      };
+      if (signal.aborted) return listener();
+      signal.addEventListener('abort', listener, { once: true });
+      // The shutdown signal lives as long as the server: a listener left behind by every finished stream would leak.
+      this.cleanups.push(() => signal.removeEventListener('abort', listener));
+    };
+    on(opts.shutdown, 'shutdown');
+    on(opts.client, 'gone');
   }
 
   private finish() {
     if (this.finished) return;
     this.finished = true;
-    this.endNow();
+    for (const off of this.cleanups) off();
+    this.wake?.('gone');
     this.opts.onEnd();
     // Not awaited: see above. The source's own `finally` runs once its pending await settles.
     this.source.return?.(undefined)?.catch(() => undefined);
@@ -69,18 +77,28 @@ export class GuardedStream implements AsyncIterableIterator<unknown> {
 
   async next(): Promise<IteratorResult<unknown>> {
     if (this.finished) return DONE;
-    let res: IteratorResult<unknown> | 'shutdown' | 'gone' | 'ended';
+    if (this.stopReason === 'shutdown') {
+      this.finish();
+      return { done: false, value: (this.opts.finalFrame ?? shutdownFrame)() };
+    }
+    let res: IteratorResult<unknown> | 'shutdown' | 'gone';
     try {
-      res = await Promise.race([this.source.next(), this.stop]);
+      const stopped = new Promise<'shutdown' | 'gone'>((resolve) => {
+        this.wake = resolve;
+        if (this.stopReason) resolve(this.stopReason);
+      });
+      res = await Promise.race([this.source.next(), stopped]);
     } catch (err) {
       this.finish();
       throw err;
+    } finally {
+      this.wake = undefined;
     }
     if (res === 'shutdown') {
       this.finish();
       return { done: false, value: (this.opts.finalFrame ?? shutdownFrame)() };
     }
-    if (res === 'gone' || res === 'ended' || res.done) {
+    if (res === 'gone' || res.done) {
       this.finish();
       return DONE;
     }
