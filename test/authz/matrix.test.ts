@@ -1,4 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
+import fc from 'fast-check';
 import { operations } from '../../src/app';
 import { compileInput } from '../../src/http/body';
 import { createSession, revokeApiKey, DAY_MS } from '../../src/auth/auth.store';
@@ -53,6 +54,13 @@ function buildWorld(): World {
       { name: 'expired session (bearer)', headers: { authorization: `Bearer ${expired.token}` } },
       { name: 'expired session (cookie)', headers: { cookie: `parley_session=${expired.token}` } },
       { name: 'signed-out session', headers: bearer(signedOut) },
+      { name: 'malformed cookie escape', headers: { cookie: 'parley_session=%E0%A4%A' } },
+      { name: 'empty bearer', headers: { authorization: 'Bearer ' } },
+      { name: 'basic auth', headers: { authorization: 'Basic YTpi' } },
+      { name: 'huge API key', headers: { 'x-api-key': 'pk_' + 'x'.repeat(8000) } },
+      { name: 'blank API key', headers: { 'x-api-key': '   ' } },
+      { name: 'session token as API key', headers: { 'x-api-key': caller.token } },
+      { name: 'API key as bearer token', headers: { authorization: `Bearer ${caller.key}` } },
     ],
     secrets: [caller.key, caller.token, owner.key, owner.token, revoked.key, expired.token, signedOut.token, signedOut.key, unknownKey, unknownToken],
   };
@@ -120,6 +128,26 @@ describe('authorisation matrix', () => {
       expect(snapshotDb(ctx.db)).toEqual(before);
     });
   }
+
+  test('arbitrary credential headers: always the 401 envelope, never a 5xx', async () => {
+    const { ctx } = world;
+    const header = fc.constantFrom('x-api-key', 'authorization', 'cookie');
+    // Printable ASCII, including %-escapes, quotes, semicolons and '=' (header values must be bytes).
+    const value = fc.oneof(
+      fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 80 }),
+      fc.tuple(fc.string({ maxLength: 20 }), fc.boolean()).map(([s, broken]) => `parley_session=${encodeURIComponent(s)}${broken ? '%E0%A' : ''}`),
+      fc.string({ maxLength: 20 }).map((s) => `Bearer ${s.replace(/[^\x20-\x7e]/g, '')}`),
+    );
+    await fc.assert(
+      fc.asyncProperty(header, value, async (name, v) => {
+        const res = await ctx.call('preferences/get', {}, { [name]: v });
+        const body = await readBody(res);
+        expect({ name, v, status: res.status }).toEqual({ name, v, status: 401 });
+        expect(body).toEqual(SPEC_ERRORS[401]);
+      }),
+      { numRuns: 150, seed: 11 },
+    );
+  });
 
   test('no secret of any kind reached the log while the matrix ran', async () => {
     await Bun.sleep(10); // request lines are written after the response
