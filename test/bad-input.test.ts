@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startServer } from '../src/server';
 import { testConfig } from '../src/config';
 import { silentLogger } from '../src/log';
-import { badBodyArb, fixedBadBodies, type RawBody } from './support/schema-arb';
+import { badBodyArb, fixedBadBodies, heavyBadBodies, type RawBody } from './support/schema-arb';
 import { snapshotDb } from './support/db-snapshot';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
@@ -49,7 +49,8 @@ function isValidInput(check: (v: unknown) => boolean, raw: RawBody): boolean {
 const T0 = Date.parse('2026-06-01T12:00:00.000Z');
 
 describe('bad input, for every operation', () => {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], now: () => T0 });
+  // A configured provider, so the sign-in routes run their real code paths.
+  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], now: () => T0, config: { oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret' } });
   const ann = ctx.users[0] as TestUser;
 
   const send = (path: string, raw: RawBody) =>
@@ -90,7 +91,7 @@ describe('bad input, for every operation', () => {
         expect({ label, changed: JSON.stringify(snapshotDb(ctx.db)) !== JSON.stringify(before) }).toEqual({ label, changed: false });
       };
 
-      for (const raw of fixedBadBodies) await probe(raw);
+      for (const raw of op === operations[0] ? [...fixedBadBodies, ...heavyBadBodies] : fixedBadBodies) await probe(raw);
       await fc.assert(fc.asyncProperty(badBodyArb(strict as Record<string, unknown>), (raw) => probe(raw).then(() => true)), {
         numRuns: RUNS_PER_OPERATION,
         seed: 7,
@@ -100,13 +101,15 @@ describe('bad input, for every operation', () => {
     });
   }
 
-  test('through the real server: no fixed bad body to any operation gets a 5xx, and the server keeps answering', async () => {
+  test('through the real server: bad bodies never get a 5xx, and the server keeps answering', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-input-'));
     const server = await startServer(testConfig({ dataDir, port: 0 }), silentLogger);
     try {
       const user = seedUser(server.deps.db, { email: 'ann@example.org' }, server.deps.config);
+      // Every body over a real socket to one operation; a sample to the others (in-process runs cover them all).
+      const sample = fixedBadBodies.filter((b) => ['invalid UTF-8', 'truncated JSON', 'form body'].includes(b.kind));
       for (const op of operations)
-        for (const raw of fixedBadBodies) {
+        for (const raw of op === operations[0] ? [...fixedBadBodies, ...heavyBadBodies] : sample) {
           const res = await fetch(`${server.url}/api/${op.path}`, {
             method: 'POST',
             headers: { 'x-api-key': user.key, ...(raw.contentType ? { 'content-type': raw.contentType } : {}) },
@@ -120,5 +123,38 @@ describe('bad input, for every operation', () => {
     } finally {
       await server.stop();
     }
+  });
+
+  test('any method, path and query string (including the non-operation routes): never a 5xx, errors are envelopes', async () => {
+    const segment = fc.oneof(
+      fc.constantFrom('api', 'auth', 'oauth', 'github', 'callback', 'preferences', 'get', 'health', 'docs', 'openapi.json', '..', '%2e%2e', '%00', '%E0%A4%A'),
+      fc.string({ unit: fc.constantFrom(...'abcXYZ019-_.~%'.split('')), maxLength: 12 }),
+    );
+    const query = fc.array(fc.tuple(fc.constantFrom('code', 'state', 'error', 'redirect', 'x'), fc.string({ maxLength: 30 })), { maxLength: 4 });
+    const method = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD');
+    await fc.assert(
+      fc.asyncProperty(
+        method,
+        fc.oneof(
+          fc.array(segment, { minLength: 1, maxLength: 5 }),
+          segment.map((p) => ['auth', 'oauth', p]),
+          segment.map((p) => ['auth', 'oauth', p, 'callback']),
+          fc.constantFrom(['auth', 'oauth', 'github'], ['auth', 'oauth', 'github', 'callback']),
+        ),
+        query,
+        async (m, segs, q) => {
+        const qs = q.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+        const url = `http://localhost/api/${segs.join('/')}${qs ? `?${qs}` : ''}`;
+        const res = await ctx.app.handle(new Request(url, { method: m, headers: { 'x-api-key': ann.key, cookie: 'oauth_state=github:abc' } }));
+        expect({ url, m, serverError: res.status >= 500 }).toEqual({ url, m, serverError: false });
+        expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+        if (res.status >= 400 && res.headers.get('content-type')?.startsWith('application/json')) {
+          const body = (await res.json()) as Record<string, unknown>;
+          expect(Object.keys(body).sort()).toEqual([...ENVELOPE_KEYS]);
+        } else await res.body?.cancel();
+        },
+      ),
+      { numRuns: 200, seed: 5 },
+    );
   });
 });

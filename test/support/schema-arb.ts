@@ -160,6 +160,13 @@ export const fixedBadBodies: RawBody[] = [
   { kind: 'invalid UTF-8', body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), contentType: 'application/json' },
   { kind: 'form body', body: 'a=1&b=2', contentType: 'application/x-www-form-urlencoded' },
   { kind: 'JSON without content type', body: '{}', contentType: undefined },
+  { kind: 'many keys', body: JSON.stringify(Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, i]))), contentType: 'application/json' },
+  { kind: 'nesting 5000', body: '['.repeat(5000) + ']'.repeat(5000), contentType: 'application/json' },
+];
+
+/** Costly bodies: sent once per run (to one operation), not to every operation. */
+export const heavyBadBodies: RawBody[] = [
   { kind: 'huge key count', body: JSON.stringify(Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]))), contentType: 'application/json' },
   { kind: 'nesting 100000', body: '['.repeat(100_000) + ']'.repeat(100_000), contentType: 'application/json' },
+  { kind: 'object nesting 100000', body: '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000), contentType: 'application/json' },
 ];
