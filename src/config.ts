@@ -204,6 +204,87 @@ export const settings = {
   oauthAuthentikClientId: oauthRow('AUTHENTIK', 'Authentik', 'client id'),
   oauthAuthentikClientSecret: oauthRow('AUTHENTIK', 'Authentik', 'client secret'),
   oauthAuthentikBaseUrl: oauthRow('AUTHENTIK', 'Authentik', 'base URL', 'e.g. `https://auth.example.org`'),
+  // --- chat & research ---
+  aiProvider: setting({
+    env: 'PARLEY_AI_PROVIDER',
+    default: 'none',
+    doc: '`openai-responses` (OpenAI Responses API, background mode), `openai-chat` (any OpenAI-compatible Chat Completions server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter; Parley runs the research loop itself) or `none` (AI operations answer with an in-stream error).',
+    parse: oneOf('openai-responses', 'openai-chat', 'none'),
+  }),
+  aiBaseUrl: setting({
+    env: 'PARLEY_AI_BASE_URL',
+    default: '',
+    doc: "Base URL of the AI provider's API including its version prefix (e.g. `http://127.0.0.1:11434/v1` for Ollama). Empty: OpenAI's.",
+    parse: optStr,
+  }),
+  aiApiKey: setting({
+    env: 'PARLEY_AI_API_KEY',
+    default: '',
+    doc: 'API key sent to the AI provider (local servers usually accept any value).',
+    parse: optStr,
+    secret: true,
+  }),
+  aiModel: setting({
+    env: 'PARLEY_AI_MODEL',
+    default: 'gpt-4.1-mini',
+    doc: 'Model used for regular chat (`chat/stream`, group AI follow-ups) when the request names none.',
+    parse: str,
+  }),
+  researchModel: setting({
+    env: 'PARLEY_RESEARCH_MODEL',
+    default: 'o4-mini-deep-research',
+    doc: 'Model used for `chat/streamDeepResearch` when the request names none. With `openai-chat` use a model your server has.',
+    parse: str,
+  }),
+  searchProvider: setting({
+    env: 'PARLEY_SEARCH_PROVIDER',
+    default: 'none',
+    doc: 'Web search used by the `openai-chat` research loop and chat tool: `searxng` or `none`.',
+    parse: oneOf('searxng', 'none'),
+  }),
+  searxngUrl: setting({
+    env: 'PARLEY_SEARXNG_URL',
+    default: 'http://127.0.0.1:8888',
+    doc: 'Base URL of a SearxNG instance with the JSON format enabled (`search.formats: [html, json]`).',
+    parse: str,
+  }),
+  streamKeepaliveS: setting({
+    env: 'PARLEY_STREAM_KEEPALIVE_S',
+    default: '15',
+    doc: 'Seconds between `{"type":"keepalive"}` frames on a quiet chat or research stream. SSE comment lines are sent every 5 s at most regardless.',
+    parse: int(1, 3600),
+  }),
+  eventRetentionDays: setting({
+    env: 'PARLEY_EVENT_RETENTION_DAYS',
+    default: '7',
+    doc: 'Days the events of a finished response are kept for stream replay (`Last-Event-ID`, `chat/resumeStream`); the conversation items stay.',
+    parse: int(1, 3650),
+  }),
+  researchMaxPerUser: setting({
+    env: 'PARLEY_RESEARCH_MAX_PER_USER',
+    default: '2',
+    doc: 'Concurrent AI tasks (research and chat responses) one user may run; more answer 429 before the stream.',
+    parse: int(1, 1000),
+  }),
+  researchMaxTotal: setting({
+    env: 'PARLEY_RESEARCH_MAX_TOTAL',
+    default: '16',
+    doc: 'Concurrent AI tasks on the whole server; more answer 429 before the stream.',
+    parse: int(1, 100000),
+  }),
+  researchBreadth: setting({
+    env: 'PARLEY_RESEARCH_BREADTH',
+    default: '3',
+    doc: '`openai-chat` research loop: search queries per round (and pages read per round).',
+    parse: int(1, 10),
+  }),
+  researchDepth: setting({
+    env: 'PARLEY_RESEARCH_DEPTH',
+    default: '2',
+    doc: '`openai-chat` research loop: rounds of search → read → follow-up queries.',
+    parse: int(1, 5),
+  }),
+  // fetchAllowPrivate: one row, under "reliability" above (it governs every server-side fetch).
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;

@@ -7,6 +7,7 @@ import { migrate } from './db/migrate';
 import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
+import { createAiProvider } from './ai/provider';
 import { createLifecycle } from './lifecycle';
 
 /** The budget of stop(): the CLI force-exits at 5 s, so hooks and connections must be done well before. */
@@ -31,7 +32,7 @@ export async function startServer(
   const db = openDataDir(config.dataDir);
   const applied = migrate(db.$client);
   if (applied.length) log.info('migrations applied', { applied });
-  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier, lifecycle: createLifecycle() };
+  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier, ai: createAiProvider(config), lifecycle: createLifecycle() };
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
 
   const server = Bun.serve({

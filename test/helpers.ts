@@ -7,6 +7,7 @@ import { createUser, type NewUser } from '../src/account/account.store';
 import { createApiKey, createSession, DAY_MS } from '../src/auth/auth.store';
 import type { AppDeps } from '../src/deps';
 import { noopNotifier } from '../src/notifications/notifier';
+import { createAiProvider } from '../src/ai/provider';
 import type { User } from '../src/db/schema';
 import { createLifecycle } from '../src/lifecycle';
 import type { AnyOperation } from '../src/http/operation';
@@ -56,6 +57,7 @@ export function createTestContext(
     log: opts.log ?? silentLogger,
     now: opts.now ?? Date.now,
     notifier: noopNotifier,
+    ai: createAiProvider(config),
     lifecycle: createLifecycle(),
     ...opts.deps,
   } as AppDeps;
