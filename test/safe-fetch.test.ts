@@ -107,6 +107,10 @@ describe('safeFetch', () => {
     const opts = { allowPrivate: true, maxBytes: 1000 };
     expect(await refusal(safeFetch(`${local}/big`, opts))).toBe('TOO_LARGE');
     expect(await refusal(safeFetch(`${local}/big-chunked`, opts))).toBe('TOO_LARGE');
+    for (const path of ['/big', '/big-chunked']) {
+      const cut = await safeFetch(`${local}${path}`, { ...opts, truncate: true });
+      expect(cut.bytes.byteLength).toBe(1000);
+    }
     const started = performance.now();
     expect(await refusal(safeFetch(`${local}/slow`, { allowPrivate: true, timeoutMs: 200 }))).toBe('TIMEOUT');
     expect(performance.now() - started).toBeLessThan(2000);

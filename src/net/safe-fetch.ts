@@ -35,8 +35,10 @@ export interface SafeFetchOptions {
   method?: string;
   headers?: Record<string, string>;
   body?: string | Uint8Array;
-  /** Largest response body read, in bytes (default 5 MiB); more → SafeFetchError TOO_LARGE. */
+  /** Largest response body read, in bytes (default 5 MiB); more → SafeFetchError TOO_LARGE, or cut there with `truncate`. */
   maxBytes?: number;
+  /** Keep the first `maxBytes` of a longer body instead of refusing it (page reads want the start of a page). */
+  truncate?: boolean;
   /** Whole-request deadline including redirects (default 15 s). */
   timeoutMs?: number;
   maxRedirects?: number;
@@ -90,9 +92,9 @@ async function resolveChecked(host: string, opts: SafeFetchOptions): Promise<str
   return answers[0]!.address;
 }
 
-async function readBounded(res: Response, maxBytes: number): Promise<Uint8Array> {
+async function readBounded(res: Response, maxBytes: number, truncate = false): Promise<Uint8Array> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (declared > maxBytes) {
+  if (declared > maxBytes && !truncate) {
     await res.body?.cancel();
     throw new SafeFetchError('TOO_LARGE', `response is ${declared} bytes, more than ${maxBytes}`);
   }
@@ -103,11 +105,14 @@ async function readBounded(res: Response, maxBytes: number): Promise<Uint8Array>
     while (true) {
       const { value, done } = await reader.read();
       if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel();
-        throw new SafeFetchError('TOO_LARGE', `response is more than ${maxBytes} bytes`);
+      if (size + value.byteLength > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        if (!truncate) throw new SafeFetchError('TOO_LARGE', `response is more than ${maxBytes} bytes`);
+        chunks.push(value.subarray(0, maxBytes - size));
+        size = maxBytes;
+        break;
       }
+      size += value.byteLength;
       chunks.push(value);
     }
   }
@@ -153,7 +158,7 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
         }
         continue;
       }
-      const bytes = await readBounded(res, maxBytes);
+      const bytes = await readBounded(res, maxBytes, opts.truncate);
       const finalUrl = url.toString();
       return {
         url: finalUrl,
