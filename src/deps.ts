@@ -4,6 +4,7 @@ import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
 import type { AiProvider } from './ai/ai.types';
 import type { PushClient } from './notifications/expo-client';
+import type { Lifecycle } from './lifecycle';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -21,4 +22,6 @@ export interface AppDeps {
   ai: AiProvider | undefined;
   /** Expo push client; undefined when push is disabled (`PARLEY_PUSH_ENABLED=false`). */
   push?: PushClient;
+  /** Shutdown registry: `lifecycle.signal` aborts when the server stops; `onShutdown` hooks run then. */
+  lifecycle: Lifecycle;
 }
