@@ -10,20 +10,35 @@ import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
 import { sessionOperations } from './auth/sessions.routes';
 import { oauthOpenApiPaths, oauthOperations, oauthRoutes } from './auth/oauth.routes';
+import { widgetOperations } from './widgets/widget.routes';
+import { bookmarkOperations } from './bookmarks/bookmark.routes';
+import { creditOperations } from './credits/credit.routes';
+import { imageOperations } from './images/image.routes';
+import { notificationOperations } from './notifications/notification.routes';
 
 /** The whole API, one group per domain. */
-export const operations: readonly AnyOperation[] = [...authOperations, ...sessionOperations, ...oauthOperations, ...accountOperations];
+export const operations: readonly AnyOperation[] = [
+  ...authOperations,
+  ...sessionOperations,
+  ...oauthOperations,
+  ...accountOperations,
+  ...widgetOperations,
+  ...bookmarkOperations,
+  ...creditOperations,
+  ...imageOperations,
+  ...notificationOperations,
+];
 
-const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
-
-export function createApp(deps: AppDeps) {
+/** `ops` defaults to the route table; tests may mount extra operations (e.g. a test-only stream). */
+export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operations) {
   const meta = new WeakMap<Request, RequestMeta>();
+  const operationPaths = new Set(ops.map((op) => `/api/${op.path}`));
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
   let openapi: string | undefined;
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      const spec = buildOpenApi(operations);
+      const spec = buildOpenApi(ops);
       Object.assign(spec.paths, oauthOpenApiPaths);
       openapi = JSON.stringify(spec);
     }
@@ -65,10 +80,10 @@ export function createApp(deps: AppDeps) {
     })
     .get('/api/health', () => ({ status: 'ok' }))
     .get('/api/openapi.json', () => new Response(openapiJson(), { headers: { 'content-type': 'application/json' } }))
-    .get('/api/docs', () => new Response((docs ??= docsPage(operations)), { headers: { 'content-type': 'text/html; charset=utf-8' } }))
+    .get('/api/docs', () => new Response((docs ??= docsPage(ops)), { headers: { 'content-type': 'text/html; charset=utf-8' } }))
     .use(oauthRoutes(deps));
 
-  registerOperations(app as unknown as Elysia, operations, deps, meta);
+  registerOperations(app as unknown as Elysia, ops, deps, meta);
   return app;
 }
 

@@ -3,6 +3,8 @@ import type { Db } from './db/connection';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
 import type { AiProvider } from './ai/ai.types';
+import type { PushClient } from './notifications/expo-client';
+import type { Lifecycle } from './lifecycle';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -18,4 +20,8 @@ export interface AppDeps {
   notifier: Notifier;
   /** The configured AI provider (`createAiProvider`); undefined when PARLEY_AI_PROVIDER is `none`. */
   ai: AiProvider | undefined;
+  /** Expo push client; undefined when push is disabled (`PARLEY_PUSH_ENABLED=false`). */
+  push?: PushClient;
+  /** Shutdown registry: `lifecycle.signal` aborts when the server stops; `onShutdown` hooks run then. */
+  lifecycle: Lifecycle;
 }

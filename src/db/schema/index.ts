@@ -3,3 +3,6 @@
 export * from './users';
 export * from './conversations';
 export * from './widgets';
+export * from './bookmarks';
+export * from './credits';
+export * from './notifications';
