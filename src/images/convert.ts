@@ -47,6 +47,26 @@ export function parseDataUrl(dataUrl: string, maxBytes: number): Uint8Array | Co
 
 // Colour types with an alpha channel (JsColorType La8, Rgba8, La16, Rgba16, Rgba32F).
 const WITH_ALPHA = new Set([1, 3, 5, 7, 9]);
+const RGBA8 = 3;
+/** Bytes blended between two yields: a 12 MP image never holds the event loop for long. */
+const FLATTEN_SLICE = 4 * 1024 * 1024;
+
+/** Composite 8-bit RGBA pixels over white, in place (opaque pixels are left as they are). */
+async function flattenOntoWhite(px: Uint8Array): Promise<void> {
+  for (let start = 0; start < px.length; start += FLATTEN_SLICE) {
+    const end = Math.min(px.length, start + FLATTEN_SLICE);
+    for (let i = start + 3; i < end; i += 4) {
+      const a = px[i]!;
+      if (a === 255) continue;
+      const white = 255 * (255 - a);
+      px[i - 3] = (px[i - 3]! * a + white) / 255;
+      px[i - 2] = (px[i - 2]! * a + white) / 255;
+      px[i - 1] = (px[i - 1]! * a + white) / 255;
+      px[i] = 255;
+    }
+    if (end < px.length) await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits): Promise<ConvertResult> {
   const bytes = parseDataUrl(dataUrl, limits.maxBytes);
@@ -67,15 +87,30 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits)
       const jpeg = await Transformer.fromRgbaPixels(frame.rgba, frame.width, frame.height).jpeg(limits.quality);
       return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
     }
-    const meta = await new Transformer(bytes).metadata();
+    // One Transformer for everything: it keeps the image it decoded for metadata(), so the
+    // conversion does not decode it a second time (that doubled the time, bench/RESULTS.md).
+    const source = new Transformer(bytes);
+    const meta = await source.metadata(true);
     // rotate() with no argument applies the EXIF orientation.
     if (!WITH_ALPHA.has(meta.colorType)) {
-      const jpeg = await new Transformer(bytes).rotate().jpeg(limits.quality);
+      const jpeg = await source.rotate().jpeg(limits.quality);
       return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
     }
     // JPEG has no alpha: the encoder would drop it and show whatever colour hides under the
-    // transparent pixels. Composite the (rotated) image over an opaque white canvas instead.
-    const rotated = await new Transformer(bytes).rotate().png();
+    // transparent pixels. Flatten onto white first: 8-bit RGBA (most PNGs and WebPs) in place...
+    if (meta.colorType === RGBA8) {
+      const pixels = await source.rotate().rawPixels();
+      const [w, h] = (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];
+      if (pixels.length === w * h * 4) {
+        await flattenOntoWhite(pixels);
+        const jpeg = await Transformer.fromRgbaPixels(pixels, w, h).jpeg(limits.quality);
+        return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
+      }
+    }
+    // ...other layouts (grey + alpha, 16-bit) by compositing over a white canvas, which costs a
+    // PNG encode and decode more (×6 the plain transcode on 12 MP, bench/RESULTS.md).
+    // (A fresh Transformer when the RGBA8 attempt above already used `source`'s rotate.)
+    const rotated = await (meta.colorType === RGBA8 ? new Transformer(bytes) : source).rotate().png();
     const size = readImageHeader(rotated);
     if (!size?.width || !size.height) throw new Error('rotated PNG without dimensions');
     const white = new Uint8Array(size.width * size.height * 4).fill(255);
