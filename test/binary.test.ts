@@ -58,12 +58,12 @@ describe('the compiled binary', () => {
     const started = Date.now();
     expect(await proc.exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(5000);
-  });
+  }, 60_000);
 
   test('--version names the package version and the commit it was built from', async () => {
     const out = await buildBinaryOnce();
     const commit = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: root }).stdout.toString().trim();
     const v = Bun.spawnSync([out, '--version']);
     expect(v.stdout.toString().trim()).toBe(`parley ${pkg.version} (commit ${commit})`);
-  });
+  }, 60_000);
 });

@@ -1,0 +1,82 @@
+import { describe, expect, test } from 'bun:test';
+import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildBinaryOnce } from './build-binary';
+
+const root = new URL('..', import.meta.url).pathname;
+
+function install(args: string[]) {
+  const p = Bun.spawnSync(['bash', join(root, 'install.sh'), ...args], { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '' } });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+describe('install.sh', () => {
+  test('installs a given binary, a data dir and a rendered unit; running it twice is harmless', async () => {
+    const binary = await buildBinaryOnce();
+    const t = mkdtempSync(join(tmpdir(), 'parley-install-'));
+    const args = ['--binary', binary, '--prefix', join(t, 'usr'), '--data-dir', join(t, 'data'), '--systemd', '--systemd-dir', join(t, 'systemd'), '--env-file', join(t, 'etc/parley.env'), '--user', 'parleysvc'];
+
+    const first = install(args);
+    expect(first.err).toBe('');
+    expect(first.code).toBe(0);
+    const bin = join(t, 'usr/bin/parley');
+    expect(statSync(bin).mode & 0o777).toBe(0o755);
+    expect(Bun.spawnSync([bin, '--version']).stdout.toString()).toMatch(/^parley \d+\.\d+\.\d+ \(commit \w+\)\n$/);
+    expect(statSync(join(t, 'data')).isDirectory()).toBe(true);
+    expect(first.out).toContain('Next steps:');
+    expect(first.out).toContain('systemctl enable --now parley');
+
+    const unitFile = join(t, 'systemd/parley.service');
+    const unit = readFileSync(unitFile, 'utf8');
+    const directives = Object.fromEntries(
+      unit.split('\n').filter((l) => /^\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    expect(directives).toMatchObject({
+      User: 'parleysvc',
+      Group: 'parleysvc',
+      ExecStart: `${bin} serve --data-dir ${join(t, 'data')}`,
+      EnvironmentFile: `-${join(t, 'etc/parley.env')}`,
+      Restart: 'on-failure',
+      NoNewPrivileges: 'true',
+      ProtectSystem: 'strict',
+      ReadWritePaths: join(t, 'data'),
+      WantedBy: 'multi-user.target',
+    });
+    expect(unit).not.toContain('@');
+    const env = readFileSync(join(t, 'etc/parley.env'), 'utf8');
+    expect(env).toContain('PARLEY_HOST=127.0.0.1');
+    expect(statSync(join(t, 'etc/parley.env')).mode & 0o777).toBe(0o640);
+
+    // The unit is valid systemd syntax (where systemd's own checker is installed).
+    if (Bun.which('systemd-analyze')) {
+      const verify = Bun.spawnSync(['systemd-analyze', 'verify', '--man=no', unitFile], { stderr: 'pipe' });
+      expect(verify.stderr.toString()).toBe('');
+    }
+
+    // The self-hoster edits the settings and adds data; a second run keeps both.
+    writeFileSync(join(t, 'etc/parley.env'), 'PARLEY_PORT=9999\n');
+    writeFileSync(join(t, 'data/parley.db'), 'precious');
+    const second = install(args);
+    expect(second.code).toBe(0);
+    expect(second.out).toContain('unchanged');
+    expect(second.out).toContain('kept your settings');
+    expect(readFileSync(unitFile, 'utf8')).toBe(unit);
+    expect(readFileSync(join(t, 'etc/parley.env'), 'utf8')).toBe('PARLEY_PORT=9999\n');
+    expect(readFileSync(join(t, 'data/parley.db'), 'utf8')).toBe('precious');
+    expect(existsSync(join(t, 'usr/bin/.parley.new'))).toBe(false);
+  }, 60_000);
+
+  test('refuses what it cannot do, with a reason', () => {
+    const t = mkdtempSync(join(tmpdir(), 'parley-install-bad-'));
+    const notBinary = join(t, 'parley');
+    writeFileSync(notBinary, 'not an executable');
+    const r = install(['--binary', notBinary, '--prefix', join(t, 'usr')]);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toContain('does not run here');
+    expect(existsSync(join(t, 'usr/bin/parley'))).toBe(false);
+    expect(install(['--binary', join(t, 'missing')]).err).toContain('no such file');
+    expect(install(['--frobnicate']).code).toBe(2);
+    expect(install(['--prefix']).err).toContain('--prefix needs a value');
+  });
+});
