@@ -78,5 +78,5 @@ describe('install.sh', () => {
     expect(install(['--binary', join(t, 'missing')]).err).toContain('no such file');
     expect(install(['--frobnicate']).code).toBe(2);
     expect(install(['--prefix']).err).toContain('--prefix needs a value');
-  });
+  }, 30_000);
 });

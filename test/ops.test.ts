@@ -6,12 +6,14 @@ import { join } from 'node:path';
 import { openDataDir } from '../src/db/connection';
 import { migrate } from '../src/db/migrate';
 import { backupFile, usedBytes } from '../src/db/backup';
-import { probeAi, probeSearxng } from '../src/ops/probes';
+import { aiModelsUrl, probeAi, probeSearxng } from '../src/ops/probes';
 import { createProgress } from '../cli/progress';
 import { startProviderEndpoints } from './fakes/provider-endpoints';
 import pkg from '../package.json' with { type: 'json' };
 
 const root = new URL('..', import.meta.url).pathname;
+// These tests spawn the CLI several times each; give a busy machine room.
+const SLOW = 30_000;
 
 function parley(args: string[], env: Record<string, string> = {}) {
   const p = Bun.spawnSync([process.execPath, join(root, 'cli/main.ts'), ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdout: 'pipe', stderr: 'pipe' });
@@ -26,7 +28,7 @@ describe('parley --version', () => {
     const r = parley(['--version']);
     expect(r.code).toBe(0);
     expect(r.out.trim()).toBe(`parley ${pkg.version} (commit dev)`);
-  });
+  }, SLOW);
 });
 
 describe('parley doctor', () => {
@@ -43,7 +45,7 @@ describe('parley doctor', () => {
     ]);
     const human = parley(['doctor', '--data-dir', dir]);
     expect(human.out).toContain('no problems found');
-  });
+  }, SLOW);
 
   test('a corrupt database file fails with a fix, exit 1', () => {
     const dir = tmp('corrupt');
@@ -52,7 +54,7 @@ describe('parley doctor', () => {
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/FAIL\s+database\s+.*file is not a database/);
     expect(r.out).toContain('fix: restore the latest backup');
-  });
+  }, SLOW);
 
   test('pending migrations warn; migrations of a newer binary fail', () => {
     const dir = tmp('pending');
@@ -72,7 +74,7 @@ describe('parley doctor', () => {
     checks = JSON.parse(r.out).checks;
     expect(byName(checks, 'migrations')).toMatchObject({ status: 'fail' });
     expect(byName(checks, 'migrations').detail).toContain('9999_from_the_future');
-  });
+  }, SLOW);
 
   test('a missing data dir and a bad setting are both reported; doctor creates nothing', () => {
     const dir = join(tmp('missing'), 'nope');
@@ -83,7 +85,7 @@ describe('parley doctor', () => {
     expect(byName(checks, 'config').detail).toContain('PARLEY_PORT');
     expect(byName(checks, 'data directory').status).toBe('fail');
     expect(existsSync(dir)).toBe(false);
-  });
+  }, SLOW);
 });
 
 describe('provider probes', () => {
@@ -99,11 +101,13 @@ describe('provider probes', () => {
       expect((await probeAi({ ...base, baseUrl: fake.url })).status).toBe('warn'); // /models is 404 without /v1
       expect((await probeAi({ ...base, provider: 'none' })).status).toBe('skip');
       expect((await probeAi({ ...base, provider: undefined })).status).toBe('skip');
+      expect(aiModelsUrl('')).toBe('https://api.openai.com/v1/models');
+      expect(aiModelsUrl('http://127.0.0.1:8080/v1/')).toBe('http://127.0.0.1:8080/v1/models');
     } finally {
       fake.stop();
     }
     expect((await probeAi({ provider: 'openai-chat', baseUrl: fake.url + '/v1', models: [] })).status).toBe('fail');
-  });
+  }, SLOW);
 
   test('SearxNG: json enabled, json refused', async () => {
     const on = startProviderEndpoints({ searxJson: true });
@@ -119,7 +123,7 @@ describe('provider probes', () => {
       on.stop();
       off.stop();
     }
-  });
+  }, SLOW);
 });
 
 describe('progress of long CLI work', () => {
@@ -136,7 +140,7 @@ describe('progress of long CLI work', () => {
     quiet.update(0.5);
     quiet.done();
     expect(piped).toEqual([]);
-  });
+  }, SLOW);
 
   test('backupFile reports growing fractions ending at 1 and writes an intact copy', async () => {
     const dir = tmp('backup');
@@ -157,7 +161,7 @@ describe('progress of long CLI work', () => {
     expect((copy.query('SELECT count(*) AS n FROM filler').get() as any).n).toBe(6000);
     copy.close();
     await expect(backupFile(join(dir, 'parley.db'), target, size)).rejects.toThrow('already exists');
-  });
+  }, SLOW);
 
   test('backup and migrate print nothing but their answer when not on a terminal', () => {
     const dir = tmp('quiet');
@@ -169,5 +173,5 @@ describe('progress of long CLI work', () => {
     expect(b.err).toBe('');
     expect(b.out).toBe(`backup written to ${join(dir, 'b.db')}\n`);
     expect(parley(['backup', join(dir, 'x.db'), '--data-dir', join(dir, 'none')]).err).toContain('no database at');
-  });
+  }, SLOW);
 });

@@ -22,6 +22,9 @@ async function get(url: string, headers: Record<string, string> = {}): Promise<R
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
+/** An empty PARLEY_AI_BASE_URL means OpenAI's API, as in the openai SDK. */
+export const aiModelsUrl = (baseUrl: string | undefined) => `${trimSlash(baseUrl || 'https://api.openai.com/v1')}/models`;
+
 export interface AiTarget {
   provider?: string;
   baseUrl?: string;
@@ -34,8 +37,7 @@ export async function probeAi(t: AiTarget): Promise<Check> {
   const name = 'AI provider';
   if (t.provider === undefined) return { name, status: 'skip', detail: 'this build has no AI provider settings' };
   if (t.provider === 'none') return { name, status: 'skip', detail: 'PARLEY_AI_PROVIDER=none (chat and research are off)' };
-  if (!t.baseUrl) return { name, status: 'fail', detail: `PARLEY_AI_PROVIDER=${t.provider} but PARLEY_AI_BASE_URL is empty`, fix: 'set PARLEY_AI_BASE_URL (docs/ai-providers.md)' };
-  const url = `${trimSlash(t.baseUrl)}/models`;
+  const url = aiModelsUrl(t.baseUrl);
   const res = await get(url, t.apiKey ? { authorization: `Bearer ${t.apiKey}` } : {});
   if (res instanceof Error)
     return { name, status: 'fail', detail: `${url}: ${res.message}`, fix: 'start the model server, or fix PARLEY_AI_BASE_URL (it usually ends in /v1)' };
