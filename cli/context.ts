@@ -17,7 +17,8 @@ export function common(cmd: Command): Command {
 
 export class CliError extends Error {}
 
-export function cliConfig(opts: CommonOptions & Record<string, unknown>, flagNames: string[] = []): Config {
+export function cliConfig(options: CommonOptions, flagNames: string[] = []): Config {
+  const opts = options as CommonOptions & Record<string, unknown>;
   const flags: Record<string, string | undefined> = { '--data-dir': opts.dataDir };
   for (const name of flagNames) {
     const key = name.replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
@@ -28,7 +29,7 @@ export function cliConfig(opts: CommonOptions & Record<string, unknown>, flagNam
 
 /** Open the data directory's database, migrated, for a one-shot admin command. */
 export function openCliDb(opts: CommonOptions): { config: Config; db: Db } {
-  const config = cliConfig(opts as CommonOptions & Record<string, unknown>);
+  const config = cliConfig(opts);
   const db = openDataDir(config.dataDir);
   migrate(db.$client);
   return { config, db };

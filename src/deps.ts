@@ -1,6 +1,7 @@
 import type { Config } from './config';
 import type { Db } from './db/connection';
 import type { Logger } from './log';
+import type { Notifier } from './notifications/notifier';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -12,4 +13,6 @@ export interface AppDeps {
   log: Logger;
   /** Milliseconds since the epoch; tests pass a fake clock. */
   now: () => number;
+  /** Push notifications (deep-research status); `noopNotifier` when push is not set up. */
+  notifier: Notifier;
 }

@@ -5,6 +5,7 @@ import { openDataDir, DB_FILE } from './db/connection';
 import { migrate } from './db/migrate';
 import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
+import { noopNotifier } from './notifications/notifier';
 
 export interface RunningServer {
   url: string;
@@ -19,7 +20,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const db = openDataDir(config.dataDir);
   const applied = migrate(db.$client);
   if (applied.length) log.info('migrations applied', { applied });
-  const deps: AppDeps = { config, db, log, now: Date.now };
+  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier };
   const app = createApp(deps);
 
   const server = Bun.serve({

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { createTestContext, captureLog, bearer, cookie, ENVELOPE_KEYS, SPEC_ERRORS } from './helpers';
 
-const post = (body?: BodyInit, headers: Record<string, string> = {}) =>
+const post = (body?: string | Uint8Array, headers: Record<string, string> = {}) =>
   new Request('http://localhost/api/preferences/get', { method: 'POST', body, headers });
 
 describe('HTTP conventions', () => {
@@ -18,7 +18,7 @@ describe('HTTP conventions', () => {
   test('missing, unknown, malformed credentials → 401 envelope with exactly the five keys', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     for (const headers of [
-      {},
+      {} as Record<string, string>,
       { 'x-api-key': 'pk_nope' },
       { authorization: 'Bearer ps_nope' },
       { authorization: 'Basic abc' },
@@ -117,7 +117,7 @@ describe('HTTP conventions', () => {
     const ctx = createTestContext();
     const health = await ctx.app.handle(new Request('http://localhost/api/health'));
     expect(health.status).toBe(200);
-    const spec = await (await ctx.app.handle(new Request('http://localhost/api/openapi.json'))).json();
+    const spec: any = await (await ctx.app.handle(new Request('http://localhost/api/openapi.json'))).json();
     expect(spec.openapi).toBe('3.1.0');
     expect(spec.paths['/api/auth/revokeApiKey'].post.responses['403']).toBeDefined();
     expect(spec.paths['/api/auth/revokeApiKey'].post.requestBody.content['application/json'].schema.required).toEqual(['keyId']);

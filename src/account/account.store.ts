@@ -1,4 +1,4 @@
-import { eq, asc } from 'drizzle-orm';
+import { eq, asc, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { users, type User } from '../db/schema';
 import { newId } from '../ids';
@@ -42,7 +42,7 @@ export const findUserByEmail = (db: Db, email: string): User | undefined =>
 
 export const listUsers = (db: Db): User[] => db.select().from(users).orderBy(asc(users.createdAt)).all();
 
-export const countUsers = (db: Db): number => db.$count(users);
+export const countUsers = (db: Db): number => db.select({ n: sql<number>`count(*)` }).from(users).get()!.n;
 
 export type UserPatch = Partial<
   Pick<

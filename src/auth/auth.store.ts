@@ -82,10 +82,11 @@ export function touchSession(db: Db, id: string, ttlMs: number, now = Date.now()
 }
 
 export function revokeSession(db: Db, id: string, now = Date.now()): boolean {
-  const res = db
+  const rows = db
     .update(sessions)
     .set({ revokedAt: now })
     .where(and(eq(sessions.id, id), isNull(sessions.revokedAt)))
-    .run();
-  return res.changes > 0;
+    .returning({ id: sessions.id })
+    .all();
+  return rows.length > 0;
 }

@@ -2,10 +2,16 @@
 // read files inside a `bun build --compile` executable, so every file of migrations/ is imported
 // here, in order. test/db.test.ts fails when a file of migrations/ is missing from this list.
 import m0000 from '../../migrations/0000_foundation.sql' with { type: 'text' };
+import m0001 from '../../migrations/0001_conversations.sql' with { type: 'text' };
+import m0002 from '../../migrations/0002_widgets.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
   sql: string;
 }
 
-export const migrations: EmbeddedMigration[] = [{ tag: '0000_foundation', sql: m0000 }];
+export const migrations: EmbeddedMigration[] = [
+  { tag: '0000_foundation', sql: m0000 },
+  { tag: '0001_conversations', sql: m0001 },
+  { tag: '0002_widgets', sql: m0002 },
+];

@@ -1,3 +1,5 @@
 // Every table of Parley. Each domain keeps its tables in its own file here so that
 // drizzle-kit sees one schema and one migration history.
 export * from './users';
+export * from './conversations';
+export * from './widgets';

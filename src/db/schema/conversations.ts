@@ -1,0 +1,55 @@
+import { sqliteTable, text, integer, index, primaryKey, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { users } from './users';
+
+export const conversations = sqliteTable(
+  'conversations',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    title: text('title').notNull().default(''),
+    studyMode: integer('study_mode', { mode: 'boolean' }).notNull().default(false),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [index('conversations_owner_idx').on(t.ownerId, t.updatedAt)],
+);
+
+/** The ordered contents of a conversation. `position` orders items; it never repeats within one. */
+export const conversationItems = sqliteTable(
+  'conversation_items',
+  {
+    id: text('id').primaryKey(),
+    conversationId: text('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    role: text('role', { enum: ['user', 'assistant', 'tool', 'system'] }).notNull(),
+    content: text('content').notNull().default(''),
+    /** JSON array of parts (tool calls, images, citations), as the client sees them. */
+    parts: text('parts', { mode: 'json' }).$type<unknown[]>().notNull().default([]),
+    /** Who wrote a user item (group chats have several writers); null for AI items. */
+    authorId: text('author_id').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('conversation_items_position_idx').on(t.conversationId, t.position)],
+);
+
+/** Users other than the owner who may write to a conversation (shared chats, group members). */
+export const conversationWriters = sqliteTable(
+  'conversation_writers',
+  {
+    conversationId: text('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.conversationId, t.userId] }), index('conversation_writers_user_idx').on(t.userId)],
+);
+
+export type Conversation = typeof conversations.$inferSelect;
+export type ConversationItem = typeof conversationItems.$inferSelect;
