@@ -1,4 +1,3 @@
-import { Transformer } from '@napi-rs/image';
 import type { Check } from './checks';
 
 /**
@@ -9,6 +8,8 @@ import type { Check } from './checks';
 export async function checkImageCodec(): Promise<Check> {
   const name = 'image codec';
   try {
+    // Loaded here, not at the top: every CLI command would otherwise pay for loading the codec.
+    const { Transformer } = await import('@napi-rs/image');
     const rgba = new Uint8Array(4 * 4 * 4).fill(200);
     const png = await Transformer.fromRgbaPixels(rgba, 4, 4).png();
     const jpeg = await new Transformer(png).jpeg(80);
