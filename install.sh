@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
       name=${1%%=*}; set -- "$name" "${1#*=}" "${@:2}" ;;
     --systemd) systemd=1; shift ;;
     --deps-only) deps_only=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -46,6 +46,9 @@ describe('parley doctor', () => {
     ]);
     const human = parley(['doctor', '--data-dir', dir]);
     expect(human.out).toContain('no problems found');
+    const exposed = parley(['doctor', '--json', '--data-dir', dir], { PARLEY_HOST: '0.0.0.0' });
+    expect(exposed.code).toBe(0); // a warning, not a failure
+    expect(byName(JSON.parse(exposed.out).checks, 'config')).toMatchObject({ status: 'warn', detail: 'listening on 0.0.0.0 with PARLEY_COOKIE_SECURE=false' });
   }, SLOW);
 
   test('a corrupt database file fails with a fix, exit 1', () => {

@@ -67,9 +67,16 @@ function checkMigrations(sqlite: Database): Check {
   return { name, status: 'ok', detail: `all ${migrations.length} applied` };
 }
 
-/** Settings that parse but make little sense together. */
+/** Settings that parse but are risky on a server reachable by others. */
 export function checkConfigSense(config: Config): Check {
   const loopback = ['127.0.0.1', '::1', 'localhost'].includes(config.host);
+  if (config.env === 'development')
+    return {
+      name: 'config',
+      status: 'warn',
+      detail: 'PARLEY_ENV=development enables test-only operations (e.g. credits/grantAdReward)',
+      fix: 'remove PARLEY_ENV (or set it to production) outside development',
+    };
   if (!loopback && !config.cookieSecure)
     return {
       name: 'config',
