@@ -50,7 +50,7 @@ try {
   step(`serving at ${url} on an empty data dir`);
 
   const health = await fetch(`${url}/api/health`);
-  if (health.status !== 200 || (await health.json()).status !== 'ok') fail(`/api/health answered ${health.status}`);
+  if (health.status !== 200 || ((await health.json()) as { status?: string }).status !== 'ok') fail(`/api/health answered ${health.status}`);
   step('/api/health ok');
 
   // Probe without a credential first: 401 means the operation exists, 404 that this build lacks it
