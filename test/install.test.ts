@@ -80,3 +80,40 @@ describe('install.sh', () => {
     expect(install(['--prefix']).err).toContain('--prefix needs a value');
   }, 30_000);
 });
+
+// The real --systemd path (useradd, chown, /etc) on a scratch copy of the system: a private mount
+// namespace with an overlay on /etc and empty /usr/local and /var/lib, so the machine itself is
+// left alone. Needs root and mount rights; elsewhere (most CI containers) it is skipped.
+const canIsolate = process.getuid?.() === 0 && Bun.which('unshare') !== null && Bun.spawnSync(['unshare', '-m', 'true']).exitCode === 0;
+
+describe.skipIf(!canIsolate)('install.sh --systemd as root, isolated', () => {
+  test('creates the user, owns the data dir, keeps the settings private; twice is harmless', async () => {
+    const binary = await buildBinaryOnce();
+    const t = mkdtempSync(join(tmpdir(), 'parley-install-root-'));
+    const script = `
+      set -e
+      mount --make-rprivate /
+      mkdir -p ${t}/etc-upper ${t}/etc-work ${t}/usr-local ${t}/var-lib
+      mount -t overlay overlay -o lowerdir=/etc,upperdir=${t}/etc-upper,workdir=${t}/etc-work /etc
+      mount --bind ${t}/usr-local /usr/local
+      mount --bind ${t}/var-lib /var/lib
+      bash ${join(root, 'install.sh')} --binary ${binary} --systemd --user parleytest >/dev/null
+      bash ${join(root, 'install.sh')} --binary ${binary} --systemd --user parleytest >/dev/null
+      id -u parleytest >/dev/null
+      stat -c '%U:%G %a' /var/lib/parley /etc/parley/parley.env
+      grep -c '^parleytest:' /etc/passwd
+      runuser -u parleytest -- /usr/local/bin/parley migrate --data-dir /var/lib/parley >/dev/null
+      runuser -u parleytest -- /usr/local/bin/parley doctor --data-dir /var/lib/parley --json
+    `;
+    const p = Bun.spawnSync(['unshare', '-m', 'bash', '-c', script], { stdout: 'pipe', stderr: 'pipe' });
+    expect(p.stderr.toString()).toBe('');
+    expect(p.exitCode).toBe(0);
+    const [owners, envFile, users, doctor] = p.stdout.toString().trim().split('\n');
+    expect(owners).toBe('parleytest:parleytest 750');
+    expect(envFile).toBe('root:parleytest 640');
+    expect(users).toBe('1');
+    expect(JSON.parse(doctor!).ok).toBe(true);
+    // Nothing leaked out of the namespace.
+    expect(Bun.spawnSync(['id', '-u', 'parleytest']).exitCode).not.toBe(0);
+  }, 60_000);
+});
