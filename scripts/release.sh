@@ -28,9 +28,10 @@ done
 [ "$smoke" = 1 ] || exit 0
 
 host=$(uname -m)
-# What runs a foreign binary: qemu-<cpu>-static with the cross libc as its library root.
+# What runs a foreign binary: qemu-<cpu>-static with the cross libc as its library root, and
+# optionally a CPU model (QEMU's default "max" has every extension; a real board has fewer).
 emulator_for() {
-  local qemu=$1 triple=$2; shift 2
+  local qemu=$1 triple=$2 cpu=$3; shift 3
   local missing=()
   command -v "qemu-$qemu-static" >/dev/null || command -v "qemu-$qemu" >/dev/null || missing+=(qemu-user-static)
   [ -e "/usr/$triple/lib/libc.so.6" ] || missing+=("$@")
@@ -45,15 +46,16 @@ emulator_for() {
   fi
   local bin
   bin=$(command -v "qemu-$qemu-static" || command -v "qemu-$qemu")
-  echo "$bin -L /usr/$triple"
+  echo "$bin ${cpu:+-cpu $cpu }-L /usr/$triple"
 }
 
 for arch in x64 arm64; do
   emulator=""
   case "$arch:$host" in
     x64:x86_64|arm64:aarch64) ;;
-    arm64:*) emulator=$(emulator_for aarch64 aarch64-linux-gnu libc6-arm64-cross libgcc-s1-arm64-cross) ;;
-    x64:*) emulator=$(emulator_for x86_64 x86_64-linux-gnu libc6-amd64-cross libgcc-s1-amd64-cross) ;;
+    # The Raspberry Pi 4's Cortex-A72 (ARMv8.0): what runs there runs on a Pi 5 (Cortex-A76) too.
+    arm64:*) emulator=$(emulator_for aarch64 aarch64-linux-gnu cortex-a72 libc6-arm64-cross libgcc-s1-arm64-cross) ;;
+    x64:*) emulator=$(emulator_for x86_64 x86_64-linux-gnu "" libc6-amd64-cross libgcc-s1-amd64-cross) ;;
   esac
   echo "==> smoke test dist/parley-linux-$arch"
   $bun run scripts/smoke.ts ${emulator:+--emulator "$emulator"} "dist/parley-linux-$arch"
