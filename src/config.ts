@@ -108,6 +108,147 @@ export const settings = {
     doc: 'Sessions expire after this many days without use (sliding expiry).',
     parse: int(1, 3650),
   }),
+  // --- oauth ---
+  appUrl: setting({
+    env: 'PARLEY_APP_URL',
+    default: '',
+    doc: 'Where the browser goes after signing in with an identity provider (errors add `?error=<code>`). Empty: Parley shows a small result page.',
+    parse: optHttpUrl,
+  }),
+  publicUrl: setting({
+    env: 'PARLEY_PUBLIC_URL',
+    default: '',
+    doc: 'The address users reach Parley at (e.g. `https://parley.example.org`), used to build OAuth callback URLs. Empty: taken from each request; set it behind a reverse proxy.',
+    parse: optHttpUrl,
+  }),
+  signup: setting({
+    env: 'PARLEY_SIGNUP',
+    default: 'closed',
+    doc: '`open`: a first sign-in with a verified e-mail creates the user (limited by `PARLEY_SIGNUP_ALLOW`). `closed`: only users that already exist (e.g. made with `parley user create`) can sign in.',
+    parse: oneOf('open', 'closed'),
+  }),
+  signupAllow: setting({
+    env: 'PARLEY_SIGNUP_ALLOW',
+    default: '',
+    doc: 'With open sign-up, comma-separated e-mails (`ann@example.org`) and domains (`@example.org`) that may sign up. Empty: any verified e-mail.',
+    parse: (raw, name) => list(raw, name).map((s) => s.toLowerCase()),
+  }),
+  nativeRedirectSchemes: setting({
+    env: 'PARLEY_NATIVE_REDIRECT_SCHEMES',
+    default: '',
+    doc: 'Comma-separated custom URL schemes (e.g. `myapp`) a native app may pass as `?redirect=` to receive its bearer token after signing in. Empty: none.',
+    parse: redirectSchemes,
+  }),
+  oauthGithubClientId: oauthRow('GITHUB', 'GitHub', 'client id'),
+  oauthGithubClientSecret: oauthRow('GITHUB', 'GitHub', 'client secret'),
+  oauthGoogleClientId: oauthRow('GOOGLE', 'Google', 'client id'),
+  oauthGoogleClientSecret: oauthRow('GOOGLE', 'Google', 'client secret'),
+  oauthGiteaClientId: oauthRow('GITEA', 'Gitea', 'client id'),
+  oauthGiteaClientSecret: oauthRow('GITEA', 'Gitea', 'client secret'),
+  oauthGiteaBaseUrl: oauthRow('GITEA', 'Gitea', 'base URL', 'e.g. `https://gitea.example.org`'),
+  oauthForgejoClientId: oauthRow('FORGEJO', 'Forgejo', 'client id'),
+  oauthForgejoClientSecret: oauthRow('FORGEJO', 'Forgejo', 'client secret'),
+  oauthForgejoBaseUrl: oauthRow('FORGEJO', 'Forgejo', 'base URL', 'e.g. `https://codeberg.org`'),
+  oauthGitlabClientId: oauthRow('GITLAB', 'GitLab', 'client id'),
+  oauthGitlabClientSecret: oauthRow('GITLAB', 'GitLab', 'client secret'),
+  oauthGitlabBaseUrl: setting({
+    env: 'PARLEY_OAUTH_GITLAB_BASE_URL',
+    default: 'https://gitlab.com',
+    doc: 'GitLab sign-in: base URL (change it for a self-managed GitLab).',
+    parse: optHttpUrl,
+  }),
+  oauthKeycloakClientId: oauthRow('KEYCLOAK', 'Keycloak', 'client id'),
+  oauthKeycloakClientSecret: oauthRow('KEYCLOAK', 'Keycloak', 'client secret'),
+  oauthKeycloakBaseUrl: oauthRow('KEYCLOAK', 'Keycloak', 'base URL', 'the realm URL, e.g. `https://id.example.org/realms/main`'),
+  oauthAuthentikClientId: oauthRow('AUTHENTIK', 'Authentik', 'client id'),
+  oauthAuthentikClientSecret: oauthRow('AUTHENTIK', 'Authentik', 'client secret'),
+  oauthAuthentikBaseUrl: oauthRow('AUTHENTIK', 'Authentik', 'base URL', 'e.g. `https://auth.example.org`'),
+  // --- chat & research ---
+  aiProvider: setting({
+    env: 'PARLEY_AI_PROVIDER',
+    default: 'none',
+    doc: '`openai-responses` (OpenAI Responses API, background mode), `openai-chat` (any OpenAI-compatible Chat Completions server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter; Parley runs the research loop itself) or `none` (AI operations answer with an in-stream error).',
+    parse: oneOf('openai-responses', 'openai-chat', 'none'),
+  }),
+  aiBaseUrl: setting({
+    env: 'PARLEY_AI_BASE_URL',
+    default: '',
+    doc: "Base URL of the AI provider's API including its version prefix (e.g. `http://127.0.0.1:11434/v1` for Ollama). Empty: OpenAI's.",
+    parse: optStr,
+  }),
+  aiApiKey: setting({
+    env: 'PARLEY_AI_API_KEY',
+    default: '',
+    doc: 'API key sent to the AI provider (local servers usually accept any value).',
+    parse: optStr,
+    secret: true,
+  }),
+  aiModel: setting({
+    env: 'PARLEY_AI_MODEL',
+    default: 'gpt-4.1-mini',
+    doc: 'Model used for regular chat (`chat/stream`, group AI follow-ups) when the request names none.',
+    parse: str,
+  }),
+  researchModel: setting({
+    env: 'PARLEY_RESEARCH_MODEL',
+    default: 'o4-mini-deep-research',
+    doc: 'Model used for `chat/streamDeepResearch` when the request names none. With `openai-chat` use a model your server has.',
+    parse: str,
+  }),
+  searchProvider: setting({
+    env: 'PARLEY_SEARCH_PROVIDER',
+    default: 'none',
+    doc: 'Web search used by the `openai-chat` research loop and chat tool: `searxng` or `none`.',
+    parse: oneOf('searxng', 'none'),
+  }),
+  searxngUrl: setting({
+    env: 'PARLEY_SEARXNG_URL',
+    default: 'http://127.0.0.1:8888',
+    doc: 'Base URL of a SearxNG instance with the JSON format enabled (`search.formats: [html, json]`).',
+    parse: str,
+  }),
+  streamKeepaliveS: setting({
+    env: 'PARLEY_STREAM_KEEPALIVE_S',
+    default: '15',
+    doc: 'Seconds between `{"type":"keepalive"}` frames on a quiet chat or research stream. SSE comment lines are sent every 5 s at most regardless.',
+    parse: int(1, 3600),
+  }),
+  eventRetentionDays: setting({
+    env: 'PARLEY_EVENT_RETENTION_DAYS',
+    default: '7',
+    doc: 'Days the events of a finished response are kept for stream replay (`Last-Event-ID`, `chat/resumeStream`); the conversation items stay.',
+    parse: int(1, 3650),
+  }),
+  researchMaxPerUser: setting({
+    env: 'PARLEY_RESEARCH_MAX_PER_USER',
+    default: '2',
+    doc: 'Concurrent AI tasks (research and chat responses) one user may run; more answer 429 before the stream.',
+    parse: int(1, 1000),
+  }),
+  researchMaxTotal: setting({
+    env: 'PARLEY_RESEARCH_MAX_TOTAL',
+    default: '16',
+    doc: 'Concurrent AI tasks on the whole server; more answer 429 before the stream.',
+    parse: int(1, 100000),
+  }),
+  researchBreadth: setting({
+    env: 'PARLEY_RESEARCH_BREADTH',
+    default: '3',
+    doc: '`openai-chat` research loop: search queries per round (and pages read per round).',
+    parse: int(1, 10),
+  }),
+  researchDepth: setting({
+    env: 'PARLEY_RESEARCH_DEPTH',
+    default: '2',
+    doc: '`openai-chat` research loop: rounds of search → read → follow-up queries.',
+    parse: int(1, 5),
+  }),
+  fetchAllowPrivate: setting({
+    env: 'PARLEY_FETCH_ALLOW_PRIVATE',
+    default: 'false',
+    doc: 'Let server-side page reads reach private, loopback and link-local addresses (off: such URLs are refused).',
+    parse: bool,
+  }),
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;
@@ -138,3 +279,38 @@ export const settingList = settings as Record<string, Setting<unknown>>;
 
 /** Parsers for rows added by other domains. */
 export const parsers = { str, optStr, int, bool, oneOf, list };
+
+// --- oauth ---
+// Function declarations (hoisted), so the table above can use them while they live down here.
+
+/** An absolute http(s) URL without a trailing slash, or undefined when empty. */
+function optHttpUrl(raw: string, name: string): string | undefined {
+  if (raw.trim() === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http or https URL, got "${raw}"`);
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Web schemes are refused: a token sent to one would leave the device in a URL. */
+function redirectSchemes(raw: string, name: string): string[] {
+  const schemes = list(raw, name).map((s) => s.toLowerCase().replace(/:(\/\/)?$/, ''));
+  for (const s of schemes)
+    if (!/^[a-z][a-z0-9+.-]*$/.test(s) || ['http', 'https', 'javascript', 'data', 'file', 'blob', 'about', 'vbscript', 'ws', 'wss'].includes(s))
+      throw new ConfigError(`${name} holds custom schemes such as myapp; "${s}" is not allowed`);
+  return schemes;
+}
+
+function oauthRow(provider: string, label: string, what: 'client id' | 'client secret' | 'base URL', example = ''): Setting<string | undefined> {
+  return {
+    env: `PARLEY_OAUTH_${provider}_${what === 'client id' ? 'CLIENT_ID' : what === 'client secret' ? 'CLIENT_SECRET' : 'BASE_URL'}`,
+    default: '',
+    doc: `${label} sign-in: ${what}${example ? ` (${example})` : ''}.${what === 'client id' ? ` The provider is offered once its ${['GITHUB', 'GOOGLE'].includes(provider) ? 'id and secret' : 'id, secret and base URL'} are set.` : ''}`,
+    parse: what === 'base URL' ? optHttpUrl : optStr,
+    ...(what === 'client secret' ? { secret: true } : {}),
+  };
+}

@@ -2,6 +2,7 @@ import type { Config } from './config';
 import type { Db } from './db/connection';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
+import type { AiProvider } from './ai/ai.types';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -15,4 +16,6 @@ export interface AppDeps {
   now: () => number;
   /** Push notifications (deep-research status); `noopNotifier` when push is not set up. */
   notifier: Notifier;
+  /** The configured AI provider (`createAiProvider`); undefined when PARLEY_AI_PROVIDER is `none`. */
+  ai: AiProvider | undefined;
 }

@@ -6,6 +6,7 @@ import { migrate } from './db/migrate';
 import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
+import { createAiProvider } from './ai/provider';
 
 export interface RunningServer {
   url: string;
@@ -20,7 +21,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const db = openDataDir(config.dataDir);
   const applied = migrate(db.$client);
   if (applied.length) log.info('migrations applied', { applied });
-  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier };
+  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier, ai: createAiProvider(config) };
   const app = createApp(deps);
 
   const server = Bun.serve({
