@@ -93,6 +93,36 @@ describe('parley doctor', () => {
 });
 
 describe('provider probes', () => {
+  test('doctor probes the providers the settings name', async () => {
+    const ai = startProviderEndpoints({ apiKey: 'sk-local', models: ['qwen2.5:7b'] });
+    const searx = startProviderEndpoints({ searxJson: false });
+    try {
+      const dir = tmp('providers');
+      // Async spawn: the fakes live in this process and must keep answering while doctor runs.
+      const p = Bun.spawn([process.execPath, join(root, 'cli/main.ts'), 'doctor', '--json', '--data-dir', dir], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          PARLEY_AI_PROVIDER: 'openai-chat',
+          PARLEY_AI_BASE_URL: `${ai.url}/v1`,
+          PARLEY_AI_API_KEY: 'sk-local',
+          PARLEY_AI_MODEL: 'qwen2.5:7b',
+          PARLEY_RESEARCH_MODEL: 'qwen2.5:7b',
+          PARLEY_SEARCH_PROVIDER: 'searxng',
+          PARLEY_SEARXNG_URL: searx.url,
+        },
+        stdout: 'pipe',
+      });
+      const [code, out] = await Promise.all([p.exited, new Response(p.stdout).text()]);
+      const { checks } = JSON.parse(out);
+      expect(byName(checks, 'AI provider')).toEqual({ name: 'AI provider', status: 'ok', detail: `${ai.url}/v1/models reachable (1 model)` });
+      expect(byName(checks, 'web search')).toMatchObject({ status: 'fail', detail: `${searx.url}/search?q=parley&format=json refused format=json (HTTP 403)` });
+      expect(code).toBe(1);
+    } finally {
+      ai.stop();
+      searx.stop();
+    }
+  }, SLOW);
+
   test('AI: reachable, wrong key, missing model, unreachable, off', async () => {
     const fake = startProviderEndpoints({ apiKey: 'sk-good', models: ['llama3.2:3b', 'qwen2.5:7b'] });
     try {

@@ -48,7 +48,7 @@ export async function probeAi(t: AiTarget): Promise<Check> {
   const missing = t.models.filter((m) => m && ids.length > 0 && !ids.includes(m));
   if (missing.length)
     return { name, status: 'warn', detail: `${url} is reachable but does not list ${missing.join(', ')}`, fix: `pull or load the model, or set PARLEY_AI_MODEL to one of: ${ids.slice(0, 8).join(', ')}` };
-  return { name, status: 'ok', detail: `${url} reachable (${ids.length} models)` };
+  return { name, status: 'ok', detail: `${url} reachable (${ids.length} model${ids.length === 1 ? '' : 's'})` };
 }
 
 /** SearxNG answers JSON only when `json` is among `search.formats` in its settings.yml; 403 otherwise. */
