@@ -19,7 +19,8 @@ export interface RunningServer {
 /** Open the database, migrate, and listen. The caller decides when to stop (cli/serve.ts: on SIGTERM/SIGINT). */
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const db = openDataDir(config.dataDir);
-  const applied = migrate(db.$client);
+  // One line per migration before it runs: on a large database an upgrade's start can take a while.
+  const applied = migrate(db.$client, undefined, (done, total, tag) => tag && log.info('applying migration', { tag, step: done + 1, of: total }));
   if (applied.length) log.info('migrations applied', { applied });
   const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier, ai: createAiProvider(config) };
   const app = createApp(deps);
