@@ -24,7 +24,7 @@ export function checkDataDir(dir: string): Check {
   try {
     accessSync(dir, constants.W_OK);
   } catch {
-    return { name, status: 'fail', detail: `${dir} is not writable by this user`, fix: `run doctor as the user Parley runs as, or chown the directory to it` };
+    return { name, status: 'fail', detail: `${dir} is not writable by this user`, fix: 'run doctor as the user Parley runs as (e.g. sudo -u parley parley doctor), or chown the directory to it' };
   }
   return { name, status: 'ok', detail: `${dir} (writable)` };
 }
@@ -37,6 +37,11 @@ export function checkDatabase(dir: string): Check[] {
   const file = join(dir, DB_FILE);
   if (!existsSync(file))
     return [{ name: 'database', status: 'warn', detail: `${file} does not exist yet`, fix: '`parley migrate` creates it; `parley serve` does too at start' }];
+  try {
+    accessSync(file, constants.R_OK);
+  } catch {
+    return [{ name: 'database', status: 'fail', detail: `${file} is not readable by this user`, fix: 'run doctor as the user Parley runs as (e.g. sudo -u parley parley doctor)' }];
+  }
   let sqlite: Database | undefined;
   try {
     sqlite = new Database(file, { readonly: true });
