@@ -32,7 +32,8 @@ export async function startServer(
   opts: { extraOperations?: readonly AnyOperation[] } = {},
 ): Promise<RunningServer> {
   const db = openDataDir(config.dataDir);
-  const applied = migrate(db.$client);
+  // One line per migration before it runs: on a large database an upgrade's start can take a while.
+  const applied = migrate(db.$client, undefined, (done, total, tag) => tag && log.info('applying migration', { tag, step: done + 1, of: total }));
   if (applied.length) log.info('migrations applied', { applied });
   // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
   const push = config.pushEnabled ? await createExpoClient(config) : undefined;
