@@ -115,6 +115,8 @@ export const researchFigure: Figure = {
       PARLEY_AI_API_KEY: 'bench',
       PARLEY_AI_MODEL: 'fake-chat',
       PARLEY_RESEARCH_MODEL: 'fake-research',
+      // Runs follow each other; a finishing task must not make the next one a 429.
+      PARLEY_RESEARCH_MAX_PER_USER: '8',
     });
     try {
       ctx.log('direct: the client reads the fake upstream');
