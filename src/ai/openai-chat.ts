@@ -1,5 +1,4 @@
 import OpenAI from 'openai';
-import { eventChunkedFetch } from './sse-chunks';
 import { AiError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type StreamChatOptions } from './ai.types';
 import { describeUpstream, runTool } from './openai-responses';
 import { ThinkSplitter } from './think-splitter';
@@ -22,8 +21,7 @@ export interface ChatProviderConfig {
  * restarted server cannot resume an upstream turn (`canResume: false`).
  */
 export function createChatProvider(cfg: ChatProviderConfig): AiProvider {
-  // eventChunkedFetch: the SDK's stream reader is quadratic in events per network chunk (src/ai/sse-chunks.ts).
-  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1, fetch: eventChunkedFetch });
+  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1 });
   const chat = createChatClient(client);
   return {
     name: 'openai-chat',

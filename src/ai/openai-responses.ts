@@ -1,5 +1,4 @@
 import OpenAI from 'openai';
-import { eventChunkedFetch } from './sse-chunks';
 import { AiError, SHUTDOWN_REASON, type AiEvent, type AiMessage, type AiProvider, type AiTool, type StreamChatOptions, type WebSearchResult } from './ai.types';
 
 export interface ResponsesProviderConfig {
@@ -16,8 +15,7 @@ export interface ResponsesProviderConfig {
  * are answered with a follow-up response chained by `previous_response_id`.
  */
 export function createResponsesProvider(cfg: ResponsesProviderConfig): AiProvider {
-  // eventChunkedFetch: the SDK's stream reader is quadratic in events per network chunk (src/ai/sse-chunks.ts).
-  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1, fetch: eventChunkedFetch });
+  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1 });
   return {
     name: 'openai-responses',
     canResume: true,
