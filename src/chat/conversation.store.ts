@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { conversationItems, conversations, conversationWriters, type Conversation, type ConversationItem } from '../db/schema';
 import { newId } from '../ids';
+import { preparedFor } from '../db/prepared';
 
 export function createConversation(
   db: Db,
@@ -15,22 +16,26 @@ export function createConversation(
     .get();
 }
 
-export const findConversationById = (db: Db, id: string): Conversation | undefined =>
-  db.select().from(conversations).where(eq(conversations.id, id)).get();
-
-/** Owner or writer. One indexed lookup: this sits on the hot path of every write. */
-export function canWriteConversation(db: Db, conversationId: string, userId: string): boolean {
-  const row = db
+// Both sit on the hot path of every conversation operation: prepared once (src/db/prepared.ts).
+const hot = preparedFor((db) => ({
+  byId: db.select().from(conversations).where(eq(conversations.id, sql.placeholder('id'))).prepare(),
+  writable: db
     .select({ ok: sql<number>`1` })
     .from(conversations)
     .where(
       and(
-        eq(conversations.id, conversationId),
-        sql`(${conversations.ownerId} = ${userId} OR EXISTS (SELECT 1 FROM ${conversationWriters} WHERE ${conversationWriters.conversationId} = ${conversations.id} AND ${conversationWriters.userId} = ${userId}))`,
+        eq(conversations.id, sql.placeholder('conversationId')),
+        sql`(${conversations.ownerId} = ${sql.placeholder('userId')} OR EXISTS (SELECT 1 FROM ${conversationWriters} WHERE ${conversationWriters.conversationId} = ${conversations.id} AND ${conversationWriters.userId} = ${sql.placeholder('userId')}))`,
       ),
     )
-    .get();
-  return row !== undefined;
+    .prepare(),
+}));
+
+export const findConversationById = (db: Db, id: string): Conversation | undefined => hot(db).byId.get({ id });
+
+/** Owner or writer. One indexed lookup: this sits on the hot path of every write. */
+export function canWriteConversation(db: Db, conversationId: string, userId: string): boolean {
+  return hot(db).writable.get({ conversationId, userId }) !== undefined;
 }
 
 export function addWriter(db: Db, conversationId: string, userId: string, now = Date.now()): void {
