@@ -8,9 +8,11 @@ import { docsPage } from './http/docs-page';
 import { securityHeaders } from './http/security-headers';
 import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
+import { chatOperations } from './chat/chat.routes';
+import { streamOperations } from './chat/stream.routes';
 
 /** The whole API, one group per domain. */
-export const operations: readonly AnyOperation[] = [...authOperations, ...accountOperations];
+export const operations: readonly AnyOperation[] = [...authOperations, ...accountOperations, ...chatOperations, ...streamOperations];
 
 const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
 

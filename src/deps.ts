@@ -3,6 +3,8 @@ import type { Db } from './db/connection';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
 import type { AiProvider } from './ai/ai.types';
+import type { TaskRunner } from './tasks/runner';
+import type { EventLog } from './chat/event-log';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -18,4 +20,8 @@ export interface AppDeps {
   notifier: Notifier;
   /** The configured AI provider (`createAiProvider`); undefined when PARLEY_AI_PROVIDER is `none`. */
   ai: AiProvider | undefined;
+  /** Background tasks (AI turns), with concurrency caps. */
+  tasks: TaskRunner;
+  /** Persisted, replayable events of AI responses and their live fan-out. */
+  events: EventLog;
 }

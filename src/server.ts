@@ -7,6 +7,10 @@ import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
 import { createAiProvider } from './ai/provider';
+import { createTaskRunner } from './tasks/runner';
+import { EventLog } from './chat/event-log';
+import { resumeInterruptedResponses } from './chat/respond';
+import { startEventPruning } from './chat/prune';
 
 export interface RunningServer {
   url: string;
@@ -21,8 +25,20 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const db = openDataDir(config.dataDir);
   const applied = migrate(db.$client);
   if (applied.length) log.info('migrations applied', { applied });
-  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier, ai: createAiProvider(config) };
+  const deps: AppDeps = {
+    config,
+    db,
+    log,
+    now: Date.now,
+    notifier: noopNotifier,
+    ai: createAiProvider(config),
+    tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
+    events: new EventLog(db, Date.now),
+  };
   const app = createApp(deps);
+  const recovered = resumeInterruptedResponses(deps);
+  if (recovered.resumed || recovered.failed) log.info('interrupted responses', recovered);
+  const stopPruning = startEventPruning(deps);
 
   const server = Bun.serve({
     hostname: config.host,
@@ -49,6 +65,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     deps,
     stop: () =>
       (stopping ??= (async () => {
+        stopPruning();
+        // Upstream background responses keep running; the next start resumes them.
+        await deps.tasks.shutdown();
         await server.stop(true);
         db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)');
         db.$client.close();

@@ -8,6 +8,8 @@ import { createApiKey, createSession, DAY_MS } from '../src/auth/auth.store';
 import type { AppDeps } from '../src/deps';
 import { noopNotifier } from '../src/notifications/notifier';
 import { createAiProvider } from '../src/ai/provider';
+import { createTaskRunner } from '../src/tasks/runner';
+import { EventLog } from '../src/chat/event-log';
 import type { User } from '../src/db/schema';
 
 export interface TestUser {
@@ -36,12 +38,24 @@ export interface TestContext {
  * the given users (each gets an API key and a session).
  */
 export function createTestContext(
-  opts: { users?: NewUser[]; config?: Partial<Config>; log?: Logger; now?: () => number; deps?: Partial<AppDeps> } = {},
+  opts: { users?: NewUser[]; config?: Partial<Config>; log?: Logger; now?: () => number; deps?: Partial<AppDeps>; db?: Db } = {},
 ): TestContext {
-  const db = openDatabase(':memory:');
+  const db = opts.db ?? openDatabase(':memory:');
   migrate(db.$client);
   const config = testConfig(opts.config);
-  const deps: AppDeps = { config, db, log: opts.log ?? silentLogger, now: opts.now ?? Date.now, notifier: noopNotifier, ai: createAiProvider(config), ...opts.deps } as AppDeps;
+  const log = opts.log ?? silentLogger;
+  const now = opts.now ?? Date.now;
+  const deps: AppDeps = {
+    config,
+    db,
+    log,
+    now,
+    notifier: noopNotifier,
+    ai: createAiProvider(config),
+    tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
+    events: new EventLog(db, now),
+    ...opts.deps,
+  } as AppDeps;
   const app = createApp(deps);
   const users = (opts.users ?? []).map((u) => seedUser(db, u, config));
   const headersFor = (as?: TestUser | Record<string, string>): Record<string, string> =>
