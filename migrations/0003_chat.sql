@@ -17,7 +17,7 @@ CREATE TABLE `response_events` (
 	`created_at` integer NOT NULL,
 	PRIMARY KEY(`response_id`, `seq`),
 	FOREIGN KEY (`response_id`) REFERENCES `responses`(`id`) ON UPDATE no action ON DELETE cascade
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `responses` (
 	`id` text PRIMARY KEY NOT NULL,

@@ -6,6 +6,7 @@ import { AiError } from '../src/ai/ai.types';
 import { readPage, isPrivateAddress } from '../src/ai/read-page';
 import { ThinkSplitter } from '../src/ai/think-splitter';
 import { parseQueries } from '../src/ai/research-loop';
+import { parseSseJson } from '../src/ai/sse-parse';
 import { failedTerminal, functionCallEvents, reasoningEvents, startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
 import { startFakeSearxng } from './fakes/searxng';
 
@@ -197,5 +198,21 @@ describe('AI providers', () => {
       { kind: 'reasoning', text: 'b' },
       { kind: 'text', text: 'c' },
     ]);
+  });
+
+  test('SSE parser: split chunks, CRLF, multi-line data, comments, [DONE]', async () => {
+    const wire = ': hi\n\nevent: a\ndata: {"n":1}\n\ndata: {"n":\ndata: 2}\r\n\r\nid: 7\ndata: {"n":3}\n\ndata: [DONE]\n\ndata: {"n":4}\n\n';
+    const bytes = new TextEncoder().encode(wire);
+    for (const size of [1, 3, 7, bytes.length]) {
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += size) c.enqueue(bytes.slice(i, i + size));
+          c.close();
+        },
+      });
+      const got: unknown[] = [];
+      for await (const e of parseSseJson(body)) got.push(e);
+      expect(got).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    }
   });
 });

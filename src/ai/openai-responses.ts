@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { parseSseBatches } from './sse-parse';
 import { AiError, SHUTDOWN_REASON, type AiEvent, type AiMessage, type AiProvider, type AiTool, type StreamChatOptions, type WebSearchResult } from './ai.types';
 
 export interface ResponsesProviderConfig {
@@ -48,22 +49,19 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
   try {
   // A research model may call tools many times; a bound keeps a looping model from running forever.
   for (let round = 0; turn && round < 16; round++) {
-    let stream: AsyncIterable<any>;
+    let stream: AsyncIterable<any[]>;
     try {
       if (resume) {
-        stream = (await client.responses.retrieve(
-          resume.upstreamId,
-          { stream: true, starting_after: resume.sequenceNumber },
-          { signal: opts.signal },
-        )) as unknown as AsyncIterable<any>;
+        stream = parseSseBatches(
+          (await client.responses.retrieve(resume.upstreamId, { stream: true, starting_after: resume.sequenceNumber }, { signal: opts.signal }).asResponse()).body,
+          opts.signal,
+        );
       } else if (turn.previousResponseId) {
-        stream = (await client.responses.create(
-          { ...base, stream: true, previous_response_id: turn.previousResponseId, input: turn.toolOutputs!.map((o) => ({ type: 'function_call_output', ...o })) } as any,
-          { signal: opts.signal },
-        )) as unknown as AsyncIterable<any>;
+        const body = { ...base, stream: true, previous_response_id: turn.previousResponseId, input: turn.toolOutputs!.map((o) => ({ type: 'function_call_output', ...o })) };
+        stream = parseSseBatches((await client.responses.create(body as any, { signal: opts.signal }).asResponse()).body, opts.signal);
       } else {
         const { instructions, input } = toInput(opts.messages);
-        stream = (await client.responses.create({ ...base, stream: true, instructions, input } as any, { signal: opts.signal })) as unknown as AsyncIterable<any>;
+        stream = parseSseBatches((await client.responses.create({ ...base, stream: true, instructions, input } as any, { signal: opts.signal }).asResponse()).body, opts.signal);
       }
     } catch (err) {
       throw describeUpstream(err);
@@ -72,15 +70,15 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
     let upstreamId = resume?.upstreamId;
     resume = undefined;
     try {
-      for await (const ev of stream) {
-        if (ev.response?.id) live = upstreamId = ev.response.id;
-        for (const out of mapper.map(ev)) yield out;
-        if (upstreamId && typeof ev.sequence_number === 'number') opts.onCursor?.({ upstreamId, sequenceNumber: ev.sequence_number });
-      }
+      for await (const batch of stream)
+        for (const ev of batch) {
+          if (ev.response?.id) live = upstreamId = ev.response.id;
+          for (const out of mapper.map(ev)) yield out;
+          if (upstreamId && typeof ev.sequence_number === 'number') opts.onCursor?.({ upstreamId, sequenceNumber: ev.sequence_number });
+        }
     } catch (err) {
-      throw describeUpstream(err);
+      throw describeUpstream(err, opts.signal);
     }
-    // The SDK ends an aborted stream quietly; the upstream response is still running.
     if (opts.signal?.aborted) throw new AiError('The response was cancelled.');
     live = undefined;
     if (mapper.failure) throw new AiError(mapper.failure);
@@ -143,9 +141,9 @@ function toInput(messages: AiMessage[]): { instructions?: string; input: any[] }
 }
 
 /** Map upstream failures to messages safe to show (never the key, never a stack). */
-export function describeUpstream(err: unknown): Error {
+export function describeUpstream(err: unknown, signal?: AbortSignal): Error {
   if (err instanceof AiError) return err;
-  if (err instanceof OpenAI.APIUserAbortError) return new AiError('The response was cancelled.');
+  if (err instanceof OpenAI.APIUserAbortError || signal?.aborted) return new AiError('The response was cancelled.');
   if (err instanceof OpenAI.APIConnectionError) return new AiError('The AI provider could not be reached.');
   if (err instanceof OpenAI.APIError) return new AiError(`The AI provider answered with an error${err.status ? ` (HTTP ${err.status})` : ''}: ${err.message}`);
   return new AiError(`The AI provider failed: ${err instanceof Error ? err.message : String(err)}`);
