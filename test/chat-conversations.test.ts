@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { addWriter, appendItem, createConversation, listItems } from '../src/chat/conversation.store';
-import { createResponse } from '../src/chat/response.store';
+import { createResponse, setResponseStatus } from '../src/chat/response.store';
+import { startEventPruning } from '../src/chat/prune';
 import { createWidget } from '../src/widgets/widget.store';
 import { searchHistory } from '../src/chat/history.store';
 
@@ -113,5 +114,27 @@ describe('conversation operations', () => {
     expect(searchHistory(ctx.db, { userId: ann.user.id, query: '"; DROP -- *' })).toEqual([]);
     ctx.db.$client.query('DELETE FROM conversation_items WHERE id = ?').run(items[2]!.id);
     expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three' })).toEqual([]);
+  });
+
+  test('events of responses finished longer ago than the retention are pruned; others kept', () => {
+    const { ctx, ann, c } = seed();
+    const DAY = 24 * 60 * 60 * 1000;
+    const mk = (status: 'completed' | 'in_progress', finishedAt: number) => {
+      const r = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } });
+      setResponseStatus(ctx.db, r.id, status, finishedAt);
+      const w = ctx.deps.events.writer(r.id, 0);
+      w.emit({ type: 'text.delta', delta: 'a' });
+      w.flush();
+      return r.id;
+    };
+    const now = Date.now();
+    const old = mk('completed', now - 8 * DAY);
+    const recent = mk('completed', now - 6 * DAY);
+    const running = mk('in_progress', now - 30 * DAY);
+    const stop = startEventPruning({ ...ctx.deps, now: () => now });
+    stop();
+    const left = ctx.db.$client.query<{ id: string }, []>('SELECT DISTINCT response_id AS id FROM response_events').all().map((r) => r.id);
+    expect(left.sort()).toEqual([recent, running].sort());
+    expect(left).not.toContain(old);
   });
 });

@@ -1,6 +1,6 @@
-import { and, asc, eq, gt, inArray, isNotNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../db/connection';
-import { responseEvents, responses, type ResponseRow, type ResponseStatus } from '../db/schema';
+import { responses, type ResponseRow, type ResponseStatus } from '../db/schema';
 import { newId } from '../ids';
 
 export const TERMINAL: readonly ResponseStatus[] = ['completed', 'failed', 'cancelled'];
@@ -69,12 +69,5 @@ export type EventStatements = ReturnType<typeof createEventStatements>;
 
 /** Drop the events of responses finished before `before` (replay is no longer offered for them). */
 export function pruneResponseEvents(db: Db, before: number): number {
-  const old = db
-    .select({ id: responses.id })
-    .from(responses)
-    .where(and(isNotNull(responses.finishedAt), lt(responses.finishedAt, before)));
   return db.$client.run('DELETE FROM response_events WHERE response_id IN (SELECT id FROM responses WHERE finished_at IS NOT NULL AND finished_at < ?)', [before]).changes;
 }
-
-export const countEvents = (db: Db, responseId: string): number =>
-  db.select({ n: sql<number>`count(*)` }).from(responseEvents).where(and(eq(responseEvents.responseId, responseId), gt(responseEvents.seq, 0))).get()!.n;
