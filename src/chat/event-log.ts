@@ -70,6 +70,7 @@ export class EventWriter {
   private buffer: { seq: number; data: string }[] = [];
   private cursor: UpstreamCursor | undefined;
   private scheduled: ReturnType<typeof setImmediate> | undefined;
+  private failure: unknown;
 
   constructor(
     private readonly log: EventLog,
@@ -82,9 +83,18 @@ export class EventWriter {
   }
 
   emit(event: { type: string; [key: string]: unknown }): number {
+    if (this.failure) throw this.failure;
     this.buffer.push({ seq: ++this.seq, data: JSON.stringify(event) });
     if (this.buffer.length >= MAX_BATCH) this.flush();
-    else this.scheduled ??= setImmediate(() => this.flush());
+    else
+      this.scheduled ??= setImmediate(() => {
+        // A failed background write must not crash the process: the task sees it on its next emit.
+        try {
+          this.flush();
+        } catch (err) {
+          this.failure = err;
+        }
+      });
     return this.seq;
   }
 
