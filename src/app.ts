@@ -10,15 +10,19 @@ import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
 import { chatOperations } from './chat/chat.routes';
 import { streamOperations } from './chat/stream.routes';
+import { sessionOperations } from './auth/sessions.routes';
+import { oauthOpenApiPaths, oauthOperations, oauthRoutes } from './auth/oauth.routes';
 
 /** The whole API, one group per domain. */
-export const operations: readonly AnyOperation[] = [...authOperations, ...accountOperations, ...chatOperations, ...streamOperations];
+export const operations: readonly AnyOperation[] = [...authOperations, ...sessionOperations, ...oauthOperations, ...accountOperations, ...chatOperations, ...streamOperations];
 
 const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
 
 export function createApp(deps: AppDeps) {
   const meta = new WeakMap<Request, RequestMeta>();
-  const openapi = JSON.stringify(buildOpenApi(operations));
+  const spec = buildOpenApi(operations);
+  Object.assign(spec.paths, oauthOpenApiPaths);
+  const openapi = JSON.stringify(spec);
   const docs = docsPage(operations);
 
   const app = new Elysia()
@@ -56,7 +60,8 @@ export function createApp(deps: AppDeps) {
     })
     .get('/api/health', () => ({ status: 'ok' }))
     .get('/api/openapi.json', () => new Response(openapi, { headers: { 'content-type': 'application/json' } }))
-    .get('/api/docs', () => new Response(docs, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
+    .get('/api/docs', () => new Response(docs, { headers: { 'content-type': 'text/html; charset=utf-8' } }))
+    .use(oauthRoutes(deps));
 
   registerOperations(app as unknown as Elysia, operations, deps, meta);
   return app;

@@ -108,6 +108,61 @@ export const settings = {
     doc: 'Sessions expire after this many days without use (sliding expiry).',
     parse: int(1, 3650),
   }),
+  // --- oauth ---
+  appUrl: setting({
+    env: 'PARLEY_APP_URL',
+    default: '',
+    doc: 'Where the browser goes after signing in with an identity provider (errors add `?error=<code>`). Empty: Parley shows a small result page.',
+    parse: optHttpUrl,
+  }),
+  publicUrl: setting({
+    env: 'PARLEY_PUBLIC_URL',
+    default: '',
+    doc: 'The address users reach Parley at (e.g. `https://parley.example.org`), used to build OAuth callback URLs. Empty: taken from each request; set it behind a reverse proxy.',
+    parse: optHttpUrl,
+  }),
+  signup: setting({
+    env: 'PARLEY_SIGNUP',
+    default: 'closed',
+    doc: '`open`: a first sign-in with a verified e-mail creates the user (limited by `PARLEY_SIGNUP_ALLOW`). `closed`: only users that already exist (e.g. made with `parley user create`) can sign in.',
+    parse: oneOf('open', 'closed'),
+  }),
+  signupAllow: setting({
+    env: 'PARLEY_SIGNUP_ALLOW',
+    default: '',
+    doc: 'With open sign-up, comma-separated e-mails (`ann@example.org`) and domains (`@example.org`) that may sign up. Empty: any verified e-mail.',
+    parse: (raw, name) => list(raw, name).map((s) => s.toLowerCase()),
+  }),
+  nativeRedirectSchemes: setting({
+    env: 'PARLEY_NATIVE_REDIRECT_SCHEMES',
+    default: '',
+    doc: 'Comma-separated custom URL schemes (e.g. `myapp`) a native app may pass as `?redirect=` to receive its bearer token after signing in. Empty: none.',
+    parse: redirectSchemes,
+  }),
+  oauthGithubClientId: oauthRow('GITHUB', 'GitHub', 'client id'),
+  oauthGithubClientSecret: oauthRow('GITHUB', 'GitHub', 'client secret'),
+  oauthGoogleClientId: oauthRow('GOOGLE', 'Google', 'client id'),
+  oauthGoogleClientSecret: oauthRow('GOOGLE', 'Google', 'client secret'),
+  oauthGiteaClientId: oauthRow('GITEA', 'Gitea', 'client id'),
+  oauthGiteaClientSecret: oauthRow('GITEA', 'Gitea', 'client secret'),
+  oauthGiteaBaseUrl: oauthRow('GITEA', 'Gitea', 'base URL', 'e.g. `https://gitea.example.org`'),
+  oauthForgejoClientId: oauthRow('FORGEJO', 'Forgejo', 'client id'),
+  oauthForgejoClientSecret: oauthRow('FORGEJO', 'Forgejo', 'client secret'),
+  oauthForgejoBaseUrl: oauthRow('FORGEJO', 'Forgejo', 'base URL', 'e.g. `https://codeberg.org`'),
+  oauthGitlabClientId: oauthRow('GITLAB', 'GitLab', 'client id'),
+  oauthGitlabClientSecret: oauthRow('GITLAB', 'GitLab', 'client secret'),
+  oauthGitlabBaseUrl: setting({
+    env: 'PARLEY_OAUTH_GITLAB_BASE_URL',
+    default: 'https://gitlab.com',
+    doc: 'GitLab sign-in: base URL (change it for a self-managed GitLab).',
+    parse: optHttpUrl,
+  }),
+  oauthKeycloakClientId: oauthRow('KEYCLOAK', 'Keycloak', 'client id'),
+  oauthKeycloakClientSecret: oauthRow('KEYCLOAK', 'Keycloak', 'client secret'),
+  oauthKeycloakBaseUrl: oauthRow('KEYCLOAK', 'Keycloak', 'base URL', 'the realm URL, e.g. `https://id.example.org/realms/main`'),
+  oauthAuthentikClientId: oauthRow('AUTHENTIK', 'Authentik', 'client id'),
+  oauthAuthentikClientSecret: oauthRow('AUTHENTIK', 'Authentik', 'client secret'),
+  oauthAuthentikBaseUrl: oauthRow('AUTHENTIK', 'Authentik', 'base URL', 'e.g. `https://auth.example.org`'),
   // --- chat & research ---
   aiProvider: setting({
     env: 'PARLEY_AI_PROVIDER',
@@ -224,3 +279,38 @@ export const settingList = settings as Record<string, Setting<unknown>>;
 
 /** Parsers for rows added by other domains. */
 export const parsers = { str, optStr, int, bool, oneOf, list };
+
+// --- oauth ---
+// Function declarations (hoisted), so the table above can use them while they live down here.
+
+/** An absolute http(s) URL without a trailing slash, or undefined when empty. */
+function optHttpUrl(raw: string, name: string): string | undefined {
+  if (raw.trim() === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http or https URL, got "${raw}"`);
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Web schemes are refused: a token sent to one would leave the device in a URL. */
+function redirectSchemes(raw: string, name: string): string[] {
+  const schemes = list(raw, name).map((s) => s.toLowerCase().replace(/:(\/\/)?$/, ''));
+  for (const s of schemes)
+    if (!/^[a-z][a-z0-9+.-]*$/.test(s) || ['http', 'https', 'javascript', 'data', 'file', 'blob', 'about', 'vbscript', 'ws', 'wss'].includes(s))
+      throw new ConfigError(`${name} holds custom schemes such as myapp; "${s}" is not allowed`);
+  return schemes;
+}
+
+function oauthRow(provider: string, label: string, what: 'client id' | 'client secret' | 'base URL', example = ''): Setting<string | undefined> {
+  return {
+    env: `PARLEY_OAUTH_${provider}_${what === 'client id' ? 'CLIENT_ID' : what === 'client secret' ? 'CLIENT_SECRET' : 'BASE_URL'}`,
+    default: '',
+    doc: `${label} sign-in: ${what}${example ? ` (${example})` : ''}.${what === 'client id' ? ` The provider is offered once its ${['GITHUB', 'GOOGLE'].includes(provider) ? 'id and secret' : 'id, secret and base URL'} are set.` : ''}`,
+    parse: what === 'base URL' ? optHttpUrl : optStr,
+    ...(what === 'client secret' ? { secret: true } : {}),
+  };
+}
