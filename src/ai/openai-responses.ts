@@ -20,7 +20,8 @@ export function createResponsesProvider(cfg: ResponsesProviderConfig): AiProvide
   return {
     name: 'openai-responses',
     canResume: true,
-    streamChat: (opts) => streamTurns(client, cfg, opts),
+    streamChat: (opts) => flatten(streamTurns(client, cfg, opts)),
+    streamChatBatches: (opts) => streamTurns(client, cfg, opts),
   };
 }
 
@@ -30,7 +31,12 @@ interface Turn {
   toolOutputs?: { call_id: string; output: string }[];
 }
 
-async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: StreamChatOptions): AsyncGenerator<AiEvent> {
+export async function* flatten<T>(batches: AsyncIterable<T[]>): AsyncGenerator<T> {
+  for await (const batch of batches) yield* batch;
+}
+
+/** The turn's events, one array per upstream network chunk (one await per chunk on the hot path). */
+async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: StreamChatOptions): AsyncGenerator<AiEvent[]> {
   const model = opts.model ?? (opts.research ? cfg.researchModel : cfg.model);
   const tools = opts.tools ?? [];
   const apiTools: any[] = tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: false }));
@@ -70,12 +76,18 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
     let upstreamId = resume?.upstreamId;
     resume = undefined;
     try {
-      for await (const batch of stream)
+      for await (const batch of stream) {
+        let seq: number | undefined;
+        const out: AiEvent[] = [];
         for (const ev of batch) {
           if (ev.response?.id) live = upstreamId = ev.response.id;
-          for (const out of mapper.map(ev)) yield out;
-          if (upstreamId && typeof ev.sequence_number === 'number') opts.onCursor?.({ upstreamId, sequenceNumber: ev.sequence_number });
+          mapper.mapInto(ev, out);
+          if (typeof ev.sequence_number === 'number') seq = ev.sequence_number;
         }
+        if (out.length) yield out;
+        // Once per network chunk: everything mapped from it has been handed over by now.
+        if (upstreamId && seq !== undefined) opts.onCursor?.({ upstreamId, sequenceNumber: seq });
+      }
     } catch (err) {
       throw describeUpstream(err, opts.signal);
     }
@@ -90,7 +102,7 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
       for (const call of mapper.functionCalls) {
         const output = await runTool(tools, call, (e) => pending.push(e));
         toolOutputs.push({ call_id: call.callId, output });
-        for (const e of pending.splice(0)) yield e;
+        if (pending.length) yield pending.splice(0);
       }
       turn = { previousResponseId: upstreamId, toolOutputs };
     }
@@ -164,6 +176,12 @@ export class ResponsesEventMapper {
   private reasoningOpen = false;
 
   constructor(private readonly model: string) {}
+
+  /** `map`, with the hot case (an answer's text delta) taken without a generator. */
+  mapInto(ev: any, out: AiEvent[]): void {
+    if (ev.type === 'response.output_text.delta' && !this.reasoningOpen) out.push({ type: 'text.delta', delta: ev.delta ?? '' });
+    else for (const e of this.map(ev)) out.push(e);
+  }
 
   *map(ev: any): Generator<AiEvent> {
     switch (ev.type) {

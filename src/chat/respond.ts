@@ -1,7 +1,7 @@
 import type { AppDeps } from '../deps';
 import { writeTx } from '../db/connection';
 import type { Conversation, ResponseRow } from '../db/schema';
-import { AiError, NO_PROVIDER_MESSAGE, SHUTDOWN_REASON, type AiEvent, type AiImage, type AiMessage } from '../ai/ai.types';
+import { AiError, NO_PROVIDER_MESSAGE, SHUTDOWN_REASON, type AiEvent, type AiImage, type AiMessage, type StreamChatOptions } from '../ai/ai.types';
 import { tooManyRequests } from '../http/errors';
 import { appendItem, createConversation, listItems } from './conversation.store';
 import { createResponse, findResponseById, listUnfinishedResponses, setResponseStatus } from './response.store';
@@ -68,7 +68,7 @@ async function runResponse(deps: AppDeps, response: ResponseRow, writer: EventWr
   let text = resume?.text ?? '';
   const parts: unknown[] = [];
   try {
-    const events = ai.streamChat({
+    const streamOpts: StreamChatOptions = {
       model: response.model,
       research: response.kind === 'research',
       messages: resume ? [] : buildMessages(deps, response),
@@ -76,12 +76,15 @@ async function runResponse(deps: AppDeps, response: ResponseRow, writer: EventWr
       signal,
       onCursor: (c) => writer.setCursor(c),
       resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
-    });
-    for await (const event of events) {
+    };
+    const batches = ai.streamChatBatches ? ai.streamChatBatches(streamOpts) : single(ai.streamChat(streamOpts));
+    for await (const batch of batches) {
       signal.throwIfAborted();
-      if (event.type === 'text.delta') text += event.delta;
-      else collectPart(parts, event);
-      writer.emit(event);
+      for (const event of batch) {
+        if (event.type === 'text.delta') text += event.delta;
+        else collectPart(parts, event);
+        writer.emit(event);
+      }
     }
     signal.throwIfAborted();
     finish(deps, response, writer, 'completed', undefined, { text, parts });
@@ -98,6 +101,10 @@ async function runResponse(deps: AppDeps, response: ResponseRow, writer: EventWr
       finish(deps, response, writer, 'failed', message, { text, parts });
     }
   }
+}
+
+async function* single<T>(events: AsyncIterable<T>): AsyncGenerator<T[]> {
+  for await (const e of events) yield [e];
 }
 
 /** Search results and widgets are kept on the assistant item so a reloaded conversation shows them. */
