@@ -99,6 +99,7 @@ describe('chat/streamDeepResearch', () => {
       const frames = await readFrames(await research(ctx, { message: 'x', conversationId: id }, {}, as));
       expect(typesOf(frames)).toEqual(['error']);
       expect(frames[0]!.data.message).toContain('not found');
+      expect(frames[0]!.id).toMatch(/^[0-9a-f-]{36}:1$/);
     }
   });
 
@@ -139,6 +140,15 @@ describe('chat/streamDeepResearch', () => {
     expect((await ctx.json('chat/resumeStream', { responseId: rid }, ctx.users[1])).body).toEqual(SPEC_ERRORS[404]);
     const unknown = await readFrames(await research(ctx, { message: 'x' }, { 'last-event-id': 'nope:3' }));
     expect(typesOf(unknown)).toEqual(['error']);
+  });
+
+  test('a long backlog replays whole, in order, in several chunks', async () => {
+    const ctx = createTestContext({ users, config: responsesConfig() });
+    openai.responsesScript = () => textEvents('z'.repeat(2500), 2500);
+    const live = await readFrames(await research(ctx, { message: 'x' }));
+    const replay = await readFrames(await ctx.call('chat/resumeStream', { responseId: live[1]!.data.responseId }, ctx.users[0]));
+    expect(replay).toEqual(live);
+    expect(replay.length).toBe(2504); // conversation.created, response.created, content_part.added, 2500 deltas, done
   });
 
   test('resume across a server restart: the upstream background response is retrieved with starting_after', async () => {

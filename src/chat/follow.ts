@@ -1,6 +1,7 @@
 import type { AppDeps } from '../deps';
 import { findResponseById, isTerminal } from './response.store';
 import { frameOf, isTerminalData, type LiveEvent } from './event-log';
+import { newId } from '../ids';
 
 /** SSE comment lines at least this often (and twice per keepalive): Bun's idle timer (10 s by default) and proxies never fire. */
 const COMMENT_EVERY_MS = 5_000;
@@ -17,10 +18,16 @@ export function parseEventId(id: string): { responseId: string; seq: number } | 
   return Number.isInteger(seq) && seq >= 0 ? { responseId: id.slice(0, at), seq } : undefined;
 }
 
-/** A one-frame stream carrying an `error` event that belongs to no stored response. */
+/**
+ * A one-frame stream carrying an `error` event that belongs to no stored response. It still has
+ * an id (of a response that was never made), so every data frame but keepalives carries one.
+ */
 export async function* errorOnlyStream(message: string) {
-  yield rawChunk(`event: message\ndata: ${JSON.stringify({ type: 'error', message })}\n\n`);
+  yield rawChunk(frameOf(newId(), 1, JSON.stringify({ type: 'error', message })));
 }
+
+/** Frames per chunk when replaying: bounds the size of one write for a long backlog. */
+const REPLAY_CHUNK = 1000;
 
 /**
  * Follow a response's events after `afterSeq`: subscribe to the live tail first, then replay
@@ -44,6 +51,7 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     const stored = deps.events.statements.eventsAfter(responseId, afterSeq);
     if (stored.length) {
       let chunk = '';
+      let inChunk = 0;
       for (const e of stored) {
         chunk += frameOf(responseId, e.seq, e.data);
         last = e.seq;
@@ -51,8 +59,13 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
           ended = true;
           break;
         }
+        if (++inChunk === REPLAY_CHUNK) {
+          yield rawChunk(chunk);
+          chunk = '';
+          inChunk = 0;
+        }
       }
-      yield rawChunk(chunk);
+      if (chunk) yield rawChunk(chunk);
     }
     if (ended) return;
     // Nothing more will come for a finished response whose tail was pruned or never written.
