@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { AiError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type StreamChatOptions } from './ai.types';
-import { describeUpstream, runTool } from './openai-responses';
+import { describeUpstream, runTool } from './upstream';
 import { parseSseBatches } from './sse-parse';
 import { ThinkSplitter } from './think-splitter';
 import { runResearch, type ResearchSettings } from './research-loop';
