@@ -292,6 +292,18 @@ describe('chat/stream (openai-chat)', () => {
     expect(bobs[3]!.data).toEqual({ type: 'history.completed', results: [] });
   });
 
+  test('upstream failure → error event; Last-Event-ID resumes chat/stream too', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() });
+    openai.chatScript = () => ({ fail: 500 });
+    const failed = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
+    expect(typesOf(failed)).toEqual(['conversation.created', 'response.created', 'error']);
+    expect(failed[2]!.data.message).toContain('HTTP 500');
+    openai.chatScript = () => ({ deltas: [{ content: 'a' }, { content: 'b' }, { content: 'c' }] });
+    const all = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
+    const rest = await readFrames(await ctx.call('chat/stream', { message: 'x' }, { 'x-api-key': ctx.users[0]!.key, 'last-event-id': all[3]!.id! }));
+    expect(rest).toEqual(all.slice(4));
+  });
+
   test('deep research through the chat provider: search events, then the report', async () => {
     const ctx = createTestContext({ users, config: chatConfig() });
     openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'Report [1].' }] } : { deltas: [{ content: '["octopus hearts"]' }] });
