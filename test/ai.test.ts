@@ -72,6 +72,24 @@ describe('AI providers', () => {
     expect(seqNums.at(-1)).toBe(18);
   });
 
+  test('openai-responses: image generation and code interpreter items', async () => {
+    openai.responsesScript = () => [
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'ig_1', type: 'image_generation_call', status: 'in_progress', output_format: 'png', size: 'auto' } },
+      { type: 'response.image_generation_call.generating', item_id: 'ig_1', output_index: 0 },
+      { type: 'response.output_item.done', output_index: 0, item: { id: 'ig_1', type: 'image_generation_call', status: 'completed', result: 'iVBORw0KGgo=' } },
+      { type: 'response.output_item.added', output_index: 1, item: { id: 'ci_1', type: 'code_interpreter_call', status: 'in_progress', code: '' } },
+      { type: 'response.code_interpreter_call.in_progress', item_id: 'ci_1', output_index: 1 },
+      { type: 'response.output_item.done', output_index: 1, item: { id: 'ci_1', type: 'code_interpreter_call', status: 'completed', code: '1+1', outputs: [] } },
+    ];
+    const evs = await collect(responses().streamChat({ model: 'gpt-image-test', messages: [{ role: 'user', content: 'draw' }] }));
+    expect(evs).toEqual([
+      { type: 'image_generation.in_progress', itemId: 'ig_1', outputFormat: 'png' },
+      { type: 'image_generation.completed', images: [{ type: 'base64', data: 'iVBORw0KGgo=' }], model: 'gpt-image-test' },
+      { type: 'code_interpreter.in_progress', itemId: 'ci_1' },
+      { type: 'code_interpreter.completed' },
+    ]);
+  });
+
   test('openai-responses: resumeFrom retrieves with starting_after and relays only the rest', async () => {
     openai.responsesScript = () => textEvents('abcdef', 6);
     const first: UpstreamCursor[] = [];

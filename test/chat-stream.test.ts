@@ -304,6 +304,18 @@ describe('chat/stream (openai-chat)', () => {
     expect(rest).toEqual(all.slice(4));
   });
 
+  test('study mode changes the system prompt of chat turns', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() });
+    openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
+    const first = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
+    const conversationId = first[0]!.data.conversationId;
+    const system = () => openai.requests.findLast((r) => r.path === 'POST /v1/chat/completions')!.body.messages[0];
+    expect(system()).toMatchObject({ role: 'system', content: expect.not.stringContaining('study mode') });
+    await ctx.json('chat/setConversationStudyMode', { conversationId, studyMode: true }, ctx.users[0]);
+    await readFrames(await ctx.call('chat/stream', { message: 'y', conversationId }, ctx.users[0]));
+    expect(system().content).toContain('study mode');
+  });
+
   test('deep research through the chat provider: search events, then the report', async () => {
     const ctx = createTestContext({ users, config: chatConfig() });
     openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'Report [1].' }] } : { deltas: [{ content: '["octopus hearts"]' }] });

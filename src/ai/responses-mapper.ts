@@ -29,7 +29,7 @@ export class ResponsesEventMapper {
         if (item.type === 'web_search_call') {
           this.searches.set(item.id, { query: item.action?.query ?? '', started: false });
         } else if (item.type === 'image_generation_call') {
-          yield { type: 'image_generation.in_progress', itemId: item.id, ...pick(item, ['output_format', 'size']) };
+          yield { type: 'image_generation.in_progress', itemId: item.id, ...imageOptions(item) };
         } else if (item.type === 'code_interpreter_call') {
           yield { type: 'code_interpreter.in_progress', itemId: item.id };
         }
@@ -135,8 +135,10 @@ const hostOf = (url: string) => {
   }
 };
 
-function pick(item: any, keys: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const k of keys) if (typeof item[k] === 'string') out[k === 'output_format' ? 'outputFormat' : k] = item[k];
+/** The image options the interface's enums allow (upstream may also say e.g. `auto`, which is left out). */
+function imageOptions(item: any): { outputFormat?: 'png' | 'jpeg' | 'webp'; size?: '1024x1024' | '1024x1536' | '1536x1024' } {
+  const out: { outputFormat?: 'png' | 'jpeg' | 'webp'; size?: '1024x1024' | '1024x1536' | '1536x1024' } = {};
+  if (['png', 'jpeg', 'webp'].includes(item.output_format)) out.outputFormat = item.output_format;
+  if (['1024x1024', '1024x1536', '1536x1024'].includes(item.size)) out.size = item.size;
   return out;
 }
