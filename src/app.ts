@@ -12,18 +12,35 @@ import { chatOperations } from './chat/chat.routes';
 import { streamOperations } from './chat/stream.routes';
 import { sessionOperations } from './auth/sessions.routes';
 import { oauthOpenApiPaths, oauthOperations, oauthRoutes } from './auth/oauth.routes';
+import { widgetOperations } from './widgets/widget.routes';
+import { bookmarkOperations } from './bookmarks/bookmark.routes';
+import { creditOperations } from './credits/credit.routes';
+import { imageOperations } from './images/image.routes';
+import { notificationOperations } from './notifications/notification.routes';
 
 /** The whole API, one group per domain. */
-export const operations: readonly AnyOperation[] = [...authOperations, ...sessionOperations, ...oauthOperations, ...accountOperations, ...chatOperations, ...streamOperations];
+export const operations: readonly AnyOperation[] = [
+  ...authOperations,
+  ...sessionOperations,
+  ...oauthOperations,
+  ...accountOperations,
+  ...widgetOperations,
+  ...bookmarkOperations,
+  ...creditOperations,
+  ...imageOperations,
+  ...notificationOperations,
+  ...chatOperations,
+  ...streamOperations,
+];
 
-const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
-
-export function createApp(deps: AppDeps) {
+/** `ops` defaults to the route table; tests may mount extra operations (e.g. a test-only stream). */
+export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operations) {
   const meta = new WeakMap<Request, RequestMeta>();
-  const spec = buildOpenApi(operations);
+  const operationPaths = new Set(ops.map((op) => `/api/${op.path}`));
+  const spec = buildOpenApi(ops);
   Object.assign(spec.paths, oauthOpenApiPaths);
   const openapi = JSON.stringify(spec);
-  const docs = docsPage(operations);
+  const docs = docsPage(ops);
 
   const app = new Elysia()
     .onRequest(({ request, set }) => {
@@ -63,7 +80,7 @@ export function createApp(deps: AppDeps) {
     .get('/api/docs', () => new Response(docs, { headers: { 'content-type': 'text/html; charset=utf-8' } }))
     .use(oauthRoutes(deps));
 
-  registerOperations(app as unknown as Elysia, operations, deps, meta);
+  registerOperations(app as unknown as Elysia, ops, deps, meta);
   return app;
 }
 

@@ -6,7 +6,17 @@
  * and a test fails when the two drift apart.
  */
 
+import { parseRate } from './http/rate-limit';
+
 export class ConfigError extends Error {}
+
+const wrapConfigError = <T>(fn: () => T): T => {
+  try {
+    return fn();
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+};
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -107,6 +117,37 @@ export const settings = {
     default: '30',
     doc: 'Sessions expire after this many days without use (sliding expiry).',
     parse: int(1, 3650),
+  }),
+  // --- reliability ---
+  rateLimitAi: setting({
+    env: 'PARLEY_RATE_LIMIT_AI',
+    default: '20/min',
+    doc: 'Per user and operation, for operations that call an AI provider (chat, deep research, image generation): `N/s`, `N/min`, `N/hour` or `off`. Over the limit: 429 with `Retry-After`.',
+    parse: (raw, name) => wrapConfigError(() => parseRate(raw, name)),
+  }),
+  rateLimitWrite: setting({
+    env: 'PARLEY_RATE_LIMIT_WRITE',
+    default: '120/min',
+    doc: 'Per user and operation, for operations marked as frequent writes (e.g. sending group messages). Same format as `PARLEY_RATE_LIMIT_AI`.',
+    parse: (raw, name) => wrapConfigError(() => parseRate(raw, name)),
+  }),
+  maxStreamsPerUser: setting({
+    env: 'PARLEY_MAX_STREAMS_PER_USER',
+    default: '16',
+    doc: 'Event streams one user may hold open at once (0: no cap). One more is refused with 429 and `Retry-After`.',
+    parse: int(0, 100_000),
+  }),
+  fetchAllowPrivate: setting({
+    env: 'PARLEY_FETCH_ALLOW_PRIVATE',
+    default: 'false',
+    doc: 'Let server-side fetches (pages read during deep research, webhooks) reach private, loopback and link-local addresses. Leave false on a public server.',
+    parse: bool,
+  }),
+  fetchAllowHosts: setting({
+    env: 'PARLEY_FETCH_ALLOW_HOSTS',
+    default: '',
+    doc: 'Comma-separated host names or IP addresses that server-side fetches may reach even when they resolve to private addresses (e.g. `searxng.lan,192.168.1.20`).',
+    parse: list,
   }),
   // --- oauth ---
   appUrl: setting({
@@ -243,12 +284,63 @@ export const settings = {
     doc: '`openai-chat` research loop: rounds of search → read → follow-up queries.',
     parse: int(1, 5),
   }),
-  fetchAllowPrivate: setting({
-    env: 'PARLEY_FETCH_ALLOW_PRIVATE',
-    default: 'false',
-    doc: 'Let server-side page reads reach private, loopback and link-local addresses (off: such URLs are refused).',
+  // --- widgets, credits, images, push ---
+  adRewardMaxAmount: setting({
+    env: 'PARLEY_AD_REWARD_MAX_AMOUNT',
+    default: '1000',
+    doc: 'Largest `amount` one `credits/grantAdReward` call may grant; larger amounts answer 400.',
+    parse: int(1),
+  }),
+  imageMaxBytes: setting({
+    env: 'PARLEY_IMAGE_MAX_BYTES',
+    default: String(20 * 1024 * 1024),
+    doc: 'Largest decoded image (bytes of the file inside the data URL) `images/convertImage` accepts; larger: `TOO_LARGE`.',
+    parse: int(1),
+  }),
+  imageMaxPixels: setting({
+    env: 'PARLEY_IMAGE_MAX_PIXELS',
+    default: String(50_000_000),
+    doc: 'Largest width × height `images/convertImage` decodes, read from the image header before decoding; larger: `TOO_LARGE`.',
+    parse: int(1),
+  }),
+  imageJpegQuality: setting({
+    env: 'PARLEY_IMAGE_JPEG_QUALITY',
+    default: '85',
+    doc: 'JPEG quality (1–100) of `images/convertImage` output.',
+    parse: int(1, 100),
+  }),
+  pushEnabled: setting({
+    env: 'PARLEY_PUSH_ENABLED',
+    default: 'true',
+    doc: "Send push notifications through Expo's push service to the devices users registered. False: no push is sent.",
     parse: bool,
   }),
+  expoBaseUrl: setting({
+    env: 'PARLEY_EXPO_BASE_URL',
+    default: '',
+    doc: "Base URL of Expo's push service (for a proxy or a test double). Empty: the SDK's default. Passed to the SDK as `EXPO_BASE_URL` at start-up.",
+    parse: (raw, name) => optStr(raw.trim().replace(/\/+$/, ''), name),
+  }),
+  expoAccessToken: setting({
+    env: 'PARLEY_EXPO_ACCESS_TOKEN',
+    default: '',
+    doc: 'Expo access token, needed only when "enhanced push security" is on for the Expo project.',
+    parse: optStr,
+    secret: true,
+  }),
+  pushReceiptDelayMs: setting({
+    env: 'PARLEY_PUSH_RECEIPT_DELAY_MS',
+    default: '2000',
+    doc: 'How long to wait after sending a push before asking Expo for its receipts, in milliseconds.',
+    parse: int(0, 600_000),
+  }),
+  pushRetryMinMs: setting({
+    env: 'PARLEY_PUSH_RETRY_MIN_MS',
+    default: '1000',
+    doc: 'First back-off of the Expo SDK when the push service answers 429 (it retries twice, doubling).',
+    parse: int(0, 60_000),
+  }),
+  // fetchAllowPrivate: one row, under "reliability" above (it governs every server-side fetch).
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;
@@ -272,7 +364,8 @@ export function loadConfig(
 
 /** A config for tests and tools: defaults, overridden by the given values. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({}), ...overrides };
+  // Push is off unless a test asks for it: the Expo SDK fixes its base URL once per process.
+  return { ...loadConfig({}), pushEnabled: false, ...overrides };
 }
 
 export const settingList = settings as Record<string, Setting<unknown>>;
@@ -313,4 +406,13 @@ function oauthRow(provider: string, label: string, what: 'client id' | 'client s
     parse: what === 'base URL' ? optHttpUrl : optStr,
     ...(what === 'client secret' ? { secret: true } : {}),
   };
+}
+
+/**
+ * expo-server-sdk takes its base URL only from `EXPO_BASE_URL`, read once when the SDK module is
+ * first evaluated. Call this before importing the SDK (src/notifications/expo-client.ts does) so
+ * `PARLEY_EXPO_BASE_URL` reaches it; kept here because this file alone touches the environment.
+ */
+export function exportExpoBaseUrl(config: Pick<Config, 'expoBaseUrl'>): void {
+  if (config.expoBaseUrl) process.env.EXPO_BASE_URL = config.expoBaseUrl;
 }

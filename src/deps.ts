@@ -5,6 +5,8 @@ import type { Notifier } from './notifications/notifier';
 import type { AiProvider } from './ai/ai.types';
 import type { TaskRunner } from './tasks/runner';
 import type { EventLog } from './chat/event-log';
+import type { PushClient } from './notifications/expo-client';
+import type { Lifecycle } from './lifecycle';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -24,4 +26,8 @@ export interface AppDeps {
   tasks: TaskRunner;
   /** Persisted, replayable events of AI responses and their live fan-out. */
   events: EventLog;
+  /** Expo push client; undefined when push is disabled (`PARLEY_PUSH_ENABLED=false`). */
+  push?: PushClient;
+  /** Shutdown registry: `lifecycle.signal` aborts when the server stops; `onShutdown` hooks run then. */
+  lifecycle: Lifecycle;
 }

@@ -1,4 +1,4 @@
-import { createApp } from '../src/app';
+import { createApp, operations } from '../src/app';
 import { openDatabase, type Db } from '../src/db/connection';
 import { migrate } from '../src/db/migrate';
 import { testConfig, type Config } from '../src/config';
@@ -11,6 +11,8 @@ import { createAiProvider } from '../src/ai/provider';
 import { createTaskRunner } from '../src/tasks/runner';
 import { EventLog } from '../src/chat/event-log';
 import type { User } from '../src/db/schema';
+import { createLifecycle } from '../src/lifecycle';
+import type { AnyOperation } from '../src/http/operation';
 
 export interface TestUser {
   user: User;
@@ -38,7 +40,17 @@ export interface TestContext {
  * the given users (each gets an API key and a session).
  */
 export function createTestContext(
-  opts: { users?: NewUser[]; config?: Partial<Config>; log?: Logger; now?: () => number; deps?: Partial<AppDeps>; db?: Db } = {},
+  opts: {
+    users?: NewUser[];
+    config?: Partial<Config>;
+    log?: Logger;
+    now?: () => number;
+    deps?: Partial<AppDeps>;
+    /** Extra operations mounted beside the real ones (e.g. a test-only event stream). */
+    extraOperations?: readonly AnyOperation[];
+    /** An existing database (e.g. a file a previous context used: a restart). */
+    db?: Db;
+  } = {},
 ): TestContext {
   const db = opts.db ?? openDatabase(':memory:');
   migrate(db.$client);
@@ -52,11 +64,12 @@ export function createTestContext(
     now,
     notifier: noopNotifier,
     ai: createAiProvider(config),
+    lifecycle: createLifecycle(),
     tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     events: new EventLog(db, now),
     ...opts.deps,
   } as AppDeps;
-  const app = createApp(deps);
+  const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const users = (opts.users ?? []).map((u) => seedUser(db, u, config));
   const headersFor = (as?: TestUser | Record<string, string>): Record<string, string> =>
     !as ? {} : 'key' in as && 'user' in as ? { 'x-api-key': (as as TestUser).key } : (as as Record<string, string>);

@@ -63,6 +63,7 @@ export const streamOperations = [
     output: StreamEvent,
     kind: 'sse',
     errors: [429],
+    rateLimit: 'ai',
     handler: streamTurn('research'),
   }),
   defineOperation({
@@ -73,6 +74,7 @@ export const streamOperations = [
     output: StreamEvent,
     kind: 'sse',
     errors: [429],
+    rateLimit: 'ai',
     handler: streamTurn('chat'),
   }),
   defineOperation({
