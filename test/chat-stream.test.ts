@@ -137,6 +137,8 @@ describe('chat/streamDeepResearch', () => {
     expect(again).toEqual(all.slice(5));
     const byId = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: `${rid}:${all.length - 1}` }, ctx.users[0]));
     expect(typesOf(byId)).toEqual(['done']);
+    const byHeader = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: 2 }, { 'x-api-key': ctx.users[0]!.key, 'last-event-id': `${rid}:${all.length - 1}` }));
+    expect(typesOf(byHeader)).toEqual(['done']);
     expect((await ctx.json('chat/resumeStream', { responseId: rid }, ctx.users[1])).body).toEqual(SPEC_ERRORS[404]);
     const unknown = await readFrames(await research(ctx, { message: 'x' }, { 'last-event-id': 'nope:3' }));
     expect(typesOf(unknown)).toEqual(['error']);

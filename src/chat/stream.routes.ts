@@ -81,17 +81,20 @@ export const streamOperations = [
     path: 'chat/resumeStream',
     summary: "Resume a response's stream after an event",
     description:
-      'Replays every stored event after `after` (a sequence number, or a whole frame id `<responseId>:<seq>`; default 0: from the start) exactly once, then the live tail until `done`/`error`. Works after a server restart. Unknown response or no access → 404.',
+      'Replays every stored event after `after` (a sequence number, or a whole frame id `<responseId>:<seq>`; default 0: from the start) exactly once, then the live tail until `done`/`error`. A `Last-Event-ID` header for the same response further on wins. Works after a server restart. Unknown response or no access → 404.',
     input: t.Object({ responseId: t.String(), after: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.String()])) }),
     output: StreamEvent,
     kind: 'sse',
     errors: [404],
-    handler: ({ input, user, deps }) => {
+    handler: ({ input, user, deps, request }) => {
       const r = canSeeResponse(deps, user, input.responseId);
       if (!r) throw notFound();
       let after = 0;
       if (typeof input.after === 'number') after = input.after;
       else if (typeof input.after === 'string') after = parseEventId(input.after)?.seq ?? (Number.isInteger(Number(input.after)) ? Number(input.after) : 0);
+      // A client library reconnecting this very request adds Last-Event-ID: it wins when it is further on.
+      const last = parseEventId(readLastEventId(request) ?? '');
+      if (last && last.responseId === r.id) after = Math.max(after, last.seq);
       return followResponse(deps, r.id, after);
     },
   }),
