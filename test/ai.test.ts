@@ -101,6 +101,22 @@ describe('AI providers', () => {
     expect(openai.requests.at(-1)!.path).toBe(`GET /v1/responses/${upstreamId}?stream=true&starting_after=5`);
   });
 
+  test('openai-responses: a dropped upstream connection is picked up with starting_after, nothing lost or repeated', async () => {
+    const full = 'abcdefghijklmnopqrstuvwxyz';
+    openai.responsesScript = () => textEvents(full, full.length);
+    openai.dropAfter = 7;
+    try {
+      const before = openai.requests.length;
+      const evs = await collect(responses().streamChat({ messages: [{ role: 'user', content: 'x' }] }));
+      expect(text(evs)).toBe(full);
+      expect(types(evs).filter((t) => t === 'content_part.added')).toHaveLength(1);
+      const retrieves = openai.requests.slice(before).filter((r) => r.path.includes('starting_after='));
+      expect(retrieves.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      openai.dropAfter = undefined;
+    }
+  });
+
   test('openai-responses: abort cancels upstream; failure and HTTP errors throw AiError', async () => {
     openai.responsesScript = () => textEvents('x'.repeat(50), 50);
     openai.eventDelayMs = 5;

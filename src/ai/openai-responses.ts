@@ -27,6 +27,12 @@ export function createResponsesProvider(cfg: ResponsesProviderConfig): AiProvide
   };
 }
 
+async function* noEvents(): AsyncGenerator<any[]> {}
+
+/** Reconnects to a running background response after its stream broke, in a row without progress. */
+const MAX_RECONNECTS = 3;
+const RECONNECT_DELAY_MS = 250;
+
 /** A follow-up turn after function calls, or the first one. */
 interface Turn {
   previousResponseId?: string;
@@ -54,10 +60,15 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
   let turn: Turn | undefined = {};
   /** The upstream response in flight, until it reached a terminal event. */
   let live: string | undefined = resume?.upstreamId;
+  /** Kept across reconnects of one upstream response (the mapper remembers searches and calls). */
+  let mapper: ResponsesEventMapper | undefined;
+  let lastSeq = resume?.sequenceNumber ?? -1;
+  let reconnects = 0;
   try {
   // A research model may call tools many times; a bound keeps a looping model from running forever.
   for (let round = 0; turn && round < 16; round++) {
-    let stream: AsyncIterable<any[]>;
+    let stream: AsyncIterable<any[]> = noEvents();
+    let broken: unknown;
     try {
       if (resume) {
         stream = parseSseBatches(
@@ -72,11 +83,14 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
         stream = parseSseBatches((await client.responses.create({ ...base, stream: true, instructions, input } as any, { signal: opts.signal }).asResponse()).body, opts.signal);
       }
     } catch (err) {
-      throw describeUpstream(err);
+      // Reaching a response that is already running may be retried below; starting one may not.
+      if (!live || err instanceof OpenAI.APIError && !(err instanceof OpenAI.APIConnectionError)) throw describeUpstream(err);
+      broken = err;
     }
-    const mapper = new ResponsesEventMapper(model);
+    mapper ??= new ResponsesEventMapper(model);
     let upstreamId = resume?.upstreamId;
     resume = undefined;
+    let progressed = false;
     try {
       for await (const batch of stream) {
         let seq: number | undefined;
@@ -88,20 +102,39 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
         }
         if (out.length) yield out;
         // Once per network chunk: everything mapped from it has been handed over by now.
-        if (upstreamId && seq !== undefined) opts.onCursor?.({ upstreamId, sequenceNumber: seq });
+        if (seq !== undefined) {
+          lastSeq = seq;
+          progressed = true;
+          if (upstreamId) opts.onCursor?.({ upstreamId, sequenceNumber: seq });
+        }
       }
     } catch (err) {
-      throw describeUpstream(err, opts.signal);
+      broken = err;
     }
     if (opts.signal?.aborted) throw new AiError('The response was cancelled.');
+    // The connection to a background response broke (or closed early): it is still running
+    // upstream, so pick it up where it stood. A few tries in a row without progress, then give up.
+    if ((broken !== undefined || (!mapper.finished && !mapper.failure)) && live && !(broken instanceof AiError)) {
+      reconnects = progressed ? 1 : reconnects + 1;
+      if (reconnects <= MAX_RECONNECTS) {
+        await Bun.sleep(RECONNECT_DELAY_MS * reconnects);
+        resume = { upstreamId: live, sequenceNumber: lastSeq };
+        round--;
+        continue;
+      }
+    }
+    if (broken !== undefined) throw describeUpstream(broken, opts.signal);
     live = undefined;
     if (mapper.failure) throw new AiError(mapper.failure);
     if (!mapper.finished) throw new AiError('The AI provider ended the stream before the response was complete.');
+    const finished = mapper;
+    mapper = undefined;
+    reconnects = 0;
     turn = undefined;
-    if (mapper.functionCalls.length) {
+    if (finished.functionCalls.length) {
       const toolOutputs: { call_id: string; output: string }[] = [];
       const pending: AiEvent[] = [];
-      for (const call of mapper.functionCalls) {
+      for (const call of finished.functionCalls) {
         const output = await runTool(tools, call, (e) => pending.push(e));
         toolOutputs.push({ call_id: call.callId, output });
         if (pending.length) yield pending.splice(0);

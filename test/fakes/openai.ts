@@ -36,7 +36,7 @@ export interface FakeOpenAI {
   chatScript: (body: any) => ChatTurn | { fail: number };
   /** Milliseconds between two upstream events (background clock). */
   eventDelayMs: number;
-  /** Close create/retrieve streams after this many events (simulates a dropped connection). */
+  /** End each create/retrieve stream after this many events, mid-response (a dropped upstream connection); the response runs on. */
   dropAfter?: number;
   responses: Map<string, FakeResponse>;
   cancelled: string[];
@@ -103,7 +103,7 @@ export function startFakeOpenAI(): FakeOpenAI {
             const end = Math.min(r.produced, next + 64, fake.dropAfter !== undefined ? next + fake.dropAfter - sent : Infinity);
             for (; next < end; next++, sent++) chunk += `event: ${r.events[next]!.type}\ndata: ${JSON.stringify(r.events[next])}\n\n`;
             controller.enqueue(enc.encode(chunk));
-            if (fake.dropAfter !== undefined && sent >= fake.dropAfter) controller.error(new Error('dropped'));
+            if (fake.dropAfter !== undefined && sent >= fake.dropAfter) controller.close(); // the connection ends mid-response
             else if (next >= r.events.length) controller.close();
             return;
           }
