@@ -8,6 +8,10 @@ import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
 import { createAiProvider } from './ai/provider';
+import { createTaskRunner } from './tasks/runner';
+import { EventLog } from './chat/event-log';
+import { resumeInterruptedResponses } from './chat/respond';
+import { startEventPruning } from './chat/prune';
 import { createExpoClient } from './notifications/expo-client';
 import { createExpoNotifier } from './notifications/research-push';
 import { createLifecycle } from './lifecycle';
@@ -38,8 +42,28 @@ export async function startServer(
   // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
   const push = config.pushEnabled ? await createExpoClient(config) : undefined;
   const notifier = push ? createExpoNotifier({ db, log, push, config }) : noopNotifier;
-  const deps: AppDeps = { config, db, log, now: Date.now, notifier, push, ai: createAiProvider(config), lifecycle: createLifecycle() };
+  const deps: AppDeps = {
+    config,
+    db,
+    log,
+    now: Date.now,
+    notifier,
+    push,
+    ai: createAiProvider(config),
+    lifecycle: createLifecycle(),
+    tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
+    events: new EventLog(db, Date.now),
+  };
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
+  const recovered = resumeInterruptedResponses(deps);
+  if (recovered.resumed || recovered.failed) log.info('interrupted responses', recovered);
+  const stopPruning = startEventPruning(deps);
+  // Running AI turns stop with the "shutdown" reason: their rows stay in_progress, upstream
+  // background responses keep running, and the next start resumes them.
+  deps.lifecycle.onShutdown('tasks', async () => {
+    stopPruning();
+    await deps.tasks.shutdown();
+  });
 
   const server = Bun.serve({
     hostname: config.host,

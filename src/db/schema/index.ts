@@ -6,3 +6,4 @@ export * from './widgets';
 export * from './bookmarks';
 export * from './credits';
 export * from './notifications';
+export * from './responses';
