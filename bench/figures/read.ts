@@ -8,21 +8,25 @@
 import { startBaseline } from '../lib/baselines';
 import { assertClean, best, fmtInt, latencyDetail, loadPoint, ratioRow, type BenchContext, type Figure } from '../lib/context';
 import type { LoadResult } from '../lib/load';
-import { callOperation, operationExists, startParley, Unavailable, type Parley } from '../lib/parley';
+import { callOperation, operationExists, startParley, type Parley } from '../lib/parley';
 import type { Row } from '../lib/report';
 
 const CONNECTIONS = 32;
 const TARGET = 0.7;
 
-/** A conversation the bench user may write: a group's conversation, when groups exist. */
+/**
+ * A conversation the bench user may write: a group's conversation (members are writers), else
+ * the one `chat/stream` creates before it reports that no AI provider is configured.
+ */
 async function findConversation(parley: Parley): Promise<{ id: string; note: string }> {
-  try {
+  if (await operationExists(parley, 'groupChat/createGroupChat')) {
     const group = await callOperation(parley, 'groupChat/createGroupChat', { name: 'Read benchmark' });
-    return { id: group.conversationId, note: "a group's conversation (canWrite true)" };
-  } catch (err) {
-    if (!(err instanceof Unavailable)) throw err;
-    return { id: '00000000-0000-7000-8000-000000000000', note: 'unknown conversation (canWrite false): groupChat/createGroupChat not available' };
+    return { id: group.conversationId, note: "a group's conversation, the caller a member" };
   }
+  const stream = await parley.call('chat/stream', { message: 'Read benchmark' });
+  const id = /"conversationId":"([^"]+)"/.exec(String(stream.body))?.[1];
+  if (id) return { id, note: "the caller's own conversation" };
+  return { id: '00000000-0000-7000-8000-000000000000', note: 'unknown conversation (canWrite false): no way to create one' };
 }
 
 export const readFigure: Figure = {
@@ -46,7 +50,8 @@ export const readFigure: Figure = {
       };
       if (readSpec) {
         const answer = await callOperation(parley, 'chat/canWriteConversation', readSpec.body);
-        ctx.log(`canWriteConversation answers ${JSON.stringify(answer)}`);
+        ctx.log(`canWriteConversation answers ${JSON.stringify(answer)} for ${conversation!.note}`);
+        conversation!.note += ` (canWrite ${answer.canWrite})`;
       }
       ctx.log('warming up');
       await loadPoint(ctx, { ...bSpec, durationS: 1 });
