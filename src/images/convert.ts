@@ -91,15 +91,18 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits)
     // conversion does not decode it a second time (that doubled the time, bench/RESULTS.md).
     const source = new Transformer(bytes);
     const meta = await source.metadata(true);
-    // rotate() with no argument applies the EXIF orientation.
+    // rotate() with no argument applies the EXIF orientation; without one it would only copy
+    // the pixels (15–20 % of a 12 MP conversion), so it is skipped.
+    const orient = (t: Transformer) => ((meta.orientation ?? 1) > 1 ? t.rotate() : t);
+    const oriented = orient(source);
     if (!WITH_ALPHA.has(meta.colorType)) {
-      const jpeg = await source.rotate().jpeg(limits.quality);
+      const jpeg = await oriented.jpeg(limits.quality);
       return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
     }
     // JPEG has no alpha: the encoder would drop it and show whatever colour hides under the
     // transparent pixels. Flatten onto white first: 8-bit RGBA (most PNGs and WebPs) in place...
     if (meta.colorType === RGBA8) {
-      const pixels = await source.rotate().rawPixels();
+      const pixels = await oriented.rawPixels();
       const [w, h] = (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];
       if (pixels.length === w * h * 4) {
         await flattenOntoWhite(pixels);
@@ -109,8 +112,8 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits)
     }
     // ...other layouts (grey + alpha, 16-bit) by compositing over a white canvas, which costs a
     // PNG encode and decode more (×6 the plain transcode on 12 MP, bench/RESULTS.md).
-    // (A fresh Transformer when the RGBA8 attempt above already used `source`'s rotate.)
-    const rotated = await (meta.colorType === RGBA8 ? new Transformer(bytes) : source).rotate().png();
+    // (A fresh Transformer when the RGBA8 attempt above has used `oriented` already.)
+    const rotated = await (meta.colorType === RGBA8 ? orient(new Transformer(bytes)) : oriented).png();
     const size = readImageHeader(rotated);
     if (!size?.width || !size.height) throw new Error('rotated PNG without dimensions');
     const white = new Uint8Array(size.width * size.height * 4).fill(255);
