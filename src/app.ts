@@ -8,9 +8,10 @@ import { docsPage } from './http/docs-page';
 import { securityHeaders } from './http/security-headers';
 import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
+import { groupOperations } from './groups/group.routes';
 
 /** The whole API, one group per domain. */
-export const operations: readonly AnyOperation[] = [...authOperations, ...accountOperations];
+export const operations: readonly AnyOperation[] = [...authOperations, ...accountOperations, ...groupOperations];
 
 const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
 

@@ -2,6 +2,8 @@ import type { Config } from './config';
 import type { Db } from './db/connection';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
+import type { Bus } from './pubsub/bus';
+import type { OpenStreams } from './http/stream-limit';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -15,4 +17,8 @@ export interface AppDeps {
   now: () => number;
   /** Push notifications (deep-research status); `noopNotifier` when push is not set up. */
   notifier: Notifier;
+  /** The realtime topic broker (group chat events). */
+  bus: Bus;
+  /** Open event streams per user, bounded by PARLEY_MAX_STREAMS_PER_USER. */
+  openStreams: OpenStreams;
 }

@@ -6,6 +6,9 @@ import { migrate } from './db/migrate';
 import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
+import { createMemoryBus } from './pubsub/bus';
+import { createOpenStreams } from './http/stream-limit';
+import { startGroupEventPruner } from './groups/group-events.store';
 
 export interface RunningServer {
   url: string;
@@ -20,7 +23,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const db = openDataDir(config.dataDir);
   const applied = migrate(db.$client);
   if (applied.length) log.info('migrations applied', { applied });
-  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier };
+  const bus = createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
+  const openStreams = createOpenStreams(config.maxStreamsPerUser);
+  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier, bus, openStreams };
+  const stopPruner = startGroupEventPruner(deps);
   const app = createApp(deps);
 
   const server = Bun.serve({
@@ -48,6 +54,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     deps,
     stop: () =>
       (stopping ??= (async () => {
+        stopPruner();
         await server.stop(true);
         db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)');
         db.$client.close();

@@ -3,3 +3,4 @@
 export * from './users';
 export * from './conversations';
 export * from './widgets';
+export * from './groups';
