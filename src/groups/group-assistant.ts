@@ -1,9 +1,9 @@
 import { writeTx } from '../db/connection';
 import type { GroupChat } from '../db/schema';
 import type { AppDeps } from '../deps';
-import { appendItem } from '../chat/conversation.store';
+
 import { findGroupById } from './group.store';
-import { listGroupItems } from './group-message.store';
+import { appendGroupItem, listGroupItems } from './group-message.store';
 import { publishProgress, publishRecorded, recordGroupEvent } from './group-events';
 import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
 import { groupResponderOf, type AssistantEvent, type ChatTurn } from './group-responder';
@@ -60,9 +60,9 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
     // The group may have been deleted while the assistant was writing: then there is no one to tell.
     const current = findGroupById(tx, group.id);
     if (!current) return undefined;
-    const item = appendItem(tx, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
+    const item = appendGroupItem(deps.db, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
     const message = groupMessageOf(item, assistantSender(deps.config.aiHandle));
-    return recordGroupEvent(tx, group.id, { type: 'message.created', message, replyTo }, now);
+    return recordGroupEvent(deps.db, group.id, { type: 'message.created', message, replyTo }, now);
   });
   if (event) publishRecorded(deps, group.id, event);
 }
@@ -70,7 +70,7 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
 function fail(deps: AppDeps, group: GroupChat, replyTo: string, reason: 'no_provider' | 'provider_error', message: string): void {
   const now = deps.now();
   const event = writeTx(deps.db, (tx) =>
-    findGroupById(tx, group.id) ? recordGroupEvent(tx, group.id, { type: 'assistant.failed', replyTo, reason, message }, now) : undefined,
+    findGroupById(tx, group.id) ? recordGroupEvent(deps.db, group.id, { type: 'assistant.failed', replyTo, reason, message }, now) : undefined,
   );
   if (event) publishRecorded(deps, group.id, event);
 }

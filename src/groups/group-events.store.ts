@@ -2,28 +2,37 @@ import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { groupChats, groupEvents, groupInvites } from '../db/schema';
 import type { AppDeps } from '../deps';
+import { preparedFor } from '../db/prepared';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
-const sqlIncrement = sql`${groupChats.lastSeq} + 1`;
+
+const hot = preparedFor((db) => ({
+  nextSeq: db
+    .update(groupChats)
+    .set({ lastSeq: sql`${groupChats.lastSeq} + 1`, updatedAt: sql`${sql.placeholder('now')}` })
+    .where(eq(groupChats.id, sql.placeholder('groupId')))
+    .returning({ seq: groupChats.lastSeq })
+    .prepare(),
+  insert: db
+    .insert(groupEvents)
+    .values({ groupId: sql.placeholder('groupId'), seq: sql.placeholder('seq'), type: sql.placeholder('type'), data: sql.placeholder('data'), createdAt: sql.placeholder('now') })
+    .prepare(),
+}));
 
 /**
  * Take the group's next event number. Call inside the write transaction that makes the change the
- * event describes: the number and the change commit together, so ids follow commit order.
- * Also bumps the group's updatedAt (a group's activity is its events).
+ * event describes (pass the root connection: statements are prepared per connection): the number
+ * and the change commit together, so ids follow commit order. Also bumps the group's updatedAt
+ * (a group's activity is its events).
  */
-export function nextGroupSeq(tx: Db, groupId: string, now: number): number | undefined {
-  return tx
-    .update(groupChats)
-    .set({ lastSeq: sqlIncrement, updatedAt: now })
-    .where(eq(groupChats.id, groupId))
-    .returning({ seq: groupChats.lastSeq })
-    .get()?.seq;
+export function nextGroupSeq(db: Db, groupId: string, now: number): number | undefined {
+  return hot(db).nextSeq.get({ groupId, now })?.seq;
 }
 
 /** Store a durable event under `seq`; `data` is the frame's JSON, serialised once by the caller. */
-export function insertGroupEvent(tx: Db, row: { groupId: string; seq: number; type: string; data: string }, now: number): void {
-  tx.insert(groupEvents).values({ ...row, createdAt: now }).run();
+export function insertGroupEvent(db: Db, row: { groupId: string; seq: number; type: string; data: string }, now: number): void {
+  hot(db).insert.run({ ...row, now });
 }
 
 /** Stored events after `afterSeq`, oldest first: what a reconnecting subscriber missed. */

@@ -31,14 +31,15 @@ export interface RecordedEvent {
 }
 
 /**
- * Number and store a durable event inside the caller's write transaction. Publish it with
- * `publishRecorded` right after the transaction commits: persisted first, then delivered.
+ * Number and store a durable event inside the caller's write transaction. Pass the root
+ * connection: the statements are prepared per connection and run inside the open transaction.
+ * Publish it with `publishRecorded` right after the commit: persisted first, then delivered.
  */
-export function recordGroupEvent(tx: Db, groupId: string, data: GroupEvent['data'], now: number, store = true): RecordedEvent {
-  const seq = nextGroupSeq(tx, groupId, now);
+export function recordGroupEvent(db: Db, groupId: string, data: GroupEvent['data'], now: number, store = true): RecordedEvent {
+  const seq = nextGroupSeq(db, groupId, now);
   if (seq === undefined) throw new Error(`group ${groupId} vanished inside its own transaction`);
   const json = JSON.stringify(data);
-  if (store) insertGroupEvent(tx, { groupId, seq, type: data.type, data: json }, now);
+  if (store) insertGroupEvent(db, { groupId, seq, type: data.type, data: json }, now);
   return { seq, data, json };
 }
 

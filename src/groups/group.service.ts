@@ -1,7 +1,7 @@
 import { writeTx } from '../db/connection';
 import type { GroupChat, User } from '../db/schema';
 import type { AppDeps } from '../deps';
-import { appendItem } from '../chat/conversation.store';
+import { appendGroupItem } from './group-message.store';
 import { addGroupMember, deleteGroupRows, findGroupById, removeGroupMember, setIntelligentResponses } from './group.store';
 import { publishRecorded, recordGroupEvent, type RecordedEvent } from './group-events';
 import { groupChatOf, groupMessageOf, type GroupMessage } from './group.view';
@@ -16,10 +16,10 @@ const memberOf = (u: Pick<User, 'id' | 'name' | 'image'>) => ({ id: u.id, name: 
 
 export function sendGroupMessage(deps: AppDeps, group: GroupChat, sender: User, content: string): GroupMessage {
   const now = deps.now();
-  const { message, event } = writeTx(deps.db, (tx) => {
-    const item = appendItem(tx, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
+  const { message, event } = writeTx(deps.db, () => {
+    const item = appendGroupItem(deps.db, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
     const message = groupMessageOf(item, memberOf(sender));
-    return { message, event: recordGroupEvent(tx, group.id, { type: 'message.created', message }, now) };
+    return { message, event: recordGroupEvent(deps.db, group.id, { type: 'message.created', message }, now) };
   });
   publishRecorded(deps, group.id, event);
   return message;
@@ -30,7 +30,7 @@ export function joinGroup(deps: AppDeps, group: GroupChat, user: User): GroupCha
   const now = deps.now();
   const event = writeTx(deps.db, (tx): RecordedEvent | undefined => {
     if (!addGroupMember(tx, group, user.id, now)) return undefined;
-    return recordGroupEvent(tx, group.id, { type: 'member.joined', member: memberOf(user) }, now);
+    return recordGroupEvent(deps.db, group.id, { type: 'member.joined', member: memberOf(user) }, now);
   });
   if (event) publishRecorded(deps, group.id, event);
   return findGroupById(deps.db, group.id) ?? group;
@@ -40,7 +40,7 @@ export function leaveGroup(deps: AppDeps, group: GroupChat, user: User): boolean
   const now = deps.now();
   const event = writeTx(deps.db, (tx): RecordedEvent | undefined => {
     if (!removeGroupMember(tx, group, user.id)) return undefined;
-    return recordGroupEvent(tx, group.id, { type: 'member.left', member: memberOf(user) }, now);
+    return recordGroupEvent(deps.db, group.id, { type: 'member.left', member: memberOf(user) }, now);
   });
   if (event) publishRecorded(deps, group.id, event);
   return event !== undefined;
@@ -53,7 +53,7 @@ export function leaveGroup(deps: AppDeps, group: GroupChat, user: User): boolean
 export function deleteGroup(deps: AppDeps, group: GroupChat): void {
   const now = deps.now();
   const event = writeTx(deps.db, (tx) => {
-    const ev = recordGroupEvent(tx, group.id, { type: 'group.deleted', groupChatId: group.id }, now, false);
+    const ev = recordGroupEvent(deps.db, group.id, { type: 'group.deleted', groupChatId: group.id }, now, false);
     deleteGroupRows(tx, group);
     return ev;
   });
@@ -63,7 +63,7 @@ export function deleteGroup(deps: AppDeps, group: GroupChat): void {
 export function changeIntelligentResponses(deps: AppDeps, group: GroupChat, enabled: boolean): GroupChat {
   const now = deps.now();
   const { updated, event } = writeTx(deps.db, (tx) => {
-    const event = recordGroupEvent(tx, group.id, { type: 'group.updated', groupChat: groupChatOf({ ...group, intelligentResponses: enabled, updatedAt: now }) }, now);
+    const event = recordGroupEvent(deps.db, group.id, { type: 'group.updated', groupChat: groupChatOf({ ...group, intelligentResponses: enabled, updatedAt: now }) }, now);
     const updated = setIntelligentResponses(tx, group.id, enabled, now)!;
     return { updated, event };
   });

@@ -5,6 +5,7 @@ import { conversations, groupChats, groupInvites, groupMembers, users, type Grou
 import { addWriter, createConversation, removeWriter } from '../chat/conversation.store';
 import { hashSecret } from '../auth/tokens';
 import { newId } from '../ids';
+import { preparedFor } from '../db/prepared';
 
 /**
  * Create the group, its conversation (owned by the creator) and the creator's membership in one
@@ -26,16 +27,20 @@ export function createGroupChat(db: Db, input: { name: string; creatorId: string
 
 export const findGroupById = (db: Db, id: string): GroupChat | undefined => db.select().from(groupChats).where(eq(groupChats.id, id)).get();
 
-/** The group and whether `userId` belongs to it, in one indexed lookup (the hot path of send and subscribe). */
-export function findGroupForUser(db: Db, groupId: string, userId: string): { group: GroupChat; isMember: boolean } | undefined {
-  const row = db
+const hot = preparedFor((db) => ({
+  groupForUser: db
     .select({
       group: groupChats,
-      isMember: sql<number>`EXISTS (SELECT 1 FROM ${groupMembers} WHERE ${groupMembers.groupId} = ${groupChats.id} AND ${groupMembers.userId} = ${userId})`,
+      isMember: sql<number>`EXISTS (SELECT 1 FROM ${groupMembers} WHERE ${groupMembers.groupId} = ${groupChats.id} AND ${groupMembers.userId} = ${sql.placeholder('userId')})`,
     })
     .from(groupChats)
-    .where(eq(groupChats.id, groupId))
-    .get();
+    .where(eq(groupChats.id, sql.placeholder('groupId')))
+    .prepare(),
+}));
+
+/** The group and whether `userId` belongs to it, in one indexed lookup (the hot path of send and subscribe). */
+export function findGroupForUser(db: Db, groupId: string, userId: string): { group: GroupChat; isMember: boolean } | undefined {
+  const row = hot(db).groupForUser.get({ groupId, userId });
   return row && { group: row.group, isMember: row.isMember === 1 };
 }
 
