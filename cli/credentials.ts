@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { createApiKey, createSession, listApiKeys, revokeApiKey, DAY_MS } from '../src/auth/auth.store';
+import { createApiKey, createSession, listApiKeys, revokeApiKey, DAY_MS, findSessionById, listActiveSessions, revokeSession } from '../src/auth/auth.store';
+import { sessionView } from '../src/auth/sessions.view';
 import { iso } from '../src/ids';
 import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
 import { requireUser } from './user';
@@ -15,6 +16,40 @@ export function credentialCommands(program: Command) {
         const user = requireUser(db, opts.email);
         const { token, row } = createSession(db, user.id, config.sessionTtlDays * DAY_MS, { userAgent: 'parley-cli' });
         output(opts, { token, sessionId: row.id, expiresAt: iso(row.expiresAt) }, token);
+      }),
+    );
+
+  common(session.command('list'))
+    .description("list a user's active sessions (never the tokens)")
+    .requiredOption('--email <email>', 'the user')
+    .action(
+      runAction((opts: CommonOptions & { email: string }) => {
+        const { db } = openCliDb(opts);
+        const user = requireUser(db, opts.email);
+        const rows = listActiveSessions(db, user.id).map((s) => {
+          const { current: _, ...view } = sessionView(s);
+          return view;
+        });
+        output(
+          opts,
+          rows,
+          rows.length
+            ? rows.map((s) => `${s.sessionId}  last used ${s.lastUsedAt}  expires ${s.expiresAt}  ${s.userAgent ?? '-'}`).join('\n')
+            : 'no active sessions',
+        );
+      }),
+    );
+  common(session.command('revoke'))
+    .description('end a session by its id (the device is signed out)')
+    .argument('<sessionId>', 'the session id (see `parley session list`)')
+    .action(
+      runAction((sessionId: string, opts: CommonOptions) => {
+        const { db } = openCliDb(opts);
+        const row = findSessionById(db, sessionId);
+        if (!row) throw new CliError(`no session with id ${sessionId}`);
+        const now = Date.now();
+        revokeSession(db, sessionId, now);
+        output(opts, { sessionId, revokedAt: iso(row.revokedAt ?? now) }, `revoked ${sessionId}`);
       }),
     );
 

@@ -5,6 +5,8 @@ import { serveCommand } from './serve';
 import { dbCommands } from './db';
 import { userCommands } from './user';
 import { credentialCommands } from './credentials';
+import { creditCommands } from './credits';
+import { notifyCommands } from './notify';
 
 const program = new Command('parley')
   .description('Parley: a self-hostable back end for conversational AI apps')
@@ -15,5 +17,7 @@ serveCommand(program);
 dbCommands(program);
 userCommands(program);
 credentialCommands(program);
+creditCommands(program);
+notifyCommands(program);
 
 await program.parseAsync(process.argv);

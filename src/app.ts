@@ -8,16 +8,36 @@ import { docsPage } from './http/docs-page';
 import { securityHeaders } from './http/security-headers';
 import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
+import { sessionOperations } from './auth/sessions.routes';
+import { oauthOpenApiPaths, oauthOperations, oauthRoutes } from './auth/oauth.routes';
+import { widgetOperations } from './widgets/widget.routes';
+import { bookmarkOperations } from './bookmarks/bookmark.routes';
+import { creditOperations } from './credits/credit.routes';
+import { imageOperations } from './images/image.routes';
+import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
 
 /** The whole API, one group per domain. */
-export const operations: readonly AnyOperation[] = [...authOperations, ...accountOperations, ...groupOperations];
+export const operations: readonly AnyOperation[] = [
+  ...authOperations,
+  ...sessionOperations,
+  ...oauthOperations,
+  ...accountOperations,
+  ...widgetOperations,
+  ...bookmarkOperations,
+  ...creditOperations,
+  ...imageOperations,
+  ...notificationOperations,
+  ...groupOperations,
+];
 
 const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
 
 export function createApp(deps: AppDeps) {
   const meta = new WeakMap<Request, RequestMeta>();
-  const openapi = JSON.stringify(buildOpenApi(operations));
+  const spec = buildOpenApi(operations);
+  Object.assign(spec.paths, oauthOpenApiPaths);
+  const openapi = JSON.stringify(spec);
   const docs = docsPage(operations);
 
   const app = new Elysia()
@@ -55,7 +75,8 @@ export function createApp(deps: AppDeps) {
     })
     .get('/api/health', () => ({ status: 'ok' }))
     .get('/api/openapi.json', () => new Response(openapi, { headers: { 'content-type': 'application/json' } }))
-    .get('/api/docs', () => new Response(docs, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
+    .get('/api/docs', () => new Response(docs, { headers: { 'content-type': 'text/html; charset=utf-8' } }))
+    .use(oauthRoutes(deps));
 
   registerOperations(app as unknown as Elysia, operations, deps, meta);
   return app;

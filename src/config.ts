@@ -108,6 +108,203 @@ export const settings = {
     doc: 'Sessions expire after this many days without use (sliding expiry).',
     parse: int(1, 3650),
   }),
+  // --- oauth ---
+  appUrl: setting({
+    env: 'PARLEY_APP_URL',
+    default: '',
+    doc: 'Where the browser goes after signing in with an identity provider (errors add `?error=<code>`). Empty: Parley shows a small result page.',
+    parse: optHttpUrl,
+  }),
+  publicUrl: setting({
+    env: 'PARLEY_PUBLIC_URL',
+    default: '',
+    doc: 'The address users reach Parley at (e.g. `https://parley.example.org`), used to build OAuth callback URLs. Empty: taken from each request; set it behind a reverse proxy.',
+    parse: optHttpUrl,
+  }),
+  signup: setting({
+    env: 'PARLEY_SIGNUP',
+    default: 'closed',
+    doc: '`open`: a first sign-in with a verified e-mail creates the user (limited by `PARLEY_SIGNUP_ALLOW`). `closed`: only users that already exist (e.g. made with `parley user create`) can sign in.',
+    parse: oneOf('open', 'closed'),
+  }),
+  signupAllow: setting({
+    env: 'PARLEY_SIGNUP_ALLOW',
+    default: '',
+    doc: 'With open sign-up, comma-separated e-mails (`ann@example.org`) and domains (`@example.org`) that may sign up. Empty: any verified e-mail.',
+    parse: (raw, name) => list(raw, name).map((s) => s.toLowerCase()),
+  }),
+  nativeRedirectSchemes: setting({
+    env: 'PARLEY_NATIVE_REDIRECT_SCHEMES',
+    default: '',
+    doc: 'Comma-separated custom URL schemes (e.g. `myapp`) a native app may pass as `?redirect=` to receive its bearer token after signing in. Empty: none.',
+    parse: redirectSchemes,
+  }),
+  oauthGithubClientId: oauthRow('GITHUB', 'GitHub', 'client id'),
+  oauthGithubClientSecret: oauthRow('GITHUB', 'GitHub', 'client secret'),
+  oauthGoogleClientId: oauthRow('GOOGLE', 'Google', 'client id'),
+  oauthGoogleClientSecret: oauthRow('GOOGLE', 'Google', 'client secret'),
+  oauthGiteaClientId: oauthRow('GITEA', 'Gitea', 'client id'),
+  oauthGiteaClientSecret: oauthRow('GITEA', 'Gitea', 'client secret'),
+  oauthGiteaBaseUrl: oauthRow('GITEA', 'Gitea', 'base URL', 'e.g. `https://gitea.example.org`'),
+  oauthForgejoClientId: oauthRow('FORGEJO', 'Forgejo', 'client id'),
+  oauthForgejoClientSecret: oauthRow('FORGEJO', 'Forgejo', 'client secret'),
+  oauthForgejoBaseUrl: oauthRow('FORGEJO', 'Forgejo', 'base URL', 'e.g. `https://codeberg.org`'),
+  oauthGitlabClientId: oauthRow('GITLAB', 'GitLab', 'client id'),
+  oauthGitlabClientSecret: oauthRow('GITLAB', 'GitLab', 'client secret'),
+  oauthGitlabBaseUrl: setting({
+    env: 'PARLEY_OAUTH_GITLAB_BASE_URL',
+    default: 'https://gitlab.com',
+    doc: 'GitLab sign-in: base URL (change it for a self-managed GitLab).',
+    parse: optHttpUrl,
+  }),
+  oauthKeycloakClientId: oauthRow('KEYCLOAK', 'Keycloak', 'client id'),
+  oauthKeycloakClientSecret: oauthRow('KEYCLOAK', 'Keycloak', 'client secret'),
+  oauthKeycloakBaseUrl: oauthRow('KEYCLOAK', 'Keycloak', 'base URL', 'the realm URL, e.g. `https://id.example.org/realms/main`'),
+  oauthAuthentikClientId: oauthRow('AUTHENTIK', 'Authentik', 'client id'),
+  oauthAuthentikClientSecret: oauthRow('AUTHENTIK', 'Authentik', 'client secret'),
+  oauthAuthentikBaseUrl: oauthRow('AUTHENTIK', 'Authentik', 'base URL', 'e.g. `https://auth.example.org`'),
+  // --- chat & research ---
+  aiProvider: setting({
+    env: 'PARLEY_AI_PROVIDER',
+    default: 'none',
+    doc: '`openai-responses` (OpenAI Responses API, background mode), `openai-chat` (any OpenAI-compatible Chat Completions server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter; Parley runs the research loop itself) or `none` (AI operations answer with an in-stream error).',
+    parse: oneOf('openai-responses', 'openai-chat', 'none'),
+  }),
+  aiBaseUrl: setting({
+    env: 'PARLEY_AI_BASE_URL',
+    default: '',
+    doc: "Base URL of the AI provider's API including its version prefix (e.g. `http://127.0.0.1:11434/v1` for Ollama). Empty: OpenAI's.",
+    parse: optStr,
+  }),
+  aiApiKey: setting({
+    env: 'PARLEY_AI_API_KEY',
+    default: '',
+    doc: 'API key sent to the AI provider (local servers usually accept any value).',
+    parse: optStr,
+    secret: true,
+  }),
+  aiModel: setting({
+    env: 'PARLEY_AI_MODEL',
+    default: 'gpt-4.1-mini',
+    doc: 'Model used for regular chat (`chat/stream`, group AI follow-ups) when the request names none.',
+    parse: str,
+  }),
+  researchModel: setting({
+    env: 'PARLEY_RESEARCH_MODEL',
+    default: 'o4-mini-deep-research',
+    doc: 'Model used for `chat/streamDeepResearch` when the request names none. With `openai-chat` use a model your server has.',
+    parse: str,
+  }),
+  searchProvider: setting({
+    env: 'PARLEY_SEARCH_PROVIDER',
+    default: 'none',
+    doc: 'Web search used by the `openai-chat` research loop and chat tool: `searxng` or `none`.',
+    parse: oneOf('searxng', 'none'),
+  }),
+  searxngUrl: setting({
+    env: 'PARLEY_SEARXNG_URL',
+    default: 'http://127.0.0.1:8888',
+    doc: 'Base URL of a SearxNG instance with the JSON format enabled (`search.formats: [html, json]`).',
+    parse: str,
+  }),
+  streamKeepaliveS: setting({
+    env: 'PARLEY_STREAM_KEEPALIVE_S',
+    default: '15',
+    doc: 'Seconds between `{"type":"keepalive"}` frames on a quiet chat or research stream. SSE comment lines are sent every 5 s at most regardless.',
+    parse: int(1, 3600),
+  }),
+  eventRetentionDays: setting({
+    env: 'PARLEY_EVENT_RETENTION_DAYS',
+    default: '7',
+    doc: 'Days the events of a finished response are kept for stream replay (`Last-Event-ID`, `chat/resumeStream`); the conversation items stay.',
+    parse: int(1, 3650),
+  }),
+  researchMaxPerUser: setting({
+    env: 'PARLEY_RESEARCH_MAX_PER_USER',
+    default: '2',
+    doc: 'Concurrent AI tasks (research and chat responses) one user may run; more answer 429 before the stream.',
+    parse: int(1, 1000),
+  }),
+  researchMaxTotal: setting({
+    env: 'PARLEY_RESEARCH_MAX_TOTAL',
+    default: '16',
+    doc: 'Concurrent AI tasks on the whole server; more answer 429 before the stream.',
+    parse: int(1, 100000),
+  }),
+  researchBreadth: setting({
+    env: 'PARLEY_RESEARCH_BREADTH',
+    default: '3',
+    doc: '`openai-chat` research loop: search queries per round (and pages read per round).',
+    parse: int(1, 10),
+  }),
+  researchDepth: setting({
+    env: 'PARLEY_RESEARCH_DEPTH',
+    default: '2',
+    doc: '`openai-chat` research loop: rounds of search → read → follow-up queries.',
+    parse: int(1, 5),
+  }),
+  fetchAllowPrivate: setting({
+    env: 'PARLEY_FETCH_ALLOW_PRIVATE',
+    default: 'false',
+    doc: 'Let server-side page reads reach private, loopback and link-local addresses (off: such URLs are refused).',
+    parse: bool,
+  }),
+  // --- widgets, credits, images, push ---
+  adRewardMaxAmount: setting({
+    env: 'PARLEY_AD_REWARD_MAX_AMOUNT',
+    default: '1000',
+    doc: 'Largest `amount` one `credits/grantAdReward` call may grant; larger amounts answer 400.',
+    parse: int(1),
+  }),
+  imageMaxBytes: setting({
+    env: 'PARLEY_IMAGE_MAX_BYTES',
+    default: String(20 * 1024 * 1024),
+    doc: 'Largest decoded image (bytes of the file inside the data URL) `images/convertImage` accepts; larger: `TOO_LARGE`.',
+    parse: int(1),
+  }),
+  imageMaxPixels: setting({
+    env: 'PARLEY_IMAGE_MAX_PIXELS',
+    default: String(50_000_000),
+    doc: 'Largest width × height `images/convertImage` decodes, read from the image header before decoding; larger: `TOO_LARGE`.',
+    parse: int(1),
+  }),
+  imageJpegQuality: setting({
+    env: 'PARLEY_IMAGE_JPEG_QUALITY',
+    default: '85',
+    doc: 'JPEG quality (1–100) of `images/convertImage` output.',
+    parse: int(1, 100),
+  }),
+  pushEnabled: setting({
+    env: 'PARLEY_PUSH_ENABLED',
+    default: 'true',
+    doc: "Send push notifications through Expo's push service to the devices users registered. False: no push is sent.",
+    parse: bool,
+  }),
+  expoBaseUrl: setting({
+    env: 'PARLEY_EXPO_BASE_URL',
+    default: '',
+    doc: "Base URL of Expo's push service (for a proxy or a test double). Empty: the SDK's default. Passed to the SDK as `EXPO_BASE_URL` at start-up.",
+    parse: (raw, name) => optStr(raw.trim().replace(/\/+$/, ''), name),
+  }),
+  expoAccessToken: setting({
+    env: 'PARLEY_EXPO_ACCESS_TOKEN',
+    default: '',
+    doc: 'Expo access token, needed only when "enhanced push security" is on for the Expo project.',
+    parse: optStr,
+    secret: true,
+  }),
+  pushReceiptDelayMs: setting({
+    env: 'PARLEY_PUSH_RECEIPT_DELAY_MS',
+    default: '2000',
+    doc: 'How long to wait after sending a push before asking Expo for its receipts, in milliseconds.',
+    parse: int(0, 600_000),
+  }),
+  pushRetryMinMs: setting({
+    env: 'PARLEY_PUSH_RETRY_MIN_MS',
+    default: '1000',
+    doc: 'First back-off of the Expo SDK when the push service answers 429 (it retries twice, doubling).',
+    parse: int(0, 60_000),
+  }),
   // --- group chats ---
   sseHeartbeatSeconds: setting({
     env: 'PARLEY_SSE_HEARTBEAT_S',
@@ -191,3 +388,47 @@ export const settingList = settings as Record<string, Setting<unknown>>;
 
 /** Parsers for rows added by other domains. */
 export const parsers = { str, optStr, int, bool, oneOf, list };
+
+// --- oauth ---
+// Function declarations (hoisted), so the table above can use them while they live down here.
+
+/** An absolute http(s) URL without a trailing slash, or undefined when empty. */
+function optHttpUrl(raw: string, name: string): string | undefined {
+  if (raw.trim() === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http or https URL, got "${raw}"`);
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Web schemes are refused: a token sent to one would leave the device in a URL. */
+function redirectSchemes(raw: string, name: string): string[] {
+  const schemes = list(raw, name).map((s) => s.toLowerCase().replace(/:(\/\/)?$/, ''));
+  for (const s of schemes)
+    if (!/^[a-z][a-z0-9+.-]*$/.test(s) || ['http', 'https', 'javascript', 'data', 'file', 'blob', 'about', 'vbscript', 'ws', 'wss'].includes(s))
+      throw new ConfigError(`${name} holds custom schemes such as myapp; "${s}" is not allowed`);
+  return schemes;
+}
+
+function oauthRow(provider: string, label: string, what: 'client id' | 'client secret' | 'base URL', example = ''): Setting<string | undefined> {
+  return {
+    env: `PARLEY_OAUTH_${provider}_${what === 'client id' ? 'CLIENT_ID' : what === 'client secret' ? 'CLIENT_SECRET' : 'BASE_URL'}`,
+    default: '',
+    doc: `${label} sign-in: ${what}${example ? ` (${example})` : ''}.${what === 'client id' ? ` The provider is offered once its ${['GITHUB', 'GOOGLE'].includes(provider) ? 'id and secret' : 'id, secret and base URL'} are set.` : ''}`,
+    parse: what === 'base URL' ? optHttpUrl : optStr,
+    ...(what === 'client secret' ? { secret: true } : {}),
+  };
+}
+
+/**
+ * expo-server-sdk takes its base URL only from `EXPO_BASE_URL`, read once when the SDK module is
+ * first evaluated. Call this before importing the SDK (src/notifications/expo-client.ts does) so
+ * `PARLEY_EXPO_BASE_URL` reaches it; kept here because this file alone touches the environment.
+ */
+export function exportExpoBaseUrl(config: Pick<Config, 'expoBaseUrl'>): void {
+  if (config.expoBaseUrl) process.env.EXPO_BASE_URL = config.expoBaseUrl;
+}

@@ -2,6 +2,8 @@ import type { Config } from './config';
 import type { Db } from './db/connection';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
+import type { AiProvider } from './ai/ai.types';
+import type { PushClient } from './notifications/expo-client';
 import type { Bus } from './pubsub/bus';
 import type { OpenStreams } from './http/stream-limit';
 
@@ -17,6 +19,10 @@ export interface AppDeps {
   now: () => number;
   /** Push notifications (deep-research status); `noopNotifier` when push is not set up. */
   notifier: Notifier;
+  /** The configured AI provider (`createAiProvider`); undefined when PARLEY_AI_PROVIDER is `none`. */
+  ai: AiProvider | undefined;
+  /** Expo push client; undefined when push is disabled (`PARLEY_PUSH_ENABLED=false`). */
+  push?: PushClient;
   /** The realtime topic broker (group chat events). */
   bus: Bus;
   /** Open event streams per user, bounded by PARLEY_MAX_STREAMS_PER_USER. */

@@ -6,6 +6,9 @@ import { migrate } from './db/migrate';
 import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
+import { createAiProvider } from './ai/provider';
+import { createExpoClient } from './notifications/expo-client';
+import { createExpoNotifier } from './notifications/research-push';
 import { createMemoryBus } from './pubsub/bus';
 import { createOpenStreams } from './http/stream-limit';
 import { startGroupEventPruner } from './groups/group-events.store';
@@ -23,9 +26,12 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const db = openDataDir(config.dataDir);
   const applied = migrate(db.$client);
   if (applied.length) log.info('migrations applied', { applied });
+  // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
+  const push = config.pushEnabled ? await createExpoClient(config) : undefined;
+  const notifier = push ? createExpoNotifier({ db, log, push, config }) : noopNotifier;
   const bus = createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
   const openStreams = createOpenStreams(config.maxStreamsPerUser);
-  const deps: AppDeps = { config, db, log, now: Date.now, notifier: noopNotifier, bus, openStreams };
+  const deps: AppDeps = { config, db, log, now: Date.now, notifier, push, ai: createAiProvider(config), bus, openStreams };
   const stopPruner = startGroupEventPruner(deps);
   const app = createApp(deps);
 

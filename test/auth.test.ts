@@ -74,3 +74,9 @@ describe('auth', () => {
     expect(s.body.user).toMatchObject({ email: 'ann@example.org', name: 'Ann', accountType: 'GENERAL', subscription: { tier: 'FREE' } });
   });
 });
+
+test('a malformed cookie escape is an unknown credential (401), not a 500', async () => {
+  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+  const res = await ctx.json('preferences/get', {}, { cookie: 'other=%E0%A4%A; parley_session=%zz' });
+  expect(res.body).toEqual(SPEC_ERRORS[401]);
+});

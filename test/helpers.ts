@@ -7,6 +7,7 @@ import { createUser, type NewUser } from '../src/account/account.store';
 import { createApiKey, createSession, DAY_MS } from '../src/auth/auth.store';
 import type { AppDeps } from '../src/deps';
 import { noopNotifier } from '../src/notifications/notifier';
+import { createAiProvider } from '../src/ai/provider';
 import { createMemoryBus } from '../src/pubsub/bus';
 import { createOpenStreams } from '../src/http/stream-limit';
 import type { User } from '../src/db/schema';
@@ -42,7 +43,7 @@ export function createTestContext(
   const db = openDatabase(':memory:');
   migrate(db.$client);
   const config = testConfig(opts.config);
-  const deps: AppDeps = { config, db, log: opts.log ?? silentLogger, now: opts.now ?? Date.now, notifier: noopNotifier, bus: createMemoryBus(), openStreams: createOpenStreams(config.maxStreamsPerUser), ...opts.deps } as AppDeps;
+  const deps: AppDeps = { config, db, log: opts.log ?? silentLogger, now: opts.now ?? Date.now, notifier: noopNotifier, ai: createAiProvider(config), bus: createMemoryBus(), openStreams: createOpenStreams(config.maxStreamsPerUser), ...opts.deps } as AppDeps;
   const app = createApp(deps);
   const users = (opts.users ?? []).map((u) => seedUser(db, u, config));
   const headersFor = (as?: TestUser | Record<string, string>): Record<string, string> =>

@@ -23,6 +23,8 @@ export const UserSchema = t.Object({
   subscription: SubscriptionSchema,
   preferences: PreferencesSchema,
   createdAt: t.String({ format: 'date-time' }),
+  /** Bonus credits (credits/getBalance); present where the view is built with the database at hand. */
+  bonusBalance: t.Optional(t.Number()),
 });
 
 export const preferencesOf = (u: User) => ({ enableMemories: u.enableMemories, showMemoryToolOutput: u.showMemoryToolOutput });

@@ -6,6 +6,7 @@ import { UserSchema, userView } from '../account/account.view';
 import type { ApiKey } from '../db/schema';
 import { createApiKey, listApiKeys, revokeApiKey, revokeSession } from './auth.store';
 import { clearedSessionCookie } from './authenticate';
+import { bonusBalanceOf } from '../credits/credit.store';
 
 const ApiKeySchema = t.Object({
   keyId: t.String(),
@@ -61,8 +62,8 @@ export const authOperations = [
     summary: 'The signed-in user and the credential used',
     input: t.Object({}),
     output: t.Object({ user: UserSchema, credential: t.Object({ kind: t.String(), id: t.String() }) }),
-    handler: ({ user, principal }) => ({
-      user: userView(user),
+    handler: ({ user, principal, deps }) => ({
+      user: { ...userView(user), bonusBalance: bonusBalanceOf(deps.db, user.id) },
       credential:
         principal.credential.kind === 'session'
           ? { kind: 'session', id: principal.credential.sessionId }

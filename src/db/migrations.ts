@@ -4,7 +4,8 @@
 import m0000 from '../../migrations/0000_foundation.sql' with { type: 'text' };
 import m0001 from '../../migrations/0001_conversations.sql' with { type: 'text' };
 import m0002 from '../../migrations/0002_widgets.sql' with { type: 'text' };
-import m0003 from '../../migrations/0003_groups.sql' with { type: 'text' };
+import m0003 from '../../migrations/0003_extras.sql' with { type: 'text' };
+import m0004 from '../../migrations/0004_groups.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -15,5 +16,6 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: m0000 },
   { tag: '0001_conversations', sql: m0001 },
   { tag: '0002_widgets', sql: m0002 },
-  { tag: '0003_groups', sql: m0003 },
+  { tag: '0003_extras', sql: m0003 },
+  { tag: '0004_groups', sql: m0004 },
 ];

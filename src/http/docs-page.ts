@@ -21,11 +21,11 @@ export function docsPage(ops: readonly AnyOperation[]): string {
         `<h2 id="${g}">${g}</h2>` +
         list
           .map(
-            (op) => `<section id="${esc(op.path)}"><h3><code>POST /api/${esc(op.path)}</code>${op.deprecated ? ' <em>(deprecated)</em>' : ''}${op.kind === 'sse' ? ' <em>(event stream)</em>' : ''}</h3>
+            (op) => `<section id="${esc(op.path)}"><h3><code>POST /api/${esc(op.path)}</code>${op.deprecated ? ' <em>(deprecated)</em>' : ''}${op.kind === 'sse' ? ' <em>(event stream)</em>' : ''}${op.public ? ' <em>(no credential needed)</em>' : ''}</h3>
 <p>${esc(op.summary)}</p>${op.description ? `<p>${esc(op.description)}</p>` : ''}
 <details><summary>Request body</summary><pre>${json(compileInput(op.input).schema)}</pre></details>
 <details><summary>${op.kind === 'sse' ? 'Event data' : 'Response body'}</summary><pre>${json(op.output)}</pre></details>
-<p class="err">Errors: ${[400, 401, ...(op.errors ?? []), 500].join(', ')} — always the envelope <code>{defined, code, status, message, data}</code>.</p></section>`,
+<p class="err">Errors: ${[400, ...(op.public ? [] : [401]), ...(op.errors ?? []), 500].join(', ')} — always the envelope <code>{defined, code, status, message, data}</code>.</p></section>`,
           )
           .join('\n'),
     )

@@ -25,7 +25,7 @@ const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema));
 export function buildOpenApi(ops: readonly AnyOperation[], version = '1.1.2') {
   const paths: Record<string, unknown> = {};
   for (const op of ops) {
-    const statuses = [...new Set([400, 401, ...(op.errors ?? []), 500])].sort();
+    const statuses = [...new Set([400, ...(op.public ? [] : [401]), ...(op.errors ?? []), 500])].sort();
     const responses: Record<string, unknown> = {
       200:
         op.kind === 'sse'
@@ -47,7 +47,7 @@ export function buildOpenApi(ops: readonly AnyOperation[], version = '1.1.2') {
         summary: op.summary,
         ...(op.description ? { description: op.description } : {}),
         ...(op.deprecated ? { deprecated: true } : {}),
-        security: [{ session: [] }, { bearer: [] }, { apiKey: [] }],
+        security: op.public ? [] : [{ session: [] }, { bearer: [] }, { apiKey: [] }],
         requestBody: {
           required: false,
           content: { 'application/json': { schema: plain(compileInput(op.input).schema) } },

@@ -15,13 +15,12 @@ export interface OpContext<I> {
   requestId: string;
 }
 
+/** What a public operation's handler receives: the caller may have sent no credential. */
+export type PublicOpContext<I> = Omit<OpContext<I>, 'user' | 'principal'> & { user?: User; principal?: Principal };
+
 export type OpResult<O> = O | Response | AsyncGenerator<unknown, void, unknown>;
 
-/**
- * One row of the route table: `POST /api/<path>`. The same row feeds the router, input
- * validation, the OpenAPI document and the authorisation-matrix test.
- */
-export interface Operation<I extends TObject = TObject, O extends TSchema = TSchema> {
+interface OperationFields<I extends TObject, O extends TSchema> {
   path: `${string}/${string}`;
   summary: string;
   description?: string;
@@ -32,9 +31,17 @@ export interface Operation<I extends TObject = TObject, O extends TSchema = TSch
   /** Error statuses this operation can answer besides 400/401 (documented in OpenAPI). */
   errors?: readonly number[];
   deprecated?: boolean;
-  /** Input that this operation needs to name another user's resource (for the authorisation matrix). */
-  handler: (ctx: OpContext<Static<I>>) => OpResult<Static<O>> | Promise<OpResult<Static<O>>>;
 }
+
+type Handler<C, O extends TSchema> = (ctx: C) => OpResult<Static<O>> | Promise<OpResult<Static<O>>>;
+
+/**
+ * One row of the route table: `POST /api/<path>`. The same row feeds the router, input
+ * validation, the OpenAPI document and the authorisation-matrix test. `public: true` rows answer callers without a credential too (their
+ * handler sees `user`/`principal` only when one was sent); every other row is 401 without one.
+ */
+export type Operation<I extends TObject = TObject, O extends TSchema = TSchema> = OperationFields<I, O> &
+  ({ public?: false; handler: Handler<OpContext<Static<I>>, O> } | { public: true; handler: Handler<PublicOpContext<Static<I>>, O> });
 
 export function defineOperation<I extends TObject, O extends TSchema>(op: Operation<I, O>): Operation<I, O> {
   return op;

@@ -31,12 +31,13 @@ export function registerOperations(
         try {
           const raw = await readJsonBody(request, deps.config.maxBodyBytes);
           const principal = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
-          if (!principal) throw unauthorized();
+          if (!principal && !op.public) throw unauthorized();
           const input = validate(raw);
           const responseHeaders: Record<string, string> = op.deprecated ? { deprecation: 'true' } : {};
-          const result = await op.handler({
+          // Only public rows reach here without a principal; their handler type says so.
+          const result = await (op.handler as (ctx: unknown) => unknown)({
             input,
-            user: principal.user,
+            user: principal?.user,
             principal,
             deps,
             request,

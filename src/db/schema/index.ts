@@ -3,4 +3,7 @@
 export * from './users';
 export * from './conversations';
 export * from './widgets';
+export * from './bookmarks';
+export * from './credits';
+export * from './notifications';
 export * from './groups';

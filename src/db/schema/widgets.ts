@@ -1,5 +1,7 @@
-import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
+import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { conversations } from './conversations';
+import { users } from './users';
 
 /**
  * A widget an AI response made (e.g. a canvas document), announced by the `widget.created` event.
@@ -24,3 +26,46 @@ export const widgets = sqliteTable(
 );
 
 export type Widget = typeof widgets.$inferSelect;
+
+/**
+ * A user's conversation thread about one widget. At most one `active` thread per (widget, user):
+ * the partial unique index makes concurrent getOrCreateThread calls converge on one row.
+ * `archived` is the only other status (widget/archiveThread; see docs/extras.md).
+ */
+export const widgetThreads = sqliteTable(
+  'widget_threads',
+  {
+    id: text('id').primaryKey(),
+    widgetId: text('widget_id')
+      .notNull()
+      .references(() => widgets.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: ['active', 'archived'] }).notNull().default('active'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('widget_threads_active_idx').on(t.widgetId, t.userId).where(sql`${t.status} = 'active'`),
+    index('widget_threads_user_idx').on(t.userId),
+  ],
+);
+
+/** The messages of a widget thread; `seq` orders them (ids are time-sortable too, but ties need a tiebreak). */
+export const widgetThreadMessages = sqliteTable(
+  'widget_thread_messages',
+  {
+    id: text('id').primaryKey(),
+    threadId: text('thread_id')
+      .notNull()
+      .references(() => widgetThreads.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('widget_thread_messages_seq_idx').on(t.threadId, t.seq)],
+);
+
+export type WidgetThread = typeof widgetThreads.$inferSelect;
+export type WidgetThreadMessage = typeof widgetThreadMessages.$inferSelect;

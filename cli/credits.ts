@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { grantCredits } from '../src/credits/credit.store';
+import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
+import { requireUser } from './user';
+
+export function creditCommands(program: Command) {
+  const credits = program.command('credits').description('bonus credits');
+  common(credits.command('grant'))
+    .description("add bonus credits to a user's ledger")
+    .requiredOption('--email <email>', 'the user')
+    .requiredOption('--amount <n>', 'credits to grant (a positive integer)')
+    .option('--reason <reason>', 'why, kept in the ledger', 'admin_grant')
+    .action(
+      runAction((opts: CommonOptions & { email: string; amount: string; reason: string }) => {
+        const amount = Number(opts.amount);
+        if (!Number.isSafeInteger(amount) || amount <= 0) throw new CliError(`--amount must be a positive integer, got ${opts.amount}`);
+        const { db } = openCliDb(opts);
+        const user = requireUser(db, opts.email);
+        const { bonusBalance } = grantCredits(db, { userId: user.id, amount, reason: opts.reason });
+        output(opts, { bonusBalance }, `granted ${amount} to ${user.email}; bonus balance ${bonusBalance}`);
+      }),
+    );
+}

@@ -1,0 +1,106 @@
+/**
+ * The AI provider layer's small, stable interface. Chat, deep research and group AI follow-ups
+ * all talk to a model through `AiProvider.streamChat`, which yields events of the interface's
+ * deep-research union (docs/research.md has the upstream → event mapping).
+ */
+
+export interface WebSearchResult {
+  link: string;
+  title: string;
+  snippet: string;
+}
+
+/** The events of the spec's "Deep-research stream" union that a provider can produce. */
+export type AiEvent =
+  | { type: 'content_part.added' }
+  | { type: 'text.delta'; delta: string }
+  | { type: 'reasoning_text.delta'; delta: string }
+  | { type: 'reasoning_text.done' }
+  | { type: 'web_search.in_progress'; itemId: string; query: string; numResults?: number; country?: string }
+  | { type: 'web_search.completed'; results: WebSearchResult[] }
+  | {
+      type: 'image_generation.in_progress';
+      itemId: string;
+      outputFormat?: 'png' | 'jpeg' | 'webp';
+      size?: '1024x1024' | '1024x1536' | '1536x1024';
+      prompt?: string;
+    }
+  | { type: 'image_generation.completed'; images: { type: 'url' | 'base64'; data: string }[]; model: string }
+  | { type: 'history.in_progress'; itemId: string; query: string }
+  | { type: 'history.completed'; results: { text: string }[] }
+  | { type: 'code_interpreter.in_progress'; itemId: string }
+  | { type: 'code_interpreter.completed' }
+  | { type: 'generate_canvas.in_progress'; itemId: string; topic: string; goal?: string }
+  | { type: 'widget.created'; widgetId: string; widgetType: string; responseId: string }
+  | { type: 'error'; message: string };
+
+export type AiEventType = AiEvent['type'];
+
+export interface AiImage {
+  imageUrl: string;
+  detail?: 'auto' | 'high' | 'low';
+}
+
+export interface AiMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  images?: AiImage[];
+}
+
+/**
+ * A function the model may call. `run` may emit events (e.g. `generate_canvas.in_progress`,
+ * `widget.created`) and returns the text handed back to the model as the call's output.
+ */
+export interface AiTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+  run(args: Record<string, unknown>, emit: (event: AiEvent) => void, callId: string): Promise<string>;
+}
+
+/** Where an upstream background response stands, so a restarted server can pick it up. */
+export interface UpstreamCursor {
+  /** The provider's response id (OpenAI `resp_...`). */
+  upstreamId: string;
+  /** The last upstream `sequence_number` whose events were relayed. */
+  sequenceNumber: number;
+}
+
+export interface StreamChatOptions {
+  model?: string;
+  messages: AiMessage[];
+  /** Let the model search the web (OpenAI: `web_search_preview`; chat servers: the search provider). */
+  webSearch?: boolean;
+  /** Deep research: the research model, and on `openai-chat` Parley's own search → read → report loop. */
+  research?: boolean;
+  tools?: AiTool[];
+  signal?: AbortSignal;
+  /** Called whenever the upstream position advances (only providers that can resume call it). */
+  onCursor?: (cursor: UpstreamCursor) => void;
+  /** Continue an upstream response after a restart instead of starting one. */
+  resumeFrom?: UpstreamCursor;
+}
+
+export interface AiProvider {
+  readonly name: 'openai-responses' | 'openai-chat';
+  /** Whether `resumeFrom` works (the upstream keeps running without us). */
+  readonly canResume: boolean;
+  /**
+   * Stream one AI turn. Ends after the last output event; failures are thrown (the caller turns
+   * them into an `error` event). Aborting `signal` stops the turn (and cancels it upstream).
+   */
+  streamChat(opts: StreamChatOptions): AsyncIterable<AiEvent>;
+}
+
+/**
+ * Abort reason used when Parley itself stops (shutdown, tests simulating a crash): the upstream
+ * response is left running so the next start can resume it. Any other abort cancels upstream.
+ */
+export const SHUTDOWN_REASON = 'parley-shutdown';
+
+/** A failure the user may see verbatim in an `error` event (no secrets, no stack). */
+export class AiError extends Error {}
+
+export const NO_PROVIDER_MESSAGE =
+  'No AI provider is configured on this server. Set PARLEY_AI_PROVIDER to openai-responses or openai-chat, with PARLEY_AI_BASE_URL, PARLEY_AI_API_KEY and PARLEY_AI_MODEL (see docs/configuration.md).';

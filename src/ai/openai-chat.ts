@@ -1,0 +1,165 @@
+import OpenAI from 'openai';
+import { AiError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type StreamChatOptions } from './ai.types';
+import { describeUpstream, runTool } from './openai-responses';
+import { ThinkSplitter } from './think-splitter';
+import { runResearch, type ResearchSettings } from './research-loop';
+import type { SearchProvider } from './search';
+import { webSearchTool } from './web-search-tool';
+
+export interface ChatProviderConfig {
+  baseUrl?: string;
+  apiKey?: string;
+  model: string;
+  researchModel: string;
+  search?: SearchProvider;
+  research: ResearchSettings;
+}
+
+/**
+ * Any OpenAI-compatible Chat Completions server. Such servers have no background mode and no
+ * web search of their own, so Parley runs the research loop itself (research-loop.ts) and a
+ * restarted server cannot resume an upstream turn (`canResume: false`).
+ */
+export function createChatProvider(cfg: ChatProviderConfig): AiProvider {
+  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1 });
+  const chat = createChatClient(client);
+  return {
+    name: 'openai-chat',
+    canResume: false,
+    streamChat(opts) {
+      const model = opts.model ?? (opts.research ? cfg.researchModel : cfg.model);
+      if (opts.research) return runResearch(chat, { ...opts, model }, cfg.search, cfg.research);
+      const tools = [...(opts.tools ?? []), ...(opts.webSearch && cfg.search ? [webSearchTool(cfg.search)] : [])];
+      return chat.stream({ model, messages: opts.messages, tools, signal: opts.signal });
+    },
+  };
+}
+
+export interface ChatClient {
+  /** One streamed turn including tool rounds: reasoning, text and tool events. */
+  stream(opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal }): AsyncGenerator<AiEvent>;
+  /** A short non-streamed completion (research planning); reasoning is returned apart. */
+  complete(opts: { model: string; messages: AiMessage[]; signal?: AbortSignal }): Promise<{ text: string; reasoning: string }>;
+}
+
+export function createChatClient(client: OpenAI): ChatClient {
+  return {
+    stream: (opts) => streamWithTools(client, opts),
+    async complete({ model, messages, signal }) {
+      try {
+        const res: any = await client.chat.completions.create({ model, messages: toChatMessages(messages) as any }, { signal });
+        const msg = res.choices?.[0]?.message ?? {};
+        return { text: String(msg.content ?? ''), reasoning: String(msg.reasoning_content ?? msg.reasoning ?? '') };
+      } catch (err) {
+        throw describeUpstream(err);
+      }
+    },
+  };
+}
+
+async function* streamWithTools(
+  client: OpenAI,
+  opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal },
+): AsyncGenerator<AiEvent> {
+  const tools = opts.tools ?? [];
+  const messages: any[] = toChatMessages(opts.messages);
+  let partAdded = false;
+  for (let round = 0; round < 8; round++) {
+    let stream: AsyncIterable<any>;
+    try {
+      stream = (await client.chat.completions.create(
+        {
+          model: opts.model,
+          messages,
+          stream: true,
+          ...(tools.length
+            ? { tools: tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+            : {}),
+        } as any,
+        { signal: opts.signal },
+      )) as unknown as AsyncIterable<any>;
+    } catch (err) {
+      throw describeUpstream(err);
+    }
+    const splitter = new ThinkSplitter();
+    let reasoningOpen = false;
+    let text = '';
+    const calls: { id: string; name: string; arguments: string }[] = [];
+    const toText = function* (piece: string): Generator<AiEvent> {
+      if (reasoningOpen) {
+        reasoningOpen = false;
+        yield { type: 'reasoning_text.done' };
+      }
+      if (!piece) return;
+      if (!partAdded) {
+        partAdded = true;
+        yield { type: 'content_part.added' };
+      }
+      text += piece;
+      yield { type: 'text.delta', delta: piece };
+    };
+    try {
+      for await (const chunk of stream) {
+        const delta = chunk.choices?.[0]?.delta;
+        if (!delta) continue;
+        const reasoning = delta.reasoning_content ?? delta.reasoning;
+        if (typeof reasoning === 'string' && reasoning) {
+          reasoningOpen = true;
+          yield { type: 'reasoning_text.delta', delta: reasoning };
+        }
+        if (typeof delta.content === 'string' && delta.content) {
+          for (const p of splitter.push(delta.content)) {
+            if (p.kind === 'reasoning') {
+              reasoningOpen = true;
+              yield { type: 'reasoning_text.delta', delta: p.text };
+            } else yield* toText(p.text);
+          }
+        }
+        for (const tc of delta.tool_calls ?? []) {
+          const i = tc.index ?? 0;
+          calls[i] ??= { id: '', name: '', arguments: '' };
+          if (tc.id) calls[i].id = tc.id;
+          if (tc.function?.name) calls[i].name += tc.function.name;
+          if (tc.function?.arguments) calls[i].arguments += tc.function.arguments;
+        }
+      }
+    } catch (err) {
+      throw describeUpstream(err);
+    }
+    // The SDK ends an aborted stream quietly: do not mistake it for the end of the answer.
+    if (opts.signal?.aborted) throw new AiError('The response was cancelled.');
+    for (const p of splitter.flush()) {
+      if (p.kind === 'reasoning') yield { type: 'reasoning_text.delta', delta: p.text };
+      else yield* toText(p.text);
+    }
+    if (reasoningOpen) yield { type: 'reasoning_text.done' };
+    const made = calls.filter(Boolean);
+    if (!made.length) return;
+    messages.push({
+      role: 'assistant',
+      content: text || null,
+      tool_calls: made.map((c, i) => ({ id: c.id || `call_${round}_${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+    });
+    for (const [i, c] of made.entries()) {
+      const pending: AiEvent[] = [];
+      const callId = c.id || `call_${round}_${i}`;
+      const output = await runTool(tools, { callId, name: c.name, arguments: c.arguments }, (e) => pending.push(e));
+      yield* pending;
+      messages.push({ role: 'tool', tool_call_id: callId, content: output });
+    }
+  }
+}
+
+export function toChatMessages(messages: AiMessage[]): unknown[] {
+  return messages.map((m) =>
+    m.role === 'user' && m.images?.length
+      ? {
+          role: 'user',
+          content: [
+            { type: 'text', text: m.content },
+            ...m.images.map((i) => ({ type: 'image_url', image_url: { url: i.imageUrl, ...(i.detail ? { detail: i.detail } : {}) } })),
+          ],
+        }
+      : { role: m.role, content: m.content },
+  );
+}

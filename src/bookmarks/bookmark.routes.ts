@@ -1,0 +1,112 @@
+import { t } from 'elysia';
+import { defineOperation } from '../http/operation';
+import { forbidden, invalidInput, notFound } from '../http/errors';
+import type { Db } from '../db/connection';
+import type { BookmarkGroup, BookmarkItem } from '../db/schema';
+import { iso } from '../ids';
+import { canWriteConversation, findConversationById, listItems } from '../chat/conversation.store';
+import {
+  addBookmarkItem,
+  createBookmarkGroup,
+  deleteBookmarkGroup,
+  findBookmarkGroupById,
+  findBookmarkItemWithOwner,
+  listBookmarkGroups,
+  listBookmarkItemsOfUser,
+  removeBookmarkItem,
+} from './bookmark.store';
+
+const Timestamp = t.String({ format: 'date-time' });
+const GroupSchema = t.Object({ id: t.String(), name: t.String(), createdAt: Timestamp, updatedAt: Timestamp });
+const ItemSchema = t.Object({
+  id: t.String(),
+  groupId: t.String(),
+  conversationId: t.String(),
+  itemId: t.Union([t.String(), t.Null()]),
+  createdAt: Timestamp,
+});
+
+const groupView = (g: BookmarkGroup) => ({ id: g.id, name: g.name, createdAt: iso(g.createdAt), updatedAt: iso(g.updatedAt) });
+const itemView = (i: BookmarkItem) => ({ id: i.id, groupId: i.groupId, conversationId: i.conversationId, itemId: i.itemId, createdAt: iso(i.createdAt) });
+
+/** The caller's group: unknown → 404, someone else's → 403. */
+function ownGroup(db: Db, id: string, userId: string): BookmarkGroup {
+  const group = findBookmarkGroupById(db, id);
+  if (!group) throw notFound();
+  if (group.userId !== userId) throw forbidden();
+  return group;
+}
+
+export const bookmarkOperations = [
+  defineOperation({
+    path: 'bookmarks/createGroup',
+    summary: 'Create a bookmark group',
+    input: t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }),
+    output: GroupSchema,
+    handler: ({ input, user, deps }) => {
+      const name = input.name.trim();
+      if (!name) throw invalidInput([{ path: ['name'], message: 'must not be blank' }]);
+      return groupView(createBookmarkGroup(deps.db, user.id, name, deps.now()));
+    },
+  }),
+  defineOperation({
+    path: 'bookmarks/listGroups',
+    summary: "The caller's bookmark groups with their items, oldest group first",
+    input: t.Object({}),
+    output: t.Object({ groups: t.Array(t.Object({ ...GroupSchema.properties, itemCount: t.Number(), items: t.Array(ItemSchema) })) }),
+    handler: ({ user, deps }) => {
+      const byGroup = Map.groupBy(listBookmarkItemsOfUser(deps.db, user.id), (i) => i.groupId);
+      return {
+        groups: listBookmarkGroups(deps.db, user.id).map((g) => {
+          const items = byGroup.get(g.id) ?? [];
+          return { ...groupView(g), itemCount: items.length, items: items.map(itemView) };
+        }),
+      };
+    },
+  }),
+  defineOperation({
+    path: 'bookmarks/addItem',
+    summary: 'Bookmark a conversation, or one item of it, into one of the caller\'s groups',
+    description:
+      'The group must be the caller\'s and the conversation one the caller can read (owner or writer), else 403; unknown group or conversation: 404. ' +
+      '`itemId`, when given, must be an item of that conversation (else 400). Deleting the conversation (or truncating the item away) removes the bookmark.',
+    input: t.Object({ groupId: t.String(), conversationId: t.String(), itemId: t.Optional(t.String()) }),
+    output: ItemSchema,
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      ownGroup(deps.db, input.groupId, user.id);
+      if (!findConversationById(deps.db, input.conversationId)) throw notFound();
+      if (!canWriteConversation(deps.db, input.conversationId, user.id)) throw forbidden();
+      if (input.itemId !== undefined && !listItems(deps.db, input.conversationId).some((i) => i.id === input.itemId))
+        throw invalidInput([{ path: ['itemId'], message: 'not an item of this conversation' }]);
+      return itemView(addBookmarkItem(deps.db, input, deps.now()));
+    },
+  }),
+  defineOperation({
+    path: 'bookmarks/removeItem',
+    summary: 'Remove one bookmark from one of the caller\'s groups',
+    description: 'Unknown bookmark: 404; a bookmark in another user\'s group: 403.',
+    input: t.Object({ id: t.String() }),
+    output: t.Object({ success: t.Boolean() }),
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const item = findBookmarkItemWithOwner(deps.db, input.id);
+      if (!item) throw notFound();
+      if (item.ownerId !== user.id) throw forbidden();
+      return { success: removeBookmarkItem(deps.db, item.id) };
+    },
+  }),
+  defineOperation({
+    path: 'bookmarks/deleteGroup',
+    summary: 'Delete one of the caller\'s bookmark groups and its items',
+    description: 'The group and its items go in one transaction. Another user\'s group: 403; unknown group: 404.',
+    input: t.Object({ id: t.String() }),
+    output: t.Object({ success: t.Boolean() }),
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      ownGroup(deps.db, input.id, user.id);
+      deleteBookmarkGroup(deps.db, input.id);
+      return { success: true };
+    },
+  }),
+];

@@ -1,0 +1,182 @@
+/**
+ * GIF first-frame decoder. @napi-rs/image is built without a GIF decoder, so Parley reads the
+ * first frame itself: the frame's LZW stream decoded onto the logical screen. Parley flattens
+ * transparency onto white anyway, so the canvas starts white and opaque, and the pixels the frame
+ * leaves transparent (or does not reach) stay white. The caller has already bounded width × height
+ * from the header. The LZW and pixel loops yield to the event loop every few hundred kilobytes
+ * (every 64 rows) so a large GIF never stalls other requests for long.
+ */
+
+export interface RgbaImage {
+  width: number;
+  height: number;
+  rgba: Uint8Array;
+}
+
+export class GifDecodeError extends Error {}
+
+const yieldTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export async function decodeGifFirstFrame(b: Uint8Array): Promise<RgbaImage> {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const need = (n: number) => {
+    if (n > b.length) throw new GifDecodeError('truncated GIF');
+  };
+  need(13);
+  const screenW = v.getUint16(6, true);
+  const screenH = v.getUint16(8, true);
+  const flags = b[10]!;
+  let at = 13;
+  let palette: Uint8Array | undefined;
+  if (flags & 0x80) {
+    const size = 3 * (1 << ((flags & 7) + 1));
+    need(at + size);
+    palette = b.subarray(at, at + size);
+    at += size;
+  }
+  let transparent = -1;
+  for (;;) {
+    need(at + 1);
+    const block = b[at]!;
+    if (block === 0x3b) throw new GifDecodeError('GIF without an image');
+    if (block === 0x21) {
+      need(at + 2);
+      // Graphic control extension: remember the first frame's transparent colour index.
+      if (b[at + 1] === 0xf9 && b[at + 2] === 4) {
+        need(at + 8);
+        if (b[at + 3]! & 1) transparent = b[at + 6]!;
+      }
+      at += 2;
+      while (need(at + 1), b[at] !== 0) at += 1 + b[at]!;
+      at++;
+      continue;
+    }
+    if (block !== 0x2c) throw new GifDecodeError(`unexpected GIF block 0x${block.toString(16)}`);
+    break;
+  }
+  need(at + 11);
+  const left = v.getUint16(at + 1, true);
+  const top = v.getUint16(at + 3, true);
+  const fw = v.getUint16(at + 5, true);
+  const fh = v.getUint16(at + 7, true);
+  const fflags = b[at + 9]!;
+  at += 10;
+  if (fflags & 0x80) {
+    const size = 3 * (1 << ((fflags & 7) + 1));
+    need(at + size);
+    palette = b.subarray(at, at + size);
+    at += size;
+  }
+  if (!palette) throw new GifDecodeError('GIF without a colour table');
+  const minCodeSize = b[at++]!;
+  if (minCodeSize < 2 || minCodeSize > 11) throw new GifDecodeError('bad LZW code size');
+  // Gather the data sub-blocks into one stream.
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  while (at < b.length && b[at] !== 0) {
+    const len = b[at]!;
+    parts.push(b.subarray(at + 1, Math.min(b.length, at + 1 + len)));
+    total += len;
+    at += 1 + len;
+  }
+  const data = new Uint8Array(total);
+  let o = 0;
+  for (const p of parts) data.set(p, o), (o += p.length);
+
+  const indices = await lzwDecode(data, minCodeSize, fw * fh);
+  const width = Math.max(screenW, left + fw);
+  const height = Math.max(screenH, top + fh);
+  const rgba = new Uint8Array(width * height * 4).fill(255);
+  const rows = fflags & 0x40 ? interlacedRows(fh) : null;
+  for (let r = 0; r < fh; r++) {
+    if ((r & 63) === 63) await yieldTick();
+    const y = top + (rows ? rows[r]! : r);
+    for (let x = 0; x < fw; x++) {
+      const idx = indices[r * fw + x]!;
+      if (idx === transparent || 3 * idx + 2 >= palette.length) continue;
+      const p = ((y * width) + left + x) * 4;
+      rgba[p] = palette[3 * idx]!;
+      rgba[p + 1] = palette[3 * idx + 1]!;
+      rgba[p + 2] = palette[3 * idx + 2]!;
+    }
+  }
+  return { width, height, rgba };
+}
+
+/** Row r of the stream is image row rows[r] (passes every 8th from 0, 8th from 4, 4th from 2, 2nd from 1). */
+function interlacedRows(h: number): Uint32Array {
+  const rows = new Uint32Array(h);
+  let i = 0;
+  for (const [start, step] of [[0, 8], [4, 8], [2, 4], [1, 2]] as const) for (let y = start; y < h; y += step) rows[i++] = y;
+  return rows;
+}
+
+/** Variable-width LZW (GIF flavour, codes up to 12 bits). Missing pixels stay index 0. */
+async function lzwDecode(data: Uint8Array, minCodeSize: number, pixels: number): Promise<Uint8Array> {
+  const out = new Uint8Array(pixels);
+  const clear = 1 << minCodeSize;
+  const end = clear + 1;
+  const prefix = new Int16Array(4096);
+  const suffix = new Uint8Array(4096);
+  const first = new Uint8Array(4096);
+  const length = new Uint16Array(4096);
+  for (let i = 0; i < clear; i++) (prefix[i] = -1), (suffix[i] = i), (first[i] = i), (length[i] = 1);
+  let size = minCodeSize + 1;
+  let next = end + 1;
+  let prev = -1;
+  let acc = 0;
+  let bits = 0;
+  let op = 0;
+  for (let i = 0; i < data.length && op < pixels; i++) {
+    if ((i & 0x3ffff) === 0x3ffff) await yieldTick();
+    acc |= data[i]! << bits;
+    bits += 8;
+    while (bits >= size && op < pixels) {
+      const code = acc & ((1 << size) - 1);
+      acc >>>= size;
+      bits -= size;
+      if (code === clear) {
+        size = minCodeSize + 1;
+        next = end + 1;
+        prev = -1;
+        continue;
+      }
+      if (code === end) return out;
+      let k: number;
+      let emit: number;
+      if (prev === -1) {
+        if (code >= clear) throw new GifDecodeError('bad LZW stream');
+        out[op++] = code;
+        prev = code;
+        continue;
+      }
+      if (code < next) {
+        emit = code;
+        k = first[code]!;
+      } else if (code === next) {
+        emit = -1; // prev's string followed by its own first byte
+        k = first[prev]!;
+      } else throw new GifDecodeError('bad LZW code');
+      if (next < 4096) {
+        prefix[next] = prev;
+        suffix[next] = k;
+        first[next] = first[prev]!;
+        length[next] = length[prev]! + 1;
+        next++;
+        if (next === 1 << size && size < 12) size++;
+      }
+      // Write the string of `emit` (or of the entry just made) backwards along its prefix chain.
+      let c = emit === -1 ? next - 1 : emit;
+      const len = length[c]!;
+      let w = op + len - 1;
+      while (c !== -1) {
+        if (w < pixels) out[w] = suffix[c]!;
+        w--;
+        c = prefix[c]!;
+      }
+      op += len;
+      prev = code;
+    }
+  }
+  return out;
+}

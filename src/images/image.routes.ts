@@ -1,0 +1,32 @@
+import { t } from 'elysia';
+import { defineOperation } from '../http/operation';
+import { convertImageToJpeg } from './convert';
+
+const Success = t.Object({ success: t.Literal(true), dataUrl: t.String(), originalFormat: t.String() });
+const Failure = t.Object({
+  success: t.Literal(false),
+  error: t.Object({
+    code: t.Union([t.Literal('INVALID_DATA_URL'), t.Literal('UNSUPPORTED_FORMAT'), t.Literal('DECODE_FAILED'), t.Literal('TOO_LARGE')]),
+    message: t.String(),
+  }),
+});
+
+export const imageOperations = [
+  defineOperation({
+    path: 'images/convertImage',
+    summary: 'Convert an image data URL to JPEG',
+    description:
+      'Accepts PNG, JPEG, WebP, AVIF, GIF (first frame), BMP, TIFF, ICO, PNM and QOI, recognised by their bytes (the data URL\'s media type is not trusted). ' +
+      'EXIF orientation is applied and transparency is flattened onto white. Conversion failures are answered with HTTP 200 and ' +
+      '`{success: false, error: {code, message}}`, `code` one of `INVALID_DATA_URL`, `UNSUPPORTED_FORMAT`, `DECODE_FAILED`, `TOO_LARGE` ' +
+      '(over `PARLEY_IMAGE_MAX_BYTES`, or over `PARLEY_IMAGE_MAX_PIXELS` as the image header declares it, checked before decoding).',
+    input: t.Object({ dataUrl: t.String() }),
+    output: t.Union([Success, Failure]),
+    handler: ({ input, deps }) =>
+      convertImageToJpeg(input.dataUrl, {
+        maxBytes: deps.config.imageMaxBytes,
+        maxPixels: deps.config.imageMaxPixels,
+        quality: deps.config.imageJpegQuality,
+      }),
+  }),
+];

@@ -1,0 +1,38 @@
+import { and, eq, inArray } from 'drizzle-orm';
+import type { Db } from '../db/connection';
+import { pushTokens, type PushToken } from '../db/schema';
+
+export const PUSH_PLATFORMS = ['ios', 'android', 'web'] as const;
+export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
+
+/**
+ * Save a device's token for a user. A token names one device, so registering it again (another
+ * user signed in on that device) moves it rather than duplicating it.
+ */
+export function registerPushToken(db: Db, userId: string, token: string, platform: PushPlatform, now = Date.now()): PushToken {
+  return db
+    .insert(pushTokens)
+    .values({ token, userId, platform, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({ target: pushTokens.token, set: { userId, platform, updatedAt: now } })
+    .returning()
+    .get();
+}
+
+/** Remove the token if it is the user's. */
+export function unregisterPushToken(db: Db, userId: string, token: string): boolean {
+  return db.delete(pushTokens).where(and(eq(pushTokens.token, token), eq(pushTokens.userId, userId))).returning({ t: pushTokens.token }).all().length > 0;
+}
+
+export const listPushTokens = (db: Db, userId: string): string[] =>
+  db.select({ token: pushTokens.token }).from(pushTokens).where(eq(pushTokens.userId, userId)).orderBy(pushTokens.createdAt).all().map((r) => r.token);
+
+/** Forget tokens the push service reported as no longer registered. */
+export function removePushTokens(db: Db, tokens: string[]): number {
+  if (!tokens.length) return 0;
+  return db.delete(pushTokens).where(inArray(pushTokens.token, tokens)).returning({ t: pushTokens.token }).all().length;
+}
+
+/** Same test as the SDK's `Expo.isExpoPushToken` (the SDK itself is loaded lazily, see expo-client.ts). */
+export const isExpoPushToken = (token: string): boolean =>
+  ((token.startsWith('ExponentPushToken[') || token.startsWith('ExpoPushToken[')) && token.endsWith(']')) ||
+  /^[a-z\d]{8}-[a-z\d]{4}-[a-z\d]{4}-[a-z\d]{4}-[a-z\d]{12}$/i.test(token);

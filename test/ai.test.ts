@@ -1,0 +1,201 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import { createAiProvider } from '../src/ai/provider';
+import { testConfig } from '../src/config';
+import type { AiEvent, AiTool, UpstreamCursor } from '../src/ai/ai.types';
+import { AiError } from '../src/ai/ai.types';
+import { readPage, isPrivateAddress } from '../src/ai/read-page';
+import { ThinkSplitter } from '../src/ai/think-splitter';
+import { parseQueries } from '../src/ai/research-loop';
+import { failedTerminal, functionCallEvents, reasoningEvents, startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
+import { startFakeSearxng } from './fakes/searxng';
+
+const openai = startFakeOpenAI();
+const searx = startFakeSearxng();
+afterAll(() => {
+  openai.stop();
+  searx.stop();
+});
+
+const responses = () => createAiProvider(testConfig({ aiProvider: 'openai-responses', aiBaseUrl: openai.url, aiApiKey: 'sk-test' }))!;
+const chat = (extra: Parameters<typeof testConfig>[0] = {}) =>
+  createAiProvider(
+    testConfig({ aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', researchModel: 'small', searchProvider: 'searxng', searxngUrl: searx.url, fetchAllowPrivate: true, researchBreadth: 2, researchDepth: 1, ...extra }),
+  )!;
+
+async function collect(it: AsyncIterable<AiEvent>): Promise<AiEvent[]> {
+  const out: AiEvent[] = [];
+  for await (const e of it) out.push(e);
+  return out;
+}
+const types = (evs: AiEvent[]) => evs.map((e) => e.type);
+const text = (evs: AiEvent[]) => evs.map((e) => (e.type === 'text.delta' ? e.delta : '')).join('');
+
+describe('AI providers', () => {
+  test('none → no provider', () => {
+    expect(createAiProvider(testConfig())).toBeUndefined();
+  });
+
+  test('openai-responses: background stream mapped onto the event union, images forwarded', async () => {
+    openai.eventDelayMs = 0;
+    openai.responsesScript = () => [
+      ...reasoningEvents('Thinking about it.'),
+      ...webSearchEvents('ws_1', 'bun sqlite', ['https://bun.sh/docs/api/sqlite']),
+      ...textEvents('Bun has SQLite built in.'),
+    ];
+    const cursors: UpstreamCursor[] = [];
+    const evs = await collect(
+      responses().streamChat({
+        research: true,
+        messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'What?', images: [{ imageUrl: 'data:image/png;base64,AAA', detail: 'low' }] }],
+        onCursor: (c) => cursors.push(c),
+      }),
+    );
+    expect(types(evs)).toEqual([
+      'reasoning_text.delta', 'reasoning_text.done', 'web_search.in_progress', 'web_search.completed',
+      'content_part.added', 'text.delta', 'text.delta', 'text.delta',
+    ]);
+    expect(evs[2]).toEqual({ type: 'web_search.in_progress', itemId: 'ws_1', query: 'bun sqlite' });
+    expect(evs[3]).toEqual({ type: 'web_search.completed', results: [{ link: 'https://bun.sh/docs/api/sqlite', title: 'bun.sh', snippet: '' }] });
+    expect(text(evs)).toBe('Bun has SQLite built in.');
+    const req = openai.requests.findLast((r) => r.path === 'POST /v1/responses')!.body;
+    expect(req).toMatchObject({ model: 'o4-mini-deep-research', background: true, stream: true, instructions: 'Be brief.' });
+    expect(req.tools).toEqual([{ type: 'web_search_preview' }]);
+    expect(req.input[0].content).toEqual([
+      { type: 'input_text', text: 'What?' },
+      { type: 'input_image', image_url: 'data:image/png;base64,AAA', detail: 'low' },
+    ]);
+    expect(cursors.at(-1)!.upstreamId).toMatch(/^resp_fake_/);
+    expect(cursors.map((c) => c.sequenceNumber)).toEqual([...cursors.keys()]);
+  });
+
+  test('openai-responses: resumeFrom retrieves with starting_after and relays only the rest', async () => {
+    openai.responsesScript = () => textEvents('abcdef', 6);
+    const first: UpstreamCursor[] = [];
+    await collect(responses().streamChat({ messages: [{ role: 'user', content: 'x' }], onCursor: (c) => first.push(c) }));
+    const upstreamId = first[0]!.upstreamId;
+    // Event 5 is the 2nd text delta: resuming after it yields the 4 later deltas.
+    const evs = await collect(responses().streamChat({ messages: [], resumeFrom: { upstreamId, sequenceNumber: 5 } }));
+    expect(text(evs)).toBe('cdef');
+    expect(openai.requests.at(-1)!.path).toBe(`GET /v1/responses/${upstreamId}?stream=true&starting_after=5`);
+  });
+
+  test('openai-responses: abort cancels upstream; failure and HTTP errors throw AiError', async () => {
+    openai.responsesScript = () => textEvents('x'.repeat(50), 50);
+    openai.eventDelayMs = 5;
+    const ac = new AbortController();
+    const seen: AiEvent[] = [];
+    const run = (async () => {
+      for await (const e of responses().streamChat({ messages: [{ role: 'user', content: 'x' }], signal: ac.signal })) {
+        seen.push(e);
+        if (seen.length === 3) ac.abort();
+      }
+    })();
+    await expect(run).rejects.toBeInstanceOf(AiError);
+    expect(openai.cancelled.length).toBe(1);
+    openai.eventDelayMs = 0;
+    openai.responsesScript = () => failedTerminal('model overloaded');
+    await expect(collect(responses().streamChat({ messages: [{ role: 'user', content: 'x' }] }))).rejects.toThrow('model overloaded');
+    openai.responsesScript = () => ({ fail: 500 });
+    await expect(collect(responses().streamChat({ messages: [{ role: 'user', content: 'x' }] }))).rejects.toThrow('HTTP 500');
+  });
+
+  test('openai-responses: function calls run the tool and continue with previous_response_id', async () => {
+    let turn = 0;
+    openai.responsesScript = (body) =>
+      turn++ === 0 ? functionCallEvents('call_1', 'echo', { word: 'hi' }) : body.previous_response_id ? textEvents('done', 1) : textEvents('wrong', 1);
+    const tool: AiTool = {
+      name: 'echo',
+      description: 'echo',
+      parameters: { type: 'object' },
+      run: async (args, emit) => {
+        emit({ type: 'code_interpreter.in_progress', itemId: 'echo' });
+        return `echo ${args.word}`;
+      },
+    };
+    const evs = await collect(responses().streamChat({ messages: [{ role: 'user', content: 'x' }], tools: [tool] }));
+    expect(types(evs)).toEqual(['code_interpreter.in_progress', 'content_part.added', 'text.delta']);
+    const follow = openai.requests.findLast((r) => r.path === 'POST /v1/responses')!.body;
+    expect(follow.input).toEqual([{ type: 'function_call_output', call_id: 'call_1', output: 'echo hi' }]);
+    expect(follow.previous_response_id).toMatch(/^resp_fake_/);
+  });
+
+  test('openai-chat: reasoning_content, <think> blocks and tool calls', async () => {
+    let turn = 0;
+    openai.chatScript = () =>
+      turn++ === 0
+        ? { deltas: [{ reasoning_content: 'hmm' }, { tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'echo', arguments: '{"wo' } }] }, { tool_calls: [{ index: 0, function: { arguments: 'rd":"yo"}' } }] }], finish_reason: 'tool_calls' }
+        : { deltas: [{ content: '<thi' }, { content: 'nk>plan</th' }, { content: 'ink>An' }, { content: 'swer' }] };
+    const calls: unknown[] = [];
+    const tool: AiTool = { name: 'echo', description: 'e', parameters: { type: 'object' }, run: async (a) => (calls.push(a), 'ok') };
+    const evs = await collect(chat().streamChat({ messages: [{ role: 'user', content: 'q', images: [{ imageUrl: 'https://x/y.png' }] }], tools: [tool] }));
+    expect(calls).toEqual([{ word: 'yo' }]);
+    expect(evs).toEqual([
+      { type: 'reasoning_text.delta', delta: 'hmm' },
+      { type: 'reasoning_text.done' },
+      { type: 'reasoning_text.delta', delta: 'plan' },
+      { type: 'reasoning_text.done' },
+      { type: 'content_part.added' },
+      { type: 'text.delta', delta: 'An' },
+      { type: 'text.delta', delta: 'swer' },
+    ]);
+    const last = openai.requests.findLast((r) => r.path === 'POST /v1/chat/completions')!.body;
+    expect(last.messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url: 'https://x/y.png' } });
+    expect(last.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c1', content: 'ok' });
+  });
+
+  test('openai-chat research: plan → search → read → cited report; off-format planner falls back', async () => {
+    openai.chatScript = (body) =>
+      body.stream
+        ? { deltas: [{ content: 'Report [1].' }] }
+        : { deltas: [{ reasoning_content: 'which queries?' }, { content: '["sqlite wal", "bun sqlite"]' }] };
+    searx.pagesRead.length = 0;
+    const evs = await collect(chat().streamChat({ research: true, messages: [{ role: 'user', content: 'How does WAL work?' }] }));
+    expect(types(evs)).toEqual([
+      'reasoning_text.delta', 'reasoning_text.done',
+      'web_search.in_progress', 'web_search.completed', 'web_search.in_progress', 'web_search.completed',
+      'content_part.added', 'text.delta',
+    ]);
+    expect(evs[2]).toMatchObject({ query: 'sqlite wal', numResults: 4 });
+    expect((evs[3] as any).results[0]).toEqual({ link: `${searx.url}/page/sqlite-wal-1`, title: 'sqlite wal — result 1', snippet: 'Snippet 1 about sqlite wal.' });
+    expect(searx.pagesRead.sort()).toEqual(['bun-sqlite-1', 'sqlite-wal-1']);
+    const report = openai.requests.findLast((r) => r.body?.stream)!.body;
+    expect(report.messages[0].content).toContain('Facts from sqlite-wal-1.');
+
+    // A small model answering off-format: the question itself is searched.
+    openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'ok' }] } : { deltas: [{ content: '' }] });
+    searx.queries.length = 0;
+    const evs2 = await collect(chat().streamChat({ research: true, messages: [{ role: 'user', content: 'Why is the sky blue?' }] }));
+    expect(searx.queries).toEqual(['Why is the sky blue?']);
+    expect(types(evs2).at(-1)).toBe('text.delta');
+  });
+
+  test('research loop refuses private pages unless allowed', async () => {
+    openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'ok' }] } : { deltas: [{ content: '["q"]' }] });
+    searx.pagesRead.length = 0;
+    await collect(chat({ fetchAllowPrivate: false }).streamChat({ research: true, messages: [{ role: 'user', content: 'x' }] }));
+    expect(searx.pagesRead).toEqual([]);
+  });
+
+  test('readPage: http(s) only, private refused, size bounded; parseQueries; think splitter', async () => {
+    const page = `${searx.url}/page/abc`;
+    expect(await readPage(page, { maxBytes: 10_000, timeoutMs: 2000, allowPrivate: false })).toBeUndefined();
+    expect(await readPage('file:///etc/passwd', { maxBytes: 10_000, timeoutMs: 2000, allowPrivate: true })).toBeUndefined();
+    const ok = await readPage(page, { maxBytes: 10_000, timeoutMs: 2000, allowPrivate: true });
+    expect(ok).toEqual({ url: page, title: 'Page abc', text: 'Facts from abc.' });
+    const cut = await readPage(page, { maxBytes: 20, timeoutMs: 2000, allowPrivate: true });
+    expect(cut!.text.length).toBeLessThanOrEqual(20);
+    for (const a of ['127.0.0.1', '10.1.2.3', '192.168.0.1', '172.20.0.1', '169.254.169.254', '::1', 'fd00::1', '::ffff:127.0.0.1', '0.0.0.0'])
+      expect(isPrivateAddress(a)).toBe(true);
+    for (const a of ['8.8.8.8', '2606:4700::1111', '172.32.0.1']) expect(isPrivateAddress(a)).toBe(false);
+    expect(parseQueries('Sure! ["a", {"query":"b"}]', 5)).toEqual(['a', 'b']);
+    expect(parseQueries('1. first\n2. second\n3. third', 2)).toEqual(['first', 'second']);
+    expect(parseQueries('', 2)).toBeUndefined();
+    const s = new ThinkSplitter();
+    const parts = [...s.push('a<th'), ...s.push('ink>b</think'), ...s.push('>c'), ...s.flush()];
+    expect(parts.filter((p) => p.text)).toEqual([
+      { kind: 'text', text: 'a' },
+      { kind: 'reasoning', text: 'b' },
+      { kind: 'text', text: 'c' },
+    ]);
+  });
+});

@@ -1,0 +1,236 @@
+/**
+ * A local OpenAI-compatible server speaking the real wire formats:
+ * - Responses API: `POST /v1/responses` (stream, background), `GET /v1/responses/:id?stream=true&starting_after=N`,
+ *   `POST /v1/responses/:id/cancel`. A background response runs on its own clock whether or not
+ *   anyone is connected; every event carries `sequence_number`.
+ * - Chat Completions: `POST /v1/chat/completions`, streamed (`data:` chunks with `delta.content`,
+ *   `delta.reasoning_content`, `delta.tool_calls`, then `[DONE]`) or not.
+ * Tests script the model with `responsesScript` / `chatScript` and read what was sent in `requests`.
+ */
+
+export type UpstreamEvent = Record<string, unknown> & { type: string };
+
+export interface ChatTurn {
+  /** Streamed deltas in order. */
+  deltas: { content?: string; reasoning_content?: string; tool_calls?: unknown[] }[];
+  finish_reason?: 'stop' | 'tool_calls';
+  /** Wait this long before the first streamed chunk (a model thinking quietly). */
+  pauseMs?: number;
+}
+
+interface FakeResponse {
+  id: string;
+  events: UpstreamEvent[];
+  produced: number;
+  cancelled: boolean;
+  waiters: Set<() => void>;
+  timer?: ReturnType<typeof setInterval>;
+}
+
+export interface FakeOpenAI {
+  url: string;
+  /** Every request body received, with its path. */
+  requests: { path: string; body: any }[];
+  /** Events of a Responses turn (between response.in_progress and the terminal event). */
+  responsesScript: (body: any) => UpstreamEvent[] | { fail: number } | { terminal: UpstreamEvent[] };
+  chatScript: (body: any) => ChatTurn | { fail: number };
+  /** Milliseconds between two upstream events (background clock). */
+  eventDelayMs: number;
+  /** Close create/retrieve streams after this many events (simulates a dropped connection). */
+  dropAfter?: number;
+  responses: Map<string, FakeResponse>;
+  cancelled: string[];
+  stop(): void;
+}
+
+export function startFakeOpenAI(): FakeOpenAI {
+  let n = 0;
+  const enc = new TextEncoder();
+  const fake: FakeOpenAI = {
+    url: '',
+    requests: [],
+    responsesScript: () => textEvents('Hello from the fake.'),
+    chatScript: () => ({ deltas: [{ content: 'Hello' }, { content: ' from chat.' }] }),
+    eventDelayMs: 0,
+    responses: new Map(),
+    cancelled: [],
+    stop: () => server.stop(true),
+  };
+
+  const wake = (r: FakeResponse) => {
+    for (const w of r.waiters) w();
+    r.waiters.clear();
+  };
+
+  function startResponse(body: any, events: UpstreamEvent[], terminal?: UpstreamEvent[]): FakeResponse {
+    const id = `resp_fake_${++n}`;
+    const resp = (status: string) => ({ id, object: 'response', status, model: body.model, background: !!body.background, output: [] });
+    const all: UpstreamEvent[] = [
+      { type: 'response.created', response: resp('queued') },
+      { type: 'response.in_progress', response: resp('in_progress') },
+      ...events,
+      ...(terminal?.map((e) => (e.response ? { ...e, response: { ...(e.response as object), id } } : e)) ?? [{ type: 'response.completed', response: resp('completed') }]),
+    ].map((e, i) => ({ ...e, sequence_number: i }));
+    const r: FakeResponse = { id, events: all, produced: 0, cancelled: false, waiters: new Set() };
+    fake.responses.set(id, r);
+    const tick = () => {
+      if (r.cancelled || r.produced >= r.events.length) {
+        clearInterval(r.timer);
+        return;
+      }
+      r.produced++;
+      wake(r);
+    };
+    if (fake.eventDelayMs > 0) r.timer = setInterval(tick, fake.eventDelayMs);
+    else r.produced = r.events.length;
+    return r;
+  }
+
+  function streamResponse(r: FakeResponse, after: number): Response {
+    let sent = 0;
+    const stream = new ReadableStream({
+      async pull(controller) {
+        while (true) {
+          const next = r.events.findIndex((e) => (e.sequence_number as number) > after);
+          if (next >= 0 && next < r.produced && !r.cancelled) {
+            const e = r.events[next]!;
+            after = e.sequence_number as number;
+            controller.enqueue(enc.encode(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
+            sent++;
+            if (fake.dropAfter !== undefined && sent >= fake.dropAfter) controller.error(new Error('dropped'));
+            else if (next === r.events.length - 1) controller.close();
+            return;
+          }
+          if (r.cancelled || next < 0) {
+            controller.close();
+            return;
+          }
+          await new Promise<void>((res) => r.waiters.add(res));
+        }
+      },
+    });
+    return new Response(stream, { headers: { 'content-type': 'text/event-stream' } });
+  }
+
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    idleTimeout: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const body: any = req.method === 'POST' ? await req.json().catch(() => ({})) : undefined;
+      fake.requests.push({ path: `${req.method} ${url.pathname}${url.search}`, body });
+      if (req.method === 'POST' && url.pathname === '/v1/responses') {
+        const script = fake.responsesScript(body);
+        if ('fail' in script) return Response.json({ error: { message: 'fake upstream failure', type: 'server_error' } }, { status: script.fail });
+        const r = Array.isArray(script) ? startResponse(body, script) : startResponse(body, [], script.terminal);
+        if (!body.stream) return Response.json({ id: r.id, object: 'response', status: 'queued' });
+        return streamResponse(r, -1);
+      }
+      const m = url.pathname.match(/^\/v1\/responses\/([^/]+)(\/cancel)?$/);
+      if (m) {
+        const r = fake.responses.get(m[1]!);
+        if (!r) return Response.json({ error: { message: 'No response found', type: 'invalid_request_error' } }, { status: 404 });
+        if (m[2]) {
+          r.cancelled = true;
+          fake.cancelled.push(r.id);
+          wake(r);
+          return Response.json({ id: r.id, object: 'response', status: 'cancelled' });
+        }
+        return streamResponse(r, Number(url.searchParams.get('starting_after') ?? -1));
+      }
+      if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
+        const turn = fake.chatScript(body);
+        if ('fail' in turn) return Response.json({ error: { message: 'fake upstream failure', type: 'server_error' } }, { status: turn.fail });
+        const id = `chatcmpl_${++n}`;
+        if (!body.stream) {
+          const content = turn.deltas.map((d) => d.content ?? '').join('');
+          const reasoning = turn.deltas.map((d) => d.reasoning_content ?? '').join('');
+          return Response.json({
+            id,
+            object: 'chat.completion',
+            model: body.model,
+            choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, ...(reasoning ? { reasoning_content: reasoning } : {}) } }],
+          });
+        }
+        const chunk = (delta: unknown, finish: string | null = null) =>
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const frames = [
+          chunk({ role: 'assistant', content: '' }),
+          ...turn.deltas.map((d) => chunk(d)),
+          chunk({}, turn.finish_reason ?? 'stop'),
+          'data: [DONE]\n\n',
+        ];
+        return new Response(
+          new ReadableStream({
+            async start(controller) {
+              if (turn.pauseMs) await Bun.sleep(turn.pauseMs);
+              for (const f of frames) {
+                if (fake.eventDelayMs) await Bun.sleep(fake.eventDelayMs);
+                controller.enqueue(enc.encode(f));
+              }
+              controller.close();
+            },
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
+        );
+      }
+      return Response.json({ error: { message: 'not found' } }, { status: 404 });
+    },
+  });
+  fake.url = `http://127.0.0.1:${server.port}/v1`;
+  return fake;
+}
+
+// --- builders of upstream Responses events (without sequence numbers) ---
+
+export function textEvents(text: string, pieces = 3, itemId = 'msg_1'): UpstreamEvent[] {
+  const size = Math.max(1, Math.ceil(text.length / pieces));
+  const deltas: UpstreamEvent[] = [];
+  for (let i = 0; i < text.length; i += size)
+    deltas.push({ type: 'response.output_text.delta', item_id: itemId, output_index: 0, content_index: 0, delta: text.slice(i, i + size), logprobs: [] });
+  return [
+    { type: 'response.output_item.added', output_index: 0, item: { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] } },
+    { type: 'response.content_part.added', item_id: itemId, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
+    ...deltas,
+    { type: 'response.output_text.done', item_id: itemId, output_index: 0, content_index: 0, text, logprobs: [] },
+    { type: 'response.output_item.done', output_index: 0, item: { id: itemId, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] } },
+  ];
+}
+
+export function reasoningEvents(summary: string, itemId = 'rs_1'): UpstreamEvent[] {
+  return [
+    { type: 'response.output_item.added', output_index: 0, item: { id: itemId, type: 'reasoning', summary: [] } },
+    { type: 'response.reasoning_summary_text.delta', item_id: itemId, output_index: 0, summary_index: 0, delta: summary },
+    { type: 'response.reasoning_summary_text.done', item_id: itemId, output_index: 0, summary_index: 0, text: summary },
+    { type: 'response.output_item.done', output_index: 0, item: { id: itemId, type: 'reasoning', summary: [{ type: 'summary_text', text: summary }] } },
+  ];
+}
+
+export function webSearchEvents(itemId: string, query: string, urls: string[]): UpstreamEvent[] {
+  return [
+    { type: 'response.output_item.added', output_index: 0, item: { id: itemId, type: 'web_search_call', status: 'in_progress', action: { type: 'search', query } } },
+    { type: 'response.web_search_call.in_progress', item_id: itemId, output_index: 0 },
+    { type: 'response.web_search_call.searching', item_id: itemId, output_index: 0 },
+    { type: 'response.web_search_call.completed', item_id: itemId, output_index: 0 },
+    {
+      type: 'response.output_item.done',
+      output_index: 0,
+      item: { id: itemId, type: 'web_search_call', status: 'completed', action: { type: 'search', query, sources: urls.map((url) => ({ type: 'url', url })) } },
+    },
+  ];
+}
+
+export function functionCallEvents(callId: string, name: string, args: unknown): UpstreamEvent[] {
+  const item = { id: `fc_${callId}`, type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args), status: 'completed' };
+  return [
+    { type: 'response.output_item.added', output_index: 0, item: { ...item, arguments: '', status: 'in_progress' } },
+    { type: 'response.function_call_arguments.delta', item_id: item.id, output_index: 0, delta: item.arguments },
+    { type: 'response.function_call_arguments.done', item_id: item.id, output_index: 0, arguments: item.arguments },
+    { type: 'response.output_item.done', output_index: 0, item },
+  ];
+}
+
+export const failedTerminal = (message: string): { terminal: UpstreamEvent[] } => ({
+  terminal: [{ type: 'response.failed', response: { id: 'x', object: 'response', status: 'failed', error: { code: 'server_error', message } } }],
+});

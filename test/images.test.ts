@@ -1,0 +1,305 @@
+import { beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { Transformer } from '@napi-rs/image';
+import { createTestContext, SPEC_ERRORS } from './helpers';
+import { readImageHeader } from '../src/images/image-header';
+import fc from 'fast-check';
+import { decodeGifFirstFrame, GifDecodeError } from '../src/images/gif';
+import { buildGif } from './fixtures/gif';
+
+// Generous: the suite shares small machines with other work; these tests make many requests.
+setDefaultTimeout(30_000);
+
+// Fixtures are made here: @napi-rs/image encodes what it can; GIF (no encoder) is written by hand.
+
+const W = 6;
+const H = 4;
+/** Left half opaque red, right half fully transparent (whose hidden colour is blue). */
+function rgba(w = W, h = H): Uint8Array {
+  const px = new Uint8Array(w * h * 4);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      const i = (y * w + x) * 4;
+      if (x < w / 2) px.set([255, 0, 0, 255], i);
+      else px.set([0, 0, 255, 0], i);
+    }
+  return px;
+}
+const source = () => Transformer.fromRgbaPixels(rgba(), W, H);
+const noise = (w: number, h: number) => Transformer.fromRgbaPixels(crypto.getRandomValues(new Uint8Array(w * h * 4)).map((v, i) => (i % 4 === 3 ? 255 : v)), w, h);
+
+const dataUrl = (bytes: Uint8Array, type = 'application/octet-stream') => `data:${type};base64,${Buffer.from(bytes).toString('base64')}`;
+
+/** A 1×1 two-frame GIF: frame 1 red (palette 0), frame 2 black (palette 1). LZW by hand, min code size 2. */
+function twoFrameGif(screenW = 1, screenH = 1): Uint8Array {
+  const le16 = (n: number) => [n & 0xff, n >> 8];
+  return new Uint8Array([
+    ...Buffer.from('GIF89a'), ...le16(screenW), ...le16(screenH), 0x80, 0, 0, // global table of 2 colours
+    0xff, 0, 0, 0, 0, 0, // red, black
+    0x21, 0xf9, 4, 0, 10, 0, 0, 0, // graphic control: 0.1 s
+    0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0, // frame 1: clear, 0, end
+    0x21, 0xf9, 4, 0, 10, 0, 0, 0,
+    0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x4c, 0x01, 0, // frame 2: clear, 1, end
+    0x3b,
+  ]);
+}
+
+/** A PNG that is only a signature and an IHDR claiming the given size (CRC not even valid). */
+function pngHeaderOnly(w: number, h: number): Uint8Array {
+  const b = new Uint8Array(8 + 25 + 20);
+  b.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  const v = new DataView(b.buffer);
+  v.setUint32(8, 13);
+  b.set(Buffer.from('IHDR'), 12);
+  v.setUint32(16, w);
+  v.setUint32(20, h);
+  b.set([8, 6, 0, 0, 0], 24);
+  return b;
+}
+
+/** Insert an EXIF APP1 segment with the given orientation right after a JPEG's SOI. */
+function withExifOrientation(jpeg: Uint8Array, orientation: number): Uint8Array {
+  const tiff = [0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0, 0, 0, 0, 0];
+  const payload = [...Buffer.from('Exif\0\0', 'latin1'), ...tiff];
+  const len = payload.length + 2;
+  return new Uint8Array([0xff, 0xd8, 0xff, 0xe1, len >> 8, len & 0xff, ...payload, ...jpeg.subarray(2)]);
+}
+
+const decode = async (url: string) => {
+  const bytes = Buffer.from(url.slice('data:image/jpeg;base64,'.length), 'base64');
+  const t = new Transformer(bytes);
+  const meta = await t.metadata();
+  return { meta, pixels: await new Transformer(bytes).rawPixels() };
+};
+
+let fixtures: Record<string, Uint8Array>;
+beforeAll(async () => {
+  fixtures = {
+    png: await source().png(),
+    jpeg: await source().jpeg(95),
+    webp: await source().webpLossless(),
+    webpLossy: await source().webp(90),
+    avif: await source().avif({ quality: 90, speed: 10 }),
+    bmp: await source().bmp(),
+    tiff: await source().tiff(),
+    ico: await source().ico(),
+    pnm: await source().pnm(),
+    gif: twoFrameGif(),
+  };
+});
+
+describe('image header sniffer', () => {
+  test('reads format and size of every fixture without decoding', () => {
+    for (const [name, bytes] of Object.entries(fixtures)) {
+      const h = readImageHeader(bytes);
+      const format = name === 'webpLossy' ? 'webp' : name;
+      expect({ name, ...h }).toEqual({ name, format: format as any, width: name === 'gif' ? 1 : W, height: name === 'gif' ? 1 : H });
+    }
+    expect(readImageHeader(pngHeaderOnly(100_000, 100_000))).toEqual({ format: 'png', width: 100_000, height: 100_000 });
+    expect(readImageHeader(new TextEncoder().encode('just some text here'))).toBeUndefined();
+  });
+});
+
+describe('images/convertImage', () => {
+  test('every format converts to JPEG with its original format named', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    for (const [name, bytes] of Object.entries(fixtures)) {
+      const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(bytes) }, ctx.users[0]);
+      expect(res.status).toBe(200);
+      expect({ name, success: res.body.success, originalFormat: res.body.originalFormat }).toEqual({
+        name,
+        success: true,
+        originalFormat: name === 'webpLossy' ? 'webp' : name,
+      });
+      expect(res.body.dataUrl.startsWith('data:image/jpeg;base64,/9j/')).toBe(true);
+      const { meta } = await decode(res.body.dataUrl);
+      expect(meta.format).toBe('jpeg');
+      expect([meta.width, meta.height]).toEqual(name === 'gif' ? [1, 1] : [W, H]);
+    }
+  });
+
+  test('transparency is flattened onto white; opaque pixels keep their colour', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    for (const name of ['png', 'webp', 'tiff', 'bmp']) {
+      const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(fixtures[name]!) }, ctx.users[0]);
+      const { pixels, meta } = await decode(res.body.dataUrl);
+      const ch = pixels.length / (meta.width * meta.height);
+      const at = (x: number, y: number) => [...pixels.subarray((y * meta.width + x) * ch, (y * meta.width + x) * ch + 3)];
+      const [r, g, b] = at(0, 1);
+      expect(r).toBeGreaterThan(200);
+      expect(g! + b!).toBeLessThan(80);
+      expect(at(W - 1, 1).every((c) => c > 230)).toBe(true); // white, not the hidden blue
+    }
+  });
+
+  test('GIF: the first frame', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(fixtures.gif!, 'image/gif') }, ctx.users[0]);
+    expect(res.body.originalFormat).toBe('gif');
+    const { pixels } = await decode(res.body.dataUrl);
+    expect(pixels[0]).toBeGreaterThan(200); // red, not the black second frame
+  });
+
+  test('EXIF orientation is applied', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const rotated = withExifOrientation(await noise(8, 2).jpeg(90), 6);
+    expect((await new Transformer(rotated).metadata(true)).orientation).toBe(6);
+    const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(rotated, 'image/jpeg') }, ctx.users[0]);
+    const { meta } = await decode(res.body.dataUrl);
+    expect([meta.width, meta.height]).toEqual([2, 8]);
+  });
+
+  test('quality is configurable', async () => {
+    const img = dataUrl(await noise(64, 64).png());
+    const size = async (q: number) => {
+      const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageJpegQuality: q } });
+      return (await ctx.json('images/convertImage', { dataUrl: img }, ctx.users[0])).body.dataUrl.length;
+    };
+    expect(await size(20)).toBeLessThan((await size(95)) * 0.7);
+  });
+
+  test('failures are 200 with {success:false, error:{code, message}}', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageMaxBytes: 4096 } });
+    const convert = async (url: string) => {
+      const res = await ctx.json('images/convertImage', { dataUrl: url }, ctx.users[0]);
+      expect(res.status).toBe(200);
+      expect(res.body.success).toBe(false);
+      expect(Object.keys(res.body.error).sort()).toEqual(['code', 'message']);
+      expect(typeof res.body.error.message).toBe('string');
+      return res.body.error.code;
+    };
+    expect(await convert('hello')).toBe('INVALID_DATA_URL');
+    expect(await convert('https://example.org/cat.png')).toBe('INVALID_DATA_URL');
+    expect(await convert('data:image/png;base64,@@not base64@@')).toBe('INVALID_DATA_URL');
+    expect(await convert('data:image/png;base64,')).toBe('INVALID_DATA_URL');
+    expect(await convert(dataUrl(new TextEncoder().encode('just some text, not an image'), 'image/png'))).toBe('UNSUPPORTED_FORMAT');
+    expect(await convert('data:image/svg+xml,%3Csvg%20xmlns%3D%22http%3A%2F%2Fwww.w3.org%2F2000%2Fsvg%22%2F%3E')).toBe('UNSUPPORTED_FORMAT');
+    const broken = new Uint8Array([...pngHeaderOnly(10, 10), ...new Uint8Array(64).fill(7)]);
+    expect(await convert(dataUrl(broken))).toBe('DECODE_FAILED');
+    expect(await convert(dataUrl(fixtures.png!.subarray(0, 20)))).toBe('DECODE_FAILED'); // header cut short
+    expect(await convert(dataUrl(new Uint8Array(5000).fill(1)))).toBe('TOO_LARGE');
+    expect((await ctx.json('images/convertImage', { dataUrl: 'x' })).body).toEqual(SPEC_ERRORS[401]);
+    expect((await ctx.json('images/convertImage', {}, ctx.users[0])).status).toBe(400);
+  });
+
+  test('a decompression bomb is refused from its header, before any decoding', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const started = performance.now();
+    const png = await ctx.json('images/convertImage', { dataUrl: dataUrl(pngHeaderOnly(100_000, 100_000)) }, ctx.users[0]);
+    expect(png.body).toEqual({ success: false, error: { code: 'TOO_LARGE', message: expect.stringContaining('100000 × 100000') } });
+    expect(performance.now() - started).toBeLessThan(500);
+    // A header-only file would fail to decode: TOO_LARGE proves the size check ran first.
+    const gif = await ctx.json('images/convertImage', { dataUrl: dataUrl(twoFrameGif(65535, 65535)) }, ctx.users[0]);
+    expect(gif.body.error.code).toBe('TOO_LARGE');
+    // The pixel limit is configurable.
+    const tight = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageMaxPixels: 20 } });
+    expect((await tight.json('images/convertImage', { dataUrl: dataUrl(fixtures.png!) }, tight.users[0])).body.error.code).toBe('TOO_LARGE');
+  });
+
+  test('conversion runs off the event loop: a cheap request finishes first', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const big = dataUrl(await noise(1000, 1000).png());
+    const order: string[] = [];
+    const conversion = ctx.json('images/convertImage', { dataUrl: big }, ctx.users[0]).then((r) => (order.push('convert'), r));
+    await Bun.sleep(1);
+    const cheap = ctx.json('preferences/get', {}, ctx.users[0]).then(() => order.push('cheap'));
+    const [res] = await Promise.all([conversion, cheap]);
+    expect(res.body.success).toBe(true);
+    expect(order).toEqual(['cheap', 'convert']);
+  }, 30_000);
+});
+
+describe('GIF decoding (no native GIF decoder: Parley decodes the first frame itself)', () => {
+  const palette = Array.from({ length: 256 }, (_, i) => [(i * 7) % 256, (i * 13) % 256, (i * 29) % 256]);
+  const randomIndices = (n: number, colours: number) => Uint8Array.from({ length: n }, () => Math.floor(Math.random() * colours));
+
+  test('exact pixels, through dictionary resets, interlacing and local colour tables', async () => {
+    for (const [w, h, colours, interlace] of [[100, 80, 256, false], [37, 23, 2, true], [300, 200, 16, true]] as const) {
+      const indices = randomIndices(w * h, colours);
+      const img = await decodeGifFirstFrame(buildGif({ width: w, height: h, palette: palette.slice(0, colours), indices, interlace, local: interlace }));
+      expect([img.width, img.height]).toEqual([w, h]);
+      let wrong = 0;
+      for (let i = 0; i < indices.length; i++) {
+        const c = palette[indices[i]!]!;
+        if (img.rgba[i * 4] !== c[0] || img.rgba[i * 4 + 1] !== c[1] || img.rgba[i * 4 + 2] !== c[2]) wrong++;
+      }
+      expect({ w, h, wrong }).toEqual({ w, h, wrong: 0 });
+    }
+  });
+
+  test('transparent pixels and the screen outside the frame come out white', async () => {
+    // A 4×2 frame at (2, 1) on a 8×4 screen; index 1 is transparent.
+    const gif = buildGif({ width: 4, height: 2, screenW: 8, screenH: 4, left: 2, top: 1, palette: [[0, 0, 200], [0, 255, 0]], indices: Uint8Array.from([0, 1, 0, 1, 1, 0, 1, 0]), transparent: 1 });
+    const img = await decodeGifFirstFrame(gif);
+    const px = (x: number, y: number) => [...img.rgba.subarray((y * 8 + x) * 4, (y * 8 + x) * 4 + 3)];
+    expect(px(2, 1)).toEqual([0, 0, 200]);
+    expect(px(3, 1)).toEqual([255, 255, 255]); // transparent
+    expect(px(0, 0)).toEqual([255, 255, 255]); // outside the frame
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(gif, 'image/gif') }, ctx.users[0]);
+    expect(res.body.success).toBe(true);
+    expect((await decode(res.body.dataUrl)).meta).toMatchObject({ width: 8, height: 4 });
+  });
+
+  test('a corrupt GIF is DECODE_FAILED', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const gif = buildGif({ width: 10, height: 10, palette: palette.slice(0, 4), indices: randomIndices(100, 4) });
+    const cut = gif.subarray(0, 24); // the colour table cut short
+    expect((await ctx.json('images/convertImage', { dataUrl: dataUrl(cut) }, ctx.users[0])).body.error.code).toBe('DECODE_FAILED');
+    const noImage = new Uint8Array([...gif.subarray(0, 13 + 12), 0x3b]);
+    expect((await ctx.json('images/convertImage', { dataUrl: dataUrl(noImage) }, ctx.users[0])).body.error.code).toBe('DECODE_FAILED');
+  });
+});
+
+describe('hostile bytes (property tests)', () => {
+  const MAGICS = [
+    [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52],
+    [0xff, 0xd8, 0xff],
+    [...Buffer.from('RIFF\0\0\0\0WEBPVP8X')],
+    [...Buffer.from('GIF89a')],
+    [...Buffer.from('BM')],
+    [...Buffer.from('II*\0')],
+    [0, 0, 0, 0x1c, ...Buffer.from('ftypavif')],
+    [0, 0, 1, 0],
+    [...Buffer.from('P6 ')],
+    [...Buffer.from('qoif')],
+  ];
+  const hostile = fc.tuple(fc.constantFrom(...MAGICS), fc.uint8Array({ maxLength: 300 })).map(([m, rest]) => new Uint8Array([...m, ...rest]));
+
+  test('the header reader never throws on a known magic followed by garbage', () => {
+    fc.assert(
+      fc.property(hostile, (bytes) => {
+        const h = readImageHeader(bytes);
+        if (h?.width !== undefined) expect(Number.isInteger(h.width) && h.width > 0).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('the GIF decoder either decodes or throws its own error on garbage', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 400 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 40 }), async (rest, w, h) => {
+        const gif = buildGif({ width: w, height: h, palette: [[1, 2, 3], [4, 5, 6]], indices: new Uint8Array(w * h) });
+        const corrupt = new Uint8Array([...gif.subarray(0, 13 + 6 + 11), ...rest]);
+        try {
+          const img = await decodeGifFirstFrame(corrupt);
+          expect(img.rgba.length).toBe(img.width * img.height * 4);
+        } catch (err) {
+          expect(err).toBeInstanceOf(GifDecodeError);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('convertImage answers success or a documented code for any bytes, never an HTTP error', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    await fc.assert(
+      fc.asyncProperty(hostile, async (bytes) => {
+        const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(bytes) }, ctx.users[0]);
+        expect(res.status).toBe(200);
+        if (!res.body.success) expect(['UNSUPPORTED_FORMAT', 'DECODE_FAILED', 'TOO_LARGE']).toContain(res.body.error.code);
+      }),
+      { numRuns: 80 },
+    );
+  });
+});
