@@ -1,13 +1,19 @@
-import { describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import { createTestContext, type TestUser } from './helpers';
 import { groupWith, send, subscribe } from './group-helpers';
 import { mentionsAssistant } from '../src/groups/group-assistant';
+import { startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
+import type { Config } from '../src/config';
 
-function setup(config = {}) {
+const openai = startFakeOpenAI();
+afterAll(() => openai.stop());
+
+function setup(config: Partial<Config> = {}) {
   const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }], config });
   const [ann, bob] = ctx.users as [TestUser, TestUser];
   return { ctx, ann, bob };
 }
+const withResponses: Partial<Config> = { aiProvider: 'openai-responses', aiBaseUrl: openai.url, aiApiKey: 'sk-test' };
 
 describe('assistant follow-up', () => {
   test('the handle must stand as a word of its own', () => {
@@ -20,6 +26,80 @@ describe('assistant follow-up', () => {
     expect(mentionsAssistant('no mention of ai', 'ai')).toBe(false);
     expect(mentionsAssistant('hi @helper', 'helper')).toBe(true);
   });
+
+  test('answers in the group with the provider: progress live, then the assistant message with web_search_tool_call parts', async () => {
+    openai.eventDelayMs = 0;
+    openai.responsesScript = () => [...webSearchEvents('ws_1', 'weather paris', ['https://example.org/paris']), ...textEvents('Sunny in Paris, 21°C.')];
+    const { ctx, ann, bob } = setup(withResponses);
+    const g = await groupWith(ctx, ann, [bob]);
+    await send(ctx, bob, g.id, 'anyone in Paris?');
+    const s = await subscribe(ctx, bob, g.id);
+    const msg = await send(ctx, ann, g.id, '@ai what is the weather in Paris?');
+    const frames = [];
+    for (;;) {
+      const f = await s.nextData(5000);
+      frames.push(f);
+      if (f.data.type === 'message.created' && f.data.message.role === 'assistant') break;
+    }
+    expect(frames.map((f) => f.data.type)).toEqual([
+      'message.created',
+      'assistant.started',
+      'assistant.web_search.in_progress',
+      'assistant.web_search.completed',
+      'assistant.text.delta',
+      'assistant.text.delta',
+      'assistant.text.delta',
+      'message.created',
+    ]);
+    const part = { type: 'web_search_tool_call', content: { query: 'weather paris', num_results: null, country: null, safe_search: null } };
+    expect(frames[2]!.data).toEqual({ type: 'assistant.web_search.in_progress', replyTo: msg.id, itemId: 'ws_1', part });
+    expect(frames[3]!.data).toEqual({ type: 'assistant.web_search.completed', replyTo: msg.id, itemId: 'ws_1', results: [{ link: 'https://example.org/paris', title: expect.any(String), snippet: '' }] });
+    expect(frames.slice(1, -1).every((f) => f.id === undefined)).toBe(true);
+    const answer = frames.at(-1)!;
+    expect(Number(answer.id)).toBeGreaterThan(Number(frames[0]!.id));
+    expect(answer.data).toEqual({
+      type: 'message.created',
+      replyTo: msg.id,
+      message: {
+        id: expect.any(String),
+        type: 'message',
+        role: 'assistant',
+        content: 'Sunny in Paris, 21°C.',
+        parts: [part],
+        sender: { id: 'assistant', name: 'ai', image: '' },
+        createdAt: expect.any(String),
+      },
+    });
+    // The answer is part of the group's history, and the model read that history with names.
+    const page = (await ctx.json('groupChat/listMessages', { groupChatId: g.id }, ann)).body;
+    expect(page.messages.map((m: any) => [m.role, m.content])).toEqual([
+      ['user', 'anyone in Paris?'],
+      ['user', '@ai what is the weather in Paris?'],
+      ['assistant', 'Sunny in Paris, 21°C.'],
+    ]);
+    expect(page.messages[2].parts).toEqual([part]);
+    const req = openai.requests.findLast((r) => r.path === 'POST /v1/responses')!.body;
+    expect(req.instructions).toContain('@ai');
+    expect(JSON.stringify(req.input)).toContain('Bob: anyone in Paris?');
+    expect(JSON.stringify(req.input)).toContain('Ann: @ai what is the weather in Paris?');
+    expect(req.tools).toEqual([{ type: 'web_search_preview' }]);
+    await s.close();
+  });
+
+  test('when the provider fails: the message is kept and subscribers get assistant.failed', async () => {
+    openai.responsesScript = () => ({ fail: 500 });
+    const { ctx, ann } = setup(withResponses);
+    const g = await groupWith(ctx, ann);
+    const s = await subscribe(ctx, ann, g.id);
+    const msg = await send(ctx, ann, g.id, '@ai hello?');
+    expect((await s.nextData()).data).toEqual({ type: 'message.created', message: msg });
+    expect((await s.nextData()).data).toEqual({ type: 'assistant.started', replyTo: msg.id });
+    const failed = await s.nextData(10_000);
+    expect(failed.id).toBeDefined();
+    expect(failed.data).toEqual({ type: 'assistant.failed', replyTo: msg.id, reason: 'provider_error', message: expect.any(String) });
+    expect((await ctx.json('groupChat/listMessages', { groupChatId: g.id }, ann)).body.messages).toEqual([msg]);
+    await s.close();
+  }, 20_000);
 
   test('with no provider: the message is kept and subscribers learn why no answer comes', async () => {
     const { ctx, ann, bob } = setup();
