@@ -54,9 +54,11 @@ describe('assistant follow-up', () => {
     const part = { type: 'web_search_tool_call', content: { query: 'weather paris', num_results: null, country: null, safe_search: null } };
     expect(frames[2]!.data).toEqual({ type: 'assistant.web_search.in_progress', replyTo: msg.id, itemId: 'ws_1', part });
     expect(frames[3]!.data).toEqual({ type: 'assistant.web_search.completed', replyTo: msg.id, itemId: 'ws_1', results: [{ link: 'https://example.org/paris', title: expect.any(String), snippet: '' }] });
-    expect(frames.slice(1, -1).every((f) => f.id === undefined)).toBe(true);
+    // Every frame has an id and ids increase: progress frames are `<seq>.<n>` after the user's message.
+    const seq = Number(frames[0]!.id);
+    expect(frames.slice(1, -1).map((f) => f.id)).toEqual([1, 2, 3, 4, 5, 6].map((n) => `${seq}.${n}`));
     const answer = frames.at(-1)!;
-    expect(Number(answer.id)).toBeGreaterThan(Number(frames[0]!.id));
+    expect(Number(answer.id)).toBe(seq + 1);
     expect(answer.data).toEqual({
       type: 'message.created',
       replyTo: msg.id,
@@ -84,6 +86,10 @@ describe('assistant follow-up', () => {
     expect(JSON.stringify(req.input)).toContain('Ann: @ai what is the weather in Paris?');
     expect(req.tools).toEqual([{ type: 'web_search_preview' }]);
     await s.close();
+    // A client that dropped mid-answer resumes from a progress id and gets the finished answer.
+    const resumed = await subscribe(ctx, bob, g.id, `${seq}.3`);
+    expect(await resumed.nextData()).toEqual(answer);
+    await resumed.close();
   });
 
   test('when the provider fails: the message is kept and subscribers get assistant.failed', async () => {
@@ -106,12 +112,13 @@ describe('assistant follow-up', () => {
     const g = await groupWith(ctx, ann, [bob]);
     const s = await subscribe(ctx, bob, g.id);
     const msg = await send(ctx, ann, g.id, '@ai what is the capital of France?');
-    expect((await s.nextData()).data).toEqual({ type: 'message.created', message: msg });
+    const created = await s.nextData();
+    expect(created.data).toEqual({ type: 'message.created', message: msg });
     const started = await s.nextData();
-    expect(started.id).toBeUndefined();
+    expect(started.id).toBe(`${created.id}.1`);
     expect(started.data).toEqual({ type: 'assistant.started', replyTo: msg.id });
     const failed = await s.nextData();
-    expect(failed.id).toBeDefined();
+    expect(failed.id).toBe(String(Number(created.id) + 1));
     expect(failed.data).toEqual({ type: 'assistant.failed', replyTo: msg.id, reason: 'no_provider', message: expect.any(String) });
     const page = (await ctx.json('groupChat/listMessages', { groupChatId: g.id }, bob)).body;
     expect(page.messages).toEqual([msg]);

@@ -107,12 +107,18 @@ describe('group realtime stream', () => {
     await send(ctx, ann, g.id, 'new');
     pruneGroupEvents(ctx.db, 1, clock);
     const s = await subscribe(ctx, ann, g.id, '1');
-    expect((await s.nextData()).data).toEqual({ type: 'stream.reset', reason: 'events_expired' });
+    const expired = await s.nextData();
+    expect([expired.id, expired.data]).toEqual(['1', { type: 'stream.reset', reason: 'events_expired' }]);
     const kept = await s.nextData();
     expect([kept.id, kept.data.message.content]).toEqual(['4', 'new']);
     await s.close();
     const bogus = await subscribe(ctx, ann, g.id, '99');
-    expect((await bogus.nextData()).data).toEqual({ type: 'stream.reset', reason: 'unknown_event_id' });
+    const reset = await bogus.nextData();
+    expect([reset.id, reset.data]).toEqual(['4', { type: 'stream.reset', reason: 'unknown_event_id' }]);
+    // Everything after the reset is new to this client, although its ids are below 99.
+    await send(ctx, ann, g.id, 'after reset');
+    const live = await bogus.nextData();
+    expect([live.id, live.data.message.content]).toEqual(['5', 'after reset']);
     await bogus.close();
   });
 

@@ -15,9 +15,13 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-/** Event ids are the group's sequence numbers in decimal; anything else is ignored (live tail only). */
+/**
+ * Event ids are the group's sequence numbers in decimal, `<seq>.<n>` for progress events (resume
+ * from those replays after `seq`); anything else is ignored (live tail only).
+ */
 export function parseEventId(raw: string | undefined): number | undefined {
-  return raw && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+  const m = raw ? /^(\d{1,15})(?:\.\d{1,15})?$/.exec(raw) : null;
+  return m ? Number(m[1]) : undefined;
 }
 
 /**
@@ -85,16 +89,19 @@ export function openGroupStream(deps: AppDeps, opts: { group: GroupChat; userId:
       let head = ': open\n\n';
       const after = parseEventId(opts.lastEventId);
       if (after !== undefined) {
-        const rows = listGroupEventsAfter(deps.db, group.id, after);
-        const gap = rows.length ? rows[0]!.seq > after + 1 : group.lastSeq > after;
-        if (gap || after > group.lastSeq) {
-          // The events after that id were pruned (or the id is not from this group's history):
-          // say so, so the client reloads with listMessages instead of trusting a partial replay.
-          const data = { type: 'stream.reset', reason: after > group.lastSeq ? 'unknown_event_id' : 'events_expired' };
-          head += new TextDecoder().decode(encodeFrame(null, JSON.stringify(data), config.sseRetryMs));
+        // An id beyond this group's history (an older backup restored, another group's id):
+        // nothing to replay, and everything from now on is new to this client.
+        const unknown = after > group.lastSeq;
+        const from = unknown ? group.lastSeq : after;
+        const rows = unknown ? [] : listGroupEventsAfter(deps.db, group.id, after);
+        const gap = !unknown && (rows.length ? rows[0]!.seq > after + 1 : group.lastSeq > after);
+        if (unknown || gap) {
+          // Say so, so the client reloads with listMessages instead of trusting a partial replay.
+          const data = { type: 'stream.reset', reason: unknown ? 'unknown_event_id' : 'events_expired' };
+          head += new TextDecoder().decode(encodeFrame(String(from), JSON.stringify(data), config.sseRetryMs));
         }
         for (const row of rows) head += `event: message\nid: ${row.seq}\nretry: ${config.sseRetryMs}\ndata: ${row.data}\n\n`;
-        lastSent = rows.length ? rows[rows.length - 1]!.seq : after;
+        lastSent = rows.length ? rows[rows.length - 1]!.seq : from;
       }
       c.enqueue(head === ': open\n\n' ? OPEN : encoder.encode(head));
       const queued = pending!;
