@@ -1,9 +1,12 @@
 import type { Command } from 'commander';
-import { resolve } from 'node:path';
+import { Database } from 'bun:sqlite';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { migrate } from '../src/db/migrate';
-import { backupDatabase } from '../src/db/backup';
-import { openDataDir } from '../src/db/connection';
+import { backupFile, usedBytes } from '../src/db/backup';
+import { DB_FILE, openDataDir } from '../src/db/connection';
 import { cliConfig, common, output, runAction, CliError, type CommonOptions } from './context';
+import { createProgress } from './progress';
 
 export function dbCommands(program: Command) {
   common(program.command('migrate'))
@@ -12,8 +15,14 @@ export function dbCommands(program: Command) {
       runAction((opts: CommonOptions) => {
         const config = cliConfig(opts);
         const db = openDataDir(config.dataDir);
-        const applied = migrate(db.$client);
-        db.$client.close();
+        const progress = createProgress('migrating');
+        let applied: string[];
+        try {
+          applied = migrate(db.$client, undefined, (done, total, tag) => progress.update(total ? done / total : 1, tag ? `(${done + 1}/${total} ${tag})` : ''));
+        } finally {
+          progress.done();
+          db.$client.close();
+        }
         output(opts, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
       }),
     );
@@ -22,17 +31,24 @@ export function dbCommands(program: Command) {
     .description('write a consistent copy of the database to FILE (safe while the server runs)')
     .argument('<file>', 'where to write the copy; must not exist')
     .action(
-      runAction((file: string, opts: CommonOptions) => {
+      runAction(async (file: string, opts: CommonOptions) => {
         const config = cliConfig(opts);
-        const db = openDataDir(config.dataDir);
+        const target = resolve(file);
+        const source = join(config.dataDir, DB_FILE);
+        if (!existsSync(source)) throw new CliError(`no database at ${source}`);
+        const sqlite = new Database(source, { readonly: true });
+        const size = usedBytes(sqlite);
+        sqlite.close();
+        const progress = createProgress('backing up');
+        const mb = (size / 1e6).toFixed(1);
         try {
-          backupDatabase(db.$client, resolve(file));
+          await backupFile(source, target, size, (f) => progress.update(f, `of ${mb} MB`));
         } catch (err) {
           throw new CliError((err as Error).message);
         } finally {
-          db.$client.close();
+          progress.done();
         }
-        output(opts, { file: resolve(file) }, `backup written to ${resolve(file)}`);
+        output(opts, { file: target }, `backup written to ${target}`);
       }),
     );
 }

@@ -1,16 +1,17 @@
 #!/usr/bin/env bun
 import { Command } from 'commander';
-import pkg from '../package.json' with { type: 'json' };
+import { versionLine } from '../src/version';
 import { serveCommand } from './serve';
 import { dbCommands } from './db';
 import { userCommands } from './user';
 import { credentialCommands } from './credentials';
 import { creditCommands } from './credits';
 import { notifyCommands } from './notify';
+import { doctorCommand } from './doctor';
 
 const program = new Command('parley')
   .description('Parley: a self-hostable back end for conversational AI apps')
-  .version(pkg.version, '-v, --version')
+  .version(versionLine(), '-v, --version', 'print the version and the commit it was built from')
   .showHelpAfterError();
 
 serveCommand(program);
@@ -19,5 +20,6 @@ userCommands(program);
 credentialCommands(program);
 creditCommands(program);
 notifyCommands(program);
+doctorCommand(program);
 
 await program.parseAsync(process.argv);

@@ -31,14 +31,14 @@ export const operations: readonly AnyOperation[] = [
   ...groupOperations,
 ];
 
-const operationPaths = new Set(operations.map((op) => `/api/${op.path}`));
-
-export function createApp(deps: AppDeps) {
+/** `ops` defaults to the route table; tests may mount extra operations (e.g. a test-only stream). */
+export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operations) {
   const meta = new WeakMap<Request, RequestMeta>();
-  const spec = buildOpenApi(operations);
+  const operationPaths = new Set(ops.map((op) => `/api/${op.path}`));
+  const spec = buildOpenApi(ops);
   Object.assign(spec.paths, oauthOpenApiPaths);
   const openapi = JSON.stringify(spec);
-  const docs = docsPage(operations);
+  const docs = docsPage(ops);
 
   const app = new Elysia()
     .onRequest(({ request, set }) => {
@@ -78,7 +78,7 @@ export function createApp(deps: AppDeps) {
     .get('/api/docs', () => new Response(docs, { headers: { 'content-type': 'text/html; charset=utf-8' } }))
     .use(oauthRoutes(deps));
 
-  registerOperations(app as unknown as Elysia, operations, deps, meta);
+  registerOperations(app as unknown as Elysia, ops, deps, meta);
   return app;
 }
 

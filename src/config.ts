@@ -6,7 +6,17 @@
  * and a test fails when the two drift apart.
  */
 
+import { parseRate } from './http/rate-limit';
+
 export class ConfigError extends Error {}
+
+const wrapConfigError = <T>(fn: () => T): T => {
+  try {
+    return fn();
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+};
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -107,6 +117,37 @@ export const settings = {
     default: '30',
     doc: 'Sessions expire after this many days without use (sliding expiry).',
     parse: int(1, 3650),
+  }),
+  // --- reliability ---
+  rateLimitAi: setting({
+    env: 'PARLEY_RATE_LIMIT_AI',
+    default: '20/min',
+    doc: 'Per user and operation, for operations that call an AI provider (chat, deep research, image generation): `N/s`, `N/min`, `N/hour` or `off`. Over the limit: 429 with `Retry-After`.',
+    parse: (raw, name) => wrapConfigError(() => parseRate(raw, name)),
+  }),
+  rateLimitWrite: setting({
+    env: 'PARLEY_RATE_LIMIT_WRITE',
+    default: '120/min',
+    doc: 'Per user and operation, for operations marked as frequent writes (e.g. sending group messages). Same format as `PARLEY_RATE_LIMIT_AI`.',
+    parse: (raw, name) => wrapConfigError(() => parseRate(raw, name)),
+  }),
+  maxStreamsPerUser: setting({
+    env: 'PARLEY_MAX_STREAMS_PER_USER',
+    default: '16',
+    doc: 'Event streams one user may hold open at once (0: no cap). One more is refused with 429 and `Retry-After`.',
+    parse: int(0, 100_000),
+  }),
+  fetchAllowPrivate: setting({
+    env: 'PARLEY_FETCH_ALLOW_PRIVATE',
+    default: 'false',
+    doc: 'Let server-side fetches (pages read during deep research, webhooks) reach private, loopback and link-local addresses. Leave false on a public server.',
+    parse: bool,
+  }),
+  fetchAllowHosts: setting({
+    env: 'PARLEY_FETCH_ALLOW_HOSTS',
+    default: '',
+    doc: 'Comma-separated host names or IP addresses that server-side fetches may reach even when they resolve to private addresses (e.g. `searxng.lan,192.168.1.20`).',
+    parse: list,
   }),
   // --- oauth ---
   appUrl: setting({
@@ -243,12 +284,6 @@ export const settings = {
     doc: '`openai-chat` research loop: rounds of search → read → follow-up queries.',
     parse: int(1, 5),
   }),
-  fetchAllowPrivate: setting({
-    env: 'PARLEY_FETCH_ALLOW_PRIVATE',
-    default: 'false',
-    doc: 'Let server-side page reads reach private, loopback and link-local addresses (off: such URLs are refused).',
-    parse: bool,
-  }),
   // --- widgets, credits, images, push ---
   adRewardMaxAmount: setting({
     env: 'PARLEY_AD_REWARD_MAX_AMOUNT',
@@ -305,6 +340,7 @@ export const settings = {
     doc: 'First back-off of the Expo SDK when the push service answers 429 (it retries twice, doubling).',
     parse: int(0, 60_000),
   }),
+  // fetchAllowPrivate: one row, under "reliability" above (it governs every server-side fetch).
   // --- group chats ---
   sseHeartbeatSeconds: setting({
     env: 'PARLEY_SSE_HEARTBEAT_S',
@@ -323,12 +359,6 @@ export const settings = {
     default: '7',
     doc: 'Days a group chat event is kept for replay to clients that reconnect with `Last-Event-ID` (messages themselves are kept).',
     parse: int(1, 3650),
-  }),
-  maxStreamsPerUser: setting({
-    env: 'PARLEY_MAX_STREAMS_PER_USER',
-    default: '20',
-    doc: 'Event streams one user may hold open at once; one more is refused with 429.',
-    parse: int(1, 100_000),
   }),
   sseBufferEvents: setting({
     env: 'PARLEY_SSE_BUFFER_EVENTS',
@@ -381,7 +411,8 @@ export function loadConfig(
 
 /** A config for tests and tools: defaults, overridden by the given values. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({}), ...overrides };
+  // Push is off unless a test asks for it: the Expo SDK fixes its base URL once per process.
+  return { ...loadConfig({}), pushEnabled: false, ...overrides };
 }
 
 export const settingList = settings as Record<string, Setting<unknown>>;

@@ -4,8 +4,8 @@ import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
 import type { AiProvider } from './ai/ai.types';
 import type { PushClient } from './notifications/expo-client';
+import type { Lifecycle } from './lifecycle';
 import type { Bus } from './pubsub/bus';
-import type { OpenStreams } from './http/stream-limit';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -23,8 +23,8 @@ export interface AppDeps {
   ai: AiProvider | undefined;
   /** Expo push client; undefined when push is disabled (`PARLEY_PUSH_ENABLED=false`). */
   push?: PushClient;
+  /** Shutdown registry: `lifecycle.signal` aborts when the server stops; `onShutdown` hooks run then. */
+  lifecycle: Lifecycle;
   /** The realtime topic broker (group chat events). */
   bus: Bus;
-  /** Open event streams per user, bounded by PARLEY_MAX_STREAMS_PER_USER. */
-  openStreams: OpenStreams;
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Config } from './config';
-import { createApp } from './app';
+import { createApp, operations } from './app';
+import type { AnyOperation } from './http/operation';
 import { openDataDir, DB_FILE } from './db/connection';
 import { migrate } from './db/migrate';
 import { createLogger, type Logger } from './log';
@@ -10,8 +11,12 @@ import { createAiProvider } from './ai/provider';
 import { createExpoClient } from './notifications/expo-client';
 import { createExpoNotifier } from './notifications/research-push';
 import { createMemoryBus } from './pubsub/bus';
-import { createOpenStreams } from './http/stream-limit';
 import { startGroupEventPruner } from './groups/group-events.store';
+import { createLifecycle } from './lifecycle';
+
+/** The budget of stop(): the CLI force-exits at 5 s, so hooks and connections must be done well before. */
+const HOOK_BUDGET_MS = 2500;
+const DRAIN_BUDGET_MS = 1000;
 
 export interface RunningServer {
   url: string;
@@ -22,25 +27,32 @@ export interface RunningServer {
 }
 
 /** Open the database, migrate, and listen. The caller decides when to stop (cli/serve.ts: on SIGTERM/SIGINT). */
-export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  log: Logger = createLogger(config.logLevel),
+  /** Tests mount test-only operations (e.g. an event stream) beside the route table. */
+  opts: { extraOperations?: readonly AnyOperation[] } = {},
+): Promise<RunningServer> {
   const db = openDataDir(config.dataDir);
-  const applied = migrate(db.$client);
+  // One line per migration before it runs: on a large database an upgrade's start can take a while.
+  const applied = migrate(db.$client, undefined, (done, total, tag) => tag && log.info('applying migration', { tag, step: done + 1, of: total }));
   if (applied.length) log.info('migrations applied', { applied });
   // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
   const push = config.pushEnabled ? await createExpoClient(config) : undefined;
   const notifier = push ? createExpoNotifier({ db, log, push, config }) : noopNotifier;
   const bus = createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
-  const openStreams = createOpenStreams(config.maxStreamsPerUser);
-  const deps: AppDeps = { config, db, log, now: Date.now, notifier, push, ai: createAiProvider(config), bus, openStreams };
+  const deps: AppDeps = { config, db, log, now: Date.now, notifier, push, ai: createAiProvider(config), lifecycle: createLifecycle(), bus };
+  const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const stopPruner = startGroupEventPruner(deps);
-  const app = createApp(deps);
 
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
     // Streams carry their own heartbeats; this bounds only truly dead sockets.
     idleTimeout: 60,
-    maxRequestBodySize: config.maxBodyBytes + 1024,
+    // Operations bound their own bodies (413 with the envelope, src/http/body.ts). This is only
+    // the backstop for absurd uploads, which Bun refuses with a bare 413 before Parley sees them.
+    maxRequestBodySize: config.maxBodyBytes * 4 + 1024 * 1024,
     fetch: (request) => app.handle(request),
     error: (err) => {
       log.error('server error', { cause: String(err) });
@@ -61,6 +73,13 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     stop: () =>
       (stopping ??= (async () => {
         stopPruner();
+        // 1. Stop accepting. 2. Abort the shutdown signal: open streams send their final frame and
+        // end; hooks (task runner checkpoints, ...) run. 3. Give connections a moment to finish,
+        // then cut what is left. 4. Checkpoint and close the database last, after every writer.
+        const drained = server.stop(false);
+        const hooks = await deps.lifecycle.shutdown(HOOK_BUDGET_MS);
+        for (const h of hooks) if (!h.ok) log.warn('shutdown hook failed', { ...h });
+        await Promise.race([drained, Bun.sleep(DRAIN_BUDGET_MS)]);
         await server.stop(true);
         db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)');
         db.$client.close();

@@ -5,6 +5,8 @@ setDefaultTimeout(60_000);
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildBinaryOnce } from './build-binary';
+import pkg from '../package.json' with { type: 'json' };
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -28,9 +30,7 @@ async function waitForListening(proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>):
 
 describe('the compiled binary', () => {
   test('builds, boots on an empty data dir, answers, and exits 0 on SIGTERM', async () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'parley-bin-')), 'parley');
-    const build = Bun.spawnSync([process.execPath, 'run', 'scripts/build.ts', '--outfile', out], { cwd: root, stdout: 'pipe', stderr: 'pipe' });
-    expect(build.exitCode).toBe(0);
+    const out = await buildBinaryOnce();
 
     const dataDir = join(mkdtempSync(join(tmpdir(), 'parley-bin-data-')), 'data');
     const env = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: dataDir };
@@ -50,11 +50,23 @@ describe('the compiled binary', () => {
       // An online backup through the same binary while the server runs.
       const backup = Bun.spawnSync([out, 'backup', join(dataDir, '..', 'copy.db')], { env });
       expect(backup.exitCode).toBe(0);
+      // doctor proves the embedded @napi-rs/image binding loads inside the executable.
+      const doctor = Bun.spawnSync([out, 'doctor', '--json'], { env });
+      const checks = JSON.parse(doctor.stdout.toString()).checks;
+      expect(checks.find((c: any) => c.name === 'image codec')).toEqual({ name: 'image codec', status: 'ok', detail: `PNG → JPEG in-process (linux-${process.arch})` });
+      expect(doctor.exitCode).toBe(0);
     } finally {
       proc.kill('SIGTERM');
     }
     const started = Date.now();
     expect(await proc.exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(5000);
-  });
+  }, 60_000);
+
+  test('--version names the package version and the commit it was built from', async () => {
+    const out = await buildBinaryOnce();
+    const commit = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: root }).stdout.toString().trim();
+    const v = Bun.spawnSync([out, '--version']);
+    expect(v.stdout.toString().trim()).toBe(`parley ${pkg.version} (commit ${commit})`);
+  }, 60_000);
 });

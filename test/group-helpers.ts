@@ -1,6 +1,6 @@
 import { expect } from 'bun:test';
 import type { TestContext, TestUser } from './helpers';
-import { readSse } from './sse';
+import { readSse } from './group-sse';
 
 /** A group created by `creator`, joined by `members` through a real invite. */
 export async function groupWith(ctx: TestContext, creator: TestUser, members: TestUser[] = [], name = 'Trip') {

@@ -1,4 +1,4 @@
-import { createApp } from '../src/app';
+import { createApp, operations } from '../src/app';
 import { openDatabase, type Db } from '../src/db/connection';
 import { migrate } from '../src/db/migrate';
 import { testConfig, type Config } from '../src/config';
@@ -9,8 +9,9 @@ import type { AppDeps } from '../src/deps';
 import { noopNotifier } from '../src/notifications/notifier';
 import { createAiProvider } from '../src/ai/provider';
 import { createMemoryBus } from '../src/pubsub/bus';
-import { createOpenStreams } from '../src/http/stream-limit';
 import type { User } from '../src/db/schema';
+import { createLifecycle } from '../src/lifecycle';
+import type { AnyOperation } from '../src/http/operation';
 
 export interface TestUser {
   user: User;
@@ -38,13 +39,31 @@ export interface TestContext {
  * the given users (each gets an API key and a session).
  */
 export function createTestContext(
-  opts: { users?: NewUser[]; config?: Partial<Config>; log?: Logger; now?: () => number; deps?: Partial<AppDeps> } = {},
+  opts: {
+    users?: NewUser[];
+    config?: Partial<Config>;
+    log?: Logger;
+    now?: () => number;
+    deps?: Partial<AppDeps>;
+    /** Extra operations mounted beside the real ones (e.g. a test-only event stream). */
+    extraOperations?: readonly AnyOperation[];
+  } = {},
 ): TestContext {
   const db = openDatabase(':memory:');
   migrate(db.$client);
   const config = testConfig(opts.config);
-  const deps: AppDeps = { config, db, log: opts.log ?? silentLogger, now: opts.now ?? Date.now, notifier: noopNotifier, ai: createAiProvider(config), bus: createMemoryBus(), openStreams: createOpenStreams(config.maxStreamsPerUser), ...opts.deps } as AppDeps;
-  const app = createApp(deps);
+  const deps: AppDeps = {
+    config,
+    db,
+    log: opts.log ?? silentLogger,
+    now: opts.now ?? Date.now,
+    notifier: noopNotifier,
+    ai: createAiProvider(config),
+    lifecycle: createLifecycle(),
+    bus: createMemoryBus(),
+    ...opts.deps,
+  } as AppDeps;
+  const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const users = (opts.users ?? []).map((u) => seedUser(db, u, config));
   const headersFor = (as?: TestUser | Record<string, string>): Record<string, string> =>
     !as ? {} : 'key' in as && 'user' in as ? { 'x-api-key': (as as TestUser).key } : (as as Record<string, string>);

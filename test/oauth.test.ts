@@ -104,6 +104,8 @@ describe('sign-in with configurable-address providers (real arctic code against 
       expect(session.value).toMatch(/^ps_/);
       expect(session.raw).toContain('HttpOnly');
       expect(session.raw).toContain('SameSite=Lax');
+      // The server slides the session; the cookie must not expire before it does.
+      expect(session.raw).toContain(`Max-Age=${400 * 86_400}`);
 
       const me = await ctx.json('auth/getSession', {}, { cookie: `parley_session=${session.value}` });
       expect(me.status).toBe(200);

@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'bun:test';
 import { createMemoryBus } from '../src/pubsub/bus';
-import { createOpenStreams } from '../src/http/stream-limit';
 
 describe('in-process bus', () => {
   test('delivers in publish order to every listener of the topic only', () => {
@@ -46,20 +45,5 @@ describe('in-process bus', () => {
     off2();
     off2();
     expect(bus.listenerCount('t')).toBe(0);
-  });
-});
-
-describe('open streams per user', () => {
-  test('counts per user up to the limit; release is idempotent', () => {
-    const streams = createOpenStreams(2);
-    const r1 = streams.acquire('ann')!;
-    const r2 = streams.acquire('ann')!;
-    expect(streams.acquire('ann')).toBeUndefined();
-    expect(streams.acquire('bob')).toBeDefined();
-    r1();
-    r1();
-    expect(streams.count('ann')).toBe(1);
-    expect(streams.acquire('ann')).toBeDefined();
-    r2();
   });
 });

@@ -25,7 +25,7 @@ export function createAiProvider(config: Config): AiProvider | undefined {
         research: {
           breadth: config.researchBreadth,
           depth: config.researchDepth,
-          page: { maxBytes: PAGE_MAX_BYTES, timeoutMs: PAGE_TIMEOUT_MS, allowPrivate: config.fetchAllowPrivate },
+          page: { maxBytes: PAGE_MAX_BYTES, timeoutMs: PAGE_TIMEOUT_MS, allowPrivate: config.fetchAllowPrivate, allowHosts: config.fetchAllowHosts },
         },
       });
     case 'none':

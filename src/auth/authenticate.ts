@@ -63,6 +63,13 @@ export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, n
   return { user, credential: { kind: 'session', sessionId: session.id } };
 }
 
+/**
+ * The cookie outlives any one TTL on purpose: the session slides on the server with every use,
+ * and the server alone decides when it has expired. A cookie bound to the first TTL would make
+ * the browser drop a session that is still alive. 400 days is the longest browsers keep one.
+ */
+export const SESSION_COOKIE_MAX_AGE_S = 400 * 86_400;
+
 export function sessionCookie(token: string, maxAgeSeconds: number, secure: boolean): string {
   return [
     `${SESSION_COOKIE}=${token}`,

@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AppDeps } from '../deps';
 import { iso } from '../ids';
 import { createSession, DAY_MS } from './auth.store';
-import { readCookie, sessionCookie } from './authenticate';
+import { readCookie, sessionCookie, SESSION_COOKIE_MAX_AGE_S } from './authenticate';
 import { buildProvider, isProviderId, type OAuthProvider } from './oauth.providers';
 import { errorPage, NO_STORE, signedInPage, type OAuthErrorCode } from './oauth.page';
 import { findOrCreateUser } from './signup';
@@ -134,7 +134,7 @@ export async function finishSignIn(deps: AppDeps, request: Request, id: string):
       native.searchParams.set('expiresAt', iso(row.expiresAt));
       return redirect(native, headers);
     }
-    headers.append('set-cookie', sessionCookie(token, config.sessionTtlDays * 86_400, config.cookieSecure));
+    headers.append('set-cookie', sessionCookie(token, SESSION_COOKIE_MAX_AGE_S, config.cookieSecure));
     return config.appUrl ? redirect(config.appUrl, headers) : signedInPage(found.user.email, headers);
   } catch (err) {
     const code = err instanceof FlowError ? err.code : 'server_error';

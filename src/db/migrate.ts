@@ -5,9 +5,14 @@ const STATEMENT_BREAK = '--> statement-breakpoint';
 
 /**
  * Apply the embedded migrations that have not run yet, in order, each in its own transaction,
- * recording each in `_parley_migrations`. Returns the tags applied by this call.
+ * recording each in `_parley_migrations`. Returns the tags applied by this call. `onProgress`
+ * hears (applied so far, pending in all, next tag) before each one and once at the end.
  */
-export function migrate(sqlite: Database, list: EmbeddedMigration[] = embedded): string[] {
+export function migrate(
+  sqlite: Database,
+  list: EmbeddedMigration[] = embedded,
+  onProgress: (done: number, total: number, tag?: string) => void = () => {},
+): string[] {
   sqlite.exec(
     'CREATE TABLE IF NOT EXISTS _parley_migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)',
   );
@@ -18,8 +23,9 @@ export function migrate(sqlite: Database, list: EmbeddedMigration[] = embedded):
       .map((r) => r.tag),
   );
   const applied: string[] = [];
-  for (const m of list) {
-    if (done.has(m.tag)) continue;
+  const todo = list.filter((m) => !done.has(m.tag));
+  for (const m of todo) {
+    onProgress(applied.length, todo.length, m.tag);
     const statements = m.sql
       .split(STATEMENT_BREAK)
       .map((s) => s.trim())
@@ -30,6 +36,7 @@ export function migrate(sqlite: Database, list: EmbeddedMigration[] = embedded):
     }).immediate();
     applied.push(m.tag);
   }
+  onProgress(applied.length, todo.length);
   return applied;
 }
 

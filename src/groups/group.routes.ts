@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
-import { forbidden, notFound, tooManyRequests } from '../http/errors';
+import { forbidden, notFound } from '../http/errors';
 import { readLastEventId } from '../http/sse';
 import type { AppDeps } from '../deps';
 import {
@@ -84,9 +84,8 @@ export const groupOperations = [
     handler: ({ input, user, deps, request }) => {
       const found = findGroupForUser(deps.db, input.groupChatId, user.id);
       if (!found?.isMember) throw forbidden();
-      const release = deps.openStreams.acquire(user.id);
-      if (!release) throw tooManyRequests(deps.config.sseRetryMs / 1000);
-      return openGroupStream(deps, { group: found.group, userId: user.id, lastEventId: readLastEventId(request), release });
+      // An async iterator (not a generator): the operation layer guards and streams either.
+      return openGroupStream(deps, { group: found.group, userId: user.id, lastEventId: readLastEventId(request) }) as unknown as AsyncGenerator;
     },
   }),
   defineOperation({

@@ -11,8 +11,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
-  const buf = await request.arrayBuffer();
-  if (buf.byteLength > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
+  const buf = await readBounded(request, maxBytes);
   if (buf.byteLength === 0) return {};
   const type = request.headers.get('content-type');
   if (type && !/^application\/json\s*(;|$)/i.test(type))
@@ -29,6 +28,28 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   } catch {
     throw new AppError('BAD_REQUEST', { message: 'Malformed JSON request body' });
   }
+}
+
+/**
+ * Read the body, stopping as soon as it passes `maxBytes`: a chunked upload without a
+ * Content-Length is bounded too, so memory never holds more than the limit.
+ */
+async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new AppError('PAYLOAD_TOO_LARGE');
+    }
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
 /** Objects reject unknown fields unless the schema says otherwise: a typo fails loudly. */

@@ -2,6 +2,7 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { AppDeps } from '../deps';
 import type { Principal } from '../auth/authenticate';
 import type { User } from '../db/schema';
+import type { RateLimitBucket } from './rate-limit';
 
 /** What a handler receives: plain values, never the framework's context. */
 export interface OpContext<I> {
@@ -31,6 +32,17 @@ interface OperationFields<I extends TObject, O extends TSchema> {
   /** Error statuses this operation can answer besides 400/401 (documented in OpenAPI). */
   errors?: readonly number[];
   deprecated?: boolean;
+  /**
+   * Per-user token bucket (sized by the config table), checked after authentication and
+   * validation: `rateLimit: 'ai'` for operations that call an AI provider, `'write'` for frequent
+   * writes. Over the limit → 429 with Retry-After.
+   */
+  rateLimit?: RateLimitBucket;
+  /**
+   * SSE only: the frame sent when the server shuts down while this stream is open (default: a
+   * `retry:` hint and a comment, which EventSource clients ignore before reconnecting).
+   */
+  finalFrame?: () => unknown;
 }
 
 type Handler<C, O extends TSchema> = (ctx: C) => OpResult<Static<O>> | Promise<OpResult<Static<O>>>;

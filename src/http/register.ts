@@ -5,6 +5,9 @@ import { compileInput } from './body';
 import { readJsonBody } from './body';
 import { AppError, errorResponse, unauthorized } from './errors';
 import type { AnyOperation } from './operation';
+import { createRateLimiter } from './rate-limit';
+import { createSlots } from './limits';
+import { guardStream } from './stream-guard';
 
 export interface RequestMeta {
   id: string;
@@ -13,8 +16,10 @@ export interface RequestMeta {
 
 /**
  * Mount each operation as `POST /api/<path>`: read and bound the body, authenticate, validate,
- * then call the handler. The order matters: an anonymous caller learns nothing about the input
- * schema (401 before 400), and no stream starts before every check has passed.
+ * apply the operation's rate limit and the per-user stream cap, then call the handler. The order
+ * matters: an anonymous caller learns nothing about the input schema (401 before 400), and no
+ * stream starts before every check has passed. Every stream is wrapped by `guardStream` (final
+ * frame at shutdown, slot released when the client leaves).
  */
 export function registerOperations(
   app: Elysia,
@@ -22,17 +27,29 @@ export function registerOperations(
   deps: AppDeps,
   meta: WeakMap<Request, RequestMeta>,
 ) {
+  // Per app, not per module: every test builds a fresh app with fresh limits.
+  const limiter = createRateLimiter({ ai: deps.config.rateLimitAi, write: deps.config.rateLimitWrite }, deps.now);
+  const streams = createSlots(deps.config.maxStreamsPerUser);
   for (const op of ops) {
     const validate = compileInput(op.input);
     app.post(
       `/api/${op.path}`,
       async ({ request }) => {
         const requestId = meta.get(request)?.id ?? '';
+        let release: (() => void) | undefined;
         try {
           const raw = await readJsonBody(request, deps.config.maxBodyBytes);
           const principal = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
           if (!principal && !op.public) throw unauthorized();
           const input = validate(raw);
+          // Limits are per user: anonymous calls to public rows are not counted here (a shared
+          // "anonymous" bucket would let one client lock everyone out; per-address limits
+          // belong to the reverse proxy).
+          if (principal && op.rateLimit) limiter.take(principal.user.id, op.path, op.rateLimit);
+          if (op.kind === 'sse') {
+            if (deps.lifecycle.stopping) throw new AppError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '2' } });
+            if (principal) release = streams.acquire(principal.user.id);
+          }
           const responseHeaders: Record<string, string> = op.deprecated ? { deprecation: 'true' } : {};
           // Only public rows reach here without a principal; their handler type says so.
           const result = await (op.handler as (ctx: unknown) => unknown)({
@@ -44,14 +61,25 @@ export function registerOperations(
             responseHeaders,
             requestId,
           });
+          if (result && typeof result === 'object' && Symbol.asyncIterator in result) {
+            const onEnd = release ?? (() => undefined);
+            release = undefined; // the stream owns the slot now
+            return guardStream(result as AsyncGenerator<unknown>, {
+              shutdown: deps.lifecycle.signal,
+              client: request.signal,
+              finalFrame: op.finalFrame,
+              onEnd,
+            });
+          }
           if (result instanceof Response) return result;
-          if (result && typeof result === 'object' && Symbol.asyncIterator in result) return result;
           return new Response(JSON.stringify(result), {
             status: 200,
             headers: { 'content-type': 'application/json', ...responseHeaders },
           });
         } catch (err) {
           return renderError(err, deps, requestId, op.path);
+        } finally {
+          release?.();
         }
       },
       { parse: 'none' },

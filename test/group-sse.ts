@@ -19,13 +19,14 @@ export interface SseReader {
 }
 
 export function readSse(res: Response): SseReader {
-  const reader = res.body!.getReader();
+  // In process (app.handle) Elysia may enqueue strings; over a socket chunks are bytes.
+  const reader = (res.body as ReadableStream<Uint8Array | string>).getReader();
   const decoder = new TextDecoder();
   let buffer = '';
   const frames: Frame[] = [];
   let ended: Error | undefined;
   // A read that lost a race against the timeout is still pending: keep it, or its chunk is lost.
-  let pendingRead: Promise<{ done: boolean; value?: Uint8Array } | { error: Error }> | undefined;
+  let pendingRead: Promise<{ done: boolean; value?: Uint8Array | string } | { error: Error }> | undefined;
 
   const parse = () => {
     let i: number;
@@ -67,7 +68,7 @@ export function readSse(res: Response): SseReader {
       if ('error' in r) ended = new Error(`stream failed: ${r.error}`);
       else if (r.done) ended = new Error('stream ended');
       else {
-        buffer += decoder.decode(r.value, { stream: true });
+        buffer += typeof r.value === 'string' ? r.value : decoder.decode(r.value, { stream: true });
         parse();
       }
     }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Build the release binaries and smoke-test each one:
+#   dist/parley-linux-x64     PCs and servers (x86-64, glibc: Debian, Ubuntu)
+#   dist/parley-linux-arm64   Raspberry Pi 4/5 with a 64-bit OS, arm64 servers
+# plus dist/SHA256SUMS.
+#
+#   ./scripts/release.sh              build both, smoke-test both
+#   ./scripts/release.sh --no-smoke   build only
+#
+# The binary for the other CPU is built from that CPU's Bun runtime and @napi-rs/image binding
+# (fetched once from the npm registry into .cache/cross/) and smoke-tested under QEMU user-mode
+# emulation with the matching cross libc; missing Debian packages are installed with apt-get
+# (as root), otherwise the script says which ones to install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+smoke=1
+[ "${1:-}" = --no-smoke ] && smoke=0
+
+./install.sh --deps-only
+bun=node_modules/.bin/bun
+
+for arch in x64 arm64; do
+  echo "==> building dist/parley-linux-$arch"
+  $bun run scripts/build.ts --target "bun-linux-$arch" --outfile "dist/parley-linux-$arch"
+done
+(cd dist && sha256sum parley-linux-x64 parley-linux-arm64 > SHA256SUMS)
+
+[ "$smoke" = 1 ] || exit 0
+
+host=$(uname -m)
+# What runs a foreign binary: qemu-<cpu>-static with the cross libc as its library root, and
+# optionally a CPU model (QEMU's default "max" has every extension; a real board has fewer).
+emulator_for() {
+  local qemu=$1 triple=$2 cpu=$3; shift 3
+  local missing=()
+  command -v "qemu-$qemu-static" >/dev/null || command -v "qemu-$qemu" >/dev/null || missing+=(qemu-user-static)
+  [ -e "/usr/$triple/lib/libc.so.6" ] || missing+=("$@")
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      echo "==> installing ${missing[*]}" >&2
+      apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+    else
+      echo "release.sh: to smoke-test under emulation, install: ${missing[*]} (apt-get install ...)" >&2
+      exit 1
+    fi
+  fi
+  local bin
+  bin=$(command -v "qemu-$qemu-static" || command -v "qemu-$qemu")
+  echo "$bin ${cpu:+-cpu $cpu }-L /usr/$triple"
+}
+
+for arch in x64 arm64; do
+  emulator=""
+  case "$arch:$host" in
+    x64:x86_64|arm64:aarch64) ;;
+    # The Raspberry Pi 4's Cortex-A72 (ARMv8.0): what runs there runs on a Pi 5 (Cortex-A76) too.
+    arm64:*) emulator=$(emulator_for aarch64 aarch64-linux-gnu cortex-a72 libc6-arm64-cross libgcc-s1-arm64-cross) ;;
+    x64:*) emulator=$(emulator_for x86_64 x86_64-linux-gnu "" libc6-amd64-cross libgcc-s1-amd64-cross) ;;
+  esac
+  echo "==> smoke test dist/parley-linux-$arch"
+  $bun run scripts/smoke.ts ${emulator:+--emulator "$emulator"} "dist/parley-linux-$arch"
+done
+echo "==> release binaries ready:"
+cat dist/SHA256SUMS

@@ -1,0 +1,37 @@
+import type { Config } from '../config';
+import { checkConfigSense, checkDataDir, checkDatabase, type Check } from './checks';
+import { checkImageCodec } from './image-check';
+import { probeProviders } from './probes';
+
+export type { Check } from './checks';
+
+/**
+ * Every check of `parley doctor`, in the order a self-hoster would fix things. `config` is
+ * undefined when the settings did not parse; `configError` then says why, and the checks that
+ * need no settings still run against `dataDir`.
+ */
+export async function runDoctor(opts: { config?: Config; configError?: string; dataDir: string }): Promise<Check[]> {
+  const checks: Check[] = [];
+  if (opts.config) checks.push(checkConfigSense(opts.config));
+  else checks.push({ name: 'config', status: 'fail', detail: opts.configError ?? 'unreadable', fix: 'fix the setting named above (docs/configuration.md)' });
+  const dir = checkDataDir(opts.dataDir);
+  checks.push(dir);
+  if (dir.status === 'ok') checks.push(...checkDatabase(opts.dataDir));
+  checks.push(await checkImageCodec());
+  if (opts.config) checks.push(...(await probeProviders(opts.config)));
+  return checks;
+}
+
+const LABEL: Record<Check['status'], string> = { ok: 'ok', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
+
+export function renderChecks(checks: Check[]): string {
+  const width = Math.max(...checks.map((c) => c.name.length));
+  const lines = checks.flatMap((c) => [
+    `${LABEL[c.status].padEnd(5)} ${c.name.padEnd(width)}  ${c.detail}`,
+    ...(c.fix && c.status !== 'ok' ? [`${' '.repeat(width + 8)}fix: ${c.fix}`] : []),
+  ]);
+  const fails = checks.filter((c) => c.status === 'fail').length;
+  const warns = checks.filter((c) => c.status === 'warn').length;
+  lines.push(fails ? `${fails} problem(s) to fix${warns ? `, ${warns} warning(s)` : ''}` : warns ? `no problems, ${warns} warning(s)` : 'no problems found');
+  return lines.join('\n');
+}

@@ -1,0 +1,124 @@
+import type { TestContext, TestUser } from '../helpers';
+import { appendItem, createConversation } from '../../src/chat/conversation.store';
+import { createWidget } from '../../src/widgets/widget.store';
+import { getOrCreateActiveThread } from '../../src/widgets/widget-thread.store';
+import { addBookmarkItem, createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
+import { createGroupChat } from '../../src/groups/group.store';
+
+/**
+ * The authorisation matrix's registry: ONE ROW PER OPERATION of `operations` (src/app.ts).
+ * test/authz/matrix.test.ts fails for an operation without a row, so a new operation cannot
+ * skip the matrix. Every operation is checked for 401 on its own; the row says what happens when
+ * the caller names another user's resource:
+ *
+ *   'chat/deleteConversation': foreign(404, async ({ ctx, owner }) => ({
+ *     conversationId: (await ctx.json('chat/createConversation', {}, owner)).body.id,
+ *   })),
+ *   'preferences/get': NO_RESOURCE,
+ *
+ * `setup` runs with `owner` (the other user) and returns the input the caller will send. The
+ * expected status must be one the operation lists in `errors` (so OpenAPI documents it). For an
+ * operation restricted to some callers rather than to a resource's owner (e.g. internal-domain
+ * only), use `foreign` with a valid input: the matrix's caller is an ordinary user.
+ */
+
+export interface ForeignSetup {
+  ctx: TestContext;
+  /** The user who owns the resource. */
+  owner: TestUser;
+  /** The user who will try to use it. */
+  caller: TestUser;
+}
+
+export type AuthzCase =
+  | { kind: 'none' }
+  | { kind: 'public' }
+  | { kind: 'foreign'; status: 403 | 404; setup: (s: ForeignSetup) => unknown | Promise<unknown> };
+
+/** The operation names no resource: it acts on the caller's own data only. */
+export const NO_RESOURCE: AuthzCase = { kind: 'none' };
+
+/**
+ * The operation is `public: true` (answers without a credential, e.g. the sign-in provider list).
+ * The matrix checks that the row and the operation agree, so nothing becomes public by accident.
+ */
+export const PUBLIC: AuthzCase = { kind: 'public' };
+
+export const foreign = (status: 403 | 404, setup: (s: ForeignSetup) => unknown | Promise<unknown>): AuthzCase => ({
+  kind: 'foreign',
+  status,
+  setup,
+});
+
+export const authzCases: Record<string, AuthzCase> = {
+  // --- auth ---
+  'auth/createApiKey': NO_RESOURCE,
+  'auth/listApiKeys': NO_RESOURCE,
+  'auth/revokeApiKey': foreign(403, ({ owner }) => ({ keyId: owner.keyId })),
+  'auth/getSession': NO_RESOURCE,
+  'auth/signOut': NO_RESOURCE,
+  'auth/listSessions': NO_RESOURCE,
+  'auth/revokeSession': foreign(403, ({ owner }) => ({ sessionId: owner.sessionId })),
+  'auth/listProviders': PUBLIC,
+  // --- account ---
+  'preferences/get': NO_RESOURCE,
+  'preferences/update': NO_RESOURCE,
+  'preferences/getAccountType': NO_RESOURCE,
+  'preferences/setAccountType': NO_RESOURCE,
+  'subscription/getStatus': NO_RESOURCE,
+  // --- widgets ---
+  'widget/get': foreign(403, ({ ctx, owner }) => ({ widgetId: ownersWidget(ctx, owner).id })),
+  'widget/getOrCreateThread': foreign(403, ({ ctx, owner }) => ({ widgetId: ownersWidget(ctx, owner).id })),
+  'widget/addThreadMessage': foreign(403, ({ ctx, owner }) => ({ threadId: ownersThread(ctx, owner), data: { text: 'hi' } })),
+  'widget/archiveThread': foreign(403, ({ ctx, owner }) => ({ threadId: ownersThread(ctx, owner) })),
+  // --- bookmarks ---
+  'bookmarks/createGroup': NO_RESOURCE,
+  'bookmarks/listGroups': NO_RESOURCE,
+  'bookmarks/addItem': foreign(403, ({ ctx, owner }) => ({
+    groupId: createBookmarkGroup(ctx.db, owner.user.id, 'theirs').id,
+    conversationId: createConversation(ctx.db, { ownerId: owner.user.id }).id,
+  })),
+  'bookmarks/removeItem': foreign(403, ({ ctx, owner }) => {
+    const groupId = createBookmarkGroup(ctx.db, owner.user.id, 'theirs').id;
+    const conversationId = createConversation(ctx.db, { ownerId: owner.user.id }).id;
+    return { id: addBookmarkItem(ctx.db, { groupId, conversationId }).id };
+  }),
+  'bookmarks/deleteGroup': foreign(403, ({ ctx, owner }) => ({ id: createBookmarkGroup(ctx.db, owner.user.id, 'theirs').id })),
+  // --- credits and images act on the caller's own balance and on the given bytes ---
+  'credits/getBalance': NO_RESOURCE,
+  'credits/grantAdReward': NO_RESOURCE,
+  'images/convertImage': NO_RESOURCE,
+  // --- notifications ---
+  'notifications/registerPushToken': NO_RESOURCE,
+  'notifications/unregisterPushToken': NO_RESOURCE,
+  // Restricted to the internal e-mail domain: an ordinary caller with a valid input gets 403.
+  'notifications/sendTestWebhookNotification': foreign(403, ({ ctx, owner }) => ({
+    conversationId: createConversation(ctx.db, { ownerId: owner.user.id }).id,
+    status: 'completed',
+  })),
+  // --- group chats: a stranger to the group gets 403 (creator-only operations too) ---
+  'groupChat/createGroupChat': NO_RESOURCE,
+  'groupChat/listGroupChats': NO_RESOURCE,
+  // An invite code is a capability handed to the joiner on purpose: joining with it is the point.
+  'groupChat/joinGroup': NO_RESOURCE,
+  'groupChat/deleteGroupChat': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/sendGroupMessage': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner), message: 'hi' })),
+  'groupChat/subscribeToGroup': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/createInvite': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/leaveGroup': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/listMembers': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/listMessages': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/setIntelligentResponses': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner), enabled: false })),
+};
+
+const ownersGroup = (ctx: TestContext, owner: TestUser) => createGroupChat(ctx.db, { name: 'theirs', creatorId: owner.user.id }).id;
+
+function ownersWidget(ctx: TestContext, owner: TestUser) {
+  const conversation = createConversation(ctx.db, { ownerId: owner.user.id });
+  appendItem(ctx.db, { conversationId: conversation.id, role: 'user', content: 'draw me a canvas', authorId: owner.user.id });
+  return createWidget(ctx.db, { conversationId: conversation.id, responseId: 'r1', widgetType: 'canvas' });
+}
+
+function ownersThread(ctx: TestContext, owner: TestUser): string {
+  return getOrCreateActiveThread(ctx.db, ownersWidget(ctx, owner).id, owner.user.id).thread.id;
+}

@@ -1,0 +1,119 @@
+import { describe, expect, test } from 'bun:test';
+import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildBinaryOnce } from './build-binary';
+
+const root = new URL('..', import.meta.url).pathname;
+
+function install(args: string[]) {
+  const p = Bun.spawnSync(['bash', join(root, 'install.sh'), ...args], { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '' } });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+describe('install.sh', () => {
+  test('installs a given binary, a data dir and a rendered unit; running it twice is harmless', async () => {
+    const binary = await buildBinaryOnce();
+    const t = mkdtempSync(join(tmpdir(), 'parley-install-'));
+    const args = ['--binary', binary, '--prefix', join(t, 'usr'), '--data-dir', join(t, 'data'), '--systemd', '--systemd-dir', join(t, 'systemd'), '--env-file', join(t, 'etc/parley.env'), '--user', 'parleysvc'];
+
+    const first = install(args);
+    expect(first.err).toBe('');
+    expect(first.code).toBe(0);
+    const bin = join(t, 'usr/bin/parley');
+    expect(statSync(bin).mode & 0o777).toBe(0o755);
+    expect(Bun.spawnSync([bin, '--version']).stdout.toString()).toMatch(/^parley \d+\.\d+\.\d+ \(commit \w+\)\n$/);
+    expect(statSync(join(t, 'data')).isDirectory()).toBe(true);
+    expect(first.out).toContain('Next steps:');
+    expect(first.out).toContain('systemctl enable --now parley');
+
+    const unitFile = join(t, 'systemd/parley.service');
+    const unit = readFileSync(unitFile, 'utf8');
+    const directives = Object.fromEntries(
+      unit.split('\n').filter((l) => /^\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    expect(directives).toMatchObject({
+      User: 'parleysvc',
+      Group: 'parleysvc',
+      ExecStart: `${bin} serve --data-dir ${join(t, 'data')}`,
+      EnvironmentFile: `-${join(t, 'etc/parley.env')}`,
+      Restart: 'on-failure',
+      NoNewPrivileges: 'true',
+      ProtectSystem: 'strict',
+      ReadWritePaths: join(t, 'data'),
+      WantedBy: 'multi-user.target',
+    });
+    expect(unit).not.toContain('@');
+    const env = readFileSync(join(t, 'etc/parley.env'), 'utf8');
+    expect(env).toContain('PARLEY_HOST=127.0.0.1');
+    expect(statSync(join(t, 'etc/parley.env')).mode & 0o777).toBe(0o640);
+
+    // The unit is valid systemd syntax (where systemd's own checker is installed).
+    if (Bun.which('systemd-analyze')) {
+      const verify = Bun.spawnSync(['systemd-analyze', 'verify', '--man=no', unitFile], { stderr: 'pipe' });
+      expect(verify.stderr.toString()).toBe('');
+    }
+
+    // The self-hoster edits the settings and adds data; a second run keeps both.
+    writeFileSync(join(t, 'etc/parley.env'), 'PARLEY_PORT=9999\n');
+    writeFileSync(join(t, 'data/parley.db'), 'precious');
+    const second = install(args);
+    expect(second.code).toBe(0);
+    expect(second.out).toContain('unchanged');
+    expect(second.out).toContain('kept your settings');
+    expect(readFileSync(unitFile, 'utf8')).toBe(unit);
+    expect(readFileSync(join(t, 'etc/parley.env'), 'utf8')).toBe('PARLEY_PORT=9999\n');
+    expect(readFileSync(join(t, 'data/parley.db'), 'utf8')).toBe('precious');
+    expect(existsSync(join(t, 'usr/bin/.parley.new'))).toBe(false);
+  }, 60_000);
+
+  test('refuses what it cannot do, with a reason', () => {
+    const t = mkdtempSync(join(tmpdir(), 'parley-install-bad-'));
+    const notBinary = join(t, 'parley');
+    writeFileSync(notBinary, 'not an executable');
+    const r = install(['--binary', notBinary, '--prefix', join(t, 'usr')]);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toContain('does not run here');
+    expect(existsSync(join(t, 'usr/bin/parley'))).toBe(false);
+    expect(install(['--binary', join(t, 'missing')]).err).toContain('no such file');
+    expect(install(['--frobnicate']).code).toBe(2);
+    expect(install(['--prefix']).err).toContain('--prefix needs a value');
+  }, 30_000);
+});
+
+// The real --systemd path (useradd, chown, /etc) on a scratch copy of the system: a private mount
+// namespace with an overlay on /etc and empty /usr/local and /var/lib, so the machine itself is
+// left alone. Needs root and mount rights; elsewhere (most CI containers) it is skipped.
+const canIsolate = process.getuid?.() === 0 && Bun.which('unshare') !== null && Bun.spawnSync(['unshare', '-m', 'true']).exitCode === 0;
+
+describe.skipIf(!canIsolate)('install.sh --systemd as root, isolated', () => {
+  test('creates the user, owns the data dir, keeps the settings private; twice is harmless', async () => {
+    const binary = await buildBinaryOnce();
+    const t = mkdtempSync(join(tmpdir(), 'parley-install-root-'));
+    const script = `
+      set -e
+      mount --make-rprivate /
+      mkdir -p ${t}/etc-upper ${t}/etc-work ${t}/usr-local ${t}/var-lib
+      mount -t overlay overlay -o lowerdir=/etc,upperdir=${t}/etc-upper,workdir=${t}/etc-work /etc
+      mount --bind ${t}/usr-local /usr/local
+      mount --bind ${t}/var-lib /var/lib
+      bash ${join(root, 'install.sh')} --binary ${binary} --systemd --user parleytest >/dev/null
+      bash ${join(root, 'install.sh')} --binary ${binary} --systemd --user parleytest >/dev/null
+      id -u parleytest >/dev/null
+      stat -c '%U:%G %a' /var/lib/parley /etc/parley/parley.env
+      grep -c '^parleytest:' /etc/passwd
+      runuser -u parleytest -- /usr/local/bin/parley migrate --data-dir /var/lib/parley >/dev/null
+      runuser -u parleytest -- /usr/local/bin/parley doctor --data-dir /var/lib/parley --json
+    `;
+    const p = Bun.spawnSync(['unshare', '-m', 'bash', '-c', script], { stdout: 'pipe', stderr: 'pipe' });
+    expect(p.stderr.toString()).toBe('');
+    expect(p.exitCode).toBe(0);
+    const [owners, envFile, users, doctor] = p.stdout.toString().trim().split('\n');
+    expect(owners).toBe('parleytest:parleytest 750');
+    expect(envFile).toBe('root:parleytest 640');
+    expect(users).toBe('1');
+    expect(JSON.parse(doctor!).ok).toBe(true);
+    // Nothing leaked out of the namespace.
+    expect(Bun.spawnSync(['id', '-u', 'parleytest']).exitCode).not.toBe(0);
+  }, 60_000);
+});

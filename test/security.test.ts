@@ -1,0 +1,141 @@
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { operations } from '../src/app';
+import { compileInput } from '../src/http/body';
+import { securityHeaders } from '../src/http/security-headers';
+import { createTestContext, captureLog, bearer, type TestUser } from './helpers';
+import { sampleValid } from './support/schema-arb';
+import { tableNames } from './support/db-snapshot';
+import { createSession } from '../src/auth/auth.store';
+import { testOps } from './support/test-ops';
+
+// Shared machines can be slow; a generous ceiling only turns a hang into a failure.
+setDefaultTimeout(60_000);
+
+/** Every response must carry these, whatever produced it (handler, error, 404/405, stream). */
+function expectSecurityHeaders(res: Response, what: string) {
+  for (const [name, value] of Object.entries(securityHeaders)) expect({ what, name, value: res.headers.get(name) }).toEqual({ what, name, value });
+  expect(res.headers.get('x-request-id')).toBeTruthy();
+}
+
+describe('secrets', () => {
+  test('no table of the database holds an API key or a session token, only their hashes', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
+    const [ann, bob] = ctx.users as [TestUser, TestUser];
+    const secrets = [ann.key, ann.token, bob.key, bob.token];
+    for (const as of [ann, bob]) {
+      for (const name of ['phone', 'laptop']) secrets.push((await ctx.json('auth/createApiKey', { name }, as)).body.key);
+    }
+    // Every table, so tables added by other domains later are read too.
+    const dump = tableNames(ctx.db)
+      .map((t) => JSON.stringify(ctx.db.$client.query(`SELECT * FROM "${t}"`).all()))
+      .join('\n');
+    expect(tableNames(ctx.db)).toContain('api_keys');
+    for (const secret of secrets) {
+      expect(secret.length).toBeGreaterThan(40);
+      expect(dump).not.toContain(secret);
+      expect(dump).not.toContain(secret.slice(3)); // the random part, without its pk_/ps_ prefix
+    }
+    const hashes = ctx.db.$client.query('SELECT hash FROM api_keys UNION ALL SELECT hash FROM sessions').all() as { hash: string }[];
+    expect(hashes.length).toBe(secrets.length);
+    for (const { hash } of hashes) expect(hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  test('logs carry no key or token: successes that return a key, failures, 500s', async () => {
+    const { log, lines } = captureLog();
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });
+    const ann = ctx.users[0]!;
+    const created = (await ctx.json('auth/createApiKey', { name: 'new' }, bearer(ann))).body.key as string;
+    await ctx.call('preferences/get', {}, { 'x-api-key': created });
+    await ctx.call('preferences/get', {}, { authorization: `Bearer ${ann.token}x` });
+    await ctx.call('preferences/update', '{"enableMemories":', { cookie: `parley_session=${ann.token}` });
+    ctx.db.$client.exec('DROP TABLE api_keys'); // the next lookups fail inside SQLite: 500 with a logged cause
+    expect((await ctx.call('preferences/get', {}, { 'x-api-key': created })).status).toBe(500);
+    await Bun.sleep(10);
+    expect(lines.some((l) => l.includes('"level":"error"'))).toBe(true);
+    const all = lines.join('\n');
+    for (const secret of [created, ann.key, ann.token]) expect(all).not.toContain(secret);
+  });
+});
+
+describe('cookies', () => {
+  for (const secure of [false, true]) {
+    test(`every Set-Cookie any operation sends is HttpOnly, SameSite=Lax${secure ? ', Secure' : ', not Secure'} (PARLEY_COOKIE_SECURE=${secure})`, async () => {
+      const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { cookieSecure: secure } });
+      let seen = 0;
+      for (const op of operations) {
+        // A fresh session each time: some operations (sign-out) end the one they are called with.
+        const session = createSession(ctx.db, ctx.users[0]!.user.id, 86_400_000);
+        const res = await ctx.call(op.path, sampleValid(compileInput(op.input).schema), { authorization: `Bearer ${session.token}` });
+        await res.body?.cancel();
+        for (const c of res.headers.getSetCookie()) {
+          seen++;
+          expect(c).toContain('HttpOnly');
+          expect(c).toContain('SameSite=Lax');
+          expect(c).toContain('Path=/');
+          if (secure) expect(c).toContain('Secure');
+          else expect(c).not.toContain('Secure');
+        }
+      }
+      expect(seen).toBeGreaterThan(0); // auth/signOut at least
+    });
+
+    test(`the sign-in flow's cookies too (PARLEY_COOKIE_SECURE=${secure}), and its redirect carries the security headers`, async () => {
+      const ctx = createTestContext({ config: { cookieSecure: secure, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret' } });
+      const res = await ctx.app.handle(new Request('http://localhost/api/auth/oauth/github'));
+      expect(res.status).toBe(302);
+      expectSecurityHeaders(res, 'OAuth redirect');
+      const cookies = res.headers.getSetCookie();
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const c of cookies) {
+        expect(c).toContain('HttpOnly');
+        expect(c).toContain('SameSite=Lax');
+        if (secure) expect(c).toContain('Secure');
+        else expect(c).not.toContain('Secure');
+      }
+    });
+  }
+});
+
+describe('security headers', () => {
+  test('on successes, every error status, 404/405, public pages and event streams', async () => {
+    const ctx = createTestContext({
+      users: [{ email: 'ann@example.org' }],
+      config: { maxBodyBytes: 2048, rateLimitAi: { capacity: 1, perMs: 60_000 } },
+      extraOperations: testOps,
+    });
+    const ann = ctx.users[0]!;
+    const cases: [string, Promise<Response>, number][] = [
+      ['200 JSON', ctx.call('preferences/get', {}, ann), 200],
+      ['400', ctx.call('preferences/update', { enableMemories: 1 }, ann), 400],
+      ['401', ctx.call('preferences/get', {}), 401],
+      ['403', ctx.call('auth/revokeApiKey', { keyId: 'nope' }, ann), 403],
+      ['404', ctx.call('nothing/here', {}, ann), 404],
+      ['405', ctx.app.handle(new Request('http://localhost/api/preferences/get')), 405],
+      ['413', ctx.call('auth/createApiKey', { name: 'x'.repeat(5000) }, ann), 413],
+      ['415', ctx.app.handle(new Request('http://localhost/api/preferences/get', { method: 'POST', body: 'a=1', headers: { 'content-type': 'text/plain', 'x-api-key': ann.key } })), 415],
+      ['health', ctx.app.handle(new Request('http://localhost/api/health')), 200],
+      ['openapi', ctx.app.handle(new Request('http://localhost/api/openapi.json')), 200],
+      ['docs', ctx.app.handle(new Request('http://localhost/api/docs')), 200],
+      ['unknown GET', ctx.app.handle(new Request('http://localhost/')), 404],
+    ];
+    for (const [what, pending, status] of cases) {
+      const res = await pending;
+      expect({ what, status: res.status }).toEqual({ what, status });
+      expectSecurityHeaders(res, what);
+      await res.body?.cancel();
+    }
+    await ctx.call('test/expensive', {}, ann);
+    const limited = await ctx.call('test/expensive', {}, ann);
+    expect(limited.status).toBe(429);
+    expectSecurityHeaders(limited, '429');
+    const stream = await ctx.call('test/stream', {}, ann);
+    expect(stream.headers.get('content-type')).toStartWith('text/event-stream');
+    expectSecurityHeaders(stream, 'SSE');
+    await stream.body!.cancel();
+    // A 500 from an unexpected throw.
+    ctx.db.$client.exec('DROP TABLE api_keys');
+    const broken = await ctx.call('auth/listApiKeys', {}, bearer(ann));
+    expect(broken.status).toBe(500);
+    expectSecurityHeaders(broken, '500');
+  });
+});
