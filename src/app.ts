@@ -8,6 +8,8 @@ import { docsPage } from './http/docs-page';
 import { securityHeaders } from './http/security-headers';
 import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
+import { chatOperations } from './chat/chat.routes';
+import { streamOperations } from './chat/stream.routes';
 import { sessionOperations } from './auth/sessions.routes';
 import { oauthOpenApiPaths, oauthOperations, oauthRoutes } from './auth/oauth.routes';
 import { widgetOperations } from './widgets/widget.routes';
@@ -28,6 +30,8 @@ export const operations: readonly AnyOperation[] = [
   ...creditOperations,
   ...imageOperations,
   ...notificationOperations,
+  ...chatOperations,
+  ...streamOperations,
   ...groupOperations,
 ];
 

@@ -3,6 +3,8 @@ import type { Db } from './db/connection';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
 import type { AiProvider } from './ai/ai.types';
+import type { TaskRunner } from './tasks/runner';
+import type { EventLog } from './chat/event-log';
 import type { PushClient } from './notifications/expo-client';
 import type { Lifecycle } from './lifecycle';
 import type { Bus } from './pubsub/bus';
@@ -21,6 +23,10 @@ export interface AppDeps {
   notifier: Notifier;
   /** The configured AI provider (`createAiProvider`); undefined when PARLEY_AI_PROVIDER is `none`. */
   ai: AiProvider | undefined;
+  /** Background tasks (AI turns), with concurrency caps. */
+  tasks: TaskRunner;
+  /** Persisted, replayable events of AI responses and their live fan-out. */
+  events: EventLog;
   /** Expo push client; undefined when push is disabled (`PARLEY_PUSH_ENABLED=false`). */
   push?: PushClient;
   /** Shutdown registry: `lifecycle.signal` aborts when the server stops; `onShutdown` hooks run then. */

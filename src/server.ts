@@ -8,6 +8,10 @@ import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
 import { createAiProvider } from './ai/provider';
+import { createTaskRunner } from './tasks/runner';
+import { EventLog } from './chat/event-log';
+import { resumeInterruptedResponses } from './chat/respond';
+import { startEventPruning } from './chat/prune';
 import { createExpoClient } from './notifications/expo-client';
 import { createExpoNotifier } from './notifications/research-push';
 import { createMemoryBus } from './pubsub/bus';
@@ -40,10 +44,31 @@ export async function startServer(
   // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
   const push = config.pushEnabled ? await createExpoClient(config) : undefined;
   const notifier = push ? createExpoNotifier({ db, log, push, config }) : noopNotifier;
-  const bus = createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
-  const deps: AppDeps = { config, db, log, now: Date.now, notifier, push, ai: createAiProvider(config), lifecycle: createLifecycle(), bus };
+  const deps: AppDeps = {
+    config,
+    db,
+    log,
+    now: Date.now,
+    notifier,
+    push,
+    ai: createAiProvider(config),
+    lifecycle: createLifecycle(),
+    tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
+    events: new EventLog(db, Date.now),
+    bus: createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) })),
+  };
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
-  const stopPruner = startGroupEventPruner(deps);
+  const recovered = resumeInterruptedResponses(deps);
+  if (recovered.resumed || recovered.failed) log.info('interrupted responses', recovered);
+  const stopPruning = startEventPruning(deps);
+  const stopGroupPruning = startGroupEventPruner(deps);
+  // Running AI turns stop with the "shutdown" reason: their rows stay in_progress, upstream
+  // background responses keep running, and the next start resumes them.
+  deps.lifecycle.onShutdown('tasks', async () => {
+    stopPruning();
+    stopGroupPruning();
+    await deps.tasks.shutdown();
+  });
 
   const server = Bun.serve({
     hostname: config.host,
@@ -72,7 +97,6 @@ export async function startServer(
     deps,
     stop: () =>
       (stopping ??= (async () => {
-        stopPruner();
         // 1. Stop accepting. 2. Abort the shutdown signal: open streams send their final frame and
         // end; hooks (task runner checkpoints, ...) run. 3. Give connections a moment to finish,
         // then cut what is left. 4. Checkpoint and close the database last, after every writer.

@@ -3,9 +3,10 @@ import { createAiProvider } from '../src/ai/provider';
 import { testConfig } from '../src/config';
 import type { AiEvent, AiTool, UpstreamCursor } from '../src/ai/ai.types';
 import { AiError } from '../src/ai/ai.types';
-import { readPage, isPrivateAddress } from '../src/ai/read-page';
+import { readPage } from '../src/ai/read-page';
 import { ThinkSplitter } from '../src/ai/think-splitter';
 import { parseQueries } from '../src/ai/research-loop';
+import { parseSseJson } from '../src/ai/sse-parse';
 import { failedTerminal, functionCallEvents, reasoningEvents, startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
 import { startFakeSearxng } from './fakes/searxng';
 
@@ -65,7 +66,28 @@ describe('AI providers', () => {
       { type: 'input_image', image_url: 'data:image/png;base64,AAA', detail: 'low' },
     ]);
     expect(cursors.at(-1)!.upstreamId).toMatch(/^resp_fake_/);
-    expect(cursors.map((c) => c.sequenceNumber)).toEqual([...cursors.keys()]);
+    const seqNums = cursors.map((c) => c.sequenceNumber);
+    expect(seqNums).toEqual([...seqNums].sort((a, b) => a - b));
+    // 2 lifecycle + 4 reasoning + 5 search + 7 text events + response.completed: the last is 18.
+    expect(seqNums.at(-1)).toBe(18);
+  });
+
+  test('openai-responses: image generation and code interpreter items', async () => {
+    openai.responsesScript = () => [
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'ig_1', type: 'image_generation_call', status: 'in_progress', output_format: 'png', size: 'auto' } },
+      { type: 'response.image_generation_call.generating', item_id: 'ig_1', output_index: 0 },
+      { type: 'response.output_item.done', output_index: 0, item: { id: 'ig_1', type: 'image_generation_call', status: 'completed', result: 'iVBORw0KGgo=' } },
+      { type: 'response.output_item.added', output_index: 1, item: { id: 'ci_1', type: 'code_interpreter_call', status: 'in_progress', code: '' } },
+      { type: 'response.code_interpreter_call.in_progress', item_id: 'ci_1', output_index: 1 },
+      { type: 'response.output_item.done', output_index: 1, item: { id: 'ci_1', type: 'code_interpreter_call', status: 'completed', code: '1+1', outputs: [] } },
+    ];
+    const evs = await collect(responses().streamChat({ model: 'gpt-image-test', messages: [{ role: 'user', content: 'draw' }] }));
+    expect(evs).toEqual([
+      { type: 'image_generation.in_progress', itemId: 'ig_1', outputFormat: 'png' },
+      { type: 'image_generation.completed', images: [{ type: 'base64', data: 'iVBORw0KGgo=' }], model: 'gpt-image-test' },
+      { type: 'code_interpreter.in_progress', itemId: 'ci_1' },
+      { type: 'code_interpreter.completed' },
+    ]);
   });
 
   test('openai-responses: resumeFrom retrieves with starting_after and relays only the rest', async () => {
@@ -77,6 +99,22 @@ describe('AI providers', () => {
     const evs = await collect(responses().streamChat({ messages: [], resumeFrom: { upstreamId, sequenceNumber: 5 } }));
     expect(text(evs)).toBe('cdef');
     expect(openai.requests.at(-1)!.path).toBe(`GET /v1/responses/${upstreamId}?stream=true&starting_after=5`);
+  });
+
+  test('openai-responses: a dropped upstream connection is picked up with starting_after, nothing lost or repeated', async () => {
+    const full = 'abcdefghijklmnopqrstuvwxyz';
+    openai.responsesScript = () => textEvents(full, full.length);
+    openai.dropAfter = 7;
+    try {
+      const before = openai.requests.length;
+      const evs = await collect(responses().streamChat({ messages: [{ role: 'user', content: 'x' }] }));
+      expect(text(evs)).toBe(full);
+      expect(types(evs).filter((t) => t === 'content_part.added')).toHaveLength(1);
+      const retrieves = openai.requests.slice(before).filter((r) => r.path.includes('starting_after='));
+      expect(retrieves.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      openai.dropAfter = undefined;
+    }
   });
 
   test('openai-responses: abort cancels upstream; failure and HTTP errors throw AiError', async () => {
@@ -184,9 +222,8 @@ describe('AI providers', () => {
     expect(ok).toEqual({ url: page, title: 'Page abc', text: 'Facts from abc.' });
     const cut = await readPage(page, { maxBytes: 20, timeoutMs: 2000, allowPrivate: true });
     expect(cut!.text.length).toBeLessThanOrEqual(20);
-    for (const a of ['127.0.0.1', '10.1.2.3', '192.168.0.1', '172.20.0.1', '169.254.169.254', '::1', 'fd00::1', '::ffff:127.0.0.1', '0.0.0.0'])
-      expect(isPrivateAddress(a)).toBe(true);
-    for (const a of ['8.8.8.8', '2606:4700::1111', '172.32.0.1']) expect(isPrivateAddress(a)).toBe(false);
+    // Allowed by host name even though it resolves to loopback (PARLEY_FETCH_ALLOW_HOSTS).
+    expect(await readPage(page, { maxBytes: 10_000, timeoutMs: 2000, allowPrivate: false, allowHosts: ['127.0.0.1'] })).toEqual(ok);
     expect(parseQueries('Sure! ["a", {"query":"b"}]', 5)).toEqual(['a', 'b']);
     expect(parseQueries('1. first\n2. second\n3. third', 2)).toEqual(['first', 'second']);
     expect(parseQueries('', 2)).toBeUndefined();
@@ -197,5 +234,21 @@ describe('AI providers', () => {
       { kind: 'reasoning', text: 'b' },
       { kind: 'text', text: 'c' },
     ]);
+  });
+
+  test('SSE parser: split chunks, CRLF, multi-line data, comments, [DONE]', async () => {
+    const wire = ': hi\n\nevent: a\ndata: {"n":1}\n\ndata: {"n":\ndata: 2}\r\n\r\nid: 7\ndata: {"n":3}\n\ndata: [DONE]\n\ndata: {"n":4}\n\n';
+    const bytes = new TextEncoder().encode(wire);
+    for (const size of [1, 3, 7, bytes.length]) {
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += size) c.enqueue(bytes.slice(i, i + size));
+          c.close();
+        },
+      });
+      const got: unknown[] = [];
+      for await (const e of parseSseJson(body)) got.push(e);
+      expect(got).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    }
   });
 });

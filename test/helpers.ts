@@ -8,6 +8,8 @@ import { createApiKey, createSession, DAY_MS } from '../src/auth/auth.store';
 import type { AppDeps } from '../src/deps';
 import { noopNotifier } from '../src/notifications/notifier';
 import { createAiProvider } from '../src/ai/provider';
+import { createTaskRunner } from '../src/tasks/runner';
+import { EventLog } from '../src/chat/event-log';
 import { createMemoryBus } from '../src/pubsub/bus';
 import type { User } from '../src/db/schema';
 import { createLifecycle } from '../src/lifecycle';
@@ -47,19 +49,25 @@ export function createTestContext(
     deps?: Partial<AppDeps>;
     /** Extra operations mounted beside the real ones (e.g. a test-only event stream). */
     extraOperations?: readonly AnyOperation[];
+    /** An existing database (e.g. a file a previous context used: a restart). */
+    db?: Db;
   } = {},
 ): TestContext {
-  const db = openDatabase(':memory:');
+  const db = opts.db ?? openDatabase(':memory:');
   migrate(db.$client);
   const config = testConfig(opts.config);
+  const log = opts.log ?? silentLogger;
+  const now = opts.now ?? Date.now;
   const deps: AppDeps = {
     config,
     db,
-    log: opts.log ?? silentLogger,
-    now: opts.now ?? Date.now,
+    log,
+    now,
     notifier: noopNotifier,
     ai: createAiProvider(config),
     lifecycle: createLifecycle(),
+    tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
+    events: new EventLog(db, now),
     bus: createMemoryBus(),
     ...opts.deps,
   } as AppDeps;

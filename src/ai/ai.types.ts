@@ -91,6 +91,8 @@ export interface AiProvider {
    * them into an `error` event). Aborting `signal` stops the turn (and cancels it upstream).
    */
   streamChat(opts: StreamChatOptions): AsyncIterable<AiEvent>;
+  /** The same events grouped as they arrived (optional; chat's relay uses it to save an await per event). */
+  streamChatBatches?(opts: StreamChatOptions): AsyncIterable<AiEvent[]>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { AiError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type StreamChatOptions } from './ai.types';
-import { describeUpstream, runTool } from './openai-responses';
+import { describeUpstream, runTool } from './upstream';
+import { parseSseBatches } from './sse-parse';
 import { ThinkSplitter } from './think-splitter';
 import { runResearch, type ResearchSettings } from './research-loop';
 import type { SearchProvider } from './search';
@@ -65,9 +66,10 @@ async function* streamWithTools(
   const messages: any[] = toChatMessages(opts.messages);
   let partAdded = false;
   for (let round = 0; round < 8; round++) {
-    let stream: AsyncIterable<any>;
+    let stream: AsyncIterable<any[]>;
     try {
-      stream = (await client.chat.completions.create(
+      const res = await client.chat.completions
+        .create(
         {
           model: opts.model,
           messages,
@@ -76,10 +78,12 @@ async function* streamWithTools(
             ? { tools: tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
             : {}),
         } as any,
-        { signal: opts.signal },
-      )) as unknown as AsyncIterable<any>;
+          { signal: opts.signal },
+        )
+        .asResponse();
+      stream = parseSseBatches(res.body, opts.signal);
     } catch (err) {
-      throw describeUpstream(err);
+      throw describeUpstream(err, opts.signal);
     }
     const splitter = new ThinkSplitter();
     let reasoningOpen = false;
@@ -99,7 +103,9 @@ async function* streamWithTools(
       yield { type: 'text.delta', delta: piece };
     };
     try {
-      for await (const chunk of stream) {
+      for await (const chunks of stream)
+        for (const chunk of chunks) {
+        if (chunk.error) throw new AiError(`The AI provider reported an error: ${chunk.error.message ?? 'unknown'}`);
         const delta = chunk.choices?.[0]?.delta;
         if (!delta) continue;
         const reasoning = delta.reasoning_content ?? delta.reasoning;
@@ -122,11 +128,11 @@ async function* streamWithTools(
           if (tc.function?.name) calls[i].name += tc.function.name;
           if (tc.function?.arguments) calls[i].arguments += tc.function.arguments;
         }
-      }
+        }
     } catch (err) {
-      throw describeUpstream(err);
+      throw describeUpstream(err, opts.signal);
     }
-    // The SDK ends an aborted stream quietly: do not mistake it for the end of the answer.
+    // An aborted stream may end quietly: do not mistake it for the end of the answer.
     if (opts.signal?.aborted) throw new AiError('The response was cancelled.');
     for (const p of splitter.flush()) {
       if (p.kind === 'reasoning') yield { type: 'reasoning_text.delta', delta: p.text };

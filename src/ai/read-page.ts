@@ -1,13 +1,11 @@
 import { safeFetch } from '../net/safe-fetch';
 
-export { isPrivateAddress } from '../net/address';
-
 export interface ReadPageOptions {
   maxBytes: number;
   timeoutMs: number;
   /** Allow private, loopback and link-local addresses (PARLEY_FETCH_ALLOW_PRIVATE). */
   allowPrivate: boolean;
-  /** Hosts that may be private (PARLEY_FETCH_ALLOW_HOSTS). */
+  /** Hosts that may resolve to private addresses anyway (PARLEY_FETCH_ALLOW_HOSTS). */
   allowHosts?: readonly string[];
 }
 
@@ -18,20 +16,19 @@ export interface ReadPageResult {
 }
 
 /**
- * Read a web page for the research loop through the guarded fetch (src/net/safe-fetch.ts):
- * http(s) only, every redirect hop and every DNS answer checked against private ranges and the
- * checked address pinned, the body cut at `maxBytes`, the whole read bounded by `timeoutMs`.
- * Answers `undefined` for anything refused or failed: a page that cannot be read is simply not
- * cited.
+ * Read a web page for the research loop through the guarded fetch (http(s) only, every redirect
+ * hop and DNS answer checked against private ranges, the connection pinned to the checked
+ * address), keeping the first `maxBytes`. Answers `undefined` for anything refused or failed: a
+ * page that cannot be read is simply not cited.
  */
 export async function readPage(url: string, opts: ReadPageOptions): Promise<ReadPageResult | undefined> {
   try {
     const res = await safeFetch(url, {
       maxBytes: opts.maxBytes,
+      truncate: true,
       timeoutMs: opts.timeoutMs,
       allowPrivate: opts.allowPrivate,
       allowHosts: opts.allowHosts,
-      truncate: true,
       headers: { accept: 'text/html,text/plain;q=0.9,*/*;q=0.1', 'user-agent': 'Parley research' },
     });
     if (res.status < 200 || res.status >= 300) return undefined;

@@ -1,6 +1,6 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
-import { conversationItems, conversations, conversationWriters, type Conversation, type ConversationItem } from '../db/schema';
+import { conversationBranches, conversationItems, conversations, conversationWriters, type Conversation, type ConversationItem } from '../db/schema';
 import { newId } from '../ids';
 
 export function createConversation(
@@ -74,3 +74,62 @@ export function appendItem(
 
 export const listItems = (db: Db, conversationId: string): ConversationItem[] =>
   db.select().from(conversationItems).where(eq(conversationItems.conversationId, conversationId)).orderBy(asc(conversationItems.position)).all();
+
+export const findItemById = (db: Db, id: string): ConversationItem | undefined =>
+  db.select().from(conversationItems).where(eq(conversationItems.id, id)).get();
+
+/** Delete `item` and every later item of its conversation; returns how many went. */
+export function truncateFromItem(db: Db, item: ConversationItem, now = Date.now()): number {
+  const changes = db
+    .delete(conversationItems)
+    .where(and(eq(conversationItems.conversationId, item.conversationId), gte(conversationItems.position, item.position)))
+    .returning({ id: conversationItems.id })
+    .all().length;
+  db.update(conversations).set({ updatedAt: now }).where(eq(conversations.id, item.conversationId)).run();
+  return changes;
+}
+
+/** Removes the conversation; items, writers, branches, responses, events, widgets and bookmarks follow by cascade. */
+export const deleteConversation = (db: Db, id: string): boolean => db.delete(conversations).where(eq(conversations.id, id)).returning({ id: conversations.id }).all().length > 0;
+
+export function updateConversation(db: Db, id: string, patch: { title?: string; studyMode?: boolean }, now = Date.now()): void {
+  db.update(conversations).set({ ...patch, updatedAt: now }).where(eq(conversations.id, id)).run();
+}
+
+/** The conversations a user owns or writes to, most recently active first, keyset-paginated on (updatedAt, id). */
+export function listConversationsFor(db: Db, userId: string, opts: { limit: number; before?: { updatedAt: number; id: string } }): Conversation[] {
+  const access = or(
+    eq(conversations.ownerId, userId),
+    sql`EXISTS (SELECT 1 FROM ${conversationWriters} WHERE ${conversationWriters.conversationId} = ${conversations.id} AND ${conversationWriters.userId} = ${userId})`,
+  );
+  const page = opts.before
+    ? or(lt(conversations.updatedAt, opts.before.updatedAt), and(eq(conversations.updatedAt, opts.before.updatedAt), lt(conversations.id, opts.before.id)))
+    : undefined;
+  return db
+    .select()
+    .from(conversations)
+    .where(page ? and(access, page) : access)
+    .orderBy(desc(conversations.updatedAt), desc(conversations.id))
+    .limit(opts.limit)
+    .all();
+}
+
+/** A new conversation owned by `ownerId` holding copies of `source`'s items up to and including `item`. */
+export function branchConversation(db: Db, source: Conversation, item: ConversationItem, ownerId: string, now = Date.now()): Conversation {
+  const branch = createConversation(db, { ownerId, title: source.title, studyMode: source.studyMode }, now);
+  const items = db
+    .select()
+    .from(conversationItems)
+    .where(and(eq(conversationItems.conversationId, source.id), lt(conversationItems.position, item.position + 1)))
+    .orderBy(asc(conversationItems.position))
+    .all();
+  for (const it of items)
+    db.insert(conversationItems)
+      .values({ ...it, id: newId(), conversationId: branch.id })
+      .run();
+  db.insert(conversationBranches).values({ id: newId(), conversationId: branch.id, parentConversationId: source.id, parentItemId: item.id, createdAt: now }).run();
+  return branch;
+}
+
+export const findBranchOf = (db: Db, conversationId: string) =>
+  db.select().from(conversationBranches).where(eq(conversationBranches.conversationId, conversationId)).get();

@@ -3,6 +3,7 @@ import { appendItem, createConversation } from '../../src/chat/conversation.stor
 import { createWidget } from '../../src/widgets/widget.store';
 import { getOrCreateActiveThread } from '../../src/widgets/widget-thread.store';
 import { addBookmarkItem, createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
+import { createResponse } from '../../src/chat/response.store';
 import { createGroupChat } from '../../src/groups/group.store';
 
 /**
@@ -66,6 +67,26 @@ export const authzCases: Record<string, AuthzCase> = {
   'preferences/getAccountType': NO_RESOURCE,
   'preferences/setAccountType': NO_RESOURCE,
   'subscription/getStatus': NO_RESOURCE,
+  // --- chat ---
+  'chat/listConversations': NO_RESOURCE,
+  'chat/getConversation': foreign(403, ({ ctx, owner }) => ({ conversationId: ownersConversation(ctx, owner).id })),
+  'chat/renameConversation': foreign(403, ({ ctx, owner }) => ({ conversationId: ownersConversation(ctx, owner).id, title: 'mine now' })),
+  'chat/shareConversation': foreign(403, ({ ctx, owner, caller }) => ({ conversationId: ownersConversation(ctx, owner).id, email: caller.user.email })),
+  'chat/branchConversation': foreign(403, ({ ctx, owner }) => {
+    const c = ownersConversation(ctx, owner);
+    return { conversationId: c.id, fromItemId: appendItem(ctx.db, { conversationId: c.id, role: 'user', content: 'x' }).id };
+  }),
+  'chat/deleteConversation': foreign(403, ({ ctx, owner }) => ({ conversationId: ownersConversation(ctx, owner).id })),
+  'chat/resumeStream': foreign(404, ({ ctx, owner }) => ({ responseId: ownersResponse(ctx, owner) })),
+  'chat/cancelResponse': foreign(404, ({ ctx, owner }) => ({ responseId: ownersResponse(ctx, owner) })),
+  // The interface lists no 403/404 for these: another user's conversation is refused inside a 200
+  // answer (`success: false` + reason, `canWrite: false`, an in-stream `error` event), which
+  // test/chat-conversations.test.ts and test/chat-stream.test.ts check.
+  'chat/truncateConversationFromItem': NO_RESOURCE,
+  'chat/canWriteConversation': NO_RESOURCE,
+  'chat/setConversationStudyMode': NO_RESOURCE,
+  'chat/streamDeepResearch': NO_RESOURCE,
+  'chat/stream': NO_RESOURCE,
   // --- widgets ---
   'widget/get': foreign(403, ({ ctx, owner }) => ({ widgetId: ownersWidget(ctx, owner).id })),
   'widget/getOrCreateThread': foreign(403, ({ ctx, owner }) => ({ widgetId: ownersWidget(ctx, owner).id })),
@@ -121,4 +142,13 @@ function ownersWidget(ctx: TestContext, owner: TestUser) {
 
 function ownersThread(ctx: TestContext, owner: TestUser): string {
   return getOrCreateActiveThread(ctx.db, ownersWidget(ctx, owner).id, owner.user.id).thread.id;
+}
+
+function ownersConversation(ctx: TestContext, owner: TestUser) {
+  return createConversation(ctx.db, { ownerId: owner.user.id, title: 'theirs' });
+}
+
+function ownersResponse(ctx: TestContext, owner: TestUser): string {
+  const c = ownersConversation(ctx, owner);
+  return createResponse(ctx.db, { conversationId: c.id, userId: owner.user.id, kind: 'research', model: 'm', input: { message: 'x' }, status: 'completed' }).id;
 }

@@ -36,7 +36,7 @@ export interface FakeOpenAI {
   chatScript: (body: any) => ChatTurn | { fail: number };
   /** Milliseconds between two upstream events (background clock). */
   eventDelayMs: number;
-  /** Close create/retrieve streams after this many events (simulates a dropped connection). */
+  /** End each create/retrieve stream after this many events, mid-response (a dropped upstream connection); the response runs on. */
   dropAfter?: number;
   responses: Map<string, FakeResponse>;
   cancelled: string[];
@@ -88,21 +88,23 @@ export function startFakeOpenAI(): FakeOpenAI {
 
   function streamResponse(r: FakeResponse, after: number): Response {
     let sent = 0;
+    // Sequence numbers are the events' indexes.
+    let next = after + 1;
     const stream = new ReadableStream({
       async pull(controller) {
         while (true) {
-          const next = r.events.findIndex((e) => (e.sequence_number as number) > after);
-          if (next >= 0 && next < r.produced && !r.cancelled) {
-            const e = r.events[next]!;
-            after = e.sequence_number as number;
-            controller.enqueue(enc.encode(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
-            sent++;
-            if (fake.dropAfter !== undefined && sent >= fake.dropAfter) controller.error(new Error('dropped'));
-            else if (next === r.events.length - 1) controller.close();
+          if (r.cancelled || next >= r.events.length) {
+            controller.close();
             return;
           }
-          if (r.cancelled || next < 0) {
-            controller.close();
+          if (next < r.produced) {
+            // What is already produced goes out in chunks of up to 64 events, as a real server's buffer would.
+            let chunk = '';
+            const end = Math.min(r.produced, next + 64, fake.dropAfter !== undefined ? next + fake.dropAfter - sent : Infinity);
+            for (; next < end; next++, sent++) chunk += `event: ${r.events[next]!.type}\ndata: ${JSON.stringify(r.events[next])}\n\n`;
+            controller.enqueue(enc.encode(chunk));
+            if (fake.dropAfter !== undefined && sent >= fake.dropAfter) controller.close(); // the connection ends mid-response
+            else if (next >= r.events.length) controller.close();
             return;
           }
           await new Promise<void>((res) => r.waiters.add(res));

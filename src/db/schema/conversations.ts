@@ -53,3 +53,25 @@ export const conversationWriters = sqliteTable(
 
 export type Conversation = typeof conversations.$inferSelect;
 export type ConversationItem = typeof conversationItems.$inferSelect;
+
+/**
+ * A conversation forked from another at an item (`chat/branchConversation`). The row belongs to
+ * the branch; deleting either conversation removes it, the other conversation stays.
+ */
+export const conversationBranches = sqliteTable(
+  'conversation_branches',
+  {
+    id: text('id').primaryKey(),
+    conversationId: text('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    parentConversationId: text('parent_conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    parentItemId: text('parent_item_id').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('conversation_branches_conversation_idx').on(t.conversationId), index('conversation_branches_parent_idx').on(t.parentConversationId)],
+);
+
+export type ConversationBranch = typeof conversationBranches.$inferSelect;

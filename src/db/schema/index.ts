@@ -6,4 +6,5 @@ export * from './widgets';
 export * from './bookmarks';
 export * from './credits';
 export * from './notifications';
+export * from './responses';
 export * from './groups';

@@ -1,0 +1,171 @@
+import { t } from 'elysia';
+import { defineOperation } from '../http/operation';
+import { forbidden, notFound } from '../http/errors';
+import { writeTx } from '../db/connection';
+import type { AppDeps } from '../deps';
+import type { User } from '../db/schema';
+import { findUserByEmail } from '../account/account.store';
+import {
+  addWriter,
+  branchConversation,
+  canWriteConversation,
+  deleteConversation,
+  findBranchOf,
+  findConversationById,
+  findItemById,
+  listConversationsFor,
+  listItems,
+  truncateFromItem,
+  updateConversation,
+} from './conversation.store';
+import { listRunningInConversation } from './response.store';
+import { ConversationSchema, ItemSchema, conversationView, itemView, decodeCursor, encodeCursor } from './chat.view';
+
+const ConversationId = t.Object({ conversationId: t.String() });
+const Success = t.Object({ success: t.Boolean() });
+
+/** Reasons of an unsuccessful truncate (docs/chat.md). */
+export const TRUNCATE_REASONS = { notWritable: 'CONVERSATION_NOT_WRITABLE', itemNotFound: 'ITEM_NOT_FOUND' } as const;
+
+/** 404 unknown, 403 neither owner nor writer. */
+function writableConversation(deps: AppDeps, user: User, id: string) {
+  const c = findConversationById(deps.db, id);
+  if (!c) throw notFound();
+  if (!canWriteConversation(deps.db, id, user.id)) throw forbidden();
+  return c;
+}
+
+/** Stop the conversation's running AI turns first, so none writes into rows being deleted. */
+async function stopResponses(deps: AppDeps, conversationId: string) {
+  for (const r of listRunningInConversation(deps.db, conversationId)) await deps.tasks.cancel(r.id);
+}
+
+export const chatOperations = [
+  defineOperation({
+    path: 'chat/listConversations',
+    summary: 'The conversations the caller owns or writes to, most recently active first',
+    input: t.Object({ cursor: t.Optional(t.String()), limit: t.Optional(t.Integer({ minimum: 1, maximum: 100 })) }),
+    output: t.Object({ conversations: t.Array(ConversationSchema), nextCursor: t.Union([t.String(), t.Null()]) }),
+    handler: ({ input, user, deps }) => {
+      const limit = input.limit ?? 20;
+      const rows = listConversationsFor(deps.db, user.id, { limit: limit + 1, before: input.cursor ? decodeCursor(input.cursor) : undefined });
+      const page = rows.slice(0, limit);
+      return { conversations: page.map((c) => conversationView(c)), nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
+    },
+  }),
+  defineOperation({
+    path: 'chat/getConversation',
+    summary: 'A conversation and its items, in order',
+    description: 'Owner or writer only (403); unknown → 404. `branchOf` names the conversation and item it was branched from.',
+    input: ConversationId,
+    output: t.Object({ conversation: ConversationSchema, items: t.Array(ItemSchema) }),
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const c = writableConversation(deps, user, input.conversationId);
+      return { conversation: conversationView(c, findBranchOf(deps.db, c.id)), items: listItems(deps.db, c.id).map(itemView) };
+    },
+  }),
+  defineOperation({
+    path: 'chat/renameConversation',
+    summary: 'Rename a conversation',
+    description: 'Owner or writer (403); unknown → 404.',
+    input: t.Object({ conversationId: t.String(), title: t.String({ maxLength: 200 }) }),
+    output: Success,
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      writableConversation(deps, user, input.conversationId);
+      updateConversation(deps.db, input.conversationId, { title: input.title.trim() }, deps.now());
+      return { success: true };
+    },
+  }),
+  defineOperation({
+    path: 'chat/shareConversation',
+    summary: 'Give another user writer access to a conversation',
+    description: 'Owner only (403); unknown conversation or no user with that e-mail → 404. Sharing twice succeeds.',
+    input: t.Object({ conversationId: t.String(), email: t.String({ minLength: 3, maxLength: 320 }) }),
+    output: Success,
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const c = findConversationById(deps.db, input.conversationId);
+      if (!c) throw notFound();
+      if (c.ownerId !== user.id) throw forbidden();
+      const other = findUserByEmail(deps.db, input.email);
+      if (!other) throw notFound();
+      if (other.id !== user.id) addWriter(deps.db, c.id, other.id, deps.now());
+      return { success: true };
+    },
+  }),
+  defineOperation({
+    path: 'chat/branchConversation',
+    summary: 'Fork a conversation at an item into a new conversation',
+    description: 'Copies the items up to and including `fromItemId` into a new conversation owned by the caller. Owner or writer (403); unknown conversation or item → 404.',
+    input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
+    output: t.Object({ conversation: ConversationSchema }),
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const source = writableConversation(deps, user, input.conversationId);
+      const item = findItemById(deps.db, input.fromItemId);
+      if (!item || item.conversationId !== source.id) throw notFound();
+      const branch = writeTx(deps.db, (tx) => branchConversation(tx, source, item, user.id, deps.now()));
+      return { conversation: conversationView(branch, findBranchOf(deps.db, branch.id)) };
+    },
+  }),
+  defineOperation({
+    path: 'chat/truncateConversationFromItem',
+    summary: 'Delete an item and every later item (edit and continue)',
+    description:
+      'Answers `{success: true, deletedCount}`. When nothing can be deleted it answers 200 with `success: false`, `deletedCount: 0` and a `reason`: ' +
+      '`CONVERSATION_NOT_WRITABLE` (unknown conversation, or the caller is neither owner nor writer) or `ITEM_NOT_FOUND` (the item is not in that conversation; `failedItemId` names it).',
+    input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
+    output: t.Object({ success: t.Boolean(), deletedCount: t.Number(), reason: t.Optional(t.String()), failedItemId: t.Optional(t.String()) }),
+    handler: ({ input, user, deps }) => {
+      if (!canWriteConversation(deps.db, input.conversationId, user.id)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.notWritable };
+      const item = findItemById(deps.db, input.fromItemId);
+      if (!item || item.conversationId !== input.conversationId)
+        return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.itemNotFound, failedItemId: input.fromItemId };
+      const deletedCount = writeTx(deps.db, (tx) => truncateFromItem(tx, item, deps.now()));
+      return { success: true, deletedCount };
+    },
+  }),
+  defineOperation({
+    path: 'chat/deleteConversation',
+    summary: 'Delete a conversation and everything attached to it',
+    description: 'Owner only (403); unknown → 404. Running AI turns are cancelled first; items, writers, branches, responses, their events, widgets and bookmark items go in the same transaction.',
+    input: ConversationId,
+    output: Success,
+    errors: [403, 404],
+    handler: async ({ input, user, deps }) => {
+      const c = findConversationById(deps.db, input.conversationId);
+      if (!c) throw notFound();
+      if (c.ownerId !== user.id) throw forbidden();
+      await stopResponses(deps, c.id);
+      const removed = writeTx(deps.db, (tx) => deleteConversation(tx, c.id));
+      if (!removed) throw notFound();
+      return { success: true };
+    },
+  }),
+  defineOperation({
+    path: 'chat/canWriteConversation',
+    summary: 'Whether the caller may write to a conversation',
+    description: 'True for the owner and writers; false for anyone else and for an unknown conversation.',
+    input: ConversationId,
+    output: t.Object({ canWrite: t.Boolean() }),
+    errors: [500],
+    handler: ({ input, user, deps }) => ({ canWrite: canWriteConversation(deps.db, input.conversationId, user.id) }),
+  }),
+  defineOperation({
+    path: 'chat/setConversationStudyMode',
+    summary: 'Turn study mode on or off (deprecated)',
+    description:
+      'Deprecated (answers carry a `Deprecation` header). Study mode makes the assistant a tutor (a different system prompt). `success: false` for an unknown conversation or one the caller cannot write to.',
+    input: t.Object({ conversationId: t.String(), studyMode: t.Boolean() }),
+    output: Success,
+    deprecated: true,
+    handler: ({ input, user, deps }) => {
+      if (!canWriteConversation(deps.db, input.conversationId, user.id)) return { success: false };
+      updateConversation(deps.db, input.conversationId, { studyMode: input.studyMode }, deps.now());
+      return { success: true };
+    },
+  }),
+];
+

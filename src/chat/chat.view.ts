@@ -1,0 +1,43 @@
+import { t } from 'elysia';
+import type { Conversation, ConversationBranch, ConversationItem } from '../db/schema';
+import { iso } from '../ids';
+
+export const ConversationSchema = t.Object({
+  id: t.String(),
+  title: t.String(),
+  ownerId: t.String(),
+  studyMode: t.Boolean(),
+  branchOf: t.Union([t.Object({ conversationId: t.String(), itemId: t.String() }), t.Null()]),
+  createdAt: t.String(),
+  updatedAt: t.String(),
+});
+
+export const ItemSchema = t.Object({
+  id: t.String(),
+  role: t.String(),
+  content: t.String(),
+  parts: t.Array(t.Unknown()),
+  createdAt: t.String(),
+});
+
+export const conversationView = (c: Conversation, branch?: ConversationBranch) => ({
+  id: c.id,
+  title: c.title,
+  ownerId: c.ownerId,
+  studyMode: c.studyMode,
+  branchOf: branch ? { conversationId: branch.parentConversationId, itemId: branch.parentItemId } : null,
+  createdAt: iso(c.createdAt),
+  updatedAt: iso(c.updatedAt),
+});
+
+export const itemView = (i: ConversationItem) => ({ id: i.id, role: i.role, content: i.content, parts: i.parts, createdAt: iso(i.createdAt) });
+
+/** Opaque keyset cursor: the last row's (updatedAt, id). */
+export const encodeCursor = (c: Conversation) => Buffer.from(`${c.updatedAt}:${c.id}`).toString('base64url');
+
+export function decodeCursor(cursor: string): { updatedAt: number; id: string } | undefined {
+  const raw = Buffer.from(cursor, 'base64url').toString();
+  const at = raw.indexOf(':');
+  const updatedAt = Number(raw.slice(0, at));
+  return at > 0 && Number.isFinite(updatedAt) ? { updatedAt, id: raw.slice(at + 1) } : undefined;
+}

@@ -1,0 +1,116 @@
+import type { Db } from '../db/connection';
+import type { UpstreamCursor } from '../ai/ai.types';
+import { createEventStatements, type EventStatements } from './response.store';
+
+/** One persisted event, ready to send: `frame` is its complete SSE frame, built once. */
+export interface LiveEvent {
+  seq: number;
+  frame: string;
+  terminal: boolean;
+}
+
+export const frameOf = (responseId: string, seq: number, data: string) => `event: message\nid: ${responseId}:${seq}\ndata: ${data}\n\n`;
+export const isTerminalData = (data: string) => data.startsWith('{"type":"done"') || data.startsWith('{"type":"error"');
+
+type Listener = (batch: LiveEvent[]) => void;
+
+/**
+ * The events of every response: persisted in small batches, then fanned out to the streams
+ * following that response. An event is published only after its batch has committed, so a
+ * client never sees an event a restart could lose.
+ */
+export class EventLog {
+  readonly statements: EventStatements;
+  private readonly listeners = new Map<string, Set<Listener>>();
+
+  constructor(db: Db, private readonly now: () => number) {
+    this.statements = createEventStatements(db);
+  }
+
+  /** Follow a response's live events; returns the unsubscribe function. */
+  subscribe(responseId: string, fn: Listener): () => void {
+    let set = this.listeners.get(responseId);
+    if (!set) this.listeners.set(responseId, (set = new Set()));
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (!set.size && this.listeners.get(responseId) === set) this.listeners.delete(responseId);
+    };
+  }
+
+  /** A writer for a response whose last persisted event is `lastSeq`. */
+  writer(responseId: string, lastSeq: number): EventWriter {
+    return new EventWriter(this, responseId, lastSeq);
+  }
+
+  /** Persist, then publish. Called by writers only. */
+  commit(responseId: string, batch: { seq: number; data: string }[], cursor?: UpstreamCursor): void {
+    this.statements.append(responseId, batch, this.now(), cursor);
+    const set = this.listeners.get(responseId);
+    if (!set?.size) return;
+    const live = batch.map((e) => ({ seq: e.seq, frame: frameOf(responseId, e.seq, e.data), terminal: isTerminalData(e.data) }));
+    for (const fn of [...set]) {
+      try {
+        fn(live);
+      } catch {
+        // One broken stream must not stop the others.
+      }
+    }
+  }
+}
+
+/** Max events held before a synchronous flush; bounds memory and latency under a flood of deltas. */
+const MAX_BATCH = 512;
+
+/**
+ * Numbers and buffers a response's events; the buffer is written in one transaction per
+ * macrotask (setImmediate), so a burst of deltas costs one commit, not one per delta.
+ */
+export class EventWriter {
+  private buffer: { seq: number; data: string }[] = [];
+  private cursor: UpstreamCursor | undefined;
+  private scheduled: ReturnType<typeof setImmediate> | undefined;
+  private failure: unknown;
+
+  constructor(
+    private readonly log: EventLog,
+    readonly responseId: string,
+    private seq: number,
+  ) {}
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  emit(event: { type: string; [key: string]: unknown }): number {
+    if (this.failure) throw this.failure;
+    this.buffer.push({ seq: ++this.seq, data: JSON.stringify(event) });
+    if (this.buffer.length >= MAX_BATCH) this.flush();
+    else
+      this.scheduled ??= setImmediate(() => {
+        // A failed background write must not crash the process: the task sees it on its next emit.
+        try {
+          this.flush();
+        } catch (err) {
+          this.failure = err;
+        }
+      });
+    return this.seq;
+  }
+
+  /** Remember where the upstream stands; written with the next batch. */
+  setCursor(cursor: UpstreamCursor): void {
+    this.cursor = cursor;
+  }
+
+  flush(): void {
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    if (!this.buffer.length && !this.cursor) return;
+    const batch = this.buffer;
+    const cursor = this.cursor;
+    this.buffer = [];
+    this.cursor = undefined;
+    this.log.commit(this.responseId, batch, cursor);
+  }
+}

@@ -1,0 +1,187 @@
+import type { AppDeps } from '../deps';
+import { writeTx } from '../db/connection';
+import type { Conversation, ResponseRow } from '../db/schema';
+import { AiError, NO_PROVIDER_MESSAGE, SHUTDOWN_REASON, type AiEvent, type AiImage, type AiMessage, type StreamChatOptions } from '../ai/ai.types';
+import { tooManyRequests } from '../http/errors';
+import { appendItem, createConversation, listItems } from './conversation.store';
+import { createResponse, findResponseById, listUnfinishedResponses, setResponseStatus } from './response.store';
+import { chatTools } from './chat.tools';
+import type { EventWriter } from './event-log';
+
+/** Seconds a client over the concurrency cap is told to wait (Retry-After). */
+const CAP_RETRY_AFTER_S = 10;
+const TITLE_CHARS = 80;
+
+const SYSTEM_PROMPT = 'You are Parley, a helpful assistant. Answer clearly; use Markdown where it helps.';
+const STUDY_PROMPT =
+  'You are Parley in study mode: a patient tutor. Guide the learner to the answer with questions, hints and small steps instead of handing over full solutions; check understanding as you go.';
+const RESEARCH_PROMPT = 'You are Parley doing deep research: search widely, compare sources, and write a structured report that cites its sources.';
+
+export const CANCELLED_MESSAGE = 'The response was cancelled.';
+export const RESTART_MESSAGE = 'The server restarted before the response finished, and the AI provider cannot continue it.';
+
+export interface StartInput {
+  userId: string;
+  kind: ResponseRow['kind'];
+  message: string;
+  images?: AiImage[];
+  model?: string;
+  /** An existing conversation the caller may write to; undefined makes a new one. */
+  conversation?: Conversation;
+}
+
+/**
+ * Begin an AI turn: check the caps (429 before any stream), then in one transaction create the
+ * conversation (when new), the user item and the response, and persist `conversation.created`
+ * and `response.created`. The turn itself runs as a background task.
+ */
+export function startResponse(deps: AppDeps, input: StartInput): ResponseRow {
+  if (deps.ai && !deps.tasks.hasCapacity(input.userId)) throw tooManyRequests(CAP_RETRY_AFTER_S);
+  const now = deps.now();
+  const model = input.model ?? (input.kind === 'research' ? deps.config.researchModel : deps.config.aiModel);
+  const { response, writer } = writeTx(deps.db, (tx) => {
+    const conversation = input.conversation ?? createConversation(tx, { ownerId: input.userId, title: titleOf(input.message) }, now);
+    appendItem(
+      tx,
+      { conversationId: conversation.id, role: 'user', content: input.message, authorId: input.userId, parts: (input.images ?? []).map((i) => ({ type: 'input_image', ...i })) },
+      now,
+    );
+    const response = createResponse(tx, { conversationId: conversation.id, userId: input.userId, kind: input.kind, model, input: { message: input.message, images: input.images } }, now);
+    const writer = deps.events.writer(response.id, 0);
+    if (!input.conversation) writer.emit({ type: 'conversation.created', conversationId: conversation.id });
+    writer.emit({ type: 'response.created', responseId: response.id });
+    writer.flush();
+    return { response, writer };
+  });
+  if (!deps.ai) {
+    finish(deps, response, writer, 'failed', NO_PROVIDER_MESSAGE);
+    return findResponseById(deps.db, response.id)!;
+  }
+  deps.tasks.start({ id: response.id, userId: input.userId, run: (signal) => runResponse(deps, response, writer, signal) });
+  return response;
+}
+
+/** The body of a response's task: stream the provider's events into the log, then finish the row. */
+async function runResponse(deps: AppDeps, response: ResponseRow, writer: EventWriter, signal: AbortSignal, resume?: { text: string }): Promise<void> {
+  const ai = deps.ai!;
+  setResponseStatus(deps.db, response.id, 'in_progress', deps.now());
+  let text = resume?.text ?? '';
+  const parts: unknown[] = [];
+  try {
+    const streamOpts: StreamChatOptions = {
+      model: response.model,
+      research: response.kind === 'research',
+      messages: resume ? [] : buildMessages(deps, response),
+      tools: chatTools(deps, { userId: response.userId, conversationId: response.conversationId, responseId: response.id }),
+      signal,
+      onCursor: (c) => writer.setCursor(c),
+      resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
+    };
+    const batches = ai.streamChatBatches ? ai.streamChatBatches(streamOpts) : single(ai.streamChat(streamOpts));
+    for await (const batch of batches) {
+      signal.throwIfAborted();
+      for (const event of batch) {
+        if (event.type === 'text.delta') text += event.delta;
+        else collectPart(parts, event);
+        writer.emit(event);
+      }
+    }
+    signal.throwIfAborted();
+    finish(deps, response, writer, 'completed', undefined, { text, parts });
+  } catch (err) {
+    if (signal.aborted && signal.reason === SHUTDOWN_REASON) {
+      // Parley is stopping: keep what was relayed; the next start resumes or fails the row.
+      writer.flush();
+      return;
+    }
+    if (signal.aborted) finish(deps, response, writer, 'cancelled', CANCELLED_MESSAGE, { text, parts });
+    else {
+      const message = err instanceof AiError ? err.message : 'The response failed unexpectedly.';
+      if (!(err instanceof AiError)) deps.log.error('response failed', { responseId: response.id, cause: err instanceof Error ? err.stack : String(err) });
+      finish(deps, response, writer, 'failed', message, { text, parts });
+    }
+  }
+}
+
+async function* single<T>(events: AsyncIterable<T>): AsyncGenerator<T[]> {
+  for await (const e of events) yield [e];
+}
+
+/** Search results and widgets are kept on the assistant item so a reloaded conversation shows them. */
+function collectPart(parts: unknown[], event: AiEvent): void {
+  if (event.type === 'web_search.completed' || event.type === 'widget.created' || event.type === 'image_generation.completed' || event.type === 'history.completed')
+    parts.push(event);
+}
+
+function finish(
+  deps: AppDeps,
+  response: ResponseRow,
+  writer: EventWriter,
+  status: 'completed' | 'failed' | 'cancelled',
+  error?: string,
+  output?: { text: string; parts: unknown[] },
+): void {
+  const now = deps.now();
+  writeTx(deps.db, (tx) => {
+    if (output && (output.text || output.parts.length))
+      appendItem(tx, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: output.parts }, now);
+    setResponseStatus(tx, response.id, status, now, error);
+    writer.emit(status === 'completed' ? { type: 'done' } : { type: 'error', message: error ?? 'The response failed.' });
+    writer.flush();
+  });
+  if (response.kind === 'research') {
+    void deps.notifier
+      .researchStatus({ userId: response.userId, conversationId: response.conversationId, responseId: response.id, status, title: titleOf(response.input.message) })
+      .catch(() => undefined);
+  }
+}
+
+function buildMessages(deps: AppDeps, response: ResponseRow): AiMessage[] {
+  const conversation = deps.db.query.conversations.findFirst({ where: (c, { eq }) => eq(c.id, response.conversationId) }).sync();
+  const system = response.kind === 'research' ? RESEARCH_PROMPT : conversation?.studyMode ? STUDY_PROMPT : SYSTEM_PROMPT;
+  const items = listItems(deps.db, response.conversationId).filter((i) => i.role === 'user' || i.role === 'assistant');
+  const messages: AiMessage[] = [{ role: 'system', content: system }];
+  for (const item of items) {
+    const images = (item.parts as { type?: string; imageUrl?: string; detail?: AiImage['detail'] }[])
+      .filter((p) => p?.type === 'input_image' && typeof p.imageUrl === 'string')
+      .map((p) => ({ imageUrl: p.imageUrl!, ...(p.detail ? { detail: p.detail } : {}) }));
+    messages.push({ role: item.role as 'user' | 'assistant', content: item.content, ...(images.length ? { images } : {}) });
+  }
+  return messages;
+}
+
+/**
+ * At start-up: responses left `queued`/`in_progress` by a previous process are resumed when the
+ * provider can (an OpenAI background response: retrieve with `starting_after`), otherwise they
+ * end as `failed` with an `error` event.
+ */
+export function resumeInterruptedResponses(deps: AppDeps): { resumed: number; failed: number } {
+  let resumed = 0;
+  let failed = 0;
+  for (const response of listUnfinishedResponses(deps.db)) {
+    const writer = deps.events.writer(response.id, response.lastSeq);
+    if (deps.ai?.canResume && response.upstreamId) {
+      const text = deps.events.statements
+        .eventsAfter(response.id, 0)
+        .filter((e) => e.data.startsWith('{"type":"text.delta"'))
+        .map((e) => (JSON.parse(e.data) as { delta: string }).delta)
+        .join('');
+      deps.tasks.start({ id: response.id, userId: response.userId, run: (signal) => runResponse(deps, response, writer, signal, { text }) });
+      resumed++;
+    } else {
+      finish(deps, response, writer, 'failed', RESTART_MESSAGE);
+      failed++;
+    }
+  }
+  return { resumed, failed };
+}
+
+/** End a row that no task is running (see chat/cancelResponse). */
+export function cancelOrphan(deps: AppDeps, response: ResponseRow): void {
+  finish(deps, response, deps.events.writer(response.id, response.lastSeq), 'cancelled', CANCELLED_MESSAGE);
+}
+
+const titleOf = (message: string) => {
+  const line = message.trim().split('\n')[0] ?? '';
+  return line.length > TITLE_CHARS ? `${line.slice(0, TITLE_CHARS - 1)}…` : line;
+};

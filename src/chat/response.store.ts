@@ -1,0 +1,73 @@
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import type { Db } from '../db/connection';
+import { responses, type ResponseRow, type ResponseStatus } from '../db/schema';
+import { newId } from '../ids';
+
+export const TERMINAL: readonly ResponseStatus[] = ['completed', 'failed', 'cancelled'];
+export const isTerminal = (s: ResponseStatus) => TERMINAL.includes(s);
+
+export function createResponse(
+  db: Db,
+  input: { conversationId: string; userId: string; kind: ResponseRow['kind']; model: string; input: ResponseRow['input']; status?: ResponseStatus },
+  now = Date.now(),
+): ResponseRow {
+  return db
+    .insert(responses)
+    .values({ id: newId(), ...input, status: input.status ?? 'queued', createdAt: now, updatedAt: now })
+    .returning()
+    .get();
+}
+
+export const findResponseById = (db: Db, id: string): ResponseRow | undefined => db.select().from(responses).where(eq(responses.id, id)).get();
+
+export function setResponseStatus(db: Db, id: string, status: ResponseStatus, now: number, error?: string): void {
+  db.update(responses)
+    .set({ status, updatedAt: now, ...(isTerminal(status) ? { finishedAt: now } : {}), ...(error !== undefined ? { error } : {}) })
+    .where(eq(responses.id, id))
+    .run();
+}
+
+/** Responses a restarted server has to deal with. */
+export const listUnfinishedResponses = (db: Db): ResponseRow[] =>
+  db.select().from(responses).where(inArray(responses.status, ['queued', 'in_progress'])).orderBy(asc(responses.createdAt)).all();
+
+export const listRunningInConversation = (db: Db, conversationId: string): ResponseRow[] =>
+  db.select().from(responses).where(and(eq(responses.conversationId, conversationId), inArray(responses.status, ['queued', 'in_progress']))).all();
+
+export interface StoredEvent {
+  seq: number;
+  data: string;
+}
+
+/**
+ * The hot path of streaming: prepared statements on the raw client, one transaction per batch.
+ * Built once per process (per database) and reused by every running response.
+ */
+export function createEventStatements(db: Db) {
+  const sqlite = db.$client;
+  const insert = sqlite.prepare('INSERT INTO response_events (response_id, seq, data, created_at) VALUES (?1, ?2, ?3, ?4)');
+  const advance = sqlite.prepare('UPDATE responses SET last_seq = ?2, updated_at = ?3 WHERE id = ?1');
+  const cursor = sqlite.prepare('UPDATE responses SET upstream_id = ?2, upstream_seq = ?3 WHERE id = ?1');
+  const after = sqlite.prepare<StoredEvent, [string, number]>('SELECT seq, data FROM response_events WHERE response_id = ?1 AND seq > ?2 ORDER BY seq');
+  const append = sqlite.transaction(
+    (responseId: string, events: StoredEvent[], now: number, upstream?: { upstreamId: string; sequenceNumber: number }) => {
+      for (const e of events) insert.run(responseId, e.seq, e.data, now);
+      if (events.length) advance.run(responseId, events[events.length - 1]!.seq, now);
+      if (upstream) cursor.run(responseId, upstream.upstreamId, upstream.sequenceNumber);
+    },
+  );
+  return {
+    /** Persist a batch of events (and where the upstream stands) atomically. */
+    append: (responseId: string, events: StoredEvent[], now: number, upstream?: { upstreamId: string; sequenceNumber: number }) =>
+      append.immediate(responseId, events, now, upstream),
+    /** Events after `seq`, in order. */
+    eventsAfter: (responseId: string, seq: number): StoredEvent[] => after.all(responseId, seq),
+  };
+}
+
+export type EventStatements = ReturnType<typeof createEventStatements>;
+
+/** Drop the events of responses finished before `before` (replay is no longer offered for them). */
+export function pruneResponseEvents(db: Db, before: number): number {
+  return db.$client.run('DELETE FROM response_events WHERE response_id IN (SELECT id FROM responses WHERE finished_at IS NOT NULL AND finished_at < ?)', [before]).changes;
+}

@@ -1,0 +1,120 @@
+import { t } from 'elysia';
+import { defineOperation, type OpContext } from '../http/operation';
+import { notFound } from '../http/errors';
+import { readLastEventId } from '../http/sse';
+import { canWriteConversation, findConversationById } from './conversation.store';
+import { findResponseById, isTerminal } from './response.store';
+import { errorOnlyStream, followResponse, parseEventId } from './follow';
+import { cancelOrphan, startResponse } from './respond';
+import type { AppDeps } from '../deps';
+import type { User } from '../db/schema';
+
+const Image = t.Object({ imageUrl: t.String({ minLength: 1 }), detail: t.Optional(t.Union([t.Literal('auto'), t.Literal('high'), t.Literal('low')])) });
+const TurnInput = t.Object({
+  message: t.String(),
+  conversationId: t.Optional(t.String()),
+  model: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+  images: t.Optional(t.Array(Image, { maxItems: 16 })),
+});
+
+/** The data of one frame: `type` selects the event (the spec's deep-research union). */
+const StreamEvent = t.Object({ type: t.String() }, { additionalProperties: true, description: 'One event of the deep-research union; see docs/research.md.' });
+
+const STREAM_DESCRIPTION =
+  'Answers `text/event-stream`. Every frame is `event: message` with `id: <responseId>:<seq>` and JSON data whose `type` selects the event: ' +
+  '`conversation.created` (only for a new conversation) → `response.created` → output events → `done`, or `error` {message} and the end. ' +
+  'Failures after authentication are in-stream `error` events. The turn runs in the background: a request carrying `Last-Event-ID` resumes ' +
+  'that response after that event instead of starting new work. Quiet streams carry `{"type":"keepalive"}` frames (no id) and comment lines. ' +
+  'Over the concurrency cap → 429 before the stream.';
+
+/** Who may follow or cancel a response: whoever started it, and the conversation's owner and writers. */
+export function canSeeResponse(deps: AppDeps, user: User, responseId: string) {
+  const r = findResponseById(deps.db, responseId);
+  if (!r) return undefined;
+  return r.userId === user.id || canWriteConversation(deps.db, r.conversationId, user.id) ? r : undefined;
+}
+
+function streamTurn(kind: 'chat' | 'research') {
+  return ({ input, user, deps, request }: OpContext<typeof TurnInput.static>) => {
+    const lastEventId = readLastEventId(request);
+    if (lastEventId) {
+      const at = parseEventId(lastEventId);
+      const r = at && canSeeResponse(deps, user, at.responseId);
+      if (!at || !r) return errorOnlyStream('The stream to resume was not found.');
+      return followResponse(deps, r.id, at.seq);
+    }
+    let conversation;
+    if (input.conversationId !== undefined) {
+      conversation = findConversationById(deps.db, input.conversationId);
+      if (!conversation || !canWriteConversation(deps.db, conversation.id, user.id)) return errorOnlyStream('The conversation was not found or you cannot write to it.');
+    }
+    if (!input.message.trim() && !input.images?.length) return errorOnlyStream('The message is empty.');
+    const response = startResponse(deps, { userId: user.id, kind, message: input.message, images: input.images, model: input.model, conversation });
+    return followResponse(deps, response.id, 0);
+  };
+}
+
+export const streamOperations = [
+  defineOperation({
+    path: 'chat/streamDeepResearch',
+    summary: 'Run deep research in the background and stream its events',
+    description: STREAM_DESCRIPTION,
+    input: TurnInput,
+    output: StreamEvent,
+    kind: 'sse',
+    errors: [429],
+    rateLimit: 'ai',
+    handler: streamTurn('research'),
+  }),
+  defineOperation({
+    path: 'chat/stream',
+    summary: 'Send a chat message and stream the answer',
+    description: `Regular chat on a new or existing conversation, with the same frames and rules as chat/streamDeepResearch. ${STREAM_DESCRIPTION}`,
+    input: TurnInput,
+    output: StreamEvent,
+    kind: 'sse',
+    errors: [429],
+    rateLimit: 'ai',
+    handler: streamTurn('chat'),
+  }),
+  defineOperation({
+    path: 'chat/resumeStream',
+    summary: "Resume a response's stream after an event",
+    description:
+      'Replays every stored event after `after` (a sequence number, or a whole frame id `<responseId>:<seq>`; default 0: from the start) exactly once, then the live tail until `done`/`error`. A `Last-Event-ID` header for the same response further on wins. Works after a server restart. Unknown response or no access → 404.',
+    input: t.Object({ responseId: t.String(), after: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.String()])) }),
+    output: StreamEvent,
+    kind: 'sse',
+    errors: [404],
+    handler: ({ input, user, deps, request }) => {
+      const r = canSeeResponse(deps, user, input.responseId);
+      if (!r) throw notFound();
+      let after = 0;
+      if (typeof input.after === 'number') after = input.after;
+      else if (typeof input.after === 'string') after = parseEventId(input.after)?.seq ?? (Number.isInteger(Number(input.after)) ? Number(input.after) : 0);
+      // A client library reconnecting this very request adds Last-Event-ID: it wins when it is further on.
+      const last = parseEventId(readLastEventId(request) ?? '');
+      if (last && last.responseId === r.id) after = Math.max(after, last.seq);
+      return followResponse(deps, r.id, after);
+    },
+  }),
+  defineOperation({
+    path: 'chat/cancelResponse',
+    summary: 'Cancel a running response',
+    description:
+      'Stops the background task (and the upstream response). Its stream ends with an `error` event saying it was cancelled; status `cancelled`. `success` is false when the response had already finished; `status` is the status after the call.',
+    input: t.Object({ responseId: t.String() }),
+    output: t.Object({ success: t.Boolean(), status: t.String() }),
+    errors: [404],
+    handler: async ({ input, user, deps }) => {
+      const r = canSeeResponse(deps, user, input.responseId);
+      if (!r) throw notFound();
+      if (isTerminal(r.status)) return { success: false, status: r.status };
+      if (!(await deps.tasks.cancel(r.id))) {
+        // A row no task owns (cannot normally happen: start-up resumes or fails every such row).
+        cancelOrphan(deps, r);
+      }
+      return { success: true, status: findResponseById(deps.db, r.id)!.status };
+    },
+  }),
+];

@@ -1,0 +1,140 @@
+import { describe, expect, test } from 'bun:test';
+import { createTestContext, SPEC_ERRORS } from './helpers';
+import { addWriter, appendItem, createConversation, listItems } from '../src/chat/conversation.store';
+import { createResponse, setResponseStatus } from '../src/chat/response.store';
+import { startEventPruning } from '../src/chat/prune';
+import { createWidget } from '../src/widgets/widget.store';
+import { searchHistory } from '../src/chat/history.store';
+
+const users = [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { email: 'cy@example.org' }];
+
+function seed() {
+  const ctx = createTestContext({ users });
+  const [ann, bob, cy] = ctx.users as [any, any, any];
+  const c = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Plans' });
+  const items = ['one', 'two', 'three', 'four'].map((content) => appendItem(ctx.db, { conversationId: c.id, role: 'user', content, authorId: ann.user.id }));
+  addWriter(ctx.db, c.id, bob.user.id);
+  return { ctx, ann, bob, cy, c, items };
+}
+
+describe('conversation operations', () => {
+  test('truncateConversationFromItem: deletes the item and every later one; reasons otherwise', async () => {
+    const { ctx, bob, cy, c, items } = seed();
+    const other = createConversation(ctx.db, { ownerId: cy.user.id });
+    const foreignItem = appendItem(ctx.db, { conversationId: other.id, role: 'user', content: 'x' });
+    expect((await ctx.json('chat/truncateConversationFromItem', { conversationId: c.id, fromItemId: foreignItem.id }, bob)).body).toEqual({
+      success: false, deletedCount: 0, reason: 'ITEM_NOT_FOUND', failedItemId: foreignItem.id,
+    });
+    expect((await ctx.json('chat/truncateConversationFromItem', { conversationId: c.id, fromItemId: items[1]!.id }, cy)).body).toEqual({
+      success: false, deletedCount: 0, reason: 'CONVERSATION_NOT_WRITABLE',
+    });
+    expect((await ctx.json('chat/truncateConversationFromItem', { conversationId: 'nope', fromItemId: items[1]!.id }, bob)).body.reason).toBe('CONVERSATION_NOT_WRITABLE');
+    const ok = await ctx.json('chat/truncateConversationFromItem', { conversationId: c.id, fromItemId: items[1]!.id }, bob);
+    expect(ok.body).toEqual({ success: true, deletedCount: 3 });
+    expect(listItems(ctx.db, c.id).map((i) => i.content)).toEqual(['one']);
+    expect((await ctx.json('chat/truncateConversationFromItem', { conversationId: c.id, fromItemId: items[0]!.id })).body).toEqual(SPEC_ERRORS[401]);
+  });
+
+  test('deleteConversation: owner only, 404 unknown, everything attached goes', async () => {
+    const { ctx, ann, bob, c } = seed();
+    const r = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' }, status: 'completed' });
+    ctx.deps.events.writer(r.id, 0).emit({ type: 'done' });
+    ctx.deps.events.writer(r.id, 1).flush();
+    await Bun.sleep(1);
+    createWidget(ctx.db, { conversationId: c.id, responseId: r.id, widgetType: 'canvas' });
+    expect((await ctx.json('chat/deleteConversation', { conversationId: c.id }, bob)).body).toEqual(SPEC_ERRORS[403]);
+    expect((await ctx.json('chat/deleteConversation', { conversationId: 'nope' }, ann)).body).toEqual(SPEC_ERRORS[404]);
+    expect((await ctx.json('chat/deleteConversation', { conversationId: c.id }, ann)).body).toEqual({ success: true });
+    for (const table of ['conversations', 'conversation_items', 'conversation_writers', 'responses', 'response_events', 'widgets'])
+      expect(ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get()).toEqual({ n: 0 });
+    expect((await ctx.json('chat/deleteConversation', { conversationId: c.id }, ann)).status).toBe(404);
+  });
+
+  test('canWriteConversation: owner and writers true; others and unknown false', async () => {
+    const { ctx, ann, bob, cy, c } = seed();
+    for (const [u, id, want] of [[ann, c.id, true], [bob, c.id, true], [cy, c.id, false], [ann, 'nope', false]] as const)
+      expect((await ctx.json('chat/canWriteConversation', { conversationId: id }, u)).body).toEqual({ canWrite: want });
+  });
+
+  test('setConversationStudyMode: deprecated header; writers only', async () => {
+    const { ctx, ann, cy, c } = seed();
+    const { status, body, res } = await ctx.json('chat/setConversationStudyMode', { conversationId: c.id, studyMode: true }, ann);
+    expect(status).toBe(200);
+    expect(body).toEqual({ success: true });
+    expect(res.headers.get('deprecation')).toBe('true');
+    expect((await ctx.json('chat/getConversation', { conversationId: c.id }, ann)).body.conversation.studyMode).toBe(true);
+    expect((await ctx.json('chat/setConversationStudyMode', { conversationId: c.id, studyMode: false }, cy)).body).toEqual({ success: false });
+    expect((await ctx.json('chat/setConversationStudyMode', { conversationId: 'nope', studyMode: false }, ann)).body).toEqual({ success: false });
+  });
+
+  test('list, get, rename, share, branch', async () => {
+    const { ctx, ann, bob, cy, c, items } = seed();
+    const mine = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Later' }, Date.now() + 1000);
+    const page1 = await ctx.json('chat/listConversations', { limit: 1 }, ann);
+    expect(page1.body.conversations.map((x: any) => x.id)).toEqual([mine.id]);
+    const page2 = await ctx.json('chat/listConversations', { limit: 1, cursor: page1.body.nextCursor }, ann);
+    expect(page2.body.conversations.map((x: any) => x.id)).toEqual([c.id]);
+    expect(page2.body.nextCursor).toBeNull();
+    expect((await ctx.json('chat/listConversations', {}, bob)).body.conversations.map((x: any) => x.id)).toEqual([c.id]);
+    expect((await ctx.json('chat/listConversations', {}, cy)).body.conversations).toEqual([]);
+
+    const got = await ctx.json('chat/getConversation', { conversationId: c.id }, bob);
+    expect(got.body.conversation).toMatchObject({ id: c.id, title: 'Plans', ownerId: ann.user.id, studyMode: false, branchOf: null });
+    expect(got.body.items.map((i: any) => i.content)).toEqual(['one', 'two', 'three', 'four']);
+    expect(got.body.items[0].createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect((await ctx.json('chat/getConversation', { conversationId: c.id }, cy)).body).toEqual(SPEC_ERRORS[403]);
+    expect((await ctx.json('chat/getConversation', { conversationId: 'nope' }, cy)).body).toEqual(SPEC_ERRORS[404]);
+
+    expect((await ctx.json('chat/renameConversation', { conversationId: c.id, title: ' Trip ' }, bob)).body).toEqual({ success: true });
+    expect((await ctx.json('chat/getConversation', { conversationId: c.id }, ann)).body.conversation.title).toBe('Trip');
+    expect((await ctx.json('chat/renameConversation', { conversationId: c.id, title: 'x' }, cy)).status).toBe(403);
+    expect((await ctx.json('chat/renameConversation', { conversationId: 'nope', title: 'x' }, cy)).status).toBe(404);
+
+    expect((await ctx.json('chat/shareConversation', { conversationId: c.id, email: 'cy@example.org' }, bob)).body).toEqual(SPEC_ERRORS[403]);
+    expect((await ctx.json('chat/shareConversation', { conversationId: c.id, email: 'nobody@example.org' }, ann)).body).toEqual(SPEC_ERRORS[404]);
+    expect((await ctx.json('chat/shareConversation', { conversationId: 'nope', email: 'cy@example.org' }, ann)).status).toBe(404);
+    expect((await ctx.json('chat/shareConversation', { conversationId: c.id, email: 'CY@example.org' }, ann)).body).toEqual({ success: true });
+    expect((await ctx.json('chat/canWriteConversation', { conversationId: c.id }, cy)).body).toEqual({ canWrite: true });
+
+    const br = await ctx.json('chat/branchConversation', { conversationId: c.id, fromItemId: items[1]!.id }, cy);
+    expect(br.body.conversation).toMatchObject({ ownerId: cy.user.id, branchOf: { conversationId: c.id, itemId: items[1]!.id } });
+    expect(listItems(ctx.db, br.body.conversation.id).map((i) => i.content)).toEqual(['one', 'two']);
+    expect((await ctx.json('chat/branchConversation', { conversationId: c.id, fromItemId: 'nope' }, cy)).status).toBe(404);
+    // Deleting the parent removes the branch record, not the branch.
+    await ctx.json('chat/deleteConversation', { conversationId: c.id }, ann);
+    expect((await ctx.json('chat/getConversation', { conversationId: br.body.conversation.id }, cy)).body.conversation.branchOf).toBeNull();
+  });
+
+  test("history search (FTS5) sees only the user's own conversations and follows edits", () => {
+    const { ctx, ann, cy, c, items } = seed();
+    const theirs = createConversation(ctx.db, { ownerId: cy.user.id });
+    appendItem(ctx.db, { conversationId: theirs.id, role: 'user', content: 'three secrets' });
+    expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three' }).map((h) => h.text)).toEqual(['three']);
+    expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three', excludeConversationId: c.id })).toEqual([]);
+    expect(searchHistory(ctx.db, { userId: ann.user.id, query: '"; DROP -- *' })).toEqual([]);
+    ctx.db.$client.query('DELETE FROM conversation_items WHERE id = ?').run(items[2]!.id);
+    expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three' })).toEqual([]);
+  });
+
+  test('events of responses finished longer ago than the retention are pruned; others kept', () => {
+    const { ctx, ann, c } = seed();
+    const DAY = 24 * 60 * 60 * 1000;
+    const mk = (status: 'completed' | 'in_progress', finishedAt: number) => {
+      const r = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } });
+      setResponseStatus(ctx.db, r.id, status, finishedAt);
+      const w = ctx.deps.events.writer(r.id, 0);
+      w.emit({ type: 'text.delta', delta: 'a' });
+      w.flush();
+      return r.id;
+    };
+    const now = Date.now();
+    const old = mk('completed', now - 8 * DAY);
+    const recent = mk('completed', now - 6 * DAY);
+    const running = mk('in_progress', now - 30 * DAY);
+    const stop = startEventPruning({ ...ctx.deps, now: () => now });
+    stop();
+    const left = ctx.db.$client.query<{ id: string }, []>('SELECT DISTINCT response_id AS id FROM response_events').all().map((r) => r.id);
+    expect(left.sort()).toEqual([recent, running].sort());
+    expect(left).not.toContain(old);
+  });
+});

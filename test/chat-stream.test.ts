@@ -1,0 +1,328 @@
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestContext, SPEC_ERRORS, type TestContext } from './helpers';
+import { SseReader, readFrames, typesOf, type Frame } from './sse';
+import { failedTerminal, functionCallEvents, reasoningEvents, startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
+import { startFakeSearxng } from './fakes/searxng';
+import type { Config } from '../src/config';
+import { openDatabase } from '../src/db/connection';
+import { resumeInterruptedResponses, RESTART_MESSAGE } from '../src/chat/respond';
+import { findResponseById } from '../src/chat/response.store';
+import { listItems } from '../src/chat/conversation.store';
+import { findWidgetById } from '../src/widgets/widget.store';
+import type { ResearchStatusPush } from '../src/notifications/notifier';
+
+const openai = startFakeOpenAI();
+const searx = startFakeSearxng();
+const dirs: string[] = [];
+afterAll(() => {
+  openai.stop();
+  searx.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+beforeEach(() => {
+  openai.eventDelayMs = 0;
+  openai.dropAfter = undefined;
+  openai.responsesScript = () => textEvents('Hello from the fake.');
+});
+
+const responsesConfig = (extra: Partial<Config> = {}): Partial<Config> => ({ aiProvider: 'openai-responses', aiBaseUrl: openai.url, aiApiKey: 'sk-test', ...extra });
+const chatConfig = (extra: Partial<Config> = {}): Partial<Config> => ({
+  aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', researchModel: 'small', searchProvider: 'searxng', searxngUrl: searx.url,
+  fetchAllowPrivate: true, researchBreadth: 1, researchDepth: 1, ...extra,
+});
+const users = [{ email: 'ann@example.org' }, { email: 'bob@example.org' }];
+const research = (ctx: TestContext, body: unknown, headers: Record<string, string> = {}, as = ctx.users[0]!) =>
+  ctx.call('chat/streamDeepResearch', body, { 'x-api-key': as.key, ...headers });
+const text = (frames: Frame[]) => frames.filter((f) => f.data.type === 'text.delta').map((f) => f.data.delta).join('');
+const seqs = (frames: Frame[]) => frames.filter((f) => f.id).map((f) => Number(f.id!.split(':')[1]));
+
+describe('chat/streamDeepResearch', () => {
+  test('without a provider: conversation.created → response.created → error saying how to configure one', async () => {
+    const ctx = createTestContext({ users });
+    const res = await research(ctx, { message: 'Hi' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toStartWith('text/event-stream');
+    const frames = await readFrames(res);
+    expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'error']);
+    expect(frames.every((f) => f.event === 'message')).toBe(true);
+    const rid = frames[1]!.data.responseId;
+    expect(frames.map((f) => f.id)).toEqual([`${rid}:1`, `${rid}:2`, `${rid}:3`]);
+    expect(frames[2]!.data.message).toContain('PARLEY_AI_PROVIDER');
+    expect(findResponseById(ctx.db, rid)!.status).toBe('failed');
+  });
+
+  test('400 envelope before any stream when message is missing; 401 without credentials', async () => {
+    const ctx = createTestContext({ users, config: responsesConfig() });
+    const { status, body } = await ctx.json('chat/streamDeepResearch', { conversationId: 'x' }, ctx.users[0]);
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ defined: false, code: 'BAD_REQUEST', status: 400 });
+    expect(body.data.issues[0].path).toEqual(['message']);
+    const anon = await ctx.json('chat/streamDeepResearch', { message: 'x' });
+    expect(anon.body).toEqual(SPEC_ERRORS[401]);
+  });
+
+  test('openai-responses: event order, images forwarded, items stored, push sent', async () => {
+    const pushes: ResearchStatusPush[] = [];
+    const ctx = createTestContext({ users, config: responsesConfig(), deps: { notifier: { researchStatus: async (p) => void pushes.push(p) } } });
+    openai.responsesScript = () => [...reasoningEvents('Plan.'), ...webSearchEvents('ws_1', 'tides', ['https://example.org/tides']), ...textEvents('Tides come from the moon.')];
+    const frames = await readFrames(await research(ctx, { message: 'Why tides?', images: [{ imageUrl: 'https://img.example/a.png', detail: 'high' }] }));
+    expect(typesOf(frames)).toEqual([
+      'conversation.created', 'response.created', 'reasoning_text.delta', 'reasoning_text.done', 'web_search.in_progress', 'web_search.completed',
+      'content_part.added', 'text.delta', 'text.delta', 'text.delta', 'done',
+    ]);
+    expect(seqs(frames)).toEqual(frames.map((_, i) => i + 1));
+    const { conversationId } = frames[0]!.data;
+    const rid = frames[1]!.data.responseId;
+    const sent = openai.requests.findLast((r) => r.path === 'POST /v1/responses')!.body;
+    expect(sent.input.at(-1).content[1]).toEqual({ type: 'input_image', image_url: 'https://img.example/a.png', detail: 'high' });
+    expect(sent).toMatchObject({ background: true, stream: true, model: 'o4-mini-deep-research' });
+    const items = listItems(ctx.db, conversationId);
+    expect(items.map((i) => [i.role, i.content])).toEqual([['user', 'Why tides?'], ['assistant', 'Tides come from the moon.']]);
+    expect(findResponseById(ctx.db, rid)).toMatchObject({ status: 'completed', kind: 'research', upstreamId: expect.stringMatching(/^resp_fake_/) });
+    await Bun.sleep(5);
+    expect(pushes).toEqual([{ userId: ctx.users[0]!.user.id, conversationId, responseId: rid, status: 'completed', title: 'Why tides?' }]);
+  });
+
+  test('an existing conversation: no conversation.created, history sent; unknown or foreign → in-stream error', async () => {
+    const ctx = createTestContext({ users, config: responsesConfig() });
+    const first = await readFrames(await research(ctx, { message: 'One' }));
+    const conversationId = first[0]!.data.conversationId;
+    const second = await readFrames(await research(ctx, { message: 'Two', conversationId }));
+    expect(typesOf(second)[0]).toBe('response.created');
+    expect(typesOf(second).at(-1)).toBe('done');
+    const sent = openai.requests.findLast((r) => r.path === 'POST /v1/responses')!.body;
+    expect(sent.input.map((m: any) => [m.role, m.content])).toEqual([['user', 'One'], ['assistant', 'Hello from the fake.'], ['user', 'Two']]);
+    for (const [as, id] of [[ctx.users[1]!, conversationId], [ctx.users[0]!, 'nope']] as const) {
+      const frames = await readFrames(await research(ctx, { message: 'x', conversationId: id }, {}, as));
+      expect(typesOf(frames)).toEqual(['error']);
+      expect(frames[0]!.data.message).toContain('not found');
+      expect(frames[0]!.id).toMatch(/^[0-9a-f-]{36}:1$/);
+    }
+  });
+
+  test('upstream failure → error event, status failed', async () => {
+    const ctx = createTestContext({ users, config: responsesConfig() });
+    openai.responsesScript = () => failedTerminal('The model is overloaded.');
+    const frames = await readFrames(await research(ctx, { message: 'x' }));
+    expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'error']);
+    expect(frames[2]!.data.message).toBe('The model is overloaded.');
+    openai.responsesScript = () => ({ fail: 503 });
+    const down = await readFrames(await research(ctx, { message: 'x' }));
+    expect(down.at(-1)!.data).toMatchObject({ type: 'error', message: expect.stringContaining('HTTP 503') });
+    expect(findResponseById(ctx.db, down[1]!.data.responseId)!.status).toBe('failed');
+  });
+
+  test('disconnect mid-stream, resume by Last-Event-ID and chat/resumeStream: no gap, no duplicate', async () => {
+    const ctx = createTestContext({ users, config: responsesConfig() });
+    const full = 'abcdefghijklmnopqrstuvwxyz0123456789';
+    openai.responsesScript = () => textEvents(full, full.length);
+    openai.eventDelayMs = 3;
+    const first = new SseReader(await research(ctx, { message: 'x' }));
+    const head = await first.all(8);
+    await first.close();
+    const last = head.at(-1)!.id!;
+    const rest = await readFrames(await research(ctx, { message: 'x' }, { 'last-event-id': last }));
+    const all = [...head, ...rest];
+    expect(seqs(all)).toEqual(all.map((_, i) => i + 1));
+    expect(text(all)).toBe(full);
+    expect(typesOf(all).at(-1)).toBe('done');
+    const rid = head[1]!.data.responseId;
+    // Only one response was made: the reconnect resumed, it did not start new work.
+    expect(ctx.db.$client.query('SELECT count(*) AS n FROM responses').get()).toEqual({ n: 1 });
+    const again = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: 5 }, ctx.users[0]));
+    expect(seqs(again)[0]).toBe(6);
+    expect(again).toEqual(all.slice(5));
+    const byId = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: `${rid}:${all.length - 1}` }, ctx.users[0]));
+    expect(typesOf(byId)).toEqual(['done']);
+    const byHeader = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: 2 }, { 'x-api-key': ctx.users[0]!.key, 'last-event-id': `${rid}:${all.length - 1}` }));
+    expect(typesOf(byHeader)).toEqual(['done']);
+    expect((await ctx.json('chat/resumeStream', { responseId: rid }, ctx.users[1])).body).toEqual(SPEC_ERRORS[404]);
+    const unknown = await readFrames(await research(ctx, { message: 'x' }, { 'last-event-id': 'nope:3' }));
+    expect(typesOf(unknown)).toEqual(['error']);
+  });
+
+  test('a long backlog replays whole, in order, in several chunks', async () => {
+    const ctx = createTestContext({ users, config: responsesConfig() });
+    openai.responsesScript = () => textEvents('z'.repeat(2500), 2500);
+    const live = await readFrames(await research(ctx, { message: 'x' }));
+    const replay = await readFrames(await ctx.call('chat/resumeStream', { responseId: live[1]!.data.responseId }, ctx.users[0]));
+    expect(replay).toEqual(live);
+    expect(replay.length).toBe(2504); // conversation.created, response.created, content_part.added, 2500 deltas, done
+  });
+
+  test('resume across a server restart: the upstream background response is retrieved with starting_after', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
+    dirs.push(dir);
+    const file = join(dir, 'parley.db');
+    const full = 'The quick brown fox jumps over the lazy dog, twice.';
+    openai.responsesScript = () => textEvents(full, full.length);
+    openai.eventDelayMs = 4;
+    const ctx1 = createTestContext({ users, config: responsesConfig(), db: openDatabase(file) });
+    const key = ctx1.users[0]!.key;
+    const reader = new SseReader(await ctx1.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key }));
+    const head = await reader.all(10);
+    await reader.close();
+    await ctx1.deps.tasks.shutdown(); // the process "dies"
+    const rid = head[1]!.data.responseId;
+    expect(findResponseById(ctx1.db, rid)!.status).toBe('in_progress');
+    ctx1.db.$client.close();
+
+    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
+    const all = [...head, ...rest];
+    expect(seqs(all)).toEqual(all.map((_, i) => i + 1));
+    expect(text(all)).toBe(full);
+    expect(typesOf(all).at(-1)).toBe('done');
+    expect(openai.requests.some((r) => r.path.includes('starting_after='))).toBe(true);
+    const row = findResponseById(ctx2.db, rid)!;
+    expect(row.status).toBe('completed');
+    expect(listItems(ctx2.db, row.conversationId).at(-1)!.content).toBe(full);
+    ctx2.db.$client.close();
+  });
+
+  test('restart with a provider that cannot resume: failed with an error event', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
+    dirs.push(dir);
+    const file = join(dir, 'parley.db');
+    openai.chatScript = () => ({ deltas: Array.from({ length: 50 }, (_, i) => ({ content: `w${i} ` })) });
+    openai.eventDelayMs = 4;
+    const ctx1 = createTestContext({ users, config: chatConfig(), db: openDatabase(file) });
+    const key = ctx1.users[0]!.key;
+    const reader = new SseReader(await ctx1.call('chat/stream', { message: 'x' }, { 'x-api-key': key }));
+    const head = await reader.all(5);
+    await reader.close();
+    await ctx1.deps.tasks.shutdown();
+    ctx1.db.$client.close();
+    const ctx2 = createTestContext({ config: chatConfig(), db: openDatabase(file) });
+    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 0, failed: 1 });
+    const rest = await readFrames(await ctx2.call('chat/resumeStream', { responseId: head[1]!.data.responseId, after: head.at(-1)!.id! }, { 'x-api-key': key }));
+    expect(rest.at(-1)!.data).toEqual({ type: 'error', message: RESTART_MESSAGE });
+    expect(seqs([...head, ...rest])).toEqual([...head, ...rest].map((_, i) => i + 1));
+    ctx2.db.$client.close();
+  });
+
+  test('chat/cancelResponse stops the task and the upstream response', async () => {
+    const ctx = createTestContext({ users, config: responsesConfig() });
+    openai.responsesScript = () => textEvents('x'.repeat(200), 200);
+    openai.eventDelayMs = 5;
+    const reader = new SseReader(await research(ctx, { message: 'x' }));
+    const head = await reader.all(4);
+    const rid = head[1]!.data.responseId;
+    expect((await ctx.json('chat/cancelResponse', { responseId: rid }, ctx.users[1])).body).toEqual(SPEC_ERRORS[404]);
+    const { body } = await ctx.json('chat/cancelResponse', { responseId: rid }, ctx.users[0]);
+    expect(body).toEqual({ success: true, status: 'cancelled' });
+    const rest = await reader.all();
+    expect(rest.at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
+    expect(openai.cancelled).toContain(findResponseById(ctx.db, rid)!.upstreamId!);
+    expect((await ctx.json('chat/cancelResponse', { responseId: rid }, ctx.users[0])).body).toEqual({ success: false, status: 'cancelled' });
+  });
+
+  test('concurrency caps: 429 envelope before the stream, per user and overall', async () => {
+    const ctx = createTestContext({ users: [...users, { email: 'cy@example.org' }], config: responsesConfig({ researchMaxPerUser: 1, researchMaxTotal: 2 }) });
+    openai.responsesScript = () => textEvents('y'.repeat(100), 100);
+    openai.eventDelayMs = 5;
+    const a = new SseReader(await research(ctx, { message: 'x' }));
+    await a.all(2);
+    const over = await research(ctx, { message: 'x' });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('10');
+    expect(await over.json()).toEqual({ defined: false, code: 'TOO_MANY_REQUESTS', status: 429, message: 'Too Many Requests', data: {} });
+    const b = new SseReader(await research(ctx, { message: 'x' }, {}, ctx.users[1]));
+    await b.all(2);
+    expect((await research(ctx, { message: 'x' }, {}, ctx.users[2])).status).toBe(429);
+    // Disconnecting does not free a slot: the task keeps running in the background.
+    await a.close();
+    expect((await research(ctx, { message: 'x' })).status).toBe(429);
+    await ctx.deps.tasks.shutdown();
+  });
+
+  test('keepalive frames (no id) and comment lines while quiet', async () => {
+    const ctx = createTestContext({ users, config: chatConfig({ streamKeepaliveS: 1 }) });
+    openai.chatScript = () => ({ pauseMs: 1300, deltas: [{ content: 'slow' }] });
+    const reader = new SseReader(await research(ctx, { message: 'x' }));
+    const frames = await reader.all();
+    const keepalives = frames.filter((f) => f.data.type === 'keepalive');
+    expect(keepalives.length).toBeGreaterThanOrEqual(1);
+    expect(keepalives.every((f) => f.id === undefined)).toBe(true);
+    expect(reader.comments).toBeGreaterThanOrEqual(1);
+    expect(typesOf(frames.filter((f) => f.id)).at(-1)).toBe('done');
+    const rid = frames[1]!.data.responseId;
+    // Keepalives are not persisted: a replay has none.
+    const replay = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid }, ctx.users[0]));
+    expect(typesOf(replay)).not.toContain('keepalive');
+  }, 10_000);
+
+  test('generate_canvas tool → generate_canvas.in_progress, a stored canvas widget, widget.created', async () => {
+    const ctx = createTestContext({ users, config: responsesConfig() });
+    let turn = 0;
+    openai.responsesScript = () =>
+      turn++ === 0 ? functionCallEvents('call_9', 'generate_canvas', { topic: 'Trip plan', goal: 'Pack', content: '# Plan' }) : textEvents('Made a canvas.', 1);
+    const frames = await readFrames(await research(ctx, { message: 'Plan my trip' }));
+    expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'generate_canvas.in_progress', 'widget.created', 'content_part.added', 'text.delta', 'done']);
+    expect(frames[2]!.data).toEqual({ type: 'generate_canvas.in_progress', itemId: 'call_9', topic: 'Trip plan', goal: 'Pack' });
+    const w = frames[3]!.data;
+    expect(w).toMatchObject({ widgetType: 'canvas', responseId: frames[1]!.data.responseId });
+    expect(findWidgetById(ctx.db, w.widgetId)).toMatchObject({ title: 'Trip plan', document: { topic: 'Trip plan', goal: 'Pack', content: '# Plan' } });
+  });
+});
+
+describe('chat/stream (openai-chat)', () => {
+  test('event order with reasoning_content; canvas and history tools on the chat provider', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() });
+    openai.chatScript = () => ({ deltas: [{ reasoning_content: 'Let me think.' }, { content: 'Zebras migrate ' }, { content: 'every year.' }] });
+    const frames = await readFrames(await ctx.call('chat/stream', { message: 'Tell me about zebra migration' }, ctx.users[0]));
+    expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'reasoning_text.delta', 'reasoning_text.done', 'content_part.added', 'text.delta', 'text.delta', 'done']);
+
+    let turn = 0;
+    openai.chatScript = () =>
+      turn++ === 0
+        ? { deltas: [{ tool_calls: [{ index: 0, id: 'h1', type: 'function', function: { name: 'search_history', arguments: '{"query":"zebra"}' } }, { index: 1, id: 'c1', type: 'function', function: { name: 'generate_canvas', arguments: '{"topic":"Zebras","content":"..."}' } }] }], finish_reason: 'tool_calls' }
+        : { deltas: [{ content: 'Found it.' }] };
+    const second = await readFrames(await ctx.call('chat/stream', { message: 'What did we say before?' }, ctx.users[0]));
+    expect(typesOf(second)).toEqual([
+      'conversation.created', 'response.created', 'history.in_progress', 'history.completed', 'generate_canvas.in_progress', 'widget.created', 'content_part.added', 'text.delta', 'done',
+    ]);
+    expect(second[2]!.data).toEqual({ type: 'history.in_progress', itemId: 'h1', query: 'zebra' });
+    expect(second[3]!.data.results.map((r: any) => r.text).sort()).toEqual(['Tell me about zebra migration']);
+    // Another user's history is never searched.
+    turn = 0;
+    const bobs = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[1]));
+    expect(bobs[3]!.data).toEqual({ type: 'history.completed', results: [] });
+  });
+
+  test('upstream failure → error event; Last-Event-ID resumes chat/stream too', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() });
+    openai.chatScript = () => ({ fail: 500 });
+    const failed = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
+    expect(typesOf(failed)).toEqual(['conversation.created', 'response.created', 'error']);
+    expect(failed[2]!.data.message).toContain('HTTP 500');
+    openai.chatScript = () => ({ deltas: [{ content: 'a' }, { content: 'b' }, { content: 'c' }] });
+    const all = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
+    const rest = await readFrames(await ctx.call('chat/stream', { message: 'x' }, { 'x-api-key': ctx.users[0]!.key, 'last-event-id': all[3]!.id! }));
+    expect(rest).toEqual(all.slice(4));
+  });
+
+  test('study mode changes the system prompt of chat turns', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() });
+    openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
+    const first = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
+    const conversationId = first[0]!.data.conversationId;
+    const system = () => openai.requests.findLast((r) => r.path === 'POST /v1/chat/completions')!.body.messages[0];
+    expect(system()).toMatchObject({ role: 'system', content: expect.not.stringContaining('study mode') });
+    await ctx.json('chat/setConversationStudyMode', { conversationId, studyMode: true }, ctx.users[0]);
+    await readFrames(await ctx.call('chat/stream', { message: 'y', conversationId }, ctx.users[0]));
+    expect(system().content).toContain('study mode');
+  });
+
+  test('deep research through the chat provider: search events, then the report', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() });
+    openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'Report [1].' }] } : { deltas: [{ content: '["octopus hearts"]' }] });
+    const frames = await readFrames(await research(ctx, { message: 'How many hearts has an octopus?' }));
+    expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'web_search.in_progress', 'web_search.completed', 'content_part.added', 'text.delta', 'done']);
+    expect(frames[2]!.data).toMatchObject({ query: 'octopus hearts' });
+  });
+});
