@@ -17,7 +17,7 @@ const messages = Number(process.argv[3] ?? 50);
 const idle = Number(process.argv[4] ?? 0);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-fanout-'));
-const parley = await startServer(testConfig({ dataDir, port: 0, logLevel: 'silent', maxStreamsPerUser: 1_000_000 }), silentLogger);
+const parley = await startServer(testConfig({ dataDir, port: 0, logLevel: 'silent', rateLimitWrite: undefined, maxStreamsPerUser: 1_000_000 }), silentLogger);
 const user = createUser(parley.deps.db, { email: 'bench@example.org', name: 'Bench' });
 const { key } = createApiKey(parley.deps.db, user.id, 'bench');
 const post = (path: string, body: unknown) =>

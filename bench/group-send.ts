@@ -47,7 +47,7 @@ const rawServer = Bun.serve({
 });
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-parley-'));
-const parley = await startServer(testConfig({ dataDir, port: 0, logLevel: 'silent' }), silentLogger);
+const parley = await startServer(testConfig({ dataDir, port: 0, logLevel: 'silent', rateLimitWrite: undefined }), silentLogger);
 const user = createUser(parley.deps.db, { email: 'bench@example.org', name: 'Bench' });
 const { key } = createApiKey(parley.deps.db, user.id, 'bench');
 const created = await fetch(`${parley.url}/api/groupChat/createGroupChat`, {

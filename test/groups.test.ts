@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { createTestContext, SPEC_ERRORS, type TestUser } from './helpers';
 import { groupWith } from './group-helpers';
+import { parseRate } from '../src/http/rate-limit';
 import { canWriteConversation, findConversationById, listItems } from '../src/chat/conversation.store';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -43,6 +44,8 @@ describe('group chats', () => {
     expect(joined.status).toBe(200);
     expect(joined.body.id).toBe(g.id);
     expect(canWriteConversation(ctx.db, g.conversationId, bob.user.id)).toBe(true);
+    expect((await ctx.json('chat/canWriteConversation', { conversationId: g.conversationId }, bob)).body).toEqual({ canWrite: true });
+    expect((await ctx.json('chat/canWriteConversation', { conversationId: g.conversationId }, cy)).body).toEqual({ canWrite: false });
     expect((await ctx.json('groupChat/joinGroup', { code: invite.body.code }, bob)).status).toBe(200);
     const members = (await ctx.json('groupChat/listMembers', { groupChatId: g.id }, bob)).body.members;
     expect(members.map((m: any) => [m.name, m.isCreator])).toEqual([
@@ -74,6 +77,16 @@ describe('group chats', () => {
     expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'hi' }, cy)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: 'nope', message: 'hi' }, ann)).body).toEqual(SPEC_ERRORS[404]);
     expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: '' }, ann)).status).toBe(400);
+  });
+
+  test('sendGroupMessage counts against the write rate limit', async () => {
+    const { ctx, ann } = threeUsers({ rateLimitWrite: parseRate('2/min', 'test') });
+    const g = await groupWith(ctx, ann);
+    for (const message of ['one', 'two']) expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message }, ann)).status).toBe(200);
+    const over = await ctx.call('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'three' }, ann);
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBeTruthy();
+    expect(listItems(ctx.db, g.conversationId).map((i) => i.content)).toEqual(['one', 'two']);
   });
 
   test('a failing store answers the 500 envelope and keeps nothing half-written', async () => {

@@ -64,7 +64,8 @@ export const groupOperations = [
       'Stores the message in the group conversation, then publishes `message.created` to subscribers. When intelligent responses are on and the message mentions the assistant (`@ai`), the assistant answers in the group (see docs/realtime.md).',
     input: t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }), message: t.String({ minLength: 1, maxLength: 20_000 }) }),
     output: GroupMessageSchema,
-    errors: [403, 404],
+    errors: [403, 404, 429],
+    rateLimit: 'write',
     handler: ({ input, user, deps }) => {
       const group = memberGroup(deps, input.groupChatId, user.id);
       const message = sendGroupMessage(deps, group, user, input.message);

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { and, desc, eq, gt, sql } from 'drizzle-orm';
 import { writeTx, type Db } from '../db/connection';
-import { conversations, groupChats, groupInvites, groupMembers, users, type GroupChat } from '../db/schema';
-import { addWriter, createConversation, removeWriter } from '../chat/conversation.store';
+import { groupChats, groupInvites, groupMembers, users, type GroupChat } from '../db/schema';
+import { addWriter, createConversation, deleteConversation, removeWriter } from '../chat/conversation.store';
 import { hashSecret } from '../auth/tokens';
 import { newId } from '../ids';
 import { preparedFor } from '../db/prepared';
@@ -87,7 +87,7 @@ export function removeGroupMember(tx: Db, group: GroupChat, userId: string): boo
  */
 export function deleteGroupRows(tx: Db, group: GroupChat): void {
   tx.delete(groupChats).where(eq(groupChats.id, group.id)).run();
-  tx.delete(conversations).where(eq(conversations.id, group.conversationId)).run();
+  deleteConversation(tx, group.conversationId);
 }
 
 export function setIntelligentResponses(tx: Db, groupId: string, enabled: boolean, now = Date.now()): GroupChat | undefined {
