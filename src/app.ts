@@ -17,6 +17,7 @@ import { bookmarkOperations } from './bookmarks/bookmark.routes';
 import { creditOperations } from './credits/credit.routes';
 import { imageOperations } from './images/image.routes';
 import { notificationOperations } from './notifications/notification.routes';
+import { groupOperations } from './groups/group.routes';
 
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [
@@ -31,6 +32,7 @@ export const operations: readonly AnyOperation[] = [
   ...notificationOperations,
   ...chatOperations,
   ...streamOperations,
+  ...groupOperations,
 ];
 
 /** `ops` defaults to the route table; tests may mount extra operations (e.g. a test-only stream). */

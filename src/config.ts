@@ -341,6 +341,53 @@ export const settings = {
     parse: int(0, 60_000),
   }),
   // fetchAllowPrivate: one row, under "reliability" above (it governs every server-side fetch).
+  // --- group chats ---
+  sseHeartbeatSeconds: setting({
+    env: 'PARLEY_SSE_HEARTBEAT_S',
+    default: '5',
+    doc: 'Seconds between heartbeat comment lines on a quiet event stream (keeps proxies and idle timers from closing it).',
+    parse: int(1, 3600),
+  }),
+  sseRetryMs: setting({
+    env: 'PARLEY_SSE_RETRY_MS',
+    default: '3000',
+    doc: 'The `retry` value (milliseconds) sent on event frames: how long a client waits before reconnecting.',
+    parse: int(0, 3_600_000),
+  }),
+  groupEventRetentionDays: setting({
+    env: 'PARLEY_GROUP_EVENT_RETENTION_DAYS',
+    default: '7',
+    doc: 'Days a group chat event is kept for replay to clients that reconnect with `Last-Event-ID` (messages themselves are kept).',
+    parse: int(1, 3650),
+  }),
+  sseBufferEvents: setting({
+    env: 'PARLEY_SSE_BUFFER_EVENTS',
+    default: '256',
+    doc: 'Events buffered for a subscriber that reads slower than events arrive; past this it is disconnected (it resumes with `Last-Event-ID`).',
+    parse: int(1, 1_000_000),
+  }),
+  aiHandle: setting({
+    env: 'PARLEY_AI_HANDLE',
+    default: 'ai',
+    doc: 'The handle that addresses the assistant in a group chat (`@ai` by default).',
+    parse: (raw, name) => {
+      const v = raw.trim().replace(/^@/, '');
+      if (!/^[A-Za-z0-9_-]{1,32}$/.test(v)) throw new ConfigError(`${name} must be 1-32 letters, digits, _ or -, got "${raw}"`);
+      return v;
+    },
+  }),
+  groupAiHistory: setting({
+    env: 'PARLEY_GROUP_AI_HISTORY',
+    default: '20',
+    doc: 'How many recent group messages the assistant reads as context when it answers.',
+    parse: int(1, 500),
+  }),
+  groupInviteTtlHours: setting({
+    env: 'PARLEY_GROUP_INVITE_TTL_HOURS',
+    default: '168',
+    doc: 'Hours a group invite code stays valid.',
+    parse: int(1, 24 * 365),
+  }),
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;

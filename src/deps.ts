@@ -7,6 +7,7 @@ import type { TaskRunner } from './tasks/runner';
 import type { EventLog } from './chat/event-log';
 import type { PushClient } from './notifications/expo-client';
 import type { Lifecycle } from './lifecycle';
+import type { Bus } from './pubsub/bus';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -30,4 +31,6 @@ export interface AppDeps {
   push?: PushClient;
   /** Shutdown registry: `lifecycle.signal` aborts when the server stops; `onShutdown` hooks run then. */
   lifecycle: Lifecycle;
+  /** The realtime topic broker (group chat events). */
+  bus: Bus;
 }

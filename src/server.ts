@@ -14,6 +14,8 @@ import { resumeInterruptedResponses } from './chat/respond';
 import { startEventPruning } from './chat/prune';
 import { createExpoClient } from './notifications/expo-client';
 import { createExpoNotifier } from './notifications/research-push';
+import { createMemoryBus } from './pubsub/bus';
+import { startGroupEventPruner } from './groups/group-events.store';
 import { createLifecycle } from './lifecycle';
 
 /** The budget of stop(): the CLI force-exits at 5 s, so hooks and connections must be done well before. */
@@ -53,15 +55,18 @@ export async function startServer(
     lifecycle: createLifecycle(),
     tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     events: new EventLog(db, Date.now),
+    bus: createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) })),
   };
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const recovered = resumeInterruptedResponses(deps);
   if (recovered.resumed || recovered.failed) log.info('interrupted responses', recovered);
   const stopPruning = startEventPruning(deps);
+  const stopGroupPruning = startGroupEventPruner(deps);
   // Running AI turns stop with the "shutdown" reason: their rows stay in_progress, upstream
   // background responses keep running, and the next start resumes them.
   deps.lifecycle.onShutdown('tasks', async () => {
     stopPruning();
+    stopGroupPruning();
     await deps.tasks.shutdown();
   });
 

@@ -10,6 +10,7 @@ import { noopNotifier } from '../src/notifications/notifier';
 import { createAiProvider } from '../src/ai/provider';
 import { createTaskRunner } from '../src/tasks/runner';
 import { EventLog } from '../src/chat/event-log';
+import { createMemoryBus } from '../src/pubsub/bus';
 import type { User } from '../src/db/schema';
 import { createLifecycle } from '../src/lifecycle';
 import type { AnyOperation } from '../src/http/operation';
@@ -67,6 +68,7 @@ export function createTestContext(
     lifecycle: createLifecycle(),
     tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     events: new EventLog(db, now),
+    bus: createMemoryBus(),
     ...opts.deps,
   } as AppDeps;
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);

@@ -7,6 +7,7 @@ import m0002 from '../../migrations/0002_widgets.sql' with { type: 'text' };
 import m0003 from '../../migrations/0003_extras.sql' with { type: 'text' };
 import m0004 from '../../migrations/0004_chat.sql' with { type: 'text' };
 import m0005 from '../../migrations/0005_history_fts.sql' with { type: 'text' };
+import m0006 from '../../migrations/0006_groups.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -20,4 +21,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0003_extras', sql: m0003 },
   { tag: '0004_chat', sql: m0004 },
   { tag: '0005_history_fts', sql: m0005 },
+  { tag: '0006_groups', sql: m0006 },
 ];

@@ -4,6 +4,7 @@ import { createWidget } from '../../src/widgets/widget.store';
 import { getOrCreateActiveThread } from '../../src/widgets/widget-thread.store';
 import { addBookmarkItem, createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
 import { createResponse } from '../../src/chat/response.store';
+import { createGroupChat } from '../../src/groups/group.store';
 
 /**
  * The authorisation matrix's registry: ONE ROW PER OPERATION of `operations` (src/app.ts).
@@ -116,7 +117,22 @@ export const authzCases: Record<string, AuthzCase> = {
     conversationId: createConversation(ctx.db, { ownerId: owner.user.id }).id,
     status: 'completed',
   })),
+  // --- group chats: a stranger to the group gets 403 (creator-only operations too) ---
+  'groupChat/createGroupChat': NO_RESOURCE,
+  'groupChat/listGroupChats': NO_RESOURCE,
+  // An invite code is a capability handed to the joiner on purpose: joining with it is the point.
+  'groupChat/joinGroup': NO_RESOURCE,
+  'groupChat/deleteGroupChat': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/sendGroupMessage': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner), message: 'hi' })),
+  'groupChat/subscribeToGroup': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/createInvite': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/leaveGroup': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/listMembers': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/listMessages': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
+  'groupChat/setIntelligentResponses': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner), enabled: false })),
 };
+
+const ownersGroup = (ctx: TestContext, owner: TestUser) => createGroupChat(ctx.db, { name: 'theirs', creatorId: owner.user.id }).id;
 
 function ownersWidget(ctx: TestContext, owner: TestUser) {
   const conversation = createConversation(ctx.db, { ownerId: owner.user.id });

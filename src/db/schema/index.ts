@@ -7,3 +7,4 @@ export * from './bookmarks';
 export * from './credits';
 export * from './notifications';
 export * from './responses';
+export * from './groups';

@@ -1,0 +1,104 @@
+import { writeTx } from '../db/connection';
+import type { GroupChat } from '../db/schema';
+import type { AppDeps } from '../deps';
+import { findGroupById } from './group.store';
+import { appendGroupItem, listGroupItems } from './group-message.store';
+import { publishProgress, publishRecorded, recordGroupEvent } from './group-events';
+import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
+import type { AiEvent, AiMessage } from '../ai/ai.types';
+
+/** `@ai` (or the configured handle) as a word of its own, in any case. */
+export function mentionsAssistant(text: string, handle: string): boolean {
+  const escaped = handle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^\\w@])@${escaped}(?![\\w-])`, 'i').test(text);
+}
+
+/** Fire-and-forget: the sender's response never waits for the assistant. */
+export function startFollowUpIfAddressed(deps: AppDeps, group: GroupChat, trigger: GroupMessage): void {
+  if (!group.intelligentResponses || !mentionsAssistant(trigger.content, deps.config.aiHandle)) return;
+  void runFollowUp(deps, group, trigger).catch((err) => deps.log.error('group follow-up crashed', { groupId: group.id, cause: String(err) }));
+}
+
+const NO_PROVIDER = 'No AI provider is configured on this server.';
+const PROVIDER_FAILED = 'The AI provider failed to answer. Try again later.';
+/** A provider that neither answers nor fails must not keep a follow-up (and its memory) forever. */
+const ANSWER_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * Answer `trigger` in the group. Progress (`assistant.*`) goes out live only; the outcome — the
+ * assistant's `message.created` or `assistant.failed` — is stored and numbered like every
+ * durable event, so a client that reconnects learns how the follow-up ended.
+ */
+export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: GroupMessage): Promise<void> {
+  const replyTo = trigger.id;
+  publishProgress(deps, group.id, { type: 'assistant.started', replyTo });
+  if (!deps.ai) return void fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
+
+  let text = '';
+  const parts: WebSearchPart[] = [];
+  // The provider's completed event does not repeat the search's item id; searches run one at a time.
+  let searchId = '';
+  try {
+    const turns = deps.ai.streamChat({ messages: contextOf(deps, group), webSearch: true, signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) });
+    for await (const ev of turns) {
+      if (ev.type === 'text.delta') {
+        text += ev.delta;
+        publishProgress(deps, group.id, { type: 'assistant.text.delta', replyTo, delta: ev.delta });
+      } else if (ev.type === 'web_search.in_progress') {
+        searchId = ev.itemId;
+        const part = webSearchPart(ev);
+        parts.push(part);
+        publishProgress(deps, group.id, { type: 'assistant.web_search.in_progress', replyTo, itemId: ev.itemId, part });
+      } else if (ev.type === 'web_search.completed') {
+        publishProgress(deps, group.id, { type: 'assistant.web_search.completed', replyTo, itemId: searchId, results: ev.results });
+      } else if (ev.type === 'error') {
+        throw new Error(ev.message);
+      }
+      // Reasoning, images and tool progress are not part of a group answer.
+    }
+  } catch (err) {
+    deps.log.warn('group follow-up: provider failed', { groupId: group.id, cause: err instanceof Error ? err.message : String(err) });
+    return void fail(deps, group, replyTo, 'provider_error', PROVIDER_FAILED);
+  }
+  if (!text.trim() && parts.length === 0) return void fail(deps, group, replyTo, 'provider_error', PROVIDER_FAILED);
+
+  const now = deps.now();
+  const event = writeTx(deps.db, () => {
+    // The group may have been deleted while the assistant was writing: then there is no one to tell.
+    if (!findGroupById(deps.db, group.id)) return undefined;
+    const item = appendGroupItem(deps.db, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
+    const message = groupMessageOf(item, assistantSender(deps.config.aiHandle));
+    return recordGroupEvent(deps.db, group.id, { type: 'message.created', message, replyTo }, now);
+  });
+  if (event) publishRecorded(deps, group.id, event);
+}
+
+function fail(deps: AppDeps, group: GroupChat, replyTo: string, reason: 'no_provider' | 'provider_error', message: string): void {
+  const now = deps.now();
+  const event = writeTx(deps.db, () =>
+    findGroupById(deps.db, group.id) ? recordGroupEvent(deps.db, group.id, { type: 'assistant.failed', replyTo, reason, message }, now) : undefined,
+  );
+  if (event) publishRecorded(deps, group.id, event);
+}
+
+const webSearchPart = (ev: Extract<AiEvent, { type: 'web_search.in_progress' }>): WebSearchPart => ({
+  type: 'web_search_tool_call',
+  // The providers report no safe-search setting: null says "not reported" rather than guessing.
+  content: { query: ev.query ?? null, num_results: ev.numResults ?? null, country: ev.country ?? null, safe_search: null },
+});
+
+/** The system prompt, then the recent history, oldest first; members' names prefix their lines so the model knows who said what. */
+function contextOf(deps: AppDeps, group: GroupChat): AiMessage[] {
+  const handle = deps.config.aiHandle;
+  const system: AiMessage = {
+    role: 'system',
+    content:
+      `You are @${handle}, an assistant taking part in the group chat "${group.name}". Each member's message starts with their name. ` +
+      `Answer the latest message that addresses you, briefly and in the language it was written in.`,
+  };
+  const { items } = listGroupItems(deps.db, group.conversationId, { limit: deps.config.groupAiHistory });
+  return [
+    system,
+    ...items.map((i): AiMessage => (i.role === 'assistant' ? { role: 'assistant', content: i.content } : { role: 'user', content: `${i.senderName || 'Someone'}: ${i.content}` })),
+  ];
+}

@@ -1,0 +1,71 @@
+import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
+import type { Db } from '../db/connection';
+import { groupChats, groupEvents, groupInvites } from '../db/schema';
+import type { AppDeps } from '../deps';
+import { preparedFor } from '../db/prepared';
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+const hot = preparedFor((db) => ({
+  nextSeq: db
+    .update(groupChats)
+    .set({ lastSeq: sql`${groupChats.lastSeq} + 1`, updatedAt: sql`${sql.placeholder('now')}` })
+    .where(eq(groupChats.id, sql.placeholder('groupId')))
+    .returning({ seq: groupChats.lastSeq })
+    .prepare(),
+  insert: db
+    .insert(groupEvents)
+    .values({ groupId: sql.placeholder('groupId'), seq: sql.placeholder('seq'), type: sql.placeholder('type'), data: sql.placeholder('data'), createdAt: sql.placeholder('now') })
+    .prepare(),
+}));
+
+/**
+ * Take the group's next event number. Call inside the write transaction that makes the change the
+ * event describes (pass the root connection: statements are prepared per connection): the number
+ * and the change commit together, so ids follow commit order. Also bumps the group's updatedAt
+ * (a group's activity is its events).
+ */
+export function nextGroupSeq(db: Db, groupId: string, now: number): number | undefined {
+  return hot(db).nextSeq.get({ groupId, now })?.seq;
+}
+
+/** Store a durable event under `seq`; `data` is the frame's JSON, serialised once by the caller. */
+export function insertGroupEvent(db: Db, row: { groupId: string; seq: number; type: string; data: string }, now: number): void {
+  hot(db).insert.run({ ...row, now });
+}
+
+/** Stored events after `afterSeq`, oldest first: what a reconnecting subscriber missed. */
+export const listGroupEventsAfter = (db: Db, groupId: string, afterSeq: number) =>
+  db
+    .select({ seq: groupEvents.seq, type: groupEvents.type, data: groupEvents.data })
+    .from(groupEvents)
+    .where(and(eq(groupEvents.groupId, groupId), gt(groupEvents.seq, afterSeq)))
+    .orderBy(asc(groupEvents.seq))
+    .all();
+
+// bun:sqlite reports the count; drizzle's type for run() just does not say so.
+const changes = (r: unknown) => (r as { changes?: number } | undefined)?.changes ?? 0;
+
+/** Drop events older than the retention window and invites past their expiry. */
+export function pruneGroupEvents(db: Db, retentionDays: number, now: number): { events: number; invites: number } {
+  const events = changes(db.delete(groupEvents).where(lt(groupEvents.createdAt, now - retentionDays * DAY_MS)).run());
+  const invites = changes(db.delete(groupInvites).where(lt(groupInvites.expiresAt, now)).run());
+  return { events, invites };
+}
+
+/** Prune at start-up and then hourly; returns the stop function for shutdown. */
+export function startGroupEventPruner(deps: AppDeps): () => void {
+  const run = () => {
+    try {
+      const pruned = pruneGroupEvents(deps.db, deps.config.groupEventRetentionDays, deps.now());
+      if (pruned.events || pruned.invites) deps.log.info('group events pruned', pruned);
+    } catch (err) {
+      deps.log.error('group event pruning failed', { cause: String(err) });
+    }
+  };
+  run();
+  const timer = setInterval(run, HOUR_MS);
+  timer.unref?.();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,185 @@
+import { t } from 'elysia';
+import { defineOperation } from '../http/operation';
+import { forbidden, notFound } from '../http/errors';
+import { readLastEventId } from '../http/sse';
+import type { AppDeps } from '../deps';
+import {
+  createGroupChat,
+  createGroupInvite,
+  findGroupByInvite,
+  findGroupForUser,
+  listGroupMembers,
+  listGroupsOfUser,
+} from './group.store';
+import { listGroupItems } from './group-message.store';
+import { changeIntelligentResponses, deleteGroup, joinGroup, leaveGroup, sendGroupMessage } from './group.service';
+import { openGroupStream } from './group-stream';
+import { startFollowUpIfAddressed } from './group-assistant';
+import { GroupEventSchema } from './group-events.schema';
+import { assistantSender, formerMember, groupChatOf, GroupChatSchema, groupMessageOf, GroupMessageSchema, MemberSchema } from './group.view';
+import { iso } from '../ids';
+
+const GroupRef = t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }) });
+const Success = t.Object({ success: t.Boolean() });
+const HOUR_MS = 3_600_000;
+
+/** The group, if the caller is a member: unknown → 404, not a member → 403. */
+function memberGroup(deps: AppDeps, groupChatId: string, userId: string) {
+  const found = findGroupForUser(deps.db, groupChatId, userId);
+  if (!found) throw notFound();
+  if (!found.isMember) throw forbidden();
+  return found.group;
+}
+
+export const groupOperations = [
+  defineOperation({
+    path: 'groupChat/createGroupChat',
+    summary: 'Create a group chat',
+    description: 'Creates the group and its conversation, with the caller as creator, first member and writer. `intelligentResponses` starts on.',
+    input: t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }),
+    output: GroupChatSchema,
+    errors: [403],
+    handler: ({ input, user, deps }) => groupChatOf(createGroupChat(deps.db, { name: input.name, creatorId: user.id }, deps.now())),
+  }),
+  defineOperation({
+    path: 'groupChat/deleteGroupChat',
+    summary: 'Delete a group chat (creator only)',
+    description:
+      'Removes the group, its members, invites, messages, stored events and conversation. Open streams receive `group.deleted` and close. 403 for anyone but the creator, 404 for an unknown group.',
+    input: GroupRef,
+    output: Success,
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const found = findGroupForUser(deps.db, input.groupChatId, user.id);
+      if (!found) throw notFound();
+      if (found.group.creatorId !== user.id) throw forbidden();
+      deleteGroup(deps, found.group);
+      return { success: true };
+    },
+  }),
+  defineOperation({
+    path: 'groupChat/sendGroupMessage',
+    summary: 'Send a message to a group chat',
+    description:
+      'Stores the message in the group conversation, then publishes `message.created` to subscribers. When intelligent responses are on and the message mentions the assistant (`@ai`), the assistant answers in the group (see docs/realtime.md).',
+    input: t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }), message: t.String({ minLength: 1, maxLength: 20_000 }) }),
+    output: GroupMessageSchema,
+    errors: [403, 404, 429],
+    rateLimit: 'write',
+    handler: ({ input, user, deps }) => {
+      const group = memberGroup(deps, input.groupChatId, user.id);
+      const message = sendGroupMessage(deps, group, user, input.message);
+      startFollowUpIfAddressed(deps, group, message);
+      return message;
+    },
+  }),
+  defineOperation({
+    path: 'groupChat/subscribeToGroup',
+    summary: "Stream a group's realtime events",
+    description:
+      'Server-sent events: `message.created`, `member.joined`, `member.left`, `group.updated`, `group.deleted` and the assistant\'s progress, with heartbeat comments. Send `Last-Event-ID` to resume without gap or duplicate. 403 when the caller is not a member or the group does not exist (nothing leaks about other groups); 429 past the per-user stream limit.',
+    input: GroupRef,
+    output: GroupEventSchema,
+    kind: 'sse',
+    errors: [403, 429],
+    handler: ({ input, user, deps, request }) => {
+      const found = findGroupForUser(deps.db, input.groupChatId, user.id);
+      if (!found?.isMember) throw forbidden();
+      // An async iterator (not a generator): the operation layer guards and streams either.
+      return openGroupStream(deps, { group: found.group, userId: user.id, lastEventId: readLastEventId(request) }) as unknown as AsyncGenerator;
+    },
+  }),
+  defineOperation({
+    path: 'groupChat/createInvite',
+    summary: 'Create an invite code for a group chat',
+    description: 'Any member may invite. The code can be used by several people until it expires (`PARLEY_GROUP_INVITE_TTL_HOURS`).',
+    input: GroupRef,
+    output: t.Object({ code: t.String(), expiresAt: t.String({ format: 'date-time' }) }),
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const group = memberGroup(deps, input.groupChatId, user.id);
+      const invite = createGroupInvite(deps.db, { groupId: group.id, createdBy: user.id, ttlMs: deps.config.groupInviteTtlHours * HOUR_MS }, deps.now());
+      return { code: invite.code, expiresAt: iso(invite.expiresAt) };
+    },
+  }),
+  defineOperation({
+    path: 'groupChat/joinGroup',
+    summary: 'Join a group chat with an invite code',
+    description: 'Makes the caller a member and a writer of the group conversation; publishes `member.joined`. Joining again is harmless. 404 for an unknown or expired code.',
+    input: t.Object({ code: t.String({ minLength: 1, maxLength: 200 }) }),
+    output: GroupChatSchema,
+    errors: [404],
+    handler: ({ input, user, deps }) => {
+      const group = findGroupByInvite(deps.db, input.code, deps.now());
+      if (!group) throw notFound();
+      return groupChatOf(joinGroup(deps, group, user));
+    },
+  }),
+  defineOperation({
+    path: 'groupChat/leaveGroup',
+    summary: 'Leave a group chat',
+    description: "Publishes `member.left` and closes the caller's open streams of the group. The creator cannot leave (403): they delete the group instead.",
+    input: GroupRef,
+    output: Success,
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const group = memberGroup(deps, input.groupChatId, user.id);
+      if (group.creatorId === user.id) throw forbidden();
+      return { success: leaveGroup(deps, group, user) };
+    },
+  }),
+  defineOperation({
+    path: 'groupChat/listMembers',
+    summary: 'The members of a group chat',
+    input: GroupRef,
+    output: t.Object({ members: t.Array(MemberSchema) }),
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const group = memberGroup(deps, input.groupChatId, user.id);
+      const members = listGroupMembers(deps.db, group.id).map((m) => ({ ...m, joinedAt: iso(m.joinedAt), isCreator: m.id === group.creatorId }));
+      return { members };
+    },
+  }),
+  defineOperation({
+    path: 'groupChat/listMessages',
+    summary: 'Messages of a group chat, newest page first',
+    description: 'The `limit` (default 50, at most 200) newest messages before the message `before` (or the newest), oldest first; `hasMore` says whether older ones exist.',
+    input: t.Object({
+      groupChatId: t.String({ minLength: 1, maxLength: 100 }),
+      before: t.Optional(t.String({ maxLength: 100 })),
+      limit: t.Optional(t.Integer({ minimum: 1, maximum: 200 })),
+    }),
+    output: t.Object({ messages: t.Array(GroupMessageSchema), hasMore: t.Boolean() }),
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const group = memberGroup(deps, input.groupChatId, user.id);
+      const page = listGroupItems(deps.db, group.conversationId, { beforeId: input.before, limit: input.limit ?? 50 });
+      const ai = assistantSender(deps.config.aiHandle);
+      const messages = page.items.map((i) =>
+        groupMessageOf(i, i.role === 'assistant' ? ai : i.authorId ? { id: i.authorId, name: i.senderName ?? '', image: i.senderImage ?? '' } : formerMember),
+      );
+      return { messages, hasMore: page.hasMore };
+    },
+  }),
+  defineOperation({
+    path: 'groupChat/listGroupChats',
+    summary: 'The group chats the caller belongs to',
+    description: 'Most recently active first.',
+    input: t.Object({}),
+    output: t.Object({ groupChats: t.Array(GroupChatSchema) }),
+    handler: ({ user, deps }) => ({ groupChats: listGroupsOfUser(deps.db, user.id).map(groupChatOf) }),
+  }),
+  defineOperation({
+    path: 'groupChat/setIntelligentResponses',
+    summary: 'Turn AI answers in a group chat on or off (creator only)',
+    input: t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }), enabled: t.Boolean() }),
+    output: GroupChatSchema,
+    errors: [403, 404],
+    handler: ({ input, user, deps }) => {
+      const found = findGroupForUser(deps.db, input.groupChatId, user.id);
+      if (!found) throw notFound();
+      if (found.group.creatorId !== user.id) throw forbidden();
+      return groupChatOf(changeIntelligentResponses(deps, found.group, input.enabled));
+    },
+  }),
+];

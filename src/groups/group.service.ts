@@ -1,0 +1,72 @@
+import { writeTx } from '../db/connection';
+import type { GroupChat, User } from '../db/schema';
+import type { AppDeps } from '../deps';
+import { appendGroupItem } from './group-message.store';
+import { addGroupMember, deleteGroupRows, findGroupById, removeGroupMember, setIntelligentResponses } from './group.store';
+import { publishRecorded, recordGroupEvent, type RecordedEvent } from './group-events';
+import { groupChatOf, groupMessageOf, type GroupMessage } from './group.view';
+
+/*
+ * Every change a subscriber must hear about follows one shape: one write transaction makes the
+ * change and records its numbered event, then the event is published right after the commit,
+ * synchronously, so the broker sees a group's events in id order.
+ */
+
+const memberOf = (u: Pick<User, 'id' | 'name' | 'image'>) => ({ id: u.id, name: u.name, image: u.image });
+
+export function sendGroupMessage(deps: AppDeps, group: GroupChat, sender: User, content: string): GroupMessage {
+  const now = deps.now();
+  const { message, event } = writeTx(deps.db, () => {
+    const item = appendGroupItem(deps.db, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
+    const message = groupMessageOf(item, memberOf(sender));
+    return { message, event: recordGroupEvent(deps.db, group.id, { type: 'message.created', message }, now) };
+  });
+  publishRecorded(deps, group.id, event);
+  return message;
+}
+
+/** Join (idempotent: joining twice changes nothing and publishes nothing). */
+export function joinGroup(deps: AppDeps, group: GroupChat, user: User): GroupChat {
+  const now = deps.now();
+  const event = writeTx(deps.db, (tx): RecordedEvent | undefined => {
+    if (!addGroupMember(tx, group, user.id, now)) return undefined;
+    return recordGroupEvent(deps.db, group.id, { type: 'member.joined', member: memberOf(user) }, now);
+  });
+  if (event) publishRecorded(deps, group.id, event);
+  return findGroupById(deps.db, group.id) ?? group;
+}
+
+export function leaveGroup(deps: AppDeps, group: GroupChat, user: User): boolean {
+  const now = deps.now();
+  const event = writeTx(deps.db, (tx): RecordedEvent | undefined => {
+    if (!removeGroupMember(tx, group, user.id)) return undefined;
+    return recordGroupEvent(deps.db, group.id, { type: 'member.left', member: memberOf(user) }, now);
+  });
+  if (event) publishRecorded(deps, group.id, event);
+  return event !== undefined;
+}
+
+/**
+ * The `group.deleted` event takes the next id but is not stored (its rows go with the group);
+ * open streams receive it and close.
+ */
+export function deleteGroup(deps: AppDeps, group: GroupChat): void {
+  const now = deps.now();
+  const event = writeTx(deps.db, (tx) => {
+    const ev = recordGroupEvent(deps.db, group.id, { type: 'group.deleted', groupChatId: group.id }, now, false);
+    deleteGroupRows(tx, group);
+    return ev;
+  });
+  publishRecorded(deps, group.id, event);
+}
+
+export function changeIntelligentResponses(deps: AppDeps, group: GroupChat, enabled: boolean): GroupChat {
+  const now = deps.now();
+  const { updated, event } = writeTx(deps.db, (tx) => {
+    const event = recordGroupEvent(deps.db, group.id, { type: 'group.updated', groupChat: groupChatOf({ ...group, intelligentResponses: enabled, updatedAt: now }) }, now);
+    const updated = setIntelligentResponses(tx, group.id, enabled, now)!;
+    return { updated, event };
+  });
+  publishRecorded(deps, group.id, event);
+  return updated;
+}

@@ -1,0 +1,83 @@
+import { t, type Static } from 'elysia';
+import type { GroupChat } from '../db/schema';
+import { iso } from '../ids';
+
+const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+
+export const GroupChatSchema = t.Object({
+  id: t.String(),
+  name: t.String(),
+  creatorId: t.String(),
+  conversationId: t.String(),
+  createdAt: t.String({ format: 'date-time' }),
+  updatedAt: t.String({ format: 'date-time' }),
+  intelligentResponses: t.Boolean(),
+});
+
+/** A web search the assistant ran while answering; in realtime progress events any field may be null. */
+export const WebSearchPartSchema = t.Object({
+  type: t.Literal('web_search_tool_call'),
+  content: t.Object({
+    query: Nullable(t.String()),
+    num_results: Nullable(t.Number()),
+    country: Nullable(t.String()),
+    safe_search: Nullable(t.Boolean()),
+  }),
+});
+
+export const SenderSchema = t.Object({ id: t.String(), name: t.String(), image: t.String() });
+
+export const GroupMessageSchema = t.Object({
+  id: t.String(),
+  type: t.Literal('message'),
+  role: t.Union([t.Literal('user'), t.Literal('assistant')]),
+  content: t.String(),
+  parts: t.Array(WebSearchPartSchema),
+  sender: SenderSchema,
+  createdAt: t.String({ format: 'date-time' }),
+});
+
+export const MemberSchema = t.Object({
+  id: t.String(),
+  name: t.String(),
+  image: t.String(),
+  joinedAt: t.String({ format: 'date-time' }),
+  isCreator: t.Boolean(),
+});
+
+export type GroupChatView = Static<typeof GroupChatSchema>;
+export type GroupMessage = Static<typeof GroupMessageSchema>;
+export type WebSearchPart = Static<typeof WebSearchPartSchema>;
+export type Sender = Static<typeof SenderSchema>;
+export type MemberView = Static<typeof MemberSchema>;
+
+export const groupChatOf = (g: GroupChat): GroupChatView => ({
+  id: g.id,
+  name: g.name,
+  creatorId: g.creatorId,
+  conversationId: g.conversationId,
+  createdAt: iso(g.createdAt),
+  updatedAt: iso(g.updatedAt),
+  intelligentResponses: g.intelligentResponses,
+});
+
+/** The assistant has no user row; it appears under this fixed sender. */
+export const assistantSender = (handle: string): Sender => ({ id: 'assistant', name: handle, image: '' });
+
+/** A member whose account was deleted keeps their messages under an anonymous sender. */
+export const formerMember: Sender = { id: '', name: '', image: '' };
+
+export function groupMessageOf(
+  item: { id: string; role: string; content: string; parts: unknown[]; createdAt: number },
+  sender: Sender,
+): GroupMessage {
+  return {
+    id: item.id,
+    type: 'message',
+    role: item.role === 'assistant' ? 'assistant' : 'user',
+    content: item.content,
+    parts: item.parts as WebSearchPart[],
+    sender,
+    createdAt: iso(item.createdAt),
+  };
+}
