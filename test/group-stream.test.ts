@@ -71,6 +71,20 @@ describe('group realtime stream', () => {
     expect(ctx.deps.bus.listenerCount(groupTopic(g.id))).toBe(0);
   });
 
+  test("the group's conversation goes with the group: chat/deleteConversation sends group.deleted; truncate refuses", async () => {
+    const { ctx, ann, bob } = setup();
+    const g = await groupWith(ctx, ann, [bob]);
+    const sent = await send(ctx, bob, g.id, 'hello');
+    const truncated = await ctx.json('chat/truncateConversationFromItem', { conversationId: g.conversationId, fromItemId: sent.id }, ann);
+    expect(truncated.body).toEqual({ success: false, deletedCount: 0, reason: 'GROUP_CONVERSATION' });
+    const b = await subscribe(ctx, bob, g.id);
+    expect((await ctx.json('chat/deleteConversation', { conversationId: g.conversationId }, bob)).status).toBe(403);
+    expect((await ctx.json('chat/deleteConversation', { conversationId: g.conversationId }, ann)).body).toEqual({ success: true });
+    expect((await b.nextData()).data).toEqual({ type: 'group.deleted', groupChatId: g.id });
+    await expect(b.next()).rejects.toThrow('stream ended');
+    expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'still there?' }, ann)).status).toBe(404);
+  });
+
   test('Last-Event-ID under concurrent sends: every event after the id, then the live tail, no gap, no duplicate', async () => {
     const { ctx, ann, bob } = setup();
     const g = await groupWith(ctx, ann, [bob]);

@@ -1,4 +1,6 @@
 import { t } from 'elysia';
+import { findGroupByConversationId } from '../groups/group.store';
+import { deleteGroup } from '../groups/group.service';
 import { defineOperation } from '../http/operation';
 import { forbidden, notFound } from '../http/errors';
 import { writeTx } from '../db/connection';
@@ -25,7 +27,7 @@ const ConversationId = t.Object({ conversationId: t.String() });
 const Success = t.Object({ success: t.Boolean() });
 
 /** Reasons of an unsuccessful truncate (docs/chat.md). */
-export const TRUNCATE_REASONS = { notWritable: 'CONVERSATION_NOT_WRITABLE', itemNotFound: 'ITEM_NOT_FOUND' } as const;
+export const TRUNCATE_REASONS = { notWritable: 'CONVERSATION_NOT_WRITABLE', itemNotFound: 'ITEM_NOT_FOUND', groupConversation: 'GROUP_CONVERSATION' } as const;
 
 /** 404 unknown, 403 neither owner nor writer. */
 function writableConversation(deps: AppDeps, user: User, id: string) {
@@ -115,11 +117,13 @@ export const chatOperations = [
     summary: 'Delete an item and every later item (edit and continue)',
     description:
       'Answers `{success: true, deletedCount}`. When nothing can be deleted it answers 200 with `success: false`, `deletedCount: 0` and a `reason`: ' +
-      '`CONVERSATION_NOT_WRITABLE` (unknown conversation, or the caller is neither owner nor writer) or `ITEM_NOT_FOUND` (the item is not in that conversation; `failedItemId` names it).',
+      '`CONVERSATION_NOT_WRITABLE` (unknown conversation, or the caller is neither owner nor writer), `GROUP_CONVERSATION` (a group chat\'s conversation: its history is shared and streamed to every member, so it is not truncated) or `ITEM_NOT_FOUND` (the item is not in that conversation; `failedItemId` names it).',
     input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
     output: t.Object({ success: t.Boolean(), deletedCount: t.Number(), reason: t.Optional(t.String()), failedItemId: t.Optional(t.String()) }),
     handler: ({ input, user, deps }) => {
       if (!canWriteConversation(deps.db, input.conversationId, user.id)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.notWritable };
+      // A group's history is shared by its members and streamed to them: it is not edited from here.
+      if (findGroupByConversationId(deps.db, input.conversationId)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.groupConversation };
       const item = findItemById(deps.db, input.fromItemId);
       if (!item || item.conversationId !== input.conversationId)
         return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.itemNotFound, failedItemId: input.fromItemId };
@@ -139,6 +143,12 @@ export const chatOperations = [
       if (!c) throw notFound();
       if (c.ownerId !== user.id) throw forbidden();
       await stopResponses(deps, c.id);
+      // A group's conversation goes with its group, so members' open streams get `group.deleted`.
+      const group = findGroupByConversationId(deps.db, c.id);
+      if (group) {
+        deleteGroup(deps, group);
+        return { success: true };
+      }
       const removed = writeTx(deps.db, (tx) => deleteConversation(tx, c.id));
       if (!removed) throw notFound();
       return { success: true };

@@ -8,6 +8,7 @@ import m0003 from '../../migrations/0003_extras.sql' with { type: 'text' };
 import m0004 from '../../migrations/0004_chat.sql' with { type: 'text' };
 import m0005 from '../../migrations/0005_history_fts.sql' with { type: 'text' };
 import m0006 from '../../migrations/0006_groups.sql' with { type: 'text' };
+import m0007 from '../../migrations/0007_group_conversation_index.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -22,4 +23,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0004_chat', sql: m0004 },
   { tag: '0005_history_fts', sql: m0005 },
   { tag: '0006_groups', sql: m0006 },
+  { tag: '0007_group_conversation_index', sql: m0007 },
 ];

@@ -27,6 +27,10 @@ export function createGroupChat(db: Db, input: { name: string; creatorId: string
 
 export const findGroupById = (db: Db, id: string): GroupChat | undefined => db.select().from(groupChats).where(eq(groupChats.id, id)).get();
 
+/** The group a conversation belongs to, if it is a group's conversation. */
+export const findGroupByConversationId = (db: Db, conversationId: string): GroupChat | undefined =>
+  db.select().from(groupChats).where(eq(groupChats.conversationId, conversationId)).get();
+
 const hot = preparedFor((db) => ({
   groupForUser: db
     .select({

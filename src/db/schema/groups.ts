@@ -1,4 +1,4 @@
-import { sqliteTable, text, integer, index, primaryKey } from 'drizzle-orm/sqlite-core';
+import { uniqueIndex, sqliteTable, text, integer, index, primaryKey } from 'drizzle-orm/sqlite-core';
 import { users } from './users';
 import { conversations } from './conversations';
 
@@ -23,7 +23,8 @@ export const groupChats = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (t) => [index('group_chats_creator_idx').on(t.creatorId)],
+  // One group per conversation; chat operations look a conversation's group up by it.
+  (t) => [index('group_chats_creator_idx').on(t.creatorId), uniqueIndex('group_chats_conversation_idx').on(t.conversationId)],
 );
 
 export const groupMembers = sqliteTable(

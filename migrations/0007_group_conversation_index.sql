@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `group_chats_conversation_idx` ON `group_chats` (`conversation_id`);
