@@ -76,7 +76,9 @@ export const napiTranscode =
 /** sharp, when bench/node_modules has it. */
 export async function sharpTranscoder(quality: number): Promise<Transcoder | undefined> {
   try {
-    const { default: sharp } = await import('sharp');
+    // sharp lives in bench/node_modules only (bench/package.json), so the main type check does not see it.
+    const specifier = 'sharp';
+    const { default: sharp } = (await import(specifier)) as { default: (input: Buffer) => any };
     return (input) => sharp(input).flatten({ background: '#ffffff' }).jpeg({ quality }).toBuffer();
   } catch {
     return undefined;
