@@ -26,13 +26,16 @@ const cmd = Bun.argv.includes('--from-source') ? sourceCmd() : flag('binary', ''
 const dataDir = newDataDir('parley-crash');
 const dbFile = join(dataDir, 'parley.db');
 
-// A long answer (about 300 events, 4 ms apart: over a second per turn).
+// A long answer (300 text deltas, 4 ms apart: over a second per turn), so kills land mid-stream;
+// the research kind asks for a short one (model `fake-short`, 20 deltas) now and then, so some
+// turns also finish before the kill. The short answer is a prefix of the long one.
 const fake = startFakeOpenAI();
 fake.eventDelayMs = 4;
-const answer = Array.from({ length: 300 }, (_, i) => `word${i} `).join('');
-fake.responsesScript = () => textEvents(answer, 300);
-fake.chatScript = () => ({ deltas: Array.from({ length: 300 }, (_, i) => ({ content: `word${i} ` })) });
-expected.answer = answer;
+const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i} `);
+const lengthFor = (body: { model?: string }) => (body.model === 'fake-short' ? 20 : 300);
+fake.responsesScript = (body) => textEvents(words(lengthFor(body)).join(''), lengthFor(body));
+fake.chatScript = (body) => ({ deltas: words(lengthFor(body)).map((content) => ({ content })) });
+expected.answers = [words(20).join(''), words(300).join('')];
 fake.requests.push = () => 0; // nobody reads them here; keep memory flat
 const pinned = flag('ai-provider', '');
 const serverEnv = (round: number): Record<string, string> => ({
