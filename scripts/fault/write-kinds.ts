@@ -1,10 +1,12 @@
 // The writes the crash script makes and how it checks them after a crash. One entry per kind of
 // acknowledged write; a kind whose operations this build does not serve is skipped. To cover a
-// new write (group messages, research events), add an entry: `send` makes one write and
-// returns what the server acknowledged (or undefined when it was not acknowledged);
-// `verify` returns a list of problems, empty when every acknowledged write survived.
+// new write, add an entry: `send` makes one write and returns what the server acknowledged (or
+// undefined when it was not acknowledged), or hands each acknowledgement to `acknowledge` as it
+// comes (a stream whose frames are acknowledged one by one); `verify` returns a list of
+// problems, empty when every acknowledged write survived.
 import type { Database } from 'bun:sqlite';
 import type { Api } from './harness';
+import { researchEvents } from './research-kind';
 
 export interface Actor {
   /** Index of the worker; each worker has its own user, so its writes are sequential. */
@@ -12,6 +14,8 @@ export interface Actor {
   /** Base URL of the (restarted) server. */
   url: string;
   api: Api;
+  /** The worker's API key (for requests `api` does not cover, e.g. event streams). */
+  key: string;
   /** Per-worker state a kind keeps between sends (e.g. the group it writes into). */
   state: Record<string, unknown>;
 }
@@ -20,9 +24,15 @@ export interface WriteKind<Ack = unknown> {
   name: string;
   /** Operations the kind needs; it is skipped when the server does not serve them all. */
   needs: string[];
+  /** Long writes (streams): run in their own loop per worker, beside the quick kinds, so they do not starve them. */
+  ownLane?: boolean;
   setup?(actor: Actor): Promise<void>;
-  /** One write. Returns the acknowledgement, or throws / returns undefined when there was none. `attempt` records what was sent. */
-  send(actor: Actor, seq: number, attempt: (sent: unknown) => void): Promise<Ack | undefined>;
+  /**
+   * One write. Returns the acknowledgement, or throws / returns undefined when there was none.
+   * `attempt` records what was sent; `acknowledge` records an acknowledgement at once (for writes
+   * acknowledged piecemeal, so a kill mid-write keeps what was already acknowledged).
+   */
+  send(actor: Actor, seq: number, attempt: (sent: unknown) => void, acknowledge: (ack: Ack) => void): Promise<Ack | undefined>;
   /** Check every acknowledged write of one worker against the restarted server and the database file. */
   verify(actor: Actor, acks: Ack[], inFlight: unknown[], db: Database): Promise<string[]>;
 }
@@ -104,8 +114,4 @@ const groupMessages: WriteKind<{ id: string }> = {
   },
 };
 
-// TODO(research): add a kind for deep-research events once chat/streamDeepResearch lands: send
-// opens the stream and acknowledges every frame id received; verify reconnects with
-// Last-Event-ID = the first id and checks every acknowledged id is replayed, with no gap.
-
-export const writeKinds: WriteKind<any>[] = [apiKeys, preferences, groupMessages];
+export const writeKinds: WriteKind<any>[] = [apiKeys, preferences, groupMessages, researchEvents];
