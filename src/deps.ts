@@ -8,6 +8,7 @@ import type { EventLog } from './chat/event-log';
 import type { PushClient } from './notifications/expo-client';
 import type { Lifecycle } from './lifecycle';
 import type { Bus } from './pubsub/bus';
+import type { HeartbeatTicker } from './http/heartbeat-ticker';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -33,4 +34,6 @@ export interface AppDeps {
   lifecycle: Lifecycle;
   /** The realtime topic broker (group chat events). */
   bus: Bus;
+  /** The one heartbeat interval shared by every open event stream (`createHeartbeatTicker`). */
+  heartbeats: HeartbeatTicker;
 }

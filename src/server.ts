@@ -17,6 +17,7 @@ import { createExpoNotifier } from './notifications/research-push';
 import { createMemoryBus } from './pubsub/bus';
 import { startGroupEventPruner } from './groups/group-events.store';
 import { createLifecycle } from './lifecycle';
+import { createHeartbeatTicker } from './http/heartbeat-ticker';
 
 /** The budget of stop(): the CLI force-exits at 5 s, so hooks and connections must be done well before. */
 const HOOK_BUDGET_MS = 2500;
@@ -44,6 +45,7 @@ export async function startServer(
   // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
   const push = config.pushEnabled ? await createExpoClient(config) : undefined;
   const notifier = push ? createExpoNotifier({ db, log, push, config }) : noopNotifier;
+  const lifecycle = createLifecycle();
   const deps: AppDeps = {
     config,
     db,
@@ -52,10 +54,11 @@ export async function startServer(
     notifier,
     push,
     ai: createAiProvider(config),
-    lifecycle: createLifecycle(),
+    lifecycle,
     tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     events: new EventLog(db, Date.now),
     bus: createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) })),
+    heartbeats: createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
   };
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const recovered = resumeInterruptedResponses(deps);

@@ -13,6 +13,7 @@ import { EventLog } from '../src/chat/event-log';
 import { createMemoryBus } from '../src/pubsub/bus';
 import type { User } from '../src/db/schema';
 import { createLifecycle } from '../src/lifecycle';
+import { createHeartbeatTicker } from '../src/http/heartbeat-ticker';
 import type { AnyOperation } from '../src/http/operation';
 
 export interface TestUser {
@@ -71,6 +72,8 @@ export function createTestContext(
     bus: createMemoryBus(),
     ...opts.deps,
   } as AppDeps;
+  // Built after the overrides so it stops with whichever lifecycle the test passed.
+  deps.heartbeats ??= createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, deps.lifecycle);
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const users = (opts.users ?? []).map((u) => seedUser(db, u, config));
   const headersFor = (as?: TestUser | Record<string, string>): Record<string, string> =>

@@ -1,4 +1,5 @@
 import type { AppDeps } from '../deps';
+import type { Beating } from '../http/heartbeat-ticker';
 import type { GroupChat } from '../db/schema';
 import { listGroupEventsAfter } from './group-events.store';
 import { encodeFrame, groupTopic, type GroupEvent } from './group-events';
@@ -31,17 +32,18 @@ export function parseEventId(raw: string | undefined): number | undefined {
  * dropped at once and the stream ends) so it never slows the publisher or holds memory. The
  * client resumes with `Last-Event-ID`.
  */
-export class GroupStream implements AsyncIterableIterator<Uint8Array> {
+export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
   private queue: Uint8Array[] = [];
   private pending: GroupEvent[] | undefined = [];
   private lastSent = Number.NEGATIVE_INFINITY;
   /** No more frames will be queued; the stream ends once `queue` is drained. */
   private closing = false;
   private finished = false;
-  private quiet = true;
+  /** Nothing queued since the previous heartbeat tick. The opening counts as traffic, so a new
+   * stream's first heartbeat comes after at least one whole interval. */
+  private quiet = false;
   private wake: (() => void) | undefined;
   private readonly unsubscribe: () => void;
-  private readonly heartbeat: ReturnType<typeof setInterval>;
 
   constructor(
     private readonly deps: AppDeps,
@@ -56,10 +58,14 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array> {
     const queued = this.pending!;
     this.pending = undefined;
     for (const ev of queued) this.deliver(ev);
-    this.heartbeat = setInterval(() => {
-      if (this.quiet && this.queue.length === 0 && !this.closing) this.push(HEARTBEAT);
-      this.quiet = true;
-    }, deps.config.sseHeartbeatSeconds * 1000);
+    // The app's shared ticker, not a timer per stream (bench figure 3).
+    if (!this.closing) deps.heartbeats.add(this);
+  }
+
+  /** A tick of the shared ticker: quiet for the whole interval and nothing waiting → heartbeat. */
+  beat() {
+    if (this.quiet && this.queue.length === 0 && !this.closing) this.push(HEARTBEAT);
+    this.quiet = true;
   }
 
   private head(after: number | undefined): Uint8Array {
@@ -114,7 +120,7 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array> {
     if (this.closing) return;
     this.closing = true;
     this.unsubscribe();
-    clearInterval(this.heartbeat);
+    this.deps.heartbeats.remove(this);
     const wake = this.wake;
     this.wake = undefined;
     wake?.();
