@@ -30,29 +30,3 @@ export function readLastEventId(request: Request): string | undefined {
   const v = request.headers.get('last-event-id')?.trim();
   return v ? v : undefined;
 }
-
-/**
- * Interleave `beat()` values into `source` whenever it has been quiet for `everyMs`.
- * Returning this generator (client gone) returns the source too.
- */
-export async function* withHeartbeats<T, B>(source: AsyncIterator<T>, everyMs: number, beat: () => B): AsyncGenerator<T | B> {
-  let pending = source.next();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    while (true) {
-      const tick = new Promise<'tick'>((resolve) => (timer = setTimeout(() => resolve('tick'), everyMs)));
-      const res = await Promise.race([pending, tick]);
-      clearTimeout(timer);
-      if (res === 'tick') {
-        yield beat();
-        continue;
-      }
-      if (res.done) return;
-      yield res.value;
-      pending = source.next();
-    }
-  } finally {
-    clearTimeout(timer);
-    await source.return?.();
-  }
-}
