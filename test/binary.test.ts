@@ -6,27 +6,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBinaryOnce } from './build-binary';
+import { waitForListening } from './support/listening';
 import pkg from '../package.json' with { type: 'json' };
 
 const root = new URL('..', import.meta.url).pathname;
-
-/** Wait until the server prints its address; return it. */
-async function waitForListening(proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>): Promise<string> {
-  const reader = proc.stdout.getReader();
-  let seen = '';
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    seen += new TextDecoder().decode(value);
-    const m = /listening on (http:\/\/\S+)/.exec(seen);
-    if (m) {
-      reader.releaseLock();
-      return m[1]!;
-    }
-  }
-  throw new Error(`server did not start: ${seen}`);
-}
 
 describe('the compiled binary', () => {
   test('builds, boots on an empty data dir, answers, and exits 0 on SIGTERM', async () => {

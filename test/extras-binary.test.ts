@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transformer } from '@napi-rs/image';
 import { sharedFakeExpo } from './fakes/expo';
+import { waitForListening } from './support/listening';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -32,14 +33,7 @@ describe('the compiled binary: image conversion and push', () => {
     const { key } = JSON.parse((await run([out, 'apikey', 'create', '--email', 'dev@parley.test', '--json'], env)).out);
     const proc = Bun.spawn([out, 'serve', '--port', '0'], { env: { PATH: process.env.PATH ?? '', ...env }, stdout: 'pipe', stderr: 'pipe' });
     try {
-      const reader = proc.stdout.getReader();
-      let seen = '';
-      while (!/listening on (http:\/\/\S+)/.test(seen)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`server did not start: ${seen}`);
-        seen += new TextDecoder().decode(value);
-      }
-      const url = /listening on (http:\/\/\S+)/.exec(seen)![1]!;
+      const url = await waitForListening(proc);
       const call = async (path: string, body: unknown) =>
         (await fetch(`${url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
       const png = await Transformer.fromRgbaPixels(new Uint8Array(4 * 4 * 4).fill(200), 4, 4).png();

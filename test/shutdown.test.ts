@@ -14,6 +14,7 @@ import { guardStream } from '../src/http/stream-guard';
 import { createTestContext } from './helpers';
 import { testOps, testStreamOp, SseReader } from './support/test-ops';
 import { streamOpeners } from './support/stream-openers';
+import { waitForListening } from './support/listening';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
 setDefaultTimeout(60_000);
@@ -138,14 +139,7 @@ describe('graceful shutdown (spawned server, SIGTERM)', () => {
     const { key } = JSON.parse(cli(['apikey', 'create', '--email', 'ann@example.org', '--json']).stdout.toString());
     const proc = Bun.spawn([process.execPath, join(root, 'cli/main.ts'), 'serve', '--port', '0'], { env, stdout: 'pipe', stderr: 'pipe' });
     try {
-      const out = proc.stdout.getReader();
-      let seen = '';
-      while (!/listening on (http:\/\/\S+)/.test(seen)) {
-        const { value, done } = await out.read();
-        if (done) throw new Error(`server did not start: ${seen}`);
-        seen += new TextDecoder().decode(value);
-      }
-      const url = /listening on (http:\/\/\S+)/.exec(seen)![1]!;
+      const url = await waitForListening(proc);
       const api = async (path: string, body: unknown) =>
         (await fetch(`${url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
       const input = await streamOpeners[target!.path]!(api);
