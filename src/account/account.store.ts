@@ -1,6 +1,7 @@
 import { eq, asc, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { preparedFor } from '../db/prepared';
+import { forgetCredentials } from '../auth/credential-cache';
 import { users, type User } from '../db/schema';
 import { newId } from '../ids';
 
@@ -68,6 +69,8 @@ const SUBSCRIPTION_FIELDS = ['subscriptionTier', 'subscriptionActive', 'subscrip
 /** Apply a patch; touching any subscription field also moves `subscriptionUpdatedAt`. */
 export function updateUser(db: Db, id: string, patch: UserPatch, now = Date.now()): User | undefined {
   const touchesSubscription = SUBSCRIPTION_FIELDS.some((f) => patch[f] !== undefined);
+  // Authenticated requests carry a cached copy of the user row.
+  forgetCredentials();
   return db
     .update(users)
     .set({ ...patch, updatedAt: now, ...(touchesSubscription ? { subscriptionUpdatedAt: now } : {}) })

@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
+import { forgetCredentials } from './credential-cache';
 import { preparedFor } from '../db/prepared';
 import { apiKeys, sessions, type ApiKey, type Session } from '../db/schema';
 import { newId } from '../ids';
@@ -39,6 +40,7 @@ export function revokeApiKey(db: Db, id: string, userId?: string, now = Date.now
   const row = db.select().from(apiKeys).where(owned).get();
   if (!row) return undefined;
   if (row.revokedAt == null) db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, id)).run();
+  forgetCredentials();
   return { ...row, revokedAt: row.revokedAt ?? now };
 }
 
@@ -91,5 +93,6 @@ export function revokeSession(db: Db, id: string, now = Date.now()): boolean {
     .where(and(eq(sessions.id, id), isNull(sessions.revokedAt)))
     .returning({ id: sessions.id })
     .all();
+  forgetCredentials();
   return rows.length > 0;
 }

@@ -1,0 +1,108 @@
+import { describe, expect, test } from 'bun:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDataDir } from '../src/db/connection';
+import { migrate } from '../src/db/migrate';
+import { DAY_MS } from '../src/auth/auth.store';
+import { OTHER_WRITERS_CHECK_MS } from '../src/auth/credential-cache';
+import { bearer, createTestContext, SPEC_ERRORS, type TestUser } from './helpers';
+
+/**
+ * Authenticated requests answer from a cache of resolved credentials (src/auth/credential-cache.ts).
+ * Whatever the cache holds, a revoked, expired or changed credential must behave at once as
+ * it did when every request read SQLite.
+ */
+function fileContext(now?: () => number) {
+  const dir = join(mkdtempSync(join(tmpdir(), 'parley-cred-')), 'data');
+  const db = openDataDir(dir);
+  migrate(db.$client);
+  const ctx = createTestContext({ db, users: [{ email: 'ann@example.org' }], now });
+  // A second connection to the same file: what the admin CLI does from its own process. Tests
+  // write through it with plain SQL: store functions would also clear this process's cache,
+  // which the CLI's process cannot do.
+  const other = openDataDir(dir);
+  return { ctx, ann: ctx.users[0]!, other };
+}
+
+/** Another process's commit is seen by requests starting `OTHER_WRITERS_CHECK_MS` after it. */
+const afterOtherWriter = () => Bun.sleep(OTHER_WRITERS_CHECK_MS + 1);
+
+const status = async (ctx: ReturnType<typeof createTestContext>, as: TestUser | Record<string, string>) =>
+  (await ctx.call('preferences/get', {}, as)).status;
+
+describe('credential cache', () => {
+  test('a key revoked over HTTP stops working a millisecond later', async () => {
+    const { ctx, ann } = fileContext();
+    const { key, keyId } = (await ctx.json('auth/createApiKey', { name: 'phone' }, ann)).body;
+    expect(await status(ctx, { 'x-api-key': key })).toBe(200);
+    expect(await status(ctx, { 'x-api-key': key })).toBe(200);
+    expect((await ctx.json('auth/revokeApiKey', { keyId }, ann)).status).toBe(200);
+    expect(await status(ctx, { 'x-api-key': key })).toBe(401);
+  });
+
+  test('a key or session revoked by another connection (the CLI) stops working a millisecond later', async () => {
+    const { ctx, ann, other } = fileContext();
+    expect(await status(ctx, ann)).toBe(200);
+    expect(await status(ctx, bearer(ann))).toBe(200);
+    other.$client.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', [Date.now(), ann.keyId]);
+    await afterOtherWriter();
+    expect(await status(ctx, ann)).toBe(401);
+    expect(await status(ctx, bearer(ann))).toBe(200);
+    other.$client.run('UPDATE sessions SET revoked_at = ? WHERE id = ?', [Date.now(), ann.sessionId]);
+    await afterOtherWriter();
+    expect(await status(ctx, bearer(ann))).toBe(401);
+  });
+
+  test('a user changed by another connection is seen a millisecond later', async () => {
+    const { ctx, ann, other } = fileContext();
+    expect((await ctx.json('preferences/getAccountType', {}, ann)).body.isLocked).toBe(false);
+    other.$client.run('UPDATE users SET is_locked = 1 WHERE id = ?', [ann.user.id]);
+    await afterOtherWriter();
+    expect((await ctx.json('preferences/getAccountType', {}, ann)).body.isLocked).toBe(true);
+    expect((await ctx.json('preferences/setAccountType', { accountType: 'STUDENT' }, ann)).status).toBe(403);
+  });
+
+  test('a change made through the API is seen by the same credential at once', async () => {
+    const { ctx, ann } = fileContext();
+    expect((await ctx.json('preferences/get', {}, ann)).body.enableMemories).toBe(false);
+    await ctx.json('preferences/update', { enableMemories: true }, ann);
+    expect((await ctx.json('preferences/get', {}, ann)).body.enableMemories).toBe(true);
+    expect((await ctx.json('preferences/get', {}, bearer(ann))).body.enableMemories).toBe(true);
+  });
+
+  test('a cached session still expires, and its use still slides the expiry', async () => {
+    let now = Date.now();
+    const { ctx, ann, other } = fileContext(() => now);
+    const expiresAt = () => other.$client.query('SELECT expires_at AS e FROM sessions WHERE id = ?').get(ann.sessionId) as { e: number };
+    const ttl = ctx.deps.config.sessionTtlDays * DAY_MS;
+    expect(await status(ctx, bearer(ann))).toBe(200);
+    now += ttl - 1000;
+    expect(await status(ctx, bearer(ann))).toBe(200); // slid: it now ends a full TTL from here
+    expect(expiresAt().e).toBe(now + ttl);
+    now += ttl + 1;
+    expect((await ctx.json('preferences/get', {}, bearer(ann))).body).toEqual(SPEC_ERRORS[401]);
+  });
+
+  test("a cached key's last-used stamp still moves, at most once a minute", async () => {
+    let now = Date.now();
+    const { ctx, ann, other } = fileContext(() => now);
+    const lastUsed = () => (other.$client.query('SELECT last_used_at AS t FROM api_keys WHERE id = ?').get(ann.keyId) as { t: number | null }).t;
+    expect(await status(ctx, ann)).toBe(200);
+    const first = lastUsed();
+    expect(first).toBe(now);
+    now += 30_000;
+    expect(await status(ctx, ann)).toBe(200);
+    expect(lastUsed()).toBe(first);
+    now += 31_000;
+    expect(await status(ctx, ann)).toBe(200);
+    expect(lastUsed()).toBe(now);
+  });
+
+  test('an API key sent as a bearer token is refused even once the key is cached', async () => {
+    const { ctx, ann } = fileContext();
+    expect(await status(ctx, ann)).toBe(200);
+    expect(await status(ctx, { authorization: `Bearer ${ann.key}` })).toBe(401);
+    expect(await status(ctx, { 'x-api-key': ann.token })).toBe(401);
+  });
+});
