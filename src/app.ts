@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia';
 import type { AppDeps } from './deps';
 import { AppError, errorResponse } from './http/errors';
-import { registerOperations, renderError, type RequestMeta } from './http/register';
+import { pageRoute, registerOperations, renderError } from './http/register';
+import { logRequest, pathOf, startRequest, stampResponse } from './http/request-stamp';
 import type { AnyOperation } from './http/operation';
 import { buildOpenApi } from './http/openapi';
 import { docsPage } from './http/docs-page';
-import { securityHeaders } from './http/security-headers';
 import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
 import { chatOperations } from './chat/chat.routes';
@@ -37,7 +37,6 @@ export const operations: readonly AnyOperation[] = [
 
 /** `ops` defaults to the route table; tests may mount extra operations (e.g. a test-only stream). */
 export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operations) {
-  const meta = new WeakMap<Request, RequestMeta>();
   const operationPaths = new Set(ops.map((op) => `/api/${op.path}`));
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
   let openapi: string | undefined;
@@ -50,46 +49,34 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     }
     return openapi;
   };
+  // Routes stamp and log their own answers (src/http/request-stamp.ts); no per-request hooks.
+  const page = <C extends { request: Request }>(fn: (ctx: C) => Response | Promise<Response>) => pageRoute(deps, fn);
+  const reply = (body: string, type = 'application/json') => new Response(body, { headers: { 'content-type': type } });
 
   const app = new Elysia()
-    .onRequest(({ request, set }) => {
-      const id = crypto.randomUUID();
-      meta.set(request, { id, start: performance.now() });
-      Object.assign(set.headers, securityHeaders, { 'x-request-id': id });
-      // Returning a value here would short-circuit the request.
-      return undefined;
-    })
-    .onAfterResponse(({ request, set, responseValue }) => {
-      const m = meta.get(request);
-      const status = responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200);
-      deps.log.info('request', {
-        method: request.method,
-        path: new URL(request.url).pathname,
-        status,
-        ms: m ? Math.round((performance.now() - m.start) * 10) / 10 : undefined,
-        requestId: m?.id,
-      });
-    })
+    // Only what no route answered reaches here: unknown paths, wrong methods.
     .onError(({ code, error, request, set }) => {
-      const requestId = meta.get(request)?.id ?? '';
-      const path = new URL(request.url).pathname;
+      const stamp = startRequest();
+      const path = pathOf(request.url);
       let res: Response;
       if (code === 'NOT_FOUND') {
         // A known operation reached with the wrong method is 405, anything else 404.
         const known = operationPaths.has(path) || path === '/api/health';
         res = errorResponse(new AppError(known ? 'METHOD_NOT_SUPPORTED' : 'NOT_FOUND'));
       } else {
-        res = renderError(error, deps, requestId, path);
+        res = renderError(error, deps, stamp.id, path);
       }
+      stampResponse(res, stamp);
+      logRequest(deps.log, request, res.status, stamp, path);
       set.status = res.status;
       return res;
     })
-    .get('/api/health', () => ({ status: 'ok' }))
-    .get('/api/openapi.json', () => new Response(openapiJson(), { headers: { 'content-type': 'application/json' } }))
-    .get('/api/docs', () => new Response((docs ??= docsPage(ops)), { headers: { 'content-type': 'text/html; charset=utf-8' } }))
+    .get('/api/health', page(() => reply('{"status":"ok"}')))
+    .get('/api/openapi.json', page(() => reply(openapiJson())))
+    .get('/api/docs', page(() => reply((docs ??= docsPage(ops)), 'text/html; charset=utf-8')))
     .use(oauthRoutes(deps));
 
-  registerOperations(app as unknown as Elysia, ops, deps, meta);
+  registerOperations(app as unknown as Elysia, ops, deps);
   return app;
 }
 

@@ -27,7 +27,7 @@ describe('public operations', () => {
   const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
   const ann = ctx.users[0]!;
   const app = new Elysia();
-  registerOperations(app, [whoami(true), whoami(false)], ctx.deps, new WeakMap());
+  registerOperations(app, [whoami(true), whoami(false)], ctx.deps);
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
     app.handle(new Request(`http://localhost/api/${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } }));
 

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia';
 import type { AppDeps } from '../deps';
 import { defineOperation } from '../http/operation';
+import { pageRoute } from '../http/register';
 import { finishSignIn, startSignIn } from './oauth.flow';
 import { OAUTH_ERRORS } from './oauth.page';
 import { configuredProviderIds, partlyConfiguredProviderIds, providerName } from './oauth.providers';
@@ -10,8 +11,8 @@ export function oauthRoutes(deps: AppDeps) {
   const partial = partlyConfiguredProviderIds(deps.config);
   if (partial.length) deps.log.warn('sign-in providers with missing settings are not offered', { providers: partial });
   return new Elysia({ name: 'oauth' })
-    .get('/api/auth/oauth/:provider', ({ request, params }) => startSignIn(deps, request, params.provider))
-    .get('/api/auth/oauth/:provider/callback', ({ request, params }) => finishSignIn(deps, request, params.provider));
+    .get('/api/auth/oauth/:provider', pageRoute<{ request: Request; params: { provider: string } }>(deps, ({ request, params }) => startSignIn(deps, request, params.provider)))
+    .get('/api/auth/oauth/:provider/callback', pageRoute<{ request: Request; params: { provider: string } }>(deps, ({ request, params }) => finishSignIn(deps, request, params.provider)));
 }
 
 export const oauthOperations = [

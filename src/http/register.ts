@@ -8,34 +8,36 @@ import type { AnyOperation } from './operation';
 import { createRateLimiter } from './rate-limit';
 import { createSlots } from './limits';
 import { guardStream } from './stream-guard';
-
-export interface RequestMeta {
-  id: string;
-  start: number;
-}
+import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStreamHeaders } from './request-stamp';
 
 /**
  * Mount each operation as `POST /api/<path>`: read and bound the body, authenticate, validate,
  * apply the operation's rate limit and the per-user stream cap, then call the handler. The order
  * matters: an anonymous caller learns nothing about the input schema (401 before 400), and no
  * stream starts before every check has passed. Every stream is wrapped by `guardStream` (final
- * frame at shutdown, slot released when the client leaves).
+ * frame at shutdown, slot released when the client leaves). Each answer carries the security
+ * headers and a request id, and is logged once (src/http/request-stamp.ts).
  */
 export function registerOperations(
   app: Elysia,
   ops: readonly AnyOperation[],
   deps: AppDeps,
-  meta: WeakMap<Request, RequestMeta>,
 ) {
   // Per app, not per module: every test builds a fresh app with fresh limits.
   const limiter = createRateLimiter({ ai: deps.config.rateLimitAi, write: deps.config.rateLimitWrite }, deps.now);
   const streams = createSlots(deps.config.maxStreamsPerUser);
   for (const op of ops) {
     const validate = compileInput(op.input);
+    const path = `/api/${op.path}`;
+    const finish = (request: Request, res: Response, stamp: ReturnType<typeof startRequest>) => {
+      logRequest(deps.log, request, res.status, stamp, path);
+      return res;
+    };
     app.post(
-      `/api/${op.path}`,
-      async ({ request }) => {
-        const requestId = meta.get(request)?.id ?? '';
+      path,
+      async ({ request, set }) => {
+        const stamp = startRequest();
+        const requestId = stamp.id;
         let release: (() => void) | undefined;
         try {
           const raw = await readJsonBody(request, deps.config.maxBodyBytes);
@@ -64,6 +66,8 @@ export function registerOperations(
           if (result && typeof result === 'object' && Symbol.asyncIterator in result) {
             const onEnd = release ?? (() => undefined);
             release = undefined; // the stream owns the slot now
+            stampStreamHeaders(set.headers, stamp);
+            logRequest(deps.log, request, 200, stamp, path);
             return guardStream(result as AsyncGenerator<unknown>, {
               shutdown: deps.lifecycle.signal,
               client: request.signal,
@@ -71,13 +75,10 @@ export function registerOperations(
               onEnd,
             });
           }
-          if (result instanceof Response) return result;
-          return new Response(JSON.stringify(result), {
-            status: 200,
-            headers: { 'content-type': 'application/json', ...responseHeaders },
-          });
+          if (result instanceof Response) return finish(request, stampResponse(result, stamp), stamp);
+          return finish(request, stampedJson(JSON.stringify(result), stamp, responseHeaders), stamp);
         } catch (err) {
-          return renderError(err, deps, requestId, op.path);
+          return finish(request, stampResponse(renderError(err, deps, requestId, op.path), stamp), stamp);
         } finally {
           release?.();
         }
@@ -86,6 +87,25 @@ export function registerOperations(
     );
   }
 }
+
+/**
+ * A route that is not an operation row (health, OpenAPI, docs, the OAuth redirects): the same
+ * error envelope, headers and request line as an operation.
+ */
+export const pageRoute =
+  <C extends { request: Request }>(deps: AppDeps, fn: (ctx: C) => Response | Promise<Response>) =>
+  async (ctx: C): Promise<Response> => {
+    const stamp = startRequest();
+    let res: Response;
+    try {
+      res = await fn(ctx);
+    } catch (err) {
+      res = renderError(err, deps, stamp.id, pathOf(ctx.request.url));
+    }
+    stampResponse(res, stamp);
+    logRequest(deps.log, ctx.request, res.status, stamp);
+    return res;
+  };
 
 export function renderError(err: unknown, deps: AppDeps, requestId: string, where: string): Response {
   if (err instanceof AppError) {
