@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Config } from './config';
+import { drainWrites } from './db/commit-queue';
 import { createApp, operations } from './app';
 import type { AnyOperation } from './http/operation';
 import { openDataDir, DB_FILE } from './db/connection';
@@ -108,6 +109,7 @@ export async function startServer(
         for (const h of hooks) if (!h.ok) log.warn('shutdown hook failed', { ...h });
         await Promise.race([drained, Bun.sleep(DRAIN_BUDGET_MS)]);
         await server.stop(true);
+        drainWrites(db); // writes queued in the last turn, before the connection goes
         db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)');
         db.$client.close();
         log.info('stopped');

@@ -20,8 +20,8 @@ export function parseEventId(raw: string | undefined): number | undefined {
 /**
  * The realtime stream of one group for one member: an async iterator of encoded frames. The
  * operation layer wraps it (src/http/stream-guard.ts: per-user stream cap, final frame at
- * shutdown, immediate end when the client leaves) and Elysia pulls one frame per socket write,
- * so a reader's backlog shows up here, in `queue`.
+ * shutdown, immediate end when the client leaves) and Elysia pulls one chunk per socket write
+ * (all the frames waiting, joined), so a reader's backlog shows up here, in `queue`.
  *
  * Order of work, which is what makes resume gap-free and duplicate-free:
  * subscribe to the bus first (events arriving meanwhile wait in `pending`), replay the stored
@@ -128,6 +128,13 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
 
   async next(): Promise<IteratorResult<Uint8Array>> {
     for (;;) {
+      // Everything waiting goes out in one socket write: messages committed together (the
+      // commit queue publishes a batch at once) cost each subscriber one write, not one each.
+      if (this.queue.length > 1) {
+        const frames = this.queue;
+        this.queue = [];
+        return { done: false, value: Buffer.concat(frames) };
+      }
       const frame = this.queue.shift();
       if (frame) return { done: false, value: frame };
       if (this.closing || this.finished) return this.return();

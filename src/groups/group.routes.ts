@@ -66,9 +66,8 @@ export const groupOperations = [
     output: GroupMessageSchema,
     errors: [403, 404, 429],
     rateLimit: 'write',
-    handler: ({ input, user, deps }) => {
-      const group = memberGroup(deps, input.groupChatId, user.id);
-      const message = sendGroupMessage(deps, group, user, input.message);
+    handler: async ({ input, user, deps }) => {
+      const { group, message } = await sendGroupMessage(deps, () => memberGroup(deps, input.groupChatId, user.id), user, input.message);
       startFollowUpIfAddressed(deps, group, message);
       return message;
     },

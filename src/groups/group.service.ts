@@ -1,4 +1,5 @@
 import { writeTx } from '../db/connection';
+import { queuedWrite } from '../db/commit-queue';
 import type { GroupChat, User } from '../db/schema';
 import type { AppDeps } from '../deps';
 import { appendGroupItem } from './group-message.store';
@@ -14,15 +15,30 @@ import { groupChatOf, groupMessageOf, type GroupMessage } from './group.view';
 
 const memberOf = (u: Pick<User, 'id' | 'name' | 'image'>) => ({ id: u.id, name: u.name, image: u.image });
 
-export function sendGroupMessage(deps: AppDeps, group: GroupChat, sender: User, content: string): GroupMessage {
+/**
+ * Store the message and its `message.created` event, then publish. Through the commit queue:
+ * messages sent at the same moment by many members share one transaction (src/db/commit-queue.ts).
+ * `memberGroup` (the caller's membership check, which throws its own errors) runs inside that
+ * transaction, so a member removed or a group deleted meanwhile cannot slip a message in.
+ */
+export async function sendGroupMessage(
+  deps: AppDeps,
+  memberGroup: () => GroupChat,
+  sender: User,
+  content: string,
+): Promise<{ group: GroupChat; message: GroupMessage }> {
   const now = deps.now();
-  const { message, event } = writeTx(deps.db, () => {
-    const item = appendGroupItem(deps.db, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
-    const message = groupMessageOf(item, memberOf(sender));
-    return { message, event: recordGroupEvent(deps.db, group.id, { type: 'message.created', message }, now) };
-  });
-  publishRecorded(deps, group.id, event);
-  return message;
+  const sent = await queuedWrite(
+    deps.db,
+    () => {
+      const group = memberGroup();
+      const item = appendGroupItem(deps.db, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
+      const message = groupMessageOf(item, memberOf(sender));
+      return { group, message, event: recordGroupEvent(deps.db, group.id, { type: 'message.created', message }, now) };
+    },
+    ({ group, event }) => publishRecorded(deps, group.id, event),
+  );
+  return { group: sent.group, message: sent.message };
 }
 
 /** Join (idempotent: joining twice changes nothing and publishes nothing). */

@@ -1,0 +1,106 @@
+import { describe, expect, test } from 'bun:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDataDir, type Db } from '../src/db/connection';
+import { drainWrites, queuedWrite } from '../src/db/commit-queue';
+import { findGroupById } from '../src/groups/group.store';
+import { leaveGroup, sendGroupMessage } from '../src/groups/group.service';
+import { migrate } from '../src/db/migrate';
+import { createTestContext } from './helpers';
+
+/** A database file, the connection under test, a second connection (what another process sees), and a BEGIN counter. */
+function twoConnections() {
+  const dir = join(mkdtempSync(join(tmpdir(), 'parley-commits-')), 'data');
+  const db = openDataDir(dir);
+  db.$client.run('CREATE TABLE t (v TEXT NOT NULL UNIQUE)');
+  const other = openDataDir(dir);
+  const begins = { n: 0 };
+  const run = db.$client.run.bind(db.$client);
+  db.$client.run = ((sql: string, ...rest: unknown[]) => {
+    if (sql === 'BEGIN IMMEDIATE') begins.n++;
+    return (run as (...a: unknown[]) => unknown)(sql, ...rest);
+  }) as typeof db.$client.run;
+  const seen = () => (other.$client.query('SELECT v FROM t ORDER BY rowid').all() as { v: string }[]).map((r) => r.v);
+  return { db, other, begins, seen };
+}
+
+const insert = (db: Db, v: string) => () => {
+  db.$client.run('INSERT INTO t (v) VALUES (?)', [v]);
+  return v;
+};
+
+describe('commit queue', () => {
+  test('writes queued in one turn commit together, and each caller hears only after the commit', async () => {
+    const { db, begins, seen } = twoConnections();
+    const answered: string[][] = [];
+    const pending = ['a', 'b', 'c'].map((v) => queuedWrite(db, insert(db, v)).then(() => answered.push(seen())));
+    expect(seen()).toEqual([]); // nothing runs before the turn ends
+    await Promise.all(pending);
+    expect(begins.n).toBe(1);
+    expect(answered).toEqual([['a', 'b', 'c'], ['a', 'b', 'c'], ['a', 'b', 'c']]);
+    await queuedWrite(db, insert(db, 'd'));
+    expect(begins.n).toBe(2);
+  });
+
+  test('a job that throws rolls back alone; the others commit', async () => {
+    const { db, seen } = twoConnections();
+    const results = await Promise.allSettled([
+      queuedWrite(db, insert(db, 'a')),
+      queuedWrite(db, () => {
+        insert(db, 'half')();
+        insert(db, 'a')(); // UNIQUE violation: 'half' must go too
+      }),
+      queuedWrite(db, insert(db, 'b')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toContain('UNIQUE');
+    expect(seen()).toEqual(['a', 'b']);
+  });
+
+  test('afterCommit runs after the commit, in queue order; one that throws rejects its own job only', async () => {
+    const { db, seen } = twoConnections();
+    const order: string[] = [];
+    const results = await Promise.allSettled([
+      queuedWrite(db, insert(db, 'a'), (v) => order.push(`${v}:${seen().join('')}`)),
+      queuedWrite(db, insert(db, 'b'), () => {
+        throw new Error('publish failed');
+      }),
+      queuedWrite(db, insert(db, 'c'), (v) => order.push(`${v}:${seen().join('')}`)),
+    ]);
+    expect(order).toEqual(['a:abc', 'c:abc']);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(seen()).toEqual(['a', 'b', 'c']); // b's write is committed all the same
+  });
+
+  test('drainWrites commits what is queued at once (shutdown)', async () => {
+    const { db, seen } = twoConnections();
+    const done = queuedWrite(db, insert(db, 'a'));
+    drainWrites(db);
+    expect(seen()).toEqual(['a']);
+    expect(await done).toBe('a');
+  });
+
+  test('a message from a member who leaves before the batch runs is refused, and nothing is stored', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'parley-commits-')), 'data');
+    const db = openDataDir(dir);
+    migrate(db.$client);
+    const ctx = createTestContext({ db, users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
+    const [ann, bob] = ctx.users;
+    const created = (await ctx.json('groupChat/createGroupChat', { name: 'g' }, ann)).body;
+    const invite = (await ctx.json('groupChat/createInvite', { groupChatId: created.id }, ann)).body;
+    expect((await ctx.json('groupChat/joinGroup', { code: invite.code }, bob)).status).toBe(200);
+    const group = findGroupById(db, created.id)!;
+    const member = () => {
+      const g = findGroupById(db, created.id)!;
+      const isMember = db.$client.query('SELECT 1 FROM group_members WHERE group_id = ? AND user_id = ?').get(g.id, bob!.user.id);
+      if (!isMember) throw new Error('not a member');
+      return g;
+    };
+    const sending = sendGroupMessage(ctx.deps, member, bob!.user, 'too late');
+    leaveGroup(ctx.deps, group, bob!.user); // runs now, before the queued write's turn
+    await expect(sending).rejects.toThrow('not a member');
+    const stored = db.$client.query("SELECT count(*) AS n FROM conversation_items WHERE content = 'too late'").get() as { n: number };
+    expect(stored.n).toBe(0);
+  });
+});
