@@ -1,23 +1,20 @@
-import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, lt } from 'drizzle-orm';
 import type { Db } from '../db/connection';
-import { groupChats, groupEvents, groupInvites } from '../db/schema';
+import { groupEvents, groupInvites } from '../db/schema';
 import type { AppDeps } from '../deps';
 import { preparedFor } from '../db/prepared';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
+// Plain SQLite statements: both run for every group message (see group-message.store.ts).
 const hot = preparedFor((db) => ({
-  nextSeq: db
-    .update(groupChats)
-    .set({ lastSeq: sql`${groupChats.lastSeq} + 1`, updatedAt: sql`${sql.placeholder('now')}` })
-    .where(eq(groupChats.id, sql.placeholder('groupId')))
-    .returning({ seq: groupChats.lastSeq })
-    .prepare(),
-  insert: db
-    .insert(groupEvents)
-    .values({ groupId: sql.placeholder('groupId'), seq: sql.placeholder('seq'), type: sql.placeholder('type'), data: sql.placeholder('data'), createdAt: sql.placeholder('now') })
-    .prepare(),
+  nextSeq: db.$client.prepare<{ seq: number }, [string, number]>(
+    'UPDATE group_chats SET last_seq = last_seq + 1, updated_at = ?2 WHERE id = ?1 RETURNING last_seq AS seq',
+  ),
+  insert: db.$client.prepare<never, [string, number, string, string, number]>(
+    'INSERT INTO group_events (group_id, seq, type, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5)',
+  ),
 }));
 
 /**
@@ -27,12 +24,12 @@ const hot = preparedFor((db) => ({
  * (a group's activity is its events).
  */
 export function nextGroupSeq(db: Db, groupId: string, now: number): number | undefined {
-  return hot(db).nextSeq.get({ groupId, now })?.seq;
+  return hot(db).nextSeq.get(groupId, now)?.seq;
 }
 
 /** Store a durable event under `seq`; `data` is the frame's JSON, serialised once by the caller. */
 export function insertGroupEvent(db: Db, row: { groupId: string; seq: number; type: string; data: string }, now: number): void {
-  hot(db).insert.run({ ...row, now });
+  hot(db).insert.run(row.groupId, row.seq, row.type, row.data, now);
 }
 
 /** Stored events after `afterSeq`, oldest first: what a reconnecting subscriber missed. */
