@@ -54,7 +54,7 @@ export function registerOperations(
           }
           const responseHeaders: Record<string, string> = op.deprecated ? { deprecation: 'true' } : {};
           // Only public rows reach here without a principal; their handler type says so.
-          const result = await (op.handler as (ctx: unknown) => unknown)({
+          let result = (op.handler as (ctx: unknown) => unknown)({
             input,
             user: principal?.user,
             principal,
@@ -63,6 +63,8 @@ export function registerOperations(
             responseHeaders,
             requestId,
           });
+          // Most handlers are synchronous: awaiting their plain value would still cost a turn of the microtask queue.
+          if (result instanceof Promise) result = await result;
           if (result && typeof result === 'object' && Symbol.asyncIterator in result) {
             const onEnd = release ?? (() => undefined);
             release = undefined; // the stream owns the slot now
