@@ -131,6 +131,44 @@ describe('images/convertImage', () => {
     }
   });
 
+  test('an RGBA image opaque everywhere keeps its colours; one transparent pixel, even the last, is still flattened', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const w = 16;
+    const h = 16;
+    const opaque = new Uint8Array(w * h * 4);
+    for (let i = 0; i < w * h; i++) opaque.set([0, 160, 0, 255], i * 4);
+    const lastClear = opaque.slice();
+    lastClear.set([0, 0, 255, 0], (w * h - 1) * 4); // the hidden colour is blue
+    for (const [px, corner] of [[opaque, 'green'], [lastClear, 'white']] as const) {
+      const png = await Transformer.fromRgbaPixels(px, w, h).png();
+      const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(png) }, ctx.users[0]);
+      const { pixels, meta } = await decode(res.body.dataUrl);
+      const ch = pixels.length / (meta.width * meta.height);
+      const at = (x: number, y: number) => [...pixels.subarray((y * w + x) * ch, (y * w + x) * ch + 3)];
+      expect(at(0, 0)[1]).toBeGreaterThan(130); // green stays green
+      const [r, g, b] = at(w - 1, h - 1);
+      if (corner === 'white') expect(Math.min(r!, g!, b!)).toBeGreaterThan(200);
+      else expect(r! + b!).toBeLessThan(80);
+    }
+  });
+
+  test('base64 payloads: line-wrapped and base64url decode; anything else is INVALID_DATA_URL', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const png = await noise(40, 40).png(); // noise: every base64 character shows up
+    const b64 = Buffer.from(png).toString('base64');
+    const wrapped = b64.replace(/.{76}/g, '$&\r\n');
+    const url = Buffer.from(png).toString('base64url');
+    expect(url).toMatch(/[-_]/);
+    for (const payload of [wrapped, url]) {
+      const res = await ctx.json('images/convertImage', { dataUrl: `data:image/png;base64,${payload}` }, ctx.users[0]);
+      expect(res.body).toMatchObject({ success: true, originalFormat: 'png' });
+    }
+    for (const payload of [`${b64.slice(0, 40)}!${b64.slice(41)}`, `${b64.slice(0, 40)}-+${b64.slice(42)}`]) {
+      const res = await ctx.json('images/convertImage', { dataUrl: `data:image/png;base64,${payload}` }, ctx.users[0]);
+      expect(res.body).toMatchObject({ success: false, error: { code: 'INVALID_DATA_URL' } });
+    }
+  });
+
   test('GIF: the first frame', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(fixtures.gif!, 'image/gif') }, ctx.users[0]);
