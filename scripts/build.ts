@@ -2,9 +2,9 @@
 //   bun run scripts/build.ts [--target bun-linux-x64|bun-linux-arm64] [--outfile dist/parley] [--no-bytecode]
 // Everything Parley needs at run time (migrations, docs page, native image binding) is embedded.
 // @napi-rs/image picks its binding at run time with `require('@napi-rs/image-linux-<arch>-gnu')`;
-// the bundler embeds whichever .node file that resolves to at build time. For the host's CPU that
-// is the one in node_modules; for another CPU a plugin points it at the target's package, fetched
-// (with the target's Bun runtime) by scripts/cross-deps.ts.
+// a plugin answers that require with the target's .node file, zstd-compressed, and a loader. For
+// the host's CPU the file is the one in node_modules; for another CPU it comes from the target's
+// package, fetched (with the target's Bun runtime) by scripts/cross-deps.ts.
 import { $, type BunPlugin } from 'bun';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
@@ -25,19 +25,39 @@ const commit = (await $`git rev-parse --short HEAD`.cwd(root).nothrow().quiet())
 const arch = values.target ? archOfTarget(values.target) : hostArch();
 const cross = arch !== hostArch() ? await fetchCrossDeps(arch) : undefined;
 
-const plugins: BunPlugin[] = [];
-if (cross) {
-  const pkg = bindingPackage(arch);
-  const main = JSON.parse(await Bun.file(join(cross.bindingDir, 'package.json')).text()).main as string;
-  plugins.push({
-    name: 'cross-image-binding',
+const pkg = bindingPackage(arch);
+// The image binding for the target: the host's from node_modules, another CPU's from the
+// package scripts/cross-deps.ts fetched.
+const bindingDir = cross ? cross.bindingDir : join(root, 'node_modules', pkg);
+const bindingMain = JSON.parse(await Bun.file(join(bindingDir, 'package.json')).text()).main as string;
+const zst = await compressedBinding(join(bindingDir, bindingMain));
+
+const plugins: BunPlugin[] = [
+  {
+    // The binding goes in zstd-compressed (17 MB → ~5.5 MB of the executable) and is
+    // decompressed when first loaded: src/images/load-compressed-addon.ts.
+    name: 'compressed-image-binding',
     setup(build) {
-      const filter = new RegExp(`^${pkg.replace(/[/.]/g, '\\$&')}(/package\\.json)?$`);
-      build.onResolve({ filter }, (args) => ({
-        path: join(cross.bindingDir, args.path.endsWith('/package.json') ? 'package.json' : main),
+      const escaped = pkg.replace(/[/.]/g, '\\$&');
+      build.onResolve({ filter: new RegExp(`^${escaped}$`) }, () => ({ path: pkg, namespace: 'parley-codec' }));
+      build.onResolve({ filter: new RegExp(`^${escaped}/package\\.json$`) }, () => ({ path: join(bindingDir, 'package.json') }));
+      build.onLoad({ filter: /.*/, namespace: 'parley-codec' }, () => ({
+        loader: 'js',
+        contents: `module.exports = require(${JSON.stringify(join(root, 'src/images/load-compressed-addon.ts'))}).loadCompressedAddon(require(${JSON.stringify(zst)}), ${JSON.stringify(bindingMain)});`,
       }));
     },
-  });
+  },
+];
+
+/** `<binding>.zst` in .cache/build, made once per binding (level 19 takes a few seconds). */
+async function compressedBinding(file: string): Promise<string> {
+  const bytes = await Bun.file(file).bytes();
+  const out = join(root, '.cache', 'build', `${Bun.SHA256.hash(bytes, 'hex').slice(0, 16)}-${bindingMain}.zst`);
+  if (!(await Bun.file(out).exists())) {
+    await Bun.write(`${out}.tmp`, Bun.zstdCompressSync(bytes, { level: 19 }));
+    await $`mv ${out}.tmp ${out}`.quiet();
+  }
+  return out;
 }
 
 const result = await Bun.build({
@@ -49,6 +69,7 @@ const result = await Bun.build({
   },
   minify: { syntax: true, whitespace: true },
   sourcemap: 'none',
+  loader: { '.zst': 'file' },
   // Bytecode skips parsing ~500 modules at every start: cold start to the first answer drops to
   // about half or less (bench/RESULTS.md) for ~4.5 MB more binary. `--no-bytecode` turns it off.
   ...(values.bytecode ? { bytecode: true, format: 'esm' as const } : {}),

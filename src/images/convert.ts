@@ -1,4 +1,4 @@
-import { Transformer } from '@napi-rs/image';
+import type { Transformer } from '@napi-rs/image';
 import { readImageHeader } from './image-header';
 import { decodeGifFirstFrame } from './gif';
 
@@ -19,6 +19,14 @@ export interface ConvertLimits {
   maxPixels: number;
   quality: number;
 }
+
+/**
+ * The codec is loaded on the first conversion, not at start: in the release binary loading it
+ * means decompressing 17 MB (src/images/load-compressed-addon.ts), which a server that never
+ * converts an image, and every CLI command, need not pay.
+ */
+let codec: Promise<typeof import('@napi-rs/image')> | undefined;
+const loadCodec = () => (codec ??= import('@napi-rs/image'));
 
 const fail = (code: ConvertErrorCode, message: string): ConvertResult => ({ success: false, error: { code, message } });
 
@@ -98,6 +106,8 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits)
   if (width * height > limits.maxPixels)
     return fail('TOO_LARGE', `the image is ${width} × ${height} pixels, more than ${limits.maxPixels}`);
 
+  // Outside the try: a codec that cannot load is a server fault (500, logged), not a bad image.
+  const { Transformer } = await loadCodec();
   try {
     if (format === 'gif') {
       const frame = await decodeGifFirstFrame(bytes);
