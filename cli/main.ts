@@ -9,6 +9,13 @@ import { creditCommands } from './credits';
 import { notifyCommands } from './notify';
 import { doctorCommand } from './doctor';
 
+// `parley user list | head -1`: once the reader has closed the pipe, stop quietly like any Unix
+// tool instead of dying on the write with a stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 const program = new Command('parley')
   .description('Parley: a self-hostable back end for conversational AI apps')
   .version(versionLine(), '-v, --version', 'print the version and the commit it was built from')

@@ -22,6 +22,16 @@ describe('admin CLI', () => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
   const d = ['--data-dir', dir];
 
+  test('output into a pipe the reader already closed (`| head -c 0`): exit 0, no stack trace', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'parley-cli-pipe-')); // the other tests count the users of `dir`
+    expect(parley(['user', 'create', '--email', 'pipe@example.org', '--data-dir', own]).code).toBe(0);
+    // A reader that closed before the CLI writes, as `| head -c 0` gives.
+    const direct = Bun.spawn([process.execPath, join(root, 'cli/main.ts'), 'user', 'list', '--json', '--data-dir', own], { stdout: 'pipe', stderr: 'pipe' });
+    await direct.stdout.cancel();
+    const [code, err] = await Promise.all([direct.exited, new Response(direct.stderr).text()]);
+    expect({ code, err }).toEqual({ code: 0, err: '' });
+  });
+
   test('user create / list / set, with --json', () => {
     const created = parley(['user', 'create', '--email', 'Ann@Example.org', '--name', 'Ann', '--account-type', 'student', '--json', ...d]);
     expect(created.code).toBe(0);
