@@ -73,6 +73,23 @@ describe('commit queue', () => {
     expect(seen()).toEqual(['a', 'b', 'c']); // b's write is committed all the same
   });
 
+  test('an error that ends the whole transaction (disk full) fails every job of the batch, and the queue goes on', async () => {
+    const { db, seen } = twoConnections();
+    const pages = (db.$client.query('PRAGMA page_count').get() as { page_count: number }).page_count;
+    db.$client.run(`PRAGMA max_page_count = ${pages + 3}`);
+    const results = await Promise.allSettled([
+      queuedWrite(db, insert(db, 'a')),
+      queuedWrite(db, () => db.$client.run('INSERT INTO t (v) VALUES (randomblob(200000))')),
+      queuedWrite(db, insert(db, 'c')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/full/i);
+    expect(seen()).toEqual([]);
+    db.$client.run('PRAGMA max_page_count = 1073741823');
+    expect(await queuedWrite(db, insert(db, 'd'))).toBe('d');
+    expect(seen()).toEqual(['d']);
+  });
+
   test('drainWrites commits what is queued at once (shutdown)', async () => {
     const { db, seen } = twoConnections();
     const done = queuedWrite(db, insert(db, 'a'));

@@ -59,46 +59,54 @@ const MAX_BATCH = 256;
 
 function flushQueue(db: Db, queue: Queue): void {
   queue.scheduled = false;
-  const sqlite = db.$client;
-  while (queue.jobs.length) {
-    const batch = queue.jobs.splice(0, MAX_BATCH);
-    // Another transaction cannot be open here (transactions are synchronous), unless the
-    // database was closed under the queue: then every job fails with that error.
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
-    try {
-      sqlite.run('BEGIN IMMEDIATE');
-    } catch (err) {
-      for (const job of batch) job.reject(err);
-      continue;
-    }
+  while (queue.jobs.length) runBatch(db.$client, queue.jobs.splice(0, MAX_BATCH));
+}
+
+type Sqlite = Db['$client'];
+type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
+
+/**
+ * One transaction for the batch. Nothing may escape: this runs from `setImmediate`, where a
+ * throw would take the server down. Some SQLite errors (disk full, I/O error, out of memory)
+ * roll back the whole transaction rather than the statement: then the jobs that had succeeded
+ * lost their writes too, and every job of the batch fails with that error (none was answered).
+ */
+function runBatch(sqlite: Sqlite, batch: Job<unknown>[]): void {
+  const outcomes: Outcome[] = [];
+  try {
+    sqlite.run('BEGIN IMMEDIATE');
     for (const job of batch) {
       sqlite.run('SAVEPOINT job');
       try {
         outcomes.push({ ok: true, value: job.work() });
         sqlite.run('RELEASE job');
       } catch (err) {
+        // Without a transaction there is no savepoint to go back to: the batch is lost.
+        if (!sqlite.inTransaction) throw err;
         sqlite.run('ROLLBACK TO job');
         sqlite.run('RELEASE job');
         outcomes.push({ ok: false, err });
       }
     }
+    sqlite.run('COMMIT');
+  } catch (err) {
     try {
-      sqlite.run('COMMIT');
-    } catch (err) {
       if (sqlite.inTransaction) sqlite.run('ROLLBACK');
-      for (const job of batch) job.reject(err);
-      continue;
+    } catch {
+      // the connection is unusable (closed, I/O error): the next batch's BEGIN says so
     }
-    batch.forEach((job, i) => {
-      const outcome = outcomes[i]!;
-      if (!outcome.ok) return job.reject(outcome.err);
-      try {
-        job.afterCommit?.(outcome.value);
-      } catch (err) {
-        // The write is committed, but its caller must hear that what follows it failed.
-        return job.reject(err);
-      }
-      job.resolve(outcome.value);
-    });
+    for (const job of batch) job.reject(err);
+    return;
   }
+  batch.forEach((job, i) => {
+    const outcome = outcomes[i]!;
+    if (!outcome.ok) return job.reject(outcome.err);
+    try {
+      job.afterCommit?.(outcome.value);
+    } catch (err) {
+      // The write is committed, but its caller must hear that what follows it failed.
+      return job.reject(err);
+    }
+    job.resolve(outcome.value);
+  });
 }
