@@ -152,18 +152,21 @@ describe('images/convertImage', () => {
     }
   });
 
-  test('base64 payloads: line-wrapped and base64url decode; anything else is INVALID_DATA_URL', async () => {
+  test('base64 payloads: line-wrapped, base64url and mixed alphabets decode; anything else is INVALID_DATA_URL', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     const png = await noise(40, 40).png(); // noise: every base64 character shows up
     const b64 = Buffer.from(png).toString('base64');
     const wrapped = b64.replace(/.{76}/g, '$&\r\n');
     const url = Buffer.from(png).toString('base64url');
     expect(url).toMatch(/[-_]/);
-    for (const payload of [wrapped, url]) {
+    const mixed = b64.replace('+', '-').replace('/', '_'); // the same bytes, both alphabets at once
+    expect(mixed).toMatch(/[-_]/);
+    expect(mixed).toMatch(/[+/]/);
+    for (const payload of [wrapped, url, mixed]) {
       const res = await ctx.json('images/convertImage', { dataUrl: `data:image/png;base64,${payload}` }, ctx.users[0]);
       expect(res.body).toMatchObject({ success: true, originalFormat: 'png' });
     }
-    for (const payload of [`${b64.slice(0, 40)}!${b64.slice(41)}`, `${b64.slice(0, 40)}-+${b64.slice(42)}`]) {
+    for (const payload of [`${b64.slice(0, 40)}!${b64.slice(41)}`, `${b64.slice(0, 40)}*${b64.slice(41)}`]) {
       const res = await ctx.json('images/convertImage', { dataUrl: `data:image/png;base64,${payload}` }, ctx.users[0]);
       expect(res.body).toMatchObject({ success: false, error: { code: 'INVALID_DATA_URL' } });
     }

@@ -26,7 +26,13 @@ export interface ConvertLimits {
  * converts an image, and every CLI command, need not pay.
  */
 let codec: Promise<typeof import('@napi-rs/image')> | undefined;
-const loadCodec = () => (codec ??= import('@napi-rs/image'));
+const loadCodec = () =>
+  (codec ??= import('@napi-rs/image').catch((err) => {
+    // Not cached: a passing cause (a full or unwritable temporary directory) must not break
+    // every later conversion until a restart.
+    codec = undefined;
+    throw err;
+  }));
 
 const fail = (code: ConvertErrorCode, message: string): ConvertResult => ({ success: false, error: { code, message } });
 
@@ -41,14 +47,17 @@ export function parseDataUrl(dataUrl: string, maxBytes: number): Uint8Array | Co
     // A length check first (whitespace, which the decoder skips, only makes it generous), then
     // one strict pass that validates and decodes: a regex over a 13 MB payload cost more.
     if (Math.floor((payload.length * 3) / 4) - 2 > maxBytes * 1.1 + 1024) return fail('TOO_LARGE', `the image is larger than ${maxBytes} bytes`);
-    for (const alphabet of ['base64', 'base64url'] as const) {
-      try {
-        return Uint8Array.fromBase64(payload, { alphabet });
-      } catch {
-        // not this alphabet (or not base64 at all: the second pass says so)
-      }
+    try {
+      return Uint8Array.fromBase64(payload);
+    } catch {
+      // Not standard base64: URL-safe characters (alone or mixed in, as lenient encoders and
+      // earlier Parley accept), or not base64 at all, which the second pass says.
     }
-    return fail('INVALID_DATA_URL', 'the data URL payload is not valid base64');
+    try {
+      return Uint8Array.fromBase64(payload.replace(/[-_]/g, (c) => (c === '-' ? '+' : '/')));
+    } catch {
+      return fail('INVALID_DATA_URL', 'the data URL payload is not valid base64');
+    }
   }
   let bytes: Uint8Array;
   try {
