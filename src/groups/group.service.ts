@@ -27,10 +27,11 @@ export async function sendGroupMessage(
   sender: User,
   content: string,
 ): Promise<{ group: GroupChat; message: GroupMessage }> {
-  const now = deps.now();
   const sent = await queuedWrite(
     deps.db,
     () => {
+      // Taken when the message is stored, so `createdAt` follows the order of positions and ids.
+      const now = deps.now();
       const group = memberGroup();
       const item = appendGroupItem(deps.db, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
       const message = groupMessageOf(item, memberOf(sender));
