@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { waitForListening } from './lib/wait-for-listening';
 
 const { values, positionals } = parseArgs({ args: Bun.argv.slice(2), options: { emulator: { type: 'string' } }, allowPositionals: true });
 if (positionals.length !== 1) throw new Error('usage: smoke.ts [--emulator CMD] BINARY');
@@ -36,17 +37,8 @@ const server = Bun.spawn([...prefix, binary, 'serve', '--port', '0'], { env, std
 const stderr = new Response(server.stderr).text();
 let url = '';
 try {
-  const reader = server.stdout.getReader();
-  let seen = '';
-  const deadline = Date.now() + 120_000; // JIT-less start-up under emulation is slow
-  while (!url && Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    seen += new TextDecoder().decode(value);
-    url = /listening on (http:\/\/\S+)/.exec(seen)?.[1] ?? '';
-  }
-  reader.releaseLock();
-  if (!url) fail(`server did not start: ${seen}`);
+  // JIT-less start-up under emulation is slow.
+  url = await waitForListening(server, 120_000).catch((err: Error) => fail(err.message));
   step(`serving at ${url} on an empty data dir`);
 
   const health = await fetch(`${url}/api/health`);

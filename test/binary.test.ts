@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBinaryOnce } from './build-binary';
-import { waitForListening } from './support/listening';
+import { waitForListening } from '../scripts/lib/wait-for-listening';
 import pkg from '../package.json' with { type: 'json' };
 
 const root = new URL('..', import.meta.url).pathname;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transformer } from '@napi-rs/image';
 import { sharedFakeExpo } from './fakes/expo';
-import { waitForListening } from './support/listening';
+import { waitForListening } from '../scripts/lib/wait-for-listening';
 
 const root = new URL('..', import.meta.url).pathname;
 

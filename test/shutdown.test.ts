@@ -14,7 +14,7 @@ import { guardStream } from '../src/http/stream-guard';
 import { createTestContext } from './helpers';
 import { testOps, testStreamOp, SseReader } from './support/test-ops';
 import { streamOpeners } from './support/stream-openers';
-import { waitForListening } from './support/listening';
+import { waitForListening } from '../scripts/lib/wait-for-listening';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
 setDefaultTimeout(60_000);

@@ -3,6 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitForListening } from '../lib/wait-for-listening';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -46,24 +47,16 @@ export async function startServer(cmd: ParleyCmd, dataDir: string, env: Record<s
     stderr: 'pipe',
     env: { PATH: process.env.PATH ?? '', PARLEY_LOG_LEVEL: 'warn', ...env },
   });
-  const reader = proc.stdout.getReader();
-  let seen = '';
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    seen += new TextDecoder().decode(value);
-    const m = /listening on (http:\/\/\S+)/.exec(seen);
-    if (m) {
-      reader.releaseLock();
-      // Keep draining stdout so a chatty server never blocks on a full pipe.
-      void proc.stdout.pipeTo(new WritableStream()).catch(() => undefined);
-      void proc.stderr.pipeTo(new WritableStream()).catch(() => undefined);
-      return { url: m[1]!, proc, pid: proc.pid };
-    }
+  try {
+    const url = await waitForListening(proc, 20_000);
+    // Keep draining stdout so a chatty server never blocks on a full pipe.
+    void proc.stdout.pipeTo(new WritableStream()).catch(() => undefined);
+    void proc.stderr.pipeTo(new WritableStream()).catch(() => undefined);
+    return { url, proc, pid: proc.pid };
+  } catch (err) {
+    proc.kill('SIGKILL');
+    throw err;
   }
-  proc.kill('SIGKILL');
-  throw new Error(`server did not start: ${seen}`);
 }
 
 export type Api = (path: string, body: unknown, opts?: { signal?: AbortSignal }) => Promise<{ status: number; body: any }>;
