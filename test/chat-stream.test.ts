@@ -221,6 +221,27 @@ describe('chat/streamDeepResearch', () => {
     expect((await ctx.json('chat/cancelResponse', { responseId: rid }, ctx.users[0])).body).toEqual({ success: false, status: 'cancelled' });
   });
 
+  test('truncating a conversation cancels its running turn first: nothing is written after the cut', async () => {
+    const ctx = createTestContext({ users, config: responsesConfig() });
+    openai.responsesScript = () => textEvents('x'.repeat(200), 200);
+    openai.eventDelayMs = 5;
+    const reader = new SseReader(await research(ctx, { message: 'first question' }));
+    const head = await reader.all(4);
+    const conversationId = head[0]!.data.conversationId as string;
+    const rid = head[1]!.data.responseId as string;
+    const before = listItems(ctx.db, conversationId);
+    expect(before.map((i) => i.role)).toEqual(['user']);
+    const cut = await ctx.json('chat/truncateConversationFromItem', { conversationId, fromItemId: before[0]!.id }, ctx.users[0]);
+    // The question, and the partial answer the cancelled turn kept: all of it is after the cut.
+    expect(cut.body).toEqual({ success: true, deletedCount: expect.any(Number) });
+    expect(cut.body.deletedCount).toBeGreaterThanOrEqual(1);
+    const rest = await reader.all();
+    expect(rest.at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
+    expect(findResponseById(ctx.db, rid)!.status).toBe('cancelled');
+    await Bun.sleep(50);
+    expect(listItems(ctx.db, conversationId)).toEqual([]);
+  });
+
   test('concurrency caps: 429 envelope before the stream, per user and overall', async () => {
     const ctx = createTestContext({ users: [...users, { email: 'cy@example.org' }], config: responsesConfig({ researchMaxPerUser: 1, researchMaxTotal: 2 }) });
     openai.responsesScript = () => textEvents('y'.repeat(100), 100);

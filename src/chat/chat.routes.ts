@@ -116,17 +116,20 @@ export const chatOperations = [
     path: 'chat/truncateConversationFromItem',
     summary: 'Delete an item and every later item (edit and continue)',
     description:
-      'Answers `{success: true, deletedCount}`. When nothing can be deleted it answers 200 with `success: false`, `deletedCount: 0` and a `reason`: ' +
+      'Running AI turns of the conversation are cancelled first (their streams end with the cancellation error). Answers `{success: true, deletedCount}`. When nothing can be deleted it answers 200 with `success: false`, `deletedCount: 0` and a `reason`: ' +
       '`CONVERSATION_NOT_WRITABLE` (unknown conversation, or the caller is neither owner nor writer), `GROUP_CONVERSATION` (a group chat\'s conversation: its history is shared and streamed to every member, so it is not truncated) or `ITEM_NOT_FOUND` (the item is not in that conversation; `failedItemId` names it).',
     input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
     output: t.Object({ success: t.Boolean(), deletedCount: t.Number(), reason: t.Optional(t.String()), failedItemId: t.Optional(t.String()) }),
-    handler: ({ input, user, deps }) => {
+    handler: async ({ input, user, deps }) => {
       if (!canWriteConversation(deps.db, input.conversationId, user.id)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.notWritable };
       // A group's history is shared by its members and streamed to them: it is not edited from here.
       if (findGroupByConversationId(deps.db, input.conversationId)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.groupConversation };
       const item = findItemById(deps.db, input.fromItemId);
       if (!item || item.conversationId !== input.conversationId)
         return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.itemNotFound, failedItemId: input.fromItemId };
+      // A turn still answering the history being cut would append its answer after the cut:
+      // editing a message and sending it again cancels the answer to the old one.
+      await stopResponses(deps, input.conversationId);
       const deletedCount = writeTx(deps.db, (tx) => truncateFromItem(tx, item, deps.now()));
       return { success: true, deletedCount };
     },
