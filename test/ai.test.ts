@@ -90,7 +90,7 @@ describe('AI providers', () => {
     ]);
   });
 
-  test('openai-responses: resumeFrom retrieves with starting_after and relays only the rest', async () => {
+  test('openai-responses: resumeFrom (a restart) replays the response from its start and relays only what follows the cursor', async () => {
     openai.responsesScript = () => textEvents('abcdef', 6);
     const first: UpstreamCursor[] = [];
     await collect(responses().streamChat({ messages: [{ role: 'user', content: 'x' }], onCursor: (c) => first.push(c) }));
@@ -98,7 +98,28 @@ describe('AI providers', () => {
     // Event 5 is the 2nd text delta: resuming after it yields the 4 later deltas.
     const evs = await collect(responses().streamChat({ messages: [], resumeFrom: { upstreamId, sequenceNumber: 5 } }));
     expect(text(evs)).toBe('cdef');
-    expect(openai.requests.at(-1)!.path).toBe(`GET /v1/responses/${upstreamId}?stream=true&starting_after=5`);
+    expect(openai.requests.at(-1)!.path).toBe(`GET /v1/responses/${upstreamId}?stream=true`);
+  });
+
+  test('openai-responses: after a restart, a search announced before the cursor is not announced a second time', async () => {
+    openai.responsesScript = () => [
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'ws_1', type: 'web_search_call', status: 'in_progress', action: { type: 'search', query: 'fox facts' } } },
+      { type: 'response.web_search_call.in_progress', item_id: 'ws_1', output_index: 0 },
+      { type: 'response.web_search_call.searching', item_id: 'ws_1', output_index: 0 },
+      { type: 'response.web_search_call.completed', item_id: 'ws_1', output_index: 0 },
+      // the item as some servers send it: without its action, the query only known from before
+      { type: 'response.output_item.done', output_index: 0, item: { id: 'ws_1', type: 'web_search_call', status: 'completed' } },
+      ...textEvents('Foxes are quick.', 2),
+    ];
+    const first: UpstreamCursor[] = [];
+    const whole = await collect(responses().streamChat({ messages: [{ role: 'user', content: 'x' }], onCursor: (c) => first.push(c) }));
+    expect(types(whole).filter((t) => t === 'web_search.in_progress')).toHaveLength(1);
+    const upstreamId = first[0]!.upstreamId;
+    // 0 created, 1 in_progress, 2 the search item, 3 its in_progress (announced, and stored,
+    // before the "restart"), 4 searching: resume after 4.
+    const evs = await collect(responses().streamChat({ messages: [], resumeFrom: { upstreamId, sequenceNumber: 4 } }));
+    expect(types(evs)).not.toContain('web_search.in_progress');
+    expect(text(evs)).toBe('Foxes are quick.');
   });
 
   test('openai-responses: a dropped upstream connection is picked up with starting_after, nothing lost or repeated', async () => {

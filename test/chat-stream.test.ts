@@ -153,7 +153,7 @@ describe('chat/streamDeepResearch', () => {
     expect(replay.length).toBe(2504); // conversation.created, response.created, content_part.added, 2500 deltas, done
   });
 
-  test('resume across a server restart: the upstream background response is retrieved with starting_after', async () => {
+  test('resume across a server restart: the upstream background response is retrieved and replayed up to the cursor', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
     dirs.push(dir);
     const file = join(dir, 'parley.db');
@@ -177,7 +177,7 @@ describe('chat/streamDeepResearch', () => {
     expect(seqs(all)).toEqual(all.map((_, i) => i + 1));
     expect(text(all)).toBe(full);
     expect(typesOf(all).at(-1)).toBe('done');
-    expect(openai.requests.some((r) => r.path.includes('starting_after='))).toBe(true);
+    expect(openai.requests.some((r) => r.path === `GET /v1/responses/${findResponseById(ctx2.db, rid)!.upstreamId}?stream=true`)).toBe(true);
     const row = findResponseById(ctx2.db, rid)!;
     expect(row.status).toBe('completed');
     expect(listItems(ctx2.db, row.conversationId).at(-1)!.content).toBe(full);

@@ -62,7 +62,15 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
   let live: string | undefined = resume?.upstreamId;
   /** Kept across reconnects of one upstream response (the mapper remembers searches and calls). */
   let mapper: ResponsesEventMapper | undefined;
+  /**
+   * After a restart the mapper starts empty, yet it must know the searches and function calls
+   * the response made before (or a search is announced twice and a tool call is never answered).
+   * So the response is replayed from its first event: events up to the stored cursor rebuild the
+   * mapper's state without being handed on again (they were delivered and stored already).
+   */
+  let replayThrough: number | undefined;
   let lastSeq = resume?.sequenceNumber ?? -1;
+  const replayed: AiEvent[] = [];
   let reconnects = 0;
   try {
   // A research model may call tools many times; a bound keeps a looping model from running forever.
@@ -71,10 +79,10 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
     let broken: unknown;
     try {
       if (resume) {
-        stream = parseSseBatches(
-          (await client.responses.retrieve(resume.upstreamId, { stream: true, starting_after: resume.sequenceNumber }, { signal: opts.signal }).asResponse()).body,
-          opts.signal,
-        );
+        // No mapper yet: this process is picking up a response an earlier one started.
+        if (!mapper) replayThrough = resume.sequenceNumber;
+        const query = mapper ? { stream: true as const, starting_after: resume.sequenceNumber } : { stream: true as const };
+        stream = parseSseBatches((await client.responses.retrieve(resume.upstreamId, query, { signal: opts.signal }).asResponse()).body, opts.signal);
       } else if (turn.previousResponseId) {
         const body = { ...base, stream: true, previous_response_id: turn.previousResponseId, input: turn.toolOutputs!.map((o) => ({ type: 'function_call_output', ...o })) };
         stream = parseSseBatches((await client.responses.create(body as any, { signal: opts.signal }).asResponse()).body, opts.signal);
@@ -97,8 +105,14 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
         const out: AiEvent[] = [];
         for (const ev of batch) {
           if (ev.response?.id) live = upstreamId = ev.response.id;
+          const n = ev.sequence_number;
+          if (replayThrough !== undefined && typeof n === 'number' && n <= replayThrough) {
+            mapper.mapInto(ev, replayed); // state only: delivered before the restart
+            replayed.length = 0;
+            continue;
+          }
           mapper.mapInto(ev, out);
-          if (typeof ev.sequence_number === 'number') seq = ev.sequence_number;
+          if (typeof n === 'number') seq = n;
         }
         if (out.length) yield out;
         // Once per network chunk: everything mapped from it has been handed over by now.
@@ -129,6 +143,7 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
     if (!mapper.finished) throw new AiError('The AI provider ended the stream before the response was complete.');
     const finished = mapper;
     mapper = undefined;
+    replayThrough = undefined; // a tool round is a new upstream response, numbered from 0
     reconnects = 0;
     turn = undefined;
     if (finished.functionCalls.length) {
