@@ -120,6 +120,20 @@ describe('AI providers', () => {
     const evs = await collect(responses().streamChat({ messages: [], resumeFrom: { upstreamId, sequenceNumber: 4 } }));
     expect(types(evs)).not.toContain('web_search.in_progress');
     expect(text(evs)).toBe('Foxes are quick.');
+    // The same when the connection breaks during the replay, again and again: each reconnect
+    // continues after the last event fed, replayed or relayed.
+    openai.dropAfter = 2;
+    try {
+      const before = openai.requests.length;
+      const cut = await collect(responses().streamChat({ messages: [], resumeFrom: { upstreamId, sequenceNumber: 4 } }));
+      expect(types(cut)).not.toContain('web_search.in_progress');
+      expect(text(cut)).toBe('Foxes are quick.');
+      const paths = openai.requests.slice(before).map((r) => r.path);
+      expect(paths[0]).toBe(`GET /v1/responses/${upstreamId}?stream=true`);
+      expect(paths[1]).toBe(`GET /v1/responses/${upstreamId}?stream=true&starting_after=1`);
+    } finally {
+      openai.dropAfter = undefined;
+    }
   });
 
   test('openai-responses: a dropped upstream connection is picked up with starting_after, nothing lost or repeated', async () => {

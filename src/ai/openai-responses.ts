@@ -30,6 +30,7 @@ export function createResponsesProvider(cfg: ResponsesProviderConfig): AiProvide
 async function* noEvents(): AsyncGenerator<any[]> {}
 
 /** Reconnects to a running background response after its stream broke, in a row without progress. */
+const UPSTREAM_CANCEL_TIMEOUT_MS = 5_000;
 const MAX_RECONNECTS = 3;
 const RECONNECT_DELAY_MS = 250;
 
@@ -68,8 +69,12 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
    * So the response is replayed from its first event: events up to the stored cursor rebuild the
    * mapper's state without being handed on again (they were delivered and stored already).
    */
-  let replayThrough: number | undefined;
-  let lastSeq = resume?.sequenceNumber ?? -1;
+  let replayThrough = resume?.sequenceNumber;
+  /**
+   * The last sequence number of the current upstream response fed to the mapper, replayed or
+   * relayed: a reconnect continues right after it, so a replay cut short resumes where it stood.
+   */
+  let fed = -1;
   const replayed: AiEvent[] = [];
   let reconnects = 0;
   try {
@@ -79,9 +84,7 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
     let broken: unknown;
     try {
       if (resume) {
-        // No mapper yet: this process is picking up a response an earlier one started.
-        if (!mapper) replayThrough = resume.sequenceNumber;
-        const query = mapper ? { stream: true as const, starting_after: resume.sequenceNumber } : { stream: true as const };
+        const query = fed >= 0 ? { stream: true as const, starting_after: fed } : { stream: true as const };
         stream = parseSseBatches((await client.responses.retrieve(resume.upstreamId, query, { signal: opts.signal }).asResponse()).body, opts.signal);
       } else if (turn.previousResponseId) {
         const body = { ...base, stream: true, previous_response_id: turn.previousResponseId, input: turn.toolOutputs!.map((o) => ({ type: 'function_call_output', ...o })) };
@@ -106,21 +109,22 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
         for (const ev of batch) {
           if (ev.response?.id) live = upstreamId = ev.response.id;
           const n = ev.sequence_number;
-          if (replayThrough !== undefined && typeof n === 'number' && n <= replayThrough) {
-            mapper.mapInto(ev, replayed); // state only: delivered before the restart
-            replayed.length = 0;
-            continue;
+          if (typeof n === 'number') {
+            if (n <= fed) continue; // already seen on an earlier connection
+            fed = n;
+            progressed = true;
+            if (replayThrough !== undefined && n <= replayThrough) {
+              mapper.mapInto(ev, replayed); // state only: delivered before the restart
+              replayed.length = 0;
+              continue;
+            }
+            seq = n;
           }
           mapper.mapInto(ev, out);
-          if (typeof n === 'number') seq = n;
         }
         if (out.length) yield out;
         // Once per network chunk: everything mapped from it has been handed over by now.
-        if (seq !== undefined) {
-          lastSeq = seq;
-          progressed = true;
-          if (upstreamId) opts.onCursor?.({ upstreamId, sequenceNumber: seq });
-        }
+        if (seq !== undefined && upstreamId) opts.onCursor?.({ upstreamId, sequenceNumber: seq });
       }
     } catch (err) {
       broken = err;
@@ -132,7 +136,7 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
       reconnects = progressed ? 1 : reconnects + 1;
       if (reconnects <= MAX_RECONNECTS) {
         await Bun.sleep(RECONNECT_DELAY_MS * reconnects);
-        resume = { upstreamId: live, sequenceNumber: lastSeq };
+        resume = { upstreamId: live, sequenceNumber: fed };
         round--;
         continue;
       }
@@ -143,7 +147,9 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
     if (!mapper.finished) throw new AiError('The AI provider ended the stream before the response was complete.');
     const finished = mapper;
     mapper = undefined;
-    replayThrough = undefined; // a tool round is a new upstream response, numbered from 0
+    // A tool round is a new upstream response, numbered from 0.
+    replayThrough = undefined;
+    fed = -1;
     reconnects = 0;
     turn = undefined;
     if (finished.functionCalls.length) {
@@ -159,7 +165,10 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
   }
   } finally {
     // Stopped by the user (abort, or the consumer returning early): stop paying for the upstream run too.
-    if (live && opts.signal?.aborted && opts.signal.reason !== SHUTDOWN_REASON) await client.responses.cancel(live).catch(() => undefined);
+    // Bounded: a cancel (or a truncate, or a conversation delete, which cancel first) must not
+    // wait minutes on a provider that does not answer; the upstream run then ends on its own.
+    if (live && opts.signal?.aborted && opts.signal.reason !== SHUTDOWN_REASON)
+      await client.responses.cancel(live, { timeout: UPSTREAM_CANCEL_TIMEOUT_MS, maxRetries: 0 }).catch(() => undefined);
   }
 }
 

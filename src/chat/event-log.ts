@@ -86,21 +86,29 @@ export class EventWriter {
     if (this.failure) throw this.failure;
     this.buffer.push({ seq: ++this.seq, data: JSON.stringify(event) });
     if (this.buffer.length >= MAX_BATCH) this.flush();
-    else
-      this.scheduled ??= setImmediate(() => {
-        // A failed background write must not crash the process: the task sees it on its next emit.
-        try {
-          this.flush();
-        } catch (err) {
-          this.failure = err;
-        }
-      });
+    else this.scheduleFlush();
     return this.seq;
   }
 
-  /** Remember where the upstream stands; written with the next batch. */
+  /**
+   * Remember where the upstream stands; written with the next batch, or on its own within a
+   * turn of the event loop when no event comes (a tool round's new response, which may think
+   * for a while before it says anything: a restart must know it exists).
+   */
   setCursor(cursor: UpstreamCursor): void {
     this.cursor = cursor;
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    this.scheduled ??= setImmediate(() => {
+      // A failed background write must not crash the process: the task sees it on its next emit.
+      try {
+        this.flush();
+      } catch (err) {
+        this.failure = err;
+      }
+    });
   }
 
   flush(): void {
