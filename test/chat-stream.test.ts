@@ -184,6 +184,48 @@ describe('chat/streamDeepResearch', () => {
     ctx2.db.$client.close();
   });
 
+  test('a restart while a tool round\'s follow-up is thinking resumes that follow-up: the tool is not run twice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
+    dirs.push(dir);
+    const file = join(dir, 'parley.db');
+    let turn = 0;
+    // The follow-up "thinks" first: events that say nothing to the client, 0.6 s of them.
+    const thinking = Array.from({ length: 6 }, () => ({ type: 'response.keepalive' }));
+    openai.responsesScript = () =>
+      turn++ === 0
+        ? functionCallEvents('call_7', 'generate_canvas', { topic: 'Trip', goal: 'Pack', content: '# Plan' })
+        : [...thinking, ...textEvents('Made a canvas.', 1)];
+    openai.eventDelayMs = 100;
+    const ctx1 = createTestContext({ users, config: responsesConfig(), db: openDatabase(file) });
+    const key = ctx1.users[0]!.key;
+    const reader = new SseReader(await ctx1.call('chat/streamDeepResearch', { message: 'Plan my trip' }, { 'x-api-key': key }));
+    const head: Frame[] = [];
+    while (!head.some((f) => f.data.type === 'widget.created')) head.push(...(await reader.all(1)));
+    const rid = head[1]!.data.responseId as string;
+    const firstUpstream = findResponseById(ctx1.db, rid)!.upstreamId;
+    // The follow-up has started upstream but said nothing yet: its id must already be stored.
+    for (let i = 0; i < 100 && findResponseById(ctx1.db, rid)!.upstreamId === firstUpstream; i++) await Bun.sleep(5);
+    const followUp = findResponseById(ctx1.db, rid)!.upstreamId;
+    expect(followUp).not.toBe(firstUpstream);
+    await reader.close();
+    await ctx1.deps.tasks.shutdown(); // the process "dies" before the follow-up's first word
+    ctx1.db.$client.close();
+
+    openai.eventDelayMs = 0;
+    const posts = () => openai.requests.filter((r) => r.path.startsWith('POST /v1/responses')).length;
+    const postsBefore = posts();
+    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
+    expect(typesOf(rest)).not.toContain('widget.created');
+    expect(typesOf(rest)).not.toContain('generate_canvas.in_progress');
+    expect(text(rest)).toBe('Made a canvas.');
+    expect(typesOf(rest).at(-1)).toBe('done');
+    expect(posts()).toBe(postsBefore); // no second follow-up was started
+    expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
+    ctx2.db.$client.close();
+  }, 30_000);
+
   test('restart with a provider that cannot resume: failed with an error event', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
     dirs.push(dir);
@@ -221,17 +263,22 @@ describe('chat/streamDeepResearch', () => {
     expect((await ctx.json('chat/cancelResponse', { responseId: rid }, ctx.users[0])).body).toEqual({ success: false, status: 'cancelled' });
   });
 
-  test('truncating a conversation cancels its running turn first: nothing is written after the cut', async () => {
+  /** A research turn answering slowly, its first frames read: what the truncate tests cut into. */
+  async function slowTurn() {
     const ctx = createTestContext({ users, config: responsesConfig() });
     openai.responsesScript = () => textEvents('x'.repeat(200), 200);
     openai.eventDelayMs = 5;
     const reader = new SseReader(await research(ctx, { message: 'first question' }));
     const head = await reader.all(4);
     const conversationId = head[0]!.data.conversationId as string;
-    const rid = head[1]!.data.responseId as string;
-    const before = listItems(ctx.db, conversationId);
-    expect(before.map((i) => i.role)).toEqual(['user']);
-    const cut = await ctx.json('chat/truncateConversationFromItem', { conversationId, fromItemId: before[0]!.id }, ctx.users[0]);
+    const items = listItems(ctx.db, conversationId);
+    expect(items.map((i) => i.role)).toEqual(['user']);
+    return { ctx, reader, conversationId, rid: head[1]!.data.responseId as string, question: items[0]! };
+  }
+
+  test('truncating a conversation cancels its running turn first: nothing is written after the cut', async () => {
+    const { ctx, reader, conversationId, rid, question } = await slowTurn();
+    const cut = await ctx.json('chat/truncateConversationFromItem', { conversationId, fromItemId: question.id }, ctx.users[0]);
     // The question, and the partial answer the cancelled turn kept: all of it is after the cut.
     expect(cut.body).toEqual({ success: true, deletedCount: expect.any(Number) });
     expect(cut.body.deletedCount).toBeGreaterThanOrEqual(1);
@@ -240,6 +287,22 @@ describe('chat/streamDeepResearch', () => {
     expect(findResponseById(ctx.db, rid)!.status).toBe('cancelled');
     await Bun.sleep(50);
     expect(listItems(ctx.db, conversationId)).toEqual([]);
+  });
+
+  test('a message sent while a truncate waits for the cancel never leaves an answer without its question', async () => {
+    const { ctx, reader, conversationId, question } = await slowTurn();
+    const cutting = ctx.json('chat/truncateConversationFromItem', { conversationId, fromItemId: question.id }, ctx.users[0]);
+    // The edited message, sent without waiting for the truncate's answer.
+    openai.responsesScript = () => textEvents('new answer', 2);
+    openai.eventDelayMs = 20;
+    const sending = research(ctx, { conversationId, message: 'edited question' });
+    expect((await cutting).body.success).toBe(true);
+    await readFrames(await sending);
+    await reader.all();
+    await Bun.sleep(50);
+    const items = listItems(ctx.db, conversationId);
+    expect(items[0]?.role ?? 'user').toBe('user');
+    expect(items.filter((i) => i.role === 'user').length).toBeGreaterThanOrEqual(items.filter((i) => i.role === 'assistant').length);
   });
 
   test('concurrency caps: 429 envelope before the stream, per user and overall', async () => {

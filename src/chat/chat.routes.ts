@@ -21,6 +21,7 @@ import {
   updateConversation,
 } from './conversation.store';
 import { listRunningInConversation } from './response.store';
+import { cancelOrphan } from './respond';
 import { ConversationSchema, ItemSchema, conversationView, itemView, decodeCursor, encodeCursor } from './chat.view';
 
 const ConversationId = t.Object({ conversationId: t.String() });
@@ -37,9 +38,22 @@ function writableConversation(deps: AppDeps, user: User, id: string) {
   return c;
 }
 
-/** Stop the conversation's running AI turns first, so none writes into rows being deleted. */
+/**
+ * Stop the conversation's running AI turns first, so none writes into rows being deleted. A turn
+ * started while an earlier one was being cancelled is stopped too: when this returns, normally
+ * none is running, and the caller's synchronous transaction follows before another can start.
+ */
 async function stopResponses(deps: AppDeps, conversationId: string) {
-  for (const r of listRunningInConversation(deps.db, conversationId)) await deps.tasks.cancel(r.id);
+  // Bounded all the same: a client starting turns in a loop must not hold this request forever.
+  for (let pass = 0; pass < 10; pass++) {
+    const running = listRunningInConversation(deps.db, conversationId);
+    if (!running.length) return;
+    for (const r of running) {
+      // A row no task owns (start-up normally resumes or fails every one) is closed directly,
+      // or it would be listed as running forever.
+      if (!(await deps.tasks.cancel(r.id))) cancelOrphan(deps, r);
+    }
+  }
 }
 
 export const chatOperations = [
@@ -124,12 +138,14 @@ export const chatOperations = [
       if (!canWriteConversation(deps.db, input.conversationId, user.id)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.notWritable };
       // A group's history is shared by its members and streamed to them: it is not edited from here.
       if (findGroupByConversationId(deps.db, input.conversationId)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.groupConversation };
-      const item = findItemById(deps.db, input.fromItemId);
-      if (!item || item.conversationId !== input.conversationId)
-        return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.itemNotFound, failedItemId: input.fromItemId };
+      const notFound = { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.itemNotFound, failedItemId: input.fromItemId };
+      if (findItemById(deps.db, input.fromItemId)?.conversationId !== input.conversationId) return notFound;
       // A turn still answering the history being cut would append its answer after the cut:
       // editing a message and sending it again cancels the answer to the old one.
       await stopResponses(deps, input.conversationId);
+      // Read again after the wait: the item may have gone meanwhile (another truncate).
+      const item = findItemById(deps.db, input.fromItemId);
+      if (item?.conversationId !== input.conversationId) return notFound;
       const deletedCount = writeTx(deps.db, (tx) => truncateFromItem(tx, item, deps.now()));
       return { success: true, deletedCount };
     },
