@@ -13,10 +13,13 @@ export interface Logger {
  * One JSON object per line on stderr. Callers pass fields, never credentials: request lines carry
  * the path only (no query string, no headers), so tokens and keys cannot end up in the log.
  */
-export function createLogger(level: LogLevel, write: LineWriter = stderrWriter()): Logger {
+export function createLogger(level: LogLevel, write?: LineWriter): Logger {
   const min = rank[level];
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (rank[lvl] < min) return;
+    // The shared stderr batch (and its exit hook) is made by the first line written, not by
+    // every logger made: `silentLogger` is created on import and never writes.
+    write ??= stderrWriter();
     // Spliced rather than one JSON.stringify of a merged object: a request line is logged per
     // request, and the merged copy of its fields cost more than the rest of the line.
     const head = `{"time":"${isoNow()}","level":"${lvl}","msg":${JSON.stringify(msg)}`;

@@ -30,9 +30,10 @@ export function createResponsesProvider(cfg: ResponsesProviderConfig): AiProvide
 async function* noEvents(): AsyncGenerator<any[]> {}
 
 /** Reconnects to a running background response after its stream broke, in a row without progress. */
-const UPSTREAM_CANCEL_TIMEOUT_MS = 5_000;
 const MAX_RECONNECTS = 3;
 const RECONNECT_DELAY_MS = 250;
+/** How long stopping a cancelled turn waits for the provider to confirm the upstream cancel. */
+const UPSTREAM_CANCEL_TIMEOUT_MS = 5_000;
 
 /** A follow-up turn after function calls, or the first one. */
 interface Turn {

@@ -15,7 +15,7 @@ import type { Db } from './connection';
  * order and before any other code, so events numbered inside the jobs are published in order
  * (one that throws rejects its job's promise, although its write is committed).
  */
-export interface Job<T> {
+interface Job<T> {
   work: () => T;
   afterCommit?: (value: T) => void;
   resolve: (value: T) => void;

@@ -8,12 +8,11 @@ import { newId } from '../ids';
  * Group messages are the items of the group's conversation (so `chat/*` sees the same history).
  * The chat store has no paged, sender-joined listing yet, so this file reads the items table
  * directly; it only ever touches the user and assistant items of a group's own conversation.
- * Appending is `appendItem` of the chat store as one prepared statement: sending a group message
- * is the hottest write path, and drizzle would re-prepare its three statements on every call.
+ * Appending is `appendItem` of the chat store as plain SQLite statements prepared once: sending
+ * a group message is the hottest write path, and drizzle would re-prepare its statements on every
+ * call, then fill placeholders and map the row back (parsing the `parts` JSON just written).
  */
 
-// Plain SQLite statements, prepared once: this is the hottest write path, and drizzle's
-// placeholder filling and row mapping (a JSON parse of `parts` we just wrote) cost a tenth of it.
 const hot = preparedFor((db) => ({
   insertItem: db.$client.prepare<{ position: number }, [string, string, string, string, string, string | null, number]>(
     `INSERT INTO conversation_items (id, conversation_id, position, role, content, parts, author_id, created_at)
