@@ -131,10 +131,14 @@ describe('images/convertImage', () => {
     }
   });
 
-  test('an RGBA image opaque everywhere keeps its colours; one transparent pixel, even the last, is still flattened', async () => {
+  // 16 × 16 fills the eight-word AND exactly; 5 × 3 leaves a tail of seven words; 300 × 300
+  // spans two 65,536-word blocks, its transparent pixel in the second.
+  test.each([
+    [16, 16],
+    [5, 3],
+    [300, 300],
+  ])('an RGBA image opaque everywhere keeps its colours; one transparent pixel, even the last, is still flattened (%i × %i)', async (w, h) => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
-    const w = 16;
-    const h = 16;
     const opaque = new Uint8Array(w * h * 4);
     for (let i = 0; i < w * h; i++) opaque.set([0, 160, 0, 255], i * 4);
     const lastClear = opaque.slice();

@@ -74,15 +74,32 @@ const RGBA8 = 3;
 /** Bytes blended between two yields: a 12 MP image never holds the event loop for long. */
 const FLATTEN_SLICE = 4 * 1024 * 1024;
 
-/** Every alpha byte 255? Read as 32-bit words: the alpha of little-endian RGBA is the top byte. */
+/** Words ANDed between two early-exit checks: a transparent pixel near the top ends the scan soon. */
+const SCAN_BLOCK = 65536;
+
+/**
+ * Every alpha byte 255? Read as signed 32-bit words (the alpha of little-endian RGBA is the top
+ * byte) and AND eight at a time: all alphas are 255 exactly when the top byte of the AND is.
+ * Signed words stay small integers to the JIT and the unrolled AND has no branch per pixel:
+ * 14 → 7 ms on 12 MP against a compare per word (bench/RESULTS.md, change 13).
+ */
 function isOpaque(px: Uint8Array): boolean {
   if (px.byteOffset % 4 !== 0) {
     for (let i = 3; i < px.length; i += 4) if (px[i] !== 255) return false;
     return true;
   }
-  const words = new Uint32Array(px.buffer, px.byteOffset, px.length >>> 2);
-  for (let i = 0; i < words.length; i++) if (words[i]! < 0xff000000) return false;
-  return true;
+  const words = new Int32Array(px.buffer, px.byteOffset, px.length >>> 2);
+  const n = words.length;
+  const unrolled = n - (n % 8);
+  let all = -1;
+  for (let start = 0; start < unrolled; start += SCAN_BLOCK) {
+    const end = Math.min(unrolled, start + SCAN_BLOCK);
+    for (let i = start; i < end; i += 8)
+      all &= words[i]! & words[i + 1]! & words[i + 2]! & words[i + 3]! & words[i + 4]! & words[i + 5]! & words[i + 6]! & words[i + 7]!;
+    if (all >> 24 !== -1) return false;
+  }
+  for (let i = unrolled; i < n; i++) all &= words[i]!;
+  return all >> 24 === -1;
 }
 
 /** Composite 8-bit RGBA pixels over white, in place (opaque pixels are left as they are). */
