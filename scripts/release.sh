@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the release binaries and smoke-test each one:
-#   dist/parley-linux-x64     PCs and servers (x86-64, glibc: Debian, Ubuntu)
+#   dist/parley-linux-x64     PCs and servers (x86-64 from Nehalem on, glibc: Debian, Ubuntu)
 #   dist/parley-linux-arm64   Raspberry Pi 4/5 with a 64-bit OS, arm64 servers
 # plus dist/SHA256SUMS.
 #
@@ -49,16 +49,30 @@ emulator_for() {
   echo "$bin ${cpu:+-cpu $cpu }-L /usr/$triple"
 }
 
+# The x64 binary must also run on CPUs without AVX or AVX2 (pre-2013 Intel, Atom and Celeron
+# home servers, VMs with a conservative CPU model): Nehalem (x86-64-v2, SSE4.2) is the oldest
+# model it is tested on. QEMU raises SIGILL for any instruction the model lacks.
+x64_old_cpu=Nehalem
 for arch in x64 arm64; do
   emulator=""
   case "$arch:$host" in
     x64:x86_64|arm64:aarch64) ;;
     # The Raspberry Pi 4's Cortex-A72 (ARMv8.0): what runs there runs on a Pi 5 (Cortex-A76) too.
     arm64:*) emulator=$(emulator_for aarch64 aarch64-linux-gnu cortex-a72 libc6-arm64-cross libgcc-s1-arm64-cross) ;;
-    x64:*) emulator=$(emulator_for x86_64 x86_64-linux-gnu "" libc6-amd64-cross libgcc-s1-amd64-cross) ;;
+    x64:*) emulator=$(emulator_for x86_64 x86_64-linux-gnu "$x64_old_cpu" libc6-amd64-cross libgcc-s1-amd64-cross) ;;
   esac
-  echo "==> smoke test dist/parley-linux-$arch"
+  echo "==> smoke test dist/parley-linux-$arch${emulator:+ (emulated)}"
   $bun run scripts/smoke.ts ${emulator:+--emulator "$emulator"} "dist/parley-linux-$arch"
+  if [ "$arch:$host" = x64:x86_64 ]; then
+    # The native run above is on this machine's CPU; this one is on the oldest model supported.
+    qemu=$(command -v qemu-x86_64-static || command -v qemu-x86_64 || true)
+    if [ -z "$qemu" ]; then
+      emulator_for x86_64 x86_64-linux-gnu "" >/dev/null # installs QEMU, or says how
+      qemu=$(command -v qemu-x86_64-static || command -v qemu-x86_64)
+    fi
+    echo "==> smoke test dist/parley-linux-x64 on a $x64_old_cpu CPU (no AVX, no AVX2), emulated"
+    $bun run scripts/smoke.ts --emulator "$qemu -cpu $x64_old_cpu" dist/parley-linux-x64
+  fi
 done
 echo "==> release binaries ready:"
 cat dist/SHA256SUMS
