@@ -9,9 +9,10 @@ const HOUR_MS = 3_600_000;
 
 // Plain SQLite statements: both run for every group message (see group-message.store.ts).
 const hot = preparedFor((db) => ({
-  nextSeq: db.$client.prepare<{ seq: number }, [string, number]>(
-    'UPDATE group_chats SET last_seq = last_seq + 1, updated_at = ?2 WHERE id = ?1 RETURNING last_seq AS seq',
-  ),
+  // An UPDATE and a SELECT rather than UPDATE … RETURNING, which opens a statement journal and
+  // so flushes the full-text index's pending terms on every message (bench/RESULTS.md, change 14).
+  bumpSeq: db.$client.prepare<never, [string, number]>('UPDATE group_chats SET last_seq = last_seq + 1, updated_at = ?2 WHERE id = ?1'),
+  readSeq: db.$client.prepare<{ seq: number }, [string]>('SELECT last_seq AS seq FROM group_chats WHERE id = ?1'),
   insert: db.$client.prepare<never, [string, number, string, string, number]>(
     'INSERT INTO group_events (group_id, seq, type, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5)',
   ),
@@ -24,7 +25,9 @@ const hot = preparedFor((db) => ({
  * (a group's activity is its events).
  */
 export function nextGroupSeq(db: Db, groupId: string, now: number): number | undefined {
-  return hot(db).nextSeq.get(groupId, now)?.seq;
+  const stmts = hot(db);
+  if (stmts.bumpSeq.run(groupId, now).changes === 0) return undefined;
+  return stmts.readSeq.all(groupId)[0]?.seq;
 }
 
 /** Store a durable event under `seq`; `data` is the frame's JSON, serialised once by the caller. */
