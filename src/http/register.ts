@@ -11,10 +11,10 @@ import { guardStream } from './stream-guard';
 import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStreamHeaders } from './request-stamp';
 
 /**
- * Mount each operation as `POST /api/<path>`: read and bound the body, authenticate, validate,
+ * Mount each operation as `POST /api/<path>`: authenticate, read and bound the body, validate,
  * apply the operation's rate limit and the per-user stream cap, then call the handler. The order
- * matters: an anonymous caller learns nothing about the input schema (401 before 400), and no
- * stream starts before every check has passed. Every stream is wrapped by `guardStream` (final
+ * matters: an anonymous caller learns nothing about the input schema and cannot make the server
+ * read a body (401 before 400, 413 and 415), and no stream starts before every check has passed. Every stream is wrapped by `guardStream` (final
  * frame at shutdown, slot released when the client leaves). Each answer carries the security
  * headers and a request id, and is logged once (src/http/request-stamp.ts).
  */
@@ -40,10 +40,11 @@ export function registerOperations(
         const requestId = stamp.id;
         let release: (() => void) | undefined;
         try {
-          const raw = await readJsonBody(request, deps.config.maxBodyBytes);
+          // The credential is checked before the body is read: an anonymous caller gets 401 for
+          // any body (malformed, oversize or of another type) and cannot make the server read one.
           const principal = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
           if (!principal && !op.public) throw unauthorized();
-          const input = validate(raw);
+          const input = validate(await readJsonBody(request, deps.config.maxBodyBytes));
           // Limits are per user: anonymous calls to public rows are not counted here (a shared
           // "anonymous" bucket would let one client lock everyone out; per-address limits
           // belong to the reverse proxy).
