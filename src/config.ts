@@ -303,6 +303,12 @@ export const settings = {
     doc: 'Largest width × height `images/convertImage` decodes, read from the image header before decoding; larger: `TOO_LARGE`.',
     parse: int(1),
   }),
+  imageConcurrency: setting({
+    env: 'PARLEY_IMAGE_CONCURRENCY',
+    default: '2',
+    doc: 'Conversions `images/convertImage` runs at once; more wait their turn, in order. A 12 MP image holds ~120 MB while it converts, so this bounds the memory a burst of uploads can take.',
+    parse: int(1, 64),
+  }),
   imageJpegQuality: setting({
     env: 'PARLEY_IMAGE_JPEG_QUALITY',
     default: '85',

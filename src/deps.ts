@@ -9,6 +9,7 @@ import type { PushClient } from './notifications/expo-client';
 import type { Lifecycle } from './lifecycle';
 import type { Bus } from './pubsub/bus';
 import type { HeartbeatTicker } from './http/heartbeat-ticker';
+import type { Turnstile } from './http/turnstile';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -36,4 +37,6 @@ export interface AppDeps {
   bus: Bus;
   /** The one heartbeat interval shared by every open event stream (`createHeartbeatTicker`). */
   heartbeats: HeartbeatTicker;
+  /** Image conversions running at once (`PARLEY_IMAGE_CONCURRENCY`); the others queue. */
+  imageConversions: Turnstile;
 }

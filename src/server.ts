@@ -19,6 +19,7 @@ import { createMemoryBus } from './pubsub/bus';
 import { startGroupEventPruner } from './groups/group-events.store';
 import { createLifecycle } from './lifecycle';
 import { createHeartbeatTicker } from './http/heartbeat-ticker';
+import { createTurnstile } from './http/turnstile';
 
 /** The budget of stop(): the CLI force-exits at 5 s, so hooks and connections must be done well before. */
 const HOOK_BUDGET_MS = 2500;
@@ -60,6 +61,7 @@ export async function startServer(
     events: new EventLog(db, Date.now),
     bus: createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) })),
     heartbeats: createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
+    imageConversions: createTurnstile(config.imageConcurrency),
   };
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const recovered = resumeInterruptedResponses(deps);

@@ -14,6 +14,7 @@ import { createMemoryBus } from '../src/pubsub/bus';
 import type { User } from '../src/db/schema';
 import { createLifecycle } from '../src/lifecycle';
 import { createHeartbeatTicker } from '../src/http/heartbeat-ticker';
+import { createTurnstile } from '../src/http/turnstile';
 import type { AnyOperation } from '../src/http/operation';
 
 export interface TestUser {
@@ -70,6 +71,7 @@ export function createTestContext(
     tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     events: new EventLog(db, now),
     bus: createMemoryBus(),
+    imageConversions: createTurnstile(config.imageConcurrency),
     ...opts.deps,
   } as AppDeps;
   // Built after the overrides so it stops with whichever lifecycle the test passed.

@@ -5,6 +5,7 @@ import { readImageHeader } from '../src/images/image-header';
 import fc from 'fast-check';
 import { decodeGifFirstFrame, GifDecodeError } from '../src/images/gif';
 import { buildGif } from './fixtures/gif';
+import { createTurnstile, type Turnstile } from '../src/http/turnstile';
 
 // Generous: the suite shares small machines with other work; these tests make many requests.
 setDefaultTimeout(30_000);
@@ -154,6 +155,64 @@ describe('images/convertImage', () => {
       if (corner === 'white') expect(Math.min(r!, g!, b!)).toBeGreaterThan(200);
       else expect(r! + b!).toBeLessThan(80);
     }
+  });
+
+  test('conversions queue behind PARLEY_IMAGE_CONCURRENCY: never more at once, all answered', async () => {
+    // The real turnstile, watched: how many requests hold a turn at any moment.
+    const real = createTurnstile(2);
+    let holding = 0;
+    let most = 0;
+    const watched: Turnstile = {
+      get running() {
+        return real.running;
+      },
+      get waiting() {
+        return real.waiting;
+      },
+      acquire: async (signal) => {
+        const release = await real.acquire(signal);
+        most = Math.max(most, ++holding);
+        let released = false;
+        return () => {
+          if (!released) holding--;
+          released = true;
+          release();
+        };
+      },
+    };
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: watched } });
+    const png = await noise(400, 300).png();
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        ctx.json('images/convertImage', { dataUrl: dataUrl(png) }, ctx.users[0]),
+      ),
+    );
+    for (const res of answers) expect([res.status, res.body.success, res.body.originalFormat]).toEqual([200, true, 'png']);
+    expect(most).toBe(2);
+    expect([real.running, real.waiting]).toEqual([0, 0]);
+  });
+
+  test('a request whose client leaves while it waits for a turn is dropped, its body never read', async () => {
+    const turns = createTurnstile(1);
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: turns } });
+    const holdTurn = await turns.acquire();
+    const leaving = new AbortController();
+    const request = new Request('http://localhost/api/images/convertImage', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': ctx.users[0]!.key },
+      body: JSON.stringify({ dataUrl: dataUrl(await noise(8, 8).png()) }),
+      signal: leaving.signal,
+    });
+    const answered = ctx.app.handle(request);
+    for (let i = 0; i < 100 && turns.waiting === 0; i++) await Bun.sleep(1);
+    expect(turns.waiting).toBe(1);
+    leaving.abort();
+    const res = await answered;
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toBe('The request was cancelled before its turn.');
+    expect(request.bodyUsed).toBe(false);
+    holdTurn();
+    expect([turns.running, turns.waiting]).toEqual([0, 0]);
   });
 
   test('base64 payloads: line-wrapped, base64url and mixed alphabets decode; anything else is INVALID_DATA_URL', async () => {

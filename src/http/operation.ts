@@ -3,6 +3,7 @@ import type { AppDeps } from '../deps';
 import type { Principal } from '../auth/authenticate';
 import type { User } from '../db/schema';
 import type { RateLimitBucket } from './rate-limit';
+import type { Turnstile } from './turnstile';
 
 /** What a handler receives: plain values, never the framework's context. */
 export interface OpContext<I> {
@@ -38,6 +39,11 @@ interface OperationFields<I extends TObject, O extends TSchema> {
    * writes. Over the limit → 429 with Retry-After.
    */
   rateLimit?: RateLimitBucket;
+  /**
+   * JSON only: the turnstile requests of this operation wait at, after authentication and before
+   * their body is read, for operations that hold much memory while they run (src/http/turnstile.ts).
+   */
+  turns?: (deps: AppDeps) => Turnstile;
   /**
    * SSE only: the frame sent when the server shuts down while this stream is open (default: a
    * `retry:` hint and a comment, which EventSource clients ignore before reconnecting).

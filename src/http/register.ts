@@ -8,15 +8,18 @@ import type { AnyOperation } from './operation';
 import { createRateLimiter } from './rate-limit';
 import { createSlots } from './limits';
 import { guardStream } from './stream-guard';
+import { TurnAbandoned, type Turnstile } from './turnstile';
 import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStreamHeaders } from './request-stamp';
 
 /**
- * Mount each operation as `POST /api/<path>`: authenticate, read and bound the body, validate,
- * apply the operation's rate limit and the per-user stream cap, then call the handler. The order
- * matters: an anonymous caller learns nothing about the input schema and cannot make the server
- * read a body (401 before 400, 413 and 415), and no stream starts before every check has passed. Every stream is wrapped by `guardStream` (final
- * frame at shutdown, slot released when the client leaves). Each answer carries the security
- * headers and a request id, and is logged once (src/http/request-stamp.ts).
+ * Mount each operation as `POST /api/<path>`: authenticate, wait for a turn (rows with `turns`),
+ * read and bound the body, validate, apply the operation's rate limit and the per-user stream
+ * cap, then call the handler. The order matters: an anonymous caller learns nothing about the
+ * input schema and cannot make the server read a body (401 before 400, 413 and 415), a queued
+ * request holds no body, and no stream starts before every check has passed. Every stream is
+ * wrapped by `guardStream` (final frame at shutdown, slot released when the client leaves). Each
+ * answer carries the security headers and a request id, and is logged once
+ * (src/http/request-stamp.ts).
  */
 export function registerOperations(
   app: Elysia,
@@ -39,11 +42,13 @@ export function registerOperations(
         const stamp = startRequest();
         const requestId = stamp.id;
         let release: (() => void) | undefined;
+        let releaseTurn: (() => void) | undefined;
         try {
           // The credential is checked before the body is read: an anonymous caller gets 401 for
           // any body (malformed, oversize or of another type) and cannot make the server read one.
           const principal = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
           if (!principal && !op.public) throw unauthorized();
+          if (op.turns) releaseTurn = await takeTurn(op.turns(deps), request.signal);
           const input = validate(await readJsonBody(request, deps.config.maxBodyBytes));
           // Limits are per user: anonymous calls to public rows are not counted here (a shared
           // "anonymous" bucket would let one client lock everyone out; per-address limits
@@ -84,10 +89,21 @@ export function registerOperations(
           return finish(request, stampResponse(renderError(err, deps, requestId, op.path), stamp), stamp);
         } finally {
           release?.();
+          releaseTurn?.();
         }
       },
       { parse: 'none' },
     );
+  }
+}
+
+/** A turn at the operation's turnstile; a client that left while waiting gets (and reads) nothing. */
+async function takeTurn(turns: Turnstile, signal: AbortSignal): Promise<() => void> {
+  try {
+    return await turns.acquire(signal);
+  } catch (err) {
+    if (err instanceof TurnAbandoned) throw new AppError('BAD_REQUEST', { message: err.message });
+    throw err;
   }
 }
 
