@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BenchContext, Figure } from './lib/context';
 import { killAllChildren } from './lib/proc';
+import { useRunTempDir } from '../scripts/lib/run-temp-dir';
 import { describeMachine, formatTable, loadNow, updateResultsFile, type Row, type RunRecord } from './lib/report';
 import { chooseLoadTool, ensureBenchPackages } from './lib/setup';
 import { writeFigure } from './figures/write';
@@ -57,6 +58,8 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const)
     process.exit(130);
   });
 
+// Servers' data directories, logs and load scripts: removed when the bench exits.
+useRunTempDir('parley-bench-run', { keepOnFailure: true });
 const startedAt = new Date();
 const loadAtStart = loadNow();
 const t0 = performance.now();

@@ -5,7 +5,6 @@
  */
 import { FilterType, Transformer } from '@napi-rs/image';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { median } from '../lib/stats';
 
@@ -47,9 +46,9 @@ const specs = [
   { name: '4 MP WebP', format: 'webp', width: 2560, height: 1600, grain: 4 },
 ] as const;
 
-/** The test images, made once per machine (a few seconds) and kept in the temp directory. */
+/** The test images, made once per checkout (a few seconds) and kept in .cache/ (gitignored). */
 export async function makeTestImages(): Promise<TestImage[]> {
-  const dir = join(tmpdir(), 'parley-bench-images-v1');
+  const dir = join(import.meta.dir, '..', '..', '.cache', 'bench-images-v1');
   mkdirSync(dir, { recursive: true });
   const out: TestImage[] = [];
   for (const s of specs) {

@@ -14,12 +14,14 @@
 // Writes come from scripts/fault/write-kinds.ts; kinds whose operations this build does not
 // serve are skipped. Exit code 0 only when every round was clean. Listens on 127.0.0.1 only.
 import { Database } from 'bun:sqlite';
+import { useRunTempDir } from '../lib/run-temp-dir';
 import { join } from 'node:path';
 import { admin, apiFor, buildBinary, createUserWithKey, flag, newDataDir, servedOperations, sourceCmd, startServer } from './harness';
 import { writeKinds, type Actor, type WriteKind } from './write-kinds';
 import { expected, researchEndings } from './research-kind';
 import { startFakeOpenAI, textEvents } from '../../test/fakes/openai';
 
+useRunTempDir('parley-crash-run', { keepOnFailure: true });
 const rounds = Number(flag('rounds', '5'));
 const workers = Number(flag('workers', '6'));
 const cmd = Bun.argv.includes('--from-source') ? sourceCmd() : flag('binary', '') ? [flag('binary', '')] : buildBinary();

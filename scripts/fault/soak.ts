@@ -10,9 +10,11 @@
 // 127.0.0.1 is the server's event-loop delay plus a little. The target: RSS growth after
 // warm-up ≤ 10 %. Exit code 1 when the target is missed or a request failed with a 5xx.
 import { readFileSync } from 'node:fs';
+import { useRunTempDir } from '../lib/run-temp-dir';
 import { apiFor, buildBinary, createUserWithKey, flag, newDataDir, servedOperations, sourceCmd, startServer, admin } from './harness';
 import { streamOpeners } from '../../test/support/stream-openers';
 
+useRunTempDir('parley-soak-run', { keepOnFailure: true });
 const minutes = Number(flag('minutes', '10'));
 const streamWorkers = Number(flag('streams', '20'));
 const cmd = Bun.argv.includes('--from-source') ? sourceCmd() : flag('binary', '') ? [flag('binary', '')] : buildBinary();
