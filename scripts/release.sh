@@ -49,9 +49,9 @@ emulator_for() {
   echo "$bin ${cpu:+-cpu $cpu }-L /usr/$triple"
 }
 
-# The x64 binary must also run on CPUs without AVX or AVX2 (pre-2013 Intel, Atom and Celeron
-# home servers, VMs with a conservative CPU model): Nehalem (x86-64-v2, SSE4.2) is the oldest
-# model it is tested on. QEMU raises SIGILL for any instruction the model lacks.
+# The x64 binary must also run on CPUs without AVX or AVX2 (Nehalem to Ivy Bridge, Silvermont
+# Atoms and Celerons, VMs with a conservative CPU model): Nehalem (x86-64-v2, SSE4.2) is the
+# oldest model it runs on and is tested on. QEMU raises SIGILL for any instruction the model lacks.
 x64_old_cpu=Nehalem
 for arch in x64 arm64; do
   emulator=""

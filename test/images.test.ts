@@ -192,26 +192,55 @@ describe('images/convertImage', () => {
     expect([real.running, real.waiting]).toEqual([0, 0]);
   });
 
-  test('a request whose client leaves while it waits for a turn is dropped, its body never read', async () => {
+  test('a request whose client leaves while it waits for a turn is dropped and never converts', async () => {
     const turns = createTurnstile(1);
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: turns } });
     const holdTurn = await turns.acquire();
     const leaving = new AbortController();
-    const request = new Request('http://localhost/api/images/convertImage', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': ctx.users[0]!.key },
-      body: JSON.stringify({ dataUrl: dataUrl(await noise(8, 8).png()) }),
-      signal: leaving.signal,
-    });
-    const answered = ctx.app.handle(request);
+    const answered = ctx.app.handle(
+      new Request('http://localhost/api/images/convertImage', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': ctx.users[0]!.key },
+        body: JSON.stringify({ dataUrl: dataUrl(await noise(8, 8).png()) }),
+        signal: leaving.signal,
+      }),
+    );
     for (let i = 0; i < 100 && turns.waiting === 0; i++) await Bun.sleep(1);
     expect(turns.waiting).toBe(1);
     leaving.abort();
     const res = await answered;
     expect(res.status).toBe(400);
     expect(((await res.json()) as { message: string }).message).toBe('The request was cancelled before its turn.');
-    expect(request.bodyUsed).toBe(false);
     holdTurn();
+    // Had it kept its place, it would hold the turn now.
+    expect([turns.running, turns.waiting]).toEqual([0, 0]);
+  });
+
+  test('an upload still arriving holds no turn: a slow client does not stall the others', async () => {
+    const turns = createTurnstile(1);
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: turns } });
+    const body = JSON.stringify({ dataUrl: dataUrl(await noise(8, 8).png()) });
+    // A body that arrives in two parts, the second only when the test says so.
+    let finish!: () => void;
+    const rest = new Promise<void>((resolve) => (finish = resolve));
+    const trickle = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode(body.slice(0, 10)));
+        await rest;
+        controller.enqueue(new TextEncoder().encode(body.slice(10)));
+        controller.close();
+      },
+    });
+    const headers = { 'content-type': 'application/json', 'x-api-key': ctx.users[0]!.key };
+    const slow = ctx.app.handle(
+      new Request('http://localhost/api/images/convertImage', { method: 'POST', headers, body: trickle, duplex: 'half' } as RequestInit),
+    );
+    await Bun.sleep(10);
+    const quick = ctx.app.handle(new Request('http://localhost/api/images/convertImage', { method: 'POST', headers, body }));
+    const first = await Promise.race([quick.then(() => 'quick'), Bun.sleep(5_000).then(() => 'still waiting')]);
+    expect(first).toBe('quick');
+    finish();
+    for (const res of [await quick, await slow]) expect([res.status, ((await res.json()) as { success: boolean }).success]).toEqual([200, true]);
     expect([turns.running, turns.waiting]).toEqual([0, 0]);
   });
 

@@ -33,6 +33,22 @@ describe('turnstile', () => {
     expect([gate.running, gate.waiting]).toEqual([0, 0]);
   });
 
+  test('a released turn goes to the one waiting, not to a newcomer arriving in the same tick', async () => {
+    const gate = createTurnstile(1);
+    const order: string[] = [];
+    const releaseA = await gate.acquire();
+    const b = gate.acquire().then((release) => (order.push('b'), release));
+    releaseA();
+    const c = gate.acquire().then((release) => (order.push('c'), release));
+    await Bun.sleep(0);
+    expect(order).toEqual(['b']);
+    expect(gate.running).toBe(1);
+    (await b)();
+    (await c)();
+    expect(order).toEqual(['b', 'c']);
+    expect([gate.running, gate.waiting]).toEqual([0, 0]);
+  });
+
   test('a waiter whose signal aborts leaves the queue and never gets a turn; an aborted signal is refused at once', async () => {
     const gate = createTurnstile(1);
     const release = await gate.acquire();

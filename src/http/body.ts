@@ -5,10 +5,12 @@ import { AppError, invalidInput, type ValidationIssue } from './errors';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Read a request body as JSON. No body, or an empty one, reads as `{}` so operations without
- * input accept all three forms the interface allows. Bodies are bounded before they are parsed.
+ * Receive a request body, bounded: 413 over `maxBytes` (from the declared length before reading
+ * when there is one), 415 for a non-empty body that is not JSON. Decoding and parsing are
+ * `parseJsonBody`'s: operations that wait for a turn (src/http/turnstile.ts) wait between the two,
+ * holding the bytes only.
  */
-export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   const headers = request.headers;
   const length = headers.get('content-length');
   if (length !== null && Number(length) > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
@@ -17,10 +19,18 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   // declare no length, are read piece by piece and cut off at the limit.
   const buf = length !== null ? new Uint8Array(await request.arrayBuffer()) : await readBounded(request, maxBytes);
   if (buf.byteLength > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
-  if (buf.byteLength === 0) return {};
-  const type = headers.get('content-type');
+  const type = buf.byteLength ? headers.get('content-type') : null;
   if (type && type !== 'application/json' && !/^application\/json\s*(;|$)/i.test(type))
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Content-Type must be application/json' });
+  return buf;
+}
+
+/**
+ * A received body as JSON. No body, or an empty one, reads as `{}` so operations without input
+ * accept all three forms the interface allows.
+ */
+export function parseJsonBody(buf: Uint8Array): unknown {
+  if (buf.byteLength === 0) return {};
   let text: string;
   try {
     text = utf8.decode(buf);

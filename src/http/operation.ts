@@ -40,8 +40,8 @@ interface OperationFields<I extends TObject, O extends TSchema> {
    */
   rateLimit?: RateLimitBucket;
   /**
-   * JSON only: the turnstile requests of this operation wait at, after authentication and before
-   * their body is read, for operations that hold much memory while they run (src/http/turnstile.ts).
+   * JSON only: the turnstile requests of this operation wait at, once their body is received and
+   * before it is parsed, for operations that hold much memory while they run (src/http/turnstile.ts).
    */
   turns?: (deps: AppDeps) => Turnstile;
   /**

@@ -2,7 +2,7 @@ import type { Elysia } from 'elysia';
 import type { AppDeps } from '../deps';
 import { authenticate } from '../auth/authenticate';
 import { compileInput } from './body';
-import { readJsonBody } from './body';
+import { parseJsonBody, readBody } from './body';
 import { AppError, errorResponse, unauthorized } from './errors';
 import type { AnyOperation } from './operation';
 import { createRateLimiter } from './rate-limit';
@@ -12,11 +12,11 @@ import { TurnAbandoned, type Turnstile } from './turnstile';
 import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStreamHeaders } from './request-stamp';
 
 /**
- * Mount each operation as `POST /api/<path>`: authenticate, wait for a turn (rows with `turns`),
- * read and bound the body, validate, apply the operation's rate limit and the per-user stream
- * cap, then call the handler. The order matters: an anonymous caller learns nothing about the
- * input schema and cannot make the server read a body (401 before 400, 413 and 415), a queued
- * request holds no body, and no stream starts before every check has passed. Every stream is
+ * Mount each operation as `POST /api/<path>`: authenticate, receive and bound the body, wait for
+ * a turn (rows with `turns`), parse and validate it, apply the operation's rate limit and the
+ * per-user stream cap, then call the handler. The order matters: an anonymous caller learns
+ * nothing about the input schema and cannot make the server read a body (401 before 400, 413 and
+ * 415), a queued request holds its bytes only, and no stream starts before every check has passed. Every stream is
  * wrapped by `guardStream` (final frame at shutdown, slot released when the client leaves). Each
  * answer carries the security headers and a request id, and is logged once
  * (src/http/request-stamp.ts).
@@ -48,8 +48,12 @@ export function registerOperations(
           // any body (malformed, oversize or of another type) and cannot make the server read one.
           const principal = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
           if (!principal && !op.public) throw unauthorized();
+          const body = await readBody(request, deps.config.maxBodyBytes);
+          // Operations that hold much memory while they run wait here: their body received (an
+          // upload left unread would be closed as idle, and a slow one would hold a turn) but not
+          // yet decoded, so a waiting request holds its bytes and nothing more.
           if (op.turns) releaseTurn = await takeTurn(op.turns(deps), request.signal);
-          const input = validate(await readJsonBody(request, deps.config.maxBodyBytes));
+          const input = validate(parseJsonBody(body));
           // Limits are per user: anonymous calls to public rows are not counted here (a shared
           // "anonymous" bucket would let one client lock everyone out; per-address limits
           // belong to the reverse proxy).

@@ -4,8 +4,8 @@
  * For operations that hold much memory while they run: a 12 MP image conversion holds ~120 MB
  * (the decoded image, the pixels copied out, the encoder's buffers), and 16 uploads at once
  * peaked at 1.9 GB of RSS, more than a 1 or 2 GB Raspberry Pi has, finishing no sooner than a
- * queue does on two cores (docs/extras.md). Requests wait before their body is read
- * (src/http/register.ts), so a waiting request holds little more than its socket; one whose
+ * queue does on two cores (docs/extras.md). Requests wait once their body is received and before
+ * it is parsed (src/http/register.ts), so a waiting request holds its bytes only; one whose
  * client has left (its signal aborted), before or while it waits, is dropped and never runs.
  */
 export interface Turnstile {

@@ -1,6 +1,7 @@
 import type { Transformer } from '@napi-rs/image';
 import { readImageHeader } from './image-header';
 import { decodeGifFirstFrame } from './gif';
+import { collectAfterDecode } from './collect-after-decode';
 
 /**
  * Image → JPEG. Every step that touches pixels is one of @napi-rs/image's promise methods,
@@ -178,6 +179,8 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits)
     return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
   } catch (err) {
     return fail('DECODE_FAILED', `the ${format} image could not be decoded: ${(err as Error).message ?? String(err)}`);
+  } finally {
+    collectAfterDecode(width * height);
   }
 }
 

@@ -11,16 +11,6 @@ const Failure = t.Object({
   }),
 });
 
-/**
- * A large conversion leaves ~100 MB behind (the body, its strings, the decoded file, the pixels
- * copied out), much of it in buffers the collector does not weigh by their size, so it grew the
- * heap instead of collecting: 16 queued 12 MP uploads still peaked at 1.0 GB with two converting
- * at a time. A full collection once the answer is out (8–17 ms on the event loop) brings that to
- * 0.37 GB, and 269 MB with one at a time (docs/extras.md). Small images are not worth the pause.
- */
-const COLLECT_AFTER_CHARS = 256 * 1024;
-const collectGarbage = () => Bun.gc(true);
-
 export const imageOperations = [
   defineOperation({
     path: 'images/convertImage',
@@ -33,16 +23,13 @@ export const imageOperations = [
       'At most `PARLEY_IMAGE_CONCURRENCY` conversions run at once (default 2); the others wait their turn, in order.',
     input: t.Object({ dataUrl: t.String() }),
     output: t.Union([Success, Failure]),
-    // Requests queue before their body is read: a waiting upload holds little more than its socket.
+    // Requests queue once their body is received, before it is decoded: a waiting upload holds its bytes only.
     turns: (deps) => deps.imageConversions,
-    handler: async ({ input, deps }) => {
-      const result = await convertImageToJpeg(input.dataUrl, {
+    handler: ({ input, deps }) =>
+      convertImageToJpeg(input.dataUrl, {
         maxBytes: deps.config.imageMaxBytes,
         maxPixels: deps.config.imageMaxPixels,
         quality: deps.config.imageJpegQuality,
-      });
-      if (input.dataUrl.length >= COLLECT_AFTER_CHARS) setImmediate(collectGarbage);
-      return result;
-    },
+      }),
   }),
 ];

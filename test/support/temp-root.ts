@@ -1,12 +1,12 @@
 /**
- * Preloaded by `bun test` (bunfig.toml): every temporary directory the tests make, and those of
- * the processes they start, goes under one directory for the run, removed when the run ends. The
+ * Preloaded by `bun test` (bunfig.toml): every temporary directory the tests make goes under one
+ * directory for the run, removed when the run ends. The
  * suite makes a few hundred data directories and binaries (580 MB a run, one backup test alone
  * 150 MB); left in the system's temporary directory they filled a developer's disk.
  */
 import { afterAll } from 'bun:test';
 import { useRunTempDir } from '../../scripts/lib/run-temp-dir';
 
-// `bun test` does not always reach the exit hook: a global hook (a preload's runs once, after
-// every file) removes the directory too.
+// `bun test` does not always reach the exit hook: a global hook (registered by a preload, it runs
+// once, after the last test file) removes the directory too.
 afterAll(useRunTempDir('parley-test-run').remove);
