@@ -116,7 +116,7 @@ describe('conversation operations', () => {
     expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three' })).toEqual([]);
   });
 
-  test('events of responses finished longer ago than the retention are pruned; others kept', () => {
+  test('events and tool outputs of responses finished longer ago than the retention are pruned; others kept', () => {
     const { ctx, ann, c } = seed();
     const DAY = 24 * 60 * 60 * 1000;
     const mk = (status: 'completed' | 'in_progress', finishedAt: number) => {
@@ -124,6 +124,7 @@ describe('conversation operations', () => {
       setResponseStatus(ctx.db, r.id, status, finishedAt);
       const w = ctx.deps.events.writer(r.id, 0);
       w.emit({ type: 'text.delta', delta: 'a' });
+      w.recordToolOutput('call_1', 'a tool said this');
       w.flush();
       return r.id;
     };
@@ -136,5 +137,7 @@ describe('conversation operations', () => {
     const left = ctx.db.$client.query<{ id: string }, []>('SELECT DISTINCT response_id AS id FROM response_events').all().map((r) => r.id);
     expect(left.sort()).toEqual([recent, running].sort());
     expect(left).not.toContain(old);
+    const outputsLeft = ctx.db.$client.query<{ id: string }, []>('SELECT response_id AS id FROM response_tool_outputs').all().map((r) => r.id);
+    expect(outputsLeft.sort()).toEqual([recent, running].sort());
   });
 });

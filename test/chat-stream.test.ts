@@ -184,6 +184,17 @@ describe('chat/streamDeepResearch', () => {
     ctx2.db.$client.close();
   });
 
+  /** A research turn on the database in `file`, read until its canvas was announced (a tool round ran). */
+  async function researchUntilCanvas(file: string) {
+    const ctx1 = createTestContext({ users, config: responsesConfig(), db: openDatabase(file) });
+    const key = ctx1.users[0]!.key;
+    const reader = new SseReader(await ctx1.call('chat/streamDeepResearch', { message: 'Plan my trip' }, { 'x-api-key': key }));
+    const head: Frame[] = [];
+    while (!head.some((f) => f.data.type === 'widget.created')) head.push(...(await reader.all(1)));
+    const rid = head[1]!.data.responseId as string;
+    return { ctx1, key, reader, head, rid, firstUpstream: findResponseById(ctx1.db, rid)!.upstreamId };
+  }
+
   test('a restart while a tool round\'s follow-up is thinking resumes that follow-up: the tool is not run twice', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
     dirs.push(dir);
@@ -196,13 +207,7 @@ describe('chat/streamDeepResearch', () => {
         ? functionCallEvents('call_7', 'generate_canvas', { topic: 'Trip', goal: 'Pack', content: '# Plan' })
         : [...thinking, ...textEvents('Made a canvas.', 1)];
     openai.eventDelayMs = 100;
-    const ctx1 = createTestContext({ users, config: responsesConfig(), db: openDatabase(file) });
-    const key = ctx1.users[0]!.key;
-    const reader = new SseReader(await ctx1.call('chat/streamDeepResearch', { message: 'Plan my trip' }, { 'x-api-key': key }));
-    const head: Frame[] = [];
-    while (!head.some((f) => f.data.type === 'widget.created')) head.push(...(await reader.all(1)));
-    const rid = head[1]!.data.responseId as string;
-    const firstUpstream = findResponseById(ctx1.db, rid)!.upstreamId;
+    const { ctx1, key, reader, head, rid, firstUpstream } = await researchUntilCanvas(file);
     // The follow-up has started upstream but said nothing yet: its id must already be stored.
     for (let i = 0; i < 100 && findResponseById(ctx1.db, rid)!.upstreamId === firstUpstream; i++) await Bun.sleep(5);
     const followUp = findResponseById(ctx1.db, rid)!.upstreamId;
@@ -223,6 +228,42 @@ describe('chat/streamDeepResearch', () => {
     expect(typesOf(rest).at(-1)).toBe('done');
     expect(posts()).toBe(postsBefore); // no second follow-up was started
     expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
+    ctx2.db.$client.close();
+  }, 30_000);
+
+  test('a restart before a tool round\'s follow-up said anything: the stored tool output is reused, the tool is not run again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
+    dirs.push(dir);
+    const file = join(dir, 'parley.db');
+    let turn = 0;
+    openai.responsesScript = () => {
+      if (turn++ === 0) return functionCallEvents('call_9', 'generate_canvas', { topic: 'Trip', goal: 'Pack', content: '# Plan' });
+      // The first follow-up says its first word 400 ms after it was created: the restart lands
+      // before that, so its upstream id is never stored and the resumed turn replays round one.
+      if (turn === 2) openai.eventDelayMs = 400;
+      return textEvents('Made a canvas.', 1);
+    };
+    openai.eventDelayMs = 20;
+    const { ctx1, key, reader, head, rid, firstUpstream } = await researchUntilCanvas(file);
+    await reader.close();
+    await ctx1.deps.tasks.shutdown(); // the process "dies" while the follow-up is being created
+    expect(findResponseById(ctx1.db, rid)!.upstreamId).toBe(firstUpstream);
+    ctx1.db.$client.close();
+
+    openai.eventDelayMs = 0;
+    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
+    const all = [...head, ...rest];
+    expect(typesOf(all).filter((t) => t === 'widget.created')).toHaveLength(1);
+    expect(typesOf(all).filter((t) => t === 'generate_canvas.in_progress')).toHaveLength(1);
+    expect(text(rest)).toBe('Made a canvas.');
+    expect(typesOf(rest).at(-1)).toBe('done');
+    expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
+    // The follow-up submitted after the restart carries the stored output.
+    const followUps = openai.requests.filter((r) => r.path.startsWith('POST /v1/responses') && JSON.stringify(r.body ?? '').includes('call_9'));
+    expect(followUps.length).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(followUps.at(-1)!.body)).toContain('Canvas \\"Trip\\" created');
     ctx2.db.$client.close();
   }, 30_000);
 

@@ -80,6 +80,10 @@ export interface StreamChatOptions {
   onCursor?: (cursor: UpstreamCursor) => void;
   /** Continue an upstream response after a restart instead of starting one. */
   resumeFrom?: UpstreamCursor;
+  /** With `resumeFrom`: outputs of function tools the response already ran, by call id, used instead of running them again. */
+  toolOutputs?: ReadonlyMap<string, string>;
+  /** Called with a function tool's output right after its events were handed over (providers that can resume). */
+  onToolOutput?: (callId: string, output: string) => void;
 }
 
 export interface AiProvider {

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connection';
 import type { UpstreamCursor } from '../ai/ai.types';
-import { createEventStatements, type EventStatements } from './response.store';
+import { createEventStatements, type EventStatements, type ToolOutput } from './response.store';
 
 /** One persisted event, ready to send: `frame` is its complete SSE frame, built once. */
 export interface LiveEvent {
@@ -44,8 +44,8 @@ export class EventLog {
   }
 
   /** Persist, then publish. Called by writers only. */
-  commit(responseId: string, batch: { seq: number; data: string }[], cursor?: UpstreamCursor): void {
-    this.statements.append(responseId, batch, this.now(), cursor);
+  commit(responseId: string, batch: { seq: number; data: string }[], cursor?: UpstreamCursor, toolOutputs?: ToolOutput[]): void {
+    this.statements.append(responseId, batch, this.now(), cursor, toolOutputs);
     const set = this.listeners.get(responseId);
     if (!set?.size) return;
     const live = batch.map((e) => ({ seq: e.seq, frame: frameOf(responseId, e.seq, e.data), terminal: isTerminalData(e.data) }));
@@ -69,6 +69,7 @@ const MAX_BATCH = 512;
 export class EventWriter {
   private buffer: { seq: number; data: string }[] = [];
   private cursor: UpstreamCursor | undefined;
+  private toolOutputs: ToolOutput[] = [];
   private scheduled: ReturnType<typeof setImmediate> | undefined;
   private failure: unknown;
 
@@ -100,6 +101,15 @@ export class EventWriter {
     this.scheduleFlush();
   }
 
+  /**
+   * Remember a function tool's output, written with the events emitted before it (the tool's
+   * own): stored only if they are, so a restart either finds both or runs the tool again.
+   */
+  recordToolOutput(callId: string, output: string): void {
+    this.toolOutputs.push({ callId, output });
+    this.scheduleFlush();
+  }
+
   private scheduleFlush(): void {
     this.scheduled ??= setImmediate(() => {
       // A failed background write must not crash the process: the task sees it on its next emit.
@@ -114,11 +124,13 @@ export class EventWriter {
   flush(): void {
     if (this.scheduled) clearImmediate(this.scheduled);
     this.scheduled = undefined;
-    if (!this.buffer.length && !this.cursor) return;
+    if (!this.buffer.length && !this.cursor && !this.toolOutputs.length) return;
     const batch = this.buffer;
     const cursor = this.cursor;
+    const toolOutputs = this.toolOutputs;
     this.buffer = [];
     this.cursor = undefined;
-    this.log.commit(this.responseId, batch, cursor);
+    this.toolOutputs = [];
+    this.log.commit(this.responseId, batch, cursor, toolOutputs.length ? toolOutputs : undefined);
   }
 }

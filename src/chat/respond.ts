@@ -75,7 +75,9 @@ async function runResponse(deps: AppDeps, response: ResponseRow, writer: EventWr
       tools: chatTools(deps, { userId: response.userId, conversationId: response.conversationId, responseId: response.id }),
       signal,
       onCursor: (c) => writer.setCursor(c),
+      onToolOutput: (callId, output) => writer.recordToolOutput(callId, output),
       resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
+      toolOutputs: resume ? deps.events.statements.toolOutputsOf(response.id) : undefined,
     };
     const batches = ai.streamChatBatches ? ai.streamChatBatches(streamOpts) : single(ai.streamChat(streamOpts));
     for await (const batch of batches) {

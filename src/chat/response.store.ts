@@ -2,6 +2,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { responses, type ResponseRow, type ResponseStatus } from '../db/schema';
 import { newId } from '../ids';
+import type { UpstreamCursor } from '../ai/ai.types';
 
 export const TERMINAL: readonly ResponseStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (s: ResponseStatus) => TERMINAL.includes(s);
@@ -39,6 +40,11 @@ export interface StoredEvent {
   data: string;
 }
 
+export interface ToolOutput {
+  callId: string;
+  output: string;
+}
+
 /**
  * The hot path of streaming: prepared statements on the raw client, one transaction per batch.
  * Built once per process (per database) and reused by every running response.
@@ -49,19 +55,24 @@ export function createEventStatements(db: Db) {
   const advance = sqlite.prepare('UPDATE responses SET last_seq = ?2, updated_at = ?3 WHERE id = ?1');
   const cursor = sqlite.prepare('UPDATE responses SET upstream_id = ?2, upstream_seq = ?3 WHERE id = ?1');
   const after = sqlite.prepare<StoredEvent, [string, number]>('SELECT seq, data FROM response_events WHERE response_id = ?1 AND seq > ?2 ORDER BY seq');
+  const saveOutput = sqlite.prepare('INSERT OR REPLACE INTO response_tool_outputs (response_id, call_id, output) VALUES (?1, ?2, ?3)');
+  const outputs = sqlite.prepare<{ callId: string; output: string }, [string]>('SELECT call_id AS callId, output FROM response_tool_outputs WHERE response_id = ?1');
   const append = sqlite.transaction(
-    (responseId: string, events: StoredEvent[], now: number, upstream?: { upstreamId: string; sequenceNumber: number }) => {
+    (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolOutput[]) => {
       for (const e of events) insert.run(responseId, e.seq, e.data, now);
       if (events.length) advance.run(responseId, events[events.length - 1]!.seq, now);
       if (upstream) cursor.run(responseId, upstream.upstreamId, upstream.sequenceNumber);
+      for (const o of toolOutputs ?? []) saveOutput.run(responseId, o.callId, o.output);
     },
   );
   return {
-    /** Persist a batch of events (and where the upstream stands) atomically. */
-    append: (responseId: string, events: StoredEvent[], now: number, upstream?: { upstreamId: string; sequenceNumber: number }) =>
-      append.immediate(responseId, events, now, upstream),
+    /** Persist a batch of events (with where the upstream stands and the tool outputs they go with) atomically. */
+    append: (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolOutput[]) =>
+      append.immediate(responseId, events, now, upstream, toolOutputs),
     /** Events after `seq`, in order. */
     eventsAfter: (responseId: string, seq: number): StoredEvent[] => after.all(responseId, seq),
+    /** The outputs of the function tools a response has run, by call id. */
+    toolOutputsOf: (responseId: string): Map<string, string> => new Map(outputs.all(responseId).map((o) => [o.callId, o.output])),
   };
 }
 
@@ -69,5 +80,7 @@ export type EventStatements = ReturnType<typeof createEventStatements>;
 
 /** Drop the events of responses finished before `before` (replay is no longer offered for them). */
 export function pruneResponseEvents(db: Db, before: number): number {
-  return db.$client.run('DELETE FROM response_events WHERE response_id IN (SELECT id FROM responses WHERE finished_at IS NOT NULL AND finished_at < ?)', [before]).changes;
+  const finished = 'SELECT id FROM responses WHERE finished_at IS NOT NULL AND finished_at < ?';
+  db.$client.run(`DELETE FROM response_tool_outputs WHERE response_id IN (${finished})`, [before]);
+  return db.$client.run(`DELETE FROM response_events WHERE response_id IN (${finished})`, [before]).changes;
 }

@@ -9,6 +9,7 @@ import m0004 from '../../migrations/0004_chat.sql' with { type: 'text' };
 import m0005 from '../../migrations/0005_history_fts.sql' with { type: 'text' };
 import m0006 from '../../migrations/0006_groups.sql' with { type: 'text' };
 import m0007 from '../../migrations/0007_group_conversation_index.sql' with { type: 'text' };
+import m0008 from '../../migrations/0008_response_tool_outputs.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -24,4 +25,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0005_history_fts', sql: m0005 },
   { tag: '0006_groups', sql: m0006 },
   { tag: '0007_group_conversation_index', sql: m0007 },
+  { tag: '0008_response_tool_outputs', sql: m0008 },
 ];

@@ -57,4 +57,22 @@ export const responseEvents = sqliteTable(
   (t) => [primaryKey({ columns: [t.responseId, t.seq] })],
 );
 
+/**
+ * What each function tool a response ran returned, written in the same transaction as the
+ * tool's events. A response resumed after a restart replays its upstream from the start; a tool
+ * round it finds there reuses these outputs instead of running the tools again (a second canvas,
+ * a repeated search). Pruned with the events.
+ */
+export const responseToolOutputs = sqliteTable(
+  'response_tool_outputs',
+  {
+    responseId: text('response_id')
+      .notNull()
+      .references(() => responses.id, { onDelete: 'cascade' }),
+    callId: text('call_id').notNull(),
+    output: text('output').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.responseId, t.callId] })],
+);
+
 export type ResponseRow = typeof responses.$inferSelect;
