@@ -124,7 +124,7 @@ describe('conversation operations', () => {
       setResponseStatus(ctx.db, r.id, status, finishedAt);
       const w = ctx.deps.events.writer(r.id, 0);
       w.emit({ type: 'text.delta', delta: 'a' });
-      w.recordToolOutput('call_1', 'a tool said this');
+      w.recordToolOutput({ upstreamId: 'resp_1', callId: 'call_1', output: 'a tool said this' });
       w.flush();
       return r.id;
     };

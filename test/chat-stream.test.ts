@@ -154,9 +154,7 @@ describe('chat/streamDeepResearch', () => {
   });
 
   test('resume across a server restart: the upstream background response is retrieved and replayed up to the cursor', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
-    dirs.push(dir);
-    const file = join(dir, 'parley.db');
+    const file = restartDbFile();
     const full = 'The quick brown fox jumps over the lazy dog, twice.';
     openai.responsesScript = () => textEvents(full, full.length);
     openai.eventDelayMs = 4;
@@ -184,6 +182,13 @@ describe('chat/streamDeepResearch', () => {
     ctx2.db.$client.close();
   });
 
+  /** A database file that outlives a test context: the "process" restarts on it. */
+  function restartDbFile(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
+    dirs.push(dir);
+    return join(dir, 'parley.db');
+  }
+
   /** A research turn on the database in `file`, read until its canvas was announced (a tool round ran). */
   async function researchUntilCanvas(file: string) {
     const ctx1 = createTestContext({ users, config: responsesConfig(), db: openDatabase(file) });
@@ -196,9 +201,7 @@ describe('chat/streamDeepResearch', () => {
   }
 
   test('a restart while a tool round\'s follow-up is thinking resumes that follow-up: the tool is not run twice', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
-    dirs.push(dir);
-    const file = join(dir, 'parley.db');
+    const file = restartDbFile();
     let turn = 0;
     // The follow-up "thinks" first: events that say nothing to the client, 0.6 s of them.
     const thinking = Array.from({ length: 6 }, () => ({ type: 'response.keepalive' }));
@@ -228,13 +231,13 @@ describe('chat/streamDeepResearch', () => {
     expect(typesOf(rest).at(-1)).toBe('done');
     expect(posts()).toBe(postsBefore); // no second follow-up was started
     expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
+    const answer = listItems(ctx2.db, findResponseById(ctx2.db, rid)!.conversationId).at(-1)!;
+    expect((answer.parts as { type: string }[]).map((p) => p.type)).toEqual(['widget.created']);
     ctx2.db.$client.close();
   }, 30_000);
 
   test('a restart before a tool round\'s follow-up said anything: the stored tool output is reused, the tool is not run again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
-    dirs.push(dir);
-    const file = join(dir, 'parley.db');
+    const file = restartDbFile();
     let turn = 0;
     openai.responsesScript = () => {
       if (turn++ === 0) return functionCallEvents('call_9', 'generate_canvas', { topic: 'Trip', goal: 'Pack', content: '# Plan' });
@@ -260,17 +263,42 @@ describe('chat/streamDeepResearch', () => {
     expect(text(rest)).toBe('Made a canvas.');
     expect(typesOf(rest).at(-1)).toBe('done');
     expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
-    // The follow-up submitted after the restart carries the stored output.
-    const followUps = openai.requests.filter((r) => r.path.startsWith('POST /v1/responses') && JSON.stringify(r.body ?? '').includes('call_9'));
-    expect(followUps.length).toBeGreaterThanOrEqual(1);
-    expect(JSON.stringify(followUps.at(-1)!.body)).toContain('Canvas \\"Trip\\" created');
+    // The stored answer keeps the canvas made before the restart, once.
+    const answer = listItems(ctx2.db, findResponseById(ctx2.db, rid)!.conversationId).at(-1)!;
+    expect([answer.content, (answer.parts as { type: string }[]).map((p) => p.type)]).toEqual(['Made a canvas.', ['widget.created']]);
+    ctx2.db.$client.close();
+  }, 30_000);
+
+  test('a stored tool output answers only the round that asked: a later round repeating the call id runs its tool', async () => {
+    const file = restartDbFile();
+    let turn = 0;
+    // Some OpenAI-compatible servers number calls per response: every round asks for `call_1`.
+    openai.responsesScript = () => {
+      turn++;
+      if (turn === 1) return functionCallEvents('call_1', 'generate_canvas', { topic: 'Packing', content: '# A' });
+      if (turn === 2) openai.eventDelayMs = 400; // the follow-up the restart cuts off
+      if (turn === 3) return functionCallEvents('call_1', 'generate_canvas', { topic: 'Route', content: '# B' });
+      return textEvents('Two canvases.', 1);
+    };
+    openai.eventDelayMs = 20;
+    const { ctx1, key, reader, head } = await researchUntilCanvas(file);
+    await reader.close();
+    await ctx1.deps.tasks.shutdown();
+    ctx1.db.$client.close();
+
+    openai.eventDelayMs = 0;
+    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
+    expect(typesOf([...head, ...rest]).filter((t) => t === 'widget.created')).toHaveLength(2);
+    expect(text(rest)).toBe('Two canvases.');
+    const titles = ctx2.db.$client.query<{ title: string }, []>("SELECT title FROM widgets WHERE widget_type = 'canvas' ORDER BY created_at").all();
+    expect(titles.map((t) => t.title)).toEqual(['Packing', 'Route']);
     ctx2.db.$client.close();
   }, 30_000);
 
   test('restart with a provider that cannot resume: failed with an error event', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
-    dirs.push(dir);
-    const file = join(dir, 'parley.db');
+    const file = restartDbFile();
     openai.chatScript = () => ({ deltas: Array.from({ length: 50 }, (_, i) => ({ content: `w${i} ` })) });
     openai.eventDelayMs = 4;
     const ctx1 = createTestContext({ users, config: chatConfig(), db: openDatabase(file) });

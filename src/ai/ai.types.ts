@@ -60,6 +60,13 @@ export interface AiTool {
 }
 
 /** Where an upstream background response stands, so a restarted server can pick it up. */
+/** What a function tool returned for one call of one upstream response (a tool round). */
+export interface ToolCallOutput {
+  upstreamId: string;
+  callId: string;
+  output: string;
+}
+
 export interface UpstreamCursor {
   /** The provider's response id (OpenAI `resp_...`). */
   upstreamId: string;
@@ -80,10 +87,10 @@ export interface StreamChatOptions {
   onCursor?: (cursor: UpstreamCursor) => void;
   /** Continue an upstream response after a restart instead of starting one. */
   resumeFrom?: UpstreamCursor;
-  /** With `resumeFrom`: outputs of function tools the response already ran, by call id, used instead of running them again. */
-  toolOutputs?: ReadonlyMap<string, string>;
+  /** With `resumeFrom`: outputs of function tools the response already ran, used instead of running them again. */
+  toolOutputs?: readonly ToolCallOutput[];
   /** Called with a function tool's output right after its events were handed over (providers that can resume). */
-  onToolOutput?: (callId: string, output: string) => void;
+  onToolOutput?: (toolOutput: ToolCallOutput) => void;
 }
 
 export interface AiProvider {

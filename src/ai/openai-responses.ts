@@ -157,13 +157,13 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
       const toolOutputs: { call_id: string; output: string }[] = [];
       const pending: AiEvent[] = [];
       for (const call of finished.functionCalls) {
-        // Run before a restart (the round was replayed): its output and events are stored already.
-        const ran = opts.toolOutputs?.get(call.callId);
+        // Run before a restart (this round was replayed): its output and events are stored already.
+        const ran = opts.toolOutputs?.find((o) => o.upstreamId === upstreamId && o.callId === call.callId)?.output;
         const output = ran ?? (await runTool(tools, call, (e) => pending.push(e)));
         toolOutputs.push({ call_id: call.callId, output });
         if (pending.length) yield pending.splice(0);
         // After the consumer took the tool's events, so the output is stored with them.
-        if (ran === undefined) opts.onToolOutput?.(call.callId, output);
+        if (ran === undefined && upstreamId) opts.onToolOutput?.({ upstreamId, callId: call.callId, output });
       }
       turn = { previousResponseId: upstreamId, toolOutputs };
     }

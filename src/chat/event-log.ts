@@ -105,8 +105,8 @@ export class EventWriter {
    * Remember a function tool's output, written with the events emitted before it (the tool's
    * own): stored only if they are, so a restart either finds both or runs the tool again.
    */
-  recordToolOutput(callId: string, output: string): void {
-    this.toolOutputs.push({ callId, output });
+  recordToolOutput(toolOutput: ToolOutput): void {
+    this.toolOutputs.push(toolOutput);
     this.scheduleFlush();
   }
 

@@ -62,11 +62,17 @@ export function startResponse(deps: AppDeps, input: StartInput): ResponseRow {
 }
 
 /** The body of a response's task: stream the provider's events into the log, then finish the row. */
-async function runResponse(deps: AppDeps, response: ResponseRow, writer: EventWriter, signal: AbortSignal, resume?: { text: string }): Promise<void> {
+async function runResponse(
+  deps: AppDeps,
+  response: ResponseRow,
+  writer: EventWriter,
+  signal: AbortSignal,
+  resume?: { text: string; parts: unknown[] },
+): Promise<void> {
   const ai = deps.ai!;
   setResponseStatus(deps.db, response.id, 'in_progress', deps.now());
   let text = resume?.text ?? '';
-  const parts: unknown[] = [];
+  const parts: unknown[] = resume?.parts ?? [];
   try {
     const streamOpts: StreamChatOptions = {
       model: response.model,
@@ -75,7 +81,7 @@ async function runResponse(deps: AppDeps, response: ResponseRow, writer: EventWr
       tools: chatTools(deps, { userId: response.userId, conversationId: response.conversationId, responseId: response.id }),
       signal,
       onCursor: (c) => writer.setCursor(c),
-      onToolOutput: (callId, output) => writer.recordToolOutput(callId, output),
+      onToolOutput: (toolOutput) => writer.recordToolOutput(toolOutput),
       resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
       toolOutputs: resume ? deps.events.statements.toolOutputsOf(response.id) : undefined,
     };
@@ -163,12 +169,15 @@ export function resumeInterruptedResponses(deps: AppDeps): { resumed: number; fa
   for (const response of listUnfinishedResponses(deps.db)) {
     const writer = deps.events.writer(response.id, response.lastSeq);
     if (deps.ai?.canResume && response.upstreamId) {
-      const text = deps.events.statements
-        .eventsAfter(response.id, 0)
-        .filter((e) => e.data.startsWith('{"type":"text.delta"'))
-        .map((e) => (JSON.parse(e.data) as { delta: string }).delta)
-        .join('');
-      deps.tasks.start({ id: response.id, userId: response.userId, run: (signal) => runResponse(deps, response, writer, signal, { text }) });
+      // What the turn had said and shown so far: the resumed turn relays only what comes next,
+      // and the answer it stores at the end must hold both (a canvas made before the restart too).
+      let text = '';
+      const parts: unknown[] = [];
+      for (const e of deps.events.statements.eventsAfter(response.id, 0)) {
+        if (e.data.startsWith('{"type":"text.delta"')) text += (JSON.parse(e.data) as { delta: string }).delta;
+        else collectPart(parts, JSON.parse(e.data) as AiEvent);
+      }
+      deps.tasks.start({ id: response.id, userId: response.userId, run: (signal) => runResponse(deps, response, writer, signal, { text, parts }) });
       resumed++;
     } else {
       finish(deps, response, writer, 'failed', RESTART_MESSAGE);

@@ -2,7 +2,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { responses, type ResponseRow, type ResponseStatus } from '../db/schema';
 import { newId } from '../ids';
-import type { UpstreamCursor } from '../ai/ai.types';
+import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
 
 export const TERMINAL: readonly ResponseStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (s: ResponseStatus) => TERMINAL.includes(s);
@@ -40,10 +40,7 @@ export interface StoredEvent {
   data: string;
 }
 
-export interface ToolOutput {
-  callId: string;
-  output: string;
-}
+export type ToolOutput = ToolCallOutput;
 
 /**
  * The hot path of streaming: prepared statements on the raw client, one transaction per batch.
@@ -55,14 +52,16 @@ export function createEventStatements(db: Db) {
   const advance = sqlite.prepare('UPDATE responses SET last_seq = ?2, updated_at = ?3 WHERE id = ?1');
   const cursor = sqlite.prepare('UPDATE responses SET upstream_id = ?2, upstream_seq = ?3 WHERE id = ?1');
   const after = sqlite.prepare<StoredEvent, [string, number]>('SELECT seq, data FROM response_events WHERE response_id = ?1 AND seq > ?2 ORDER BY seq');
-  const saveOutput = sqlite.prepare('INSERT OR REPLACE INTO response_tool_outputs (response_id, call_id, output) VALUES (?1, ?2, ?3)');
-  const outputs = sqlite.prepare<{ callId: string; output: string }, [string]>('SELECT call_id AS callId, output FROM response_tool_outputs WHERE response_id = ?1');
+  const saveOutput = sqlite.prepare('INSERT OR REPLACE INTO response_tool_outputs (response_id, upstream_id, call_id, output) VALUES (?1, ?2, ?3, ?4)');
+  const outputs = sqlite.prepare<ToolOutput, [string]>(
+    'SELECT upstream_id AS upstreamId, call_id AS callId, output FROM response_tool_outputs WHERE response_id = ?1',
+  );
   const append = sqlite.transaction(
     (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolOutput[]) => {
       for (const e of events) insert.run(responseId, e.seq, e.data, now);
       if (events.length) advance.run(responseId, events[events.length - 1]!.seq, now);
       if (upstream) cursor.run(responseId, upstream.upstreamId, upstream.sequenceNumber);
-      for (const o of toolOutputs ?? []) saveOutput.run(responseId, o.callId, o.output);
+      for (const o of toolOutputs ?? []) saveOutput.run(responseId, o.upstreamId, o.callId, o.output);
     },
   );
   return {
@@ -71,8 +70,8 @@ export function createEventStatements(db: Db) {
       append.immediate(responseId, events, now, upstream, toolOutputs),
     /** Events after `seq`, in order. */
     eventsAfter: (responseId: string, seq: number): StoredEvent[] => after.all(responseId, seq),
-    /** The outputs of the function tools a response has run, by call id. */
-    toolOutputsOf: (responseId: string): Map<string, string> => new Map(outputs.all(responseId).map((o) => [o.callId, o.output])),
+    /** The outputs of the function tools a response has run. */
+    toolOutputsOf: (responseId: string): ToolOutput[] => outputs.all(responseId),
   };
 }
 

@@ -61,7 +61,8 @@ export const responseEvents = sqliteTable(
  * What each function tool a response ran returned, written in the same transaction as the
  * tool's events. A response resumed after a restart replays its upstream from the start; a tool
  * round it finds there reuses these outputs instead of running the tools again (a second canvas,
- * a repeated search). Pruned with the events.
+ * a repeated search). Keyed by the upstream response that asked (one per tool round) as well as
+ * the call id, which a compatible server may repeat from round to round. Pruned with the events.
  */
 export const responseToolOutputs = sqliteTable(
   'response_tool_outputs',
@@ -69,10 +70,11 @@ export const responseToolOutputs = sqliteTable(
     responseId: text('response_id')
       .notNull()
       .references(() => responses.id, { onDelete: 'cascade' }),
+    upstreamId: text('upstream_id').notNull(),
     callId: text('call_id').notNull(),
     output: text('output').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.responseId, t.callId] })],
+  (t) => [primaryKey({ columns: [t.responseId, t.upstreamId, t.callId] })],
 );
 
 export type ResponseRow = typeof responses.$inferSelect;
