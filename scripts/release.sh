@@ -65,11 +65,8 @@ for arch in x64 arm64; do
   $bun run scripts/smoke.ts ${emulator:+--emulator "$emulator"} "dist/parley-linux-$arch"
   if [ "$arch:$host" = x64:x86_64 ]; then
     # The native run above is on this machine's CPU; this one is on the oldest model supported.
-    qemu=$(command -v qemu-x86_64-static || command -v qemu-x86_64 || true)
-    if [ -z "$qemu" ]; then
-      emulator_for x86_64 x86_64-linux-gnu "" >/dev/null # installs QEMU, or says how
-      qemu=$(command -v qemu-x86_64-static || command -v qemu-x86_64)
-    fi
+    emulator_for x86_64 x86_64-linux-gnu "" >/dev/null # installs QEMU when missing, or says how
+    qemu=$(command -v qemu-x86_64-static || command -v qemu-x86_64)
     echo "==> smoke test dist/parley-linux-x64 on a $x64_old_cpu CPU (no AVX, no AVX2), emulated"
     $bun run scripts/smoke.ts --emulator "$qemu -cpu $x64_old_cpu" dist/parley-linux-x64
   fi

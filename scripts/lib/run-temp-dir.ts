@@ -1,10 +1,9 @@
 /**
  * Point this process's temporary directory at a fresh directory of its own, removed when the
- * process exits. Processes it starts get it only when spawned with `env: process.env` (Bun
- * passes the environment as it was at start otherwise), or when they inherit it from a parent
- * that set it before they were started. For the commands that make many data
- * directories and binaries (the bench, the fault harness, the test preload): left in the
- * system's temporary directory they add up to gigabytes over a few dozen runs.
+ * process exits. For the commands that make many data directories and binaries (the bench, the
+ * fault harness, the test preload): left in the system's temporary directory they add up to
+ * gigabytes over a few dozen runs. Processes started from here get it only when spawned with
+ * `env: process.env`: otherwise Bun passes the environment as it was at start.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

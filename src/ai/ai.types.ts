@@ -59,7 +59,6 @@ export interface AiTool {
   run(args: Record<string, unknown>, emit: (event: AiEvent) => void, callId: string): Promise<string>;
 }
 
-/** Where an upstream background response stands, so a restarted server can pick it up. */
 /** What a function tool returned for one call of one upstream response (a tool round). */
 export interface ToolCallOutput {
   upstreamId: string;
@@ -67,6 +66,7 @@ export interface ToolCallOutput {
   output: string;
 }
 
+/** Where an upstream background response stands, so a restarted server can pick it up. */
 export interface UpstreamCursor {
   /** The provider's response id (OpenAI `resp_...`). */
   upstreamId: string;

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connection';
-import type { UpstreamCursor } from '../ai/ai.types';
-import { createEventStatements, type EventStatements, type ToolOutput } from './response.store';
+import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
+import { createEventStatements, type EventStatements } from './response.store';
 
 /** One persisted event, ready to send: `frame` is its complete SSE frame, built once. */
 export interface LiveEvent {
@@ -44,7 +44,7 @@ export class EventLog {
   }
 
   /** Persist, then publish. Called by writers only. */
-  commit(responseId: string, batch: { seq: number; data: string }[], cursor?: UpstreamCursor, toolOutputs?: ToolOutput[]): void {
+  commit(responseId: string, batch: { seq: number; data: string }[], cursor?: UpstreamCursor, toolOutputs?: ToolCallOutput[]): void {
     this.statements.append(responseId, batch, this.now(), cursor, toolOutputs);
     const set = this.listeners.get(responseId);
     if (!set?.size) return;
@@ -69,7 +69,7 @@ const MAX_BATCH = 512;
 export class EventWriter {
   private buffer: { seq: number; data: string }[] = [];
   private cursor: UpstreamCursor | undefined;
-  private toolOutputs: ToolOutput[] = [];
+  private toolOutputs: ToolCallOutput[] = [];
   private scheduled: ReturnType<typeof setImmediate> | undefined;
   private failure: unknown;
 
@@ -105,7 +105,7 @@ export class EventWriter {
    * Remember a function tool's output, written with the events emitted before it (the tool's
    * own): stored only if they are, so a restart either finds both or runs the tool again.
    */
-  recordToolOutput(toolOutput: ToolOutput): void {
+  recordToolOutput(toolOutput: ToolCallOutput): void {
     this.toolOutputs.push(toolOutput);
     this.scheduleFlush();
   }

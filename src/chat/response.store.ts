@@ -40,8 +40,6 @@ export interface StoredEvent {
   data: string;
 }
 
-export type ToolOutput = ToolCallOutput;
-
 /**
  * The hot path of streaming: prepared statements on the raw client, one transaction per batch.
  * Built once per process (per database) and reused by every running response.
@@ -53,11 +51,11 @@ export function createEventStatements(db: Db) {
   const cursor = sqlite.prepare('UPDATE responses SET upstream_id = ?2, upstream_seq = ?3 WHERE id = ?1');
   const after = sqlite.prepare<StoredEvent, [string, number]>('SELECT seq, data FROM response_events WHERE response_id = ?1 AND seq > ?2 ORDER BY seq');
   const saveOutput = sqlite.prepare('INSERT OR REPLACE INTO response_tool_outputs (response_id, upstream_id, call_id, output) VALUES (?1, ?2, ?3, ?4)');
-  const outputs = sqlite.prepare<ToolOutput, [string]>(
+  const outputs = sqlite.prepare<ToolCallOutput, [string]>(
     'SELECT upstream_id AS upstreamId, call_id AS callId, output FROM response_tool_outputs WHERE response_id = ?1',
   );
   const append = sqlite.transaction(
-    (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolOutput[]) => {
+    (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolCallOutput[]) => {
       for (const e of events) insert.run(responseId, e.seq, e.data, now);
       if (events.length) advance.run(responseId, events[events.length - 1]!.seq, now);
       if (upstream) cursor.run(responseId, upstream.upstreamId, upstream.sequenceNumber);
@@ -66,12 +64,12 @@ export function createEventStatements(db: Db) {
   );
   return {
     /** Persist a batch of events (with where the upstream stands and the tool outputs they go with) atomically. */
-    append: (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolOutput[]) =>
+    append: (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolCallOutput[]) =>
       append.immediate(responseId, events, now, upstream, toolOutputs),
     /** Events after `seq`, in order. */
     eventsAfter: (responseId: string, seq: number): StoredEvent[] => after.all(responseId, seq),
     /** The outputs of the function tools a response has run. */
-    toolOutputsOf: (responseId: string): ToolOutput[] => outputs.all(responseId),
+    toolOutputsOf: (responseId: string): ToolCallOutput[] => outputs.all(responseId),
   };
 }
 

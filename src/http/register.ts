@@ -16,10 +16,10 @@ import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStre
  * a turn (rows with `turns`), parse and validate it, apply the operation's rate limit and the
  * per-user stream cap, then call the handler. The order matters: an anonymous caller learns
  * nothing about the input schema and cannot make the server read a body (401 before 400, 413 and
- * 415), a queued request holds its bytes only, and no stream starts before every check has passed. Every stream is
- * wrapped by `guardStream` (final frame at shutdown, slot released when the client leaves). Each
- * answer carries the security headers and a request id, and is logged once
- * (src/http/request-stamp.ts).
+ * 415), a queued request holds its bytes only, and no stream starts before every check has
+ * passed. Every stream is wrapped by `guardStream` (final frame at shutdown, slot released when
+ * the client leaves). Each answer carries the security headers and a request id, and is logged
+ * once (src/http/request-stamp.ts).
  */
 export function registerOperations(
   app: Elysia,

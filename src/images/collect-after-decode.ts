@@ -3,11 +3,11 @@
  *
  * A 12 MP conversion leaves ~100 MB behind (the request body, its strings, the decoded file, the
  * pixels copied out), much of it in buffers the collector does not weigh by their size: the heap
- * grew instead of being collected, and 16 queued 12 MP uploads still peaked at 1.0 GB with two
- * converting at a time. A collection after each (8–17 ms on the event loop) brought that to
- * 0.37 GB (docs/extras.md). Small images are not worth the pause, and a burst of conversions
- * shares one collection: the garbage is the whole process's, so this is the one piece of
- * process-wide state in the images domain.
+ * grew instead of being collected, and conversions ran among collector pauses (381–828 ms for
+ * the same 12 MP image, 388–407 ms with this; peak memory in docs/extras.md). A collection costs
+ * 8–17 ms of the event loop, so small images are not worth it, and a burst of conversions shares
+ * one: the garbage is the whole process's, which makes this the one piece of process-wide state
+ * in the images domain.
  */
 const LARGE_PIXELS = 4_000_000;
 

@@ -1,8 +1,8 @@
 /**
  * Preloaded by `bun test` (bunfig.toml): every temporary directory the tests make goes under one
- * directory for the run, removed when the run ends. The
- * suite makes a few hundred data directories and binaries (580 MB a run, one backup test alone
- * 150 MB); left in the system's temporary directory they filled a developer's disk.
+ * directory for the run, removed when the run ends. The suite makes a few hundred data
+ * directories and binaries (580 MB a run, one backup test alone 150 MB); left in the system's
+ * temporary directory they filled a developer's disk.
  */
 import { afterAll } from 'bun:test';
 import { useRunTempDir } from '../../scripts/lib/run-temp-dir';
