@@ -41,7 +41,7 @@ interface Turn {
   toolOutputs?: { call_id: string; output: string }[];
 }
 
-export async function* flatten<T>(batches: AsyncIterable<T[]>): AsyncGenerator<T> {
+async function* flatten<T>(batches: AsyncIterable<T[]>): AsyncGenerator<T> {
   for await (const batch of batches) yield* batch;
 }
 

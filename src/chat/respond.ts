@@ -3,7 +3,7 @@ import { writeTx } from '../db/connection';
 import type { Conversation, ResponseRow } from '../db/schema';
 import { AiError, NO_PROVIDER_MESSAGE, SHUTDOWN_REASON, type AiEvent, type AiImage, type AiMessage, type StreamChatOptions } from '../ai/ai.types';
 import { tooManyRequests } from '../http/errors';
-import { appendItem, createConversation, listItems } from './conversation.store';
+import { appendItem, createConversation, findConversationById, listItems } from './conversation.store';
 import { createResponse, findResponseById, listUnfinishedResponses, setResponseStatus } from './response.store';
 import { chatTools } from './chat.tools';
 import type { EventWriter } from './event-log';
@@ -145,7 +145,7 @@ function finish(
 }
 
 function buildMessages(deps: AppDeps, response: ResponseRow): AiMessage[] {
-  const conversation = deps.db.query.conversations.findFirst({ where: (c, { eq }) => eq(c.id, response.conversationId) }).sync();
+  const conversation = findConversationById(deps.db, response.conversationId);
   const system = response.kind === 'research' ? RESEARCH_PROMPT : conversation?.studyMode ? STUDY_PROMPT : SYSTEM_PROMPT;
   const items = listItems(deps.db, response.conversationId).filter((i) => i.role === 'user' || i.role === 'assistant');
   const messages: AiMessage[] = [{ role: 'system', content: system }];

@@ -22,10 +22,13 @@ export const groupTopic = (groupId: string) => `group:${groupId}`;
 const encoder = new TextEncoder();
 
 /** `event: message`, `id` (when given), `retry`, and the data on one line (JSON has no raw newlines). */
-export function encodeFrame(id: string | null, json: string, retryMs: number): Uint8Array {
+export function frameText(id: string | null, json: string, retryMs: number): string {
   const idLine = id === null ? '' : `id: ${id}\n`;
-  return encoder.encode(`event: message\n${idLine}retry: ${retryMs}\ndata: ${json}\n\n`);
+  return `event: message\n${idLine}retry: ${retryMs}\ndata: ${json}\n\n`;
 }
+
+/** `frameText`, encoded once for every subscriber. */
+export const encodeFrame = (id: string | null, json: string, retryMs: number): Uint8Array => encoder.encode(frameText(id, json, retryMs));
 
 /**
  * Per app (keyed by its bus, so no state outlives the app): for each group, the last durable seq

@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps';
 import type { Beating } from '../http/heartbeat-ticker';
 import type { GroupChat } from '../db/schema';
 import { listGroupEventsAfter } from './group-events.store';
-import { encodeFrame, groupTopic, type GroupEvent } from './group-events';
+import { frameText, groupTopic, type GroupEvent } from './group-events';
 
 const encoder = new TextEncoder();
 const OPEN = encoder.encode(': open\n\n');
@@ -82,9 +82,9 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
     if (unknown || gap) {
       // Say so, so the client reloads with listMessages instead of trusting a partial replay.
       const data = { type: 'stream.reset', reason: unknown ? 'unknown_event_id' : 'events_expired' };
-      head += new TextDecoder().decode(encodeFrame(String(from), JSON.stringify(data), config.sseRetryMs));
+      head += frameText(String(from), JSON.stringify(data), config.sseRetryMs);
     }
-    for (const row of rows) head += `event: message\nid: ${row.seq}\nretry: ${config.sseRetryMs}\ndata: ${row.data}\n\n`;
+    for (const row of rows) head += frameText(String(row.seq), row.data, config.sseRetryMs);
     this.lastSent = rows.length ? rows[rows.length - 1]!.seq : from;
     return encoder.encode(head);
   }

@@ -16,8 +16,6 @@ export interface TaskRunner {
   isRunning(id: string): boolean;
   /** Abort a running task with `reason` and wait for it to settle; false when it was not running. */
   cancel(id: string, reason?: unknown): Promise<boolean>;
-  /** Number of running tasks. */
-  size(): number;
   /** Abort everything with SHUTDOWN_REASON (rows stay `in_progress` for the next start) and wait. */
   shutdown(): Promise<void>;
 }
@@ -63,7 +61,6 @@ export function createTaskRunner(opts: { maxPerUser: number; maxTotal: number; l
       await r.done;
       return true;
     },
-    size: () => running.size,
     async shutdown() {
       const all = [...running.values()];
       for (const r of all) r.controller.abort(SHUTDOWN_REASON);
