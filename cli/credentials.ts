@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { createApiKey, createSession, listApiKeys, revokeApiKey, DAY_MS, findSessionById, listActiveSessions, revokeSession } from '../src/auth/auth.store';
+import { createApiKey, createSession, listApiKeys, revokeApiKey, findSessionById, listActiveSessions, revokeSession } from '../src/auth/auth.store';
+import { DAY_MS } from '../src/time';
 import { sessionView } from '../src/auth/sessions.view';
 import { iso } from '../src/ids';
 import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';

@@ -7,19 +7,10 @@ import { openDataDir, DB_FILE } from './db/connection';
 import { migrate } from './db/migrate';
 import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
-import { noopNotifier } from './notifications/notifier';
-import { createAiProvider } from './ai/provider';
-import { createTaskRunner } from './tasks/runner';
-import { EventLog } from './chat/event-log';
+import { buildDeps } from './build-deps';
 import { resumeInterruptedResponses } from './chat/respond';
-import { startEventPruning } from './chat/prune';
+import { startPruning } from './tasks/prune-expired';
 import { createExpoClient } from './notifications/expo-client';
-import { createExpoNotifier } from './notifications/research-push';
-import { createMemoryBus } from './pubsub/bus';
-import { startGroupEventPruner } from './groups/group-events.store';
-import { createLifecycle } from './lifecycle';
-import { createHeartbeatTicker } from './http/heartbeat-ticker';
-import { createTurnstile } from './http/turnstile';
 
 /** The budget of stop(): the CLI force-exits at 5 s, so hooks and connections must be done well before. */
 const HOOK_BUDGET_MS = 2500;
@@ -46,35 +37,13 @@ export async function startServer(
   if (applied.length) log.info('migrations applied', { applied });
   // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
   const push = config.pushEnabled ? await createExpoClient(config) : undefined;
-  const notifier = push ? createExpoNotifier({ db, log, push, config }) : noopNotifier;
-  const lifecycle = createLifecycle();
-  const deps: AppDeps = {
-    config,
-    db,
-    log,
-    now: Date.now,
-    notifier,
-    push,
-    ai: createAiProvider(config),
-    lifecycle,
-    tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
-    events: new EventLog(db, Date.now),
-    bus: createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) })),
-    heartbeats: createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
-    imageConversions: createTurnstile(config.imageConcurrency),
-  };
+  const deps = buildDeps({ config, db, log, push });
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const recovered = resumeInterruptedResponses(deps);
   if (recovered.resumed || recovered.failed) log.info('interrupted responses', recovered);
-  const stopPruning = startEventPruning(deps);
-  const stopGroupPruning = startGroupEventPruner(deps);
   // Running AI turns stop with the "shutdown" reason: their rows stay in_progress, upstream
   // background responses keep running, and the next start resumes them.
-  deps.lifecycle.onShutdown('tasks', async () => {
-    stopPruning();
-    stopGroupPruning();
-    await deps.tasks.shutdown();
-  });
+  deps.lifecycle.onShutdown('tasks', () => deps.tasks.shutdown());
 
   const server = Bun.serve({
     hostname: config.host,
@@ -95,6 +64,8 @@ export async function startServer(
   });
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
   log.info('listening', { url, database: join(config.dataDir, DB_FILE) });
+  const stopPruning = startPruning(deps);
+  deps.lifecycle.onShutdown('pruning', stopPruning);
 
   let stopping: Promise<void> | undefined;
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { createTestContext, bearer, SPEC_ERRORS } from './helpers';
-import { DAY_MS } from '../src/auth/auth.store';
+import { DAY_MS } from '../src/time';
 
 describe('auth', () => {
   test('createApiKey shows the key once; it works; the table holds only its hash', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { addWriter, appendItem, createConversation, listItems } from '../src/chat/conversation.store';
 import { createResponse, setResponseStatus } from '../src/chat/response.store';
-import { startEventPruning } from '../src/chat/prune';
+import { pruneExpired } from '../src/tasks/prune-expired';
 import { createWidget } from '../src/widgets/widget.store';
 import { searchHistory } from '../src/chat/history.store';
 
@@ -132,8 +132,7 @@ describe('conversation operations', () => {
     const old = mk('completed', now - 8 * DAY);
     const recent = mk('completed', now - 6 * DAY);
     const running = mk('in_progress', now - 30 * DAY);
-    const stop = startEventPruning({ ...ctx.deps, now: () => now });
-    stop();
+    pruneExpired({ ...ctx.deps, now: () => now });
     const left = ctx.db.$client.query<{ id: string }, []>('SELECT DISTINCT response_id AS id FROM response_events').all().map((r) => r.id);
     expect(left.sort()).toEqual([recent, running].sort());
     expect(left).not.toContain(old);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDataDir } from '../src/db/connection';
 import { migrate } from '../src/db/migrate';
-import { DAY_MS } from '../src/auth/auth.store';
+import { DAY_MS } from '../src/time';
 import { OTHER_WRITERS_CHECK_MS } from '../src/auth/credential-cache';
 import { bearer, createTestContext, SPEC_ERRORS, type TestUser } from './helpers';
 

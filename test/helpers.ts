@@ -4,17 +4,11 @@ import { migrate } from '../src/db/migrate';
 import { testConfig, type Config } from '../src/config';
 import { createLogger, silentLogger, type Logger } from '../src/log';
 import { createUser, type NewUser } from '../src/account/account.store';
-import { createApiKey, createSession, DAY_MS } from '../src/auth/auth.store';
+import { createApiKey, createSession } from '../src/auth/auth.store';
+import { DAY_MS } from '../src/time';
 import type { AppDeps } from '../src/deps';
-import { noopNotifier } from '../src/notifications/notifier';
-import { createAiProvider } from '../src/ai/provider';
-import { createTaskRunner } from '../src/tasks/runner';
-import { EventLog } from '../src/chat/event-log';
-import { createMemoryBus } from '../src/pubsub/bus';
+import { buildDeps } from '../src/build-deps';
 import type { User } from '../src/db/schema';
-import { createLifecycle } from '../src/lifecycle';
-import { createHeartbeatTicker } from '../src/http/heartbeat-ticker';
-import { createTurnstile } from '../src/http/turnstile';
 import type { AnyOperation } from '../src/http/operation';
 
 export interface TestUser {
@@ -60,22 +54,7 @@ export function createTestContext(
   const config = testConfig(opts.config);
   const log = opts.log ?? silentLogger;
   const now = opts.now ?? Date.now;
-  const deps: AppDeps = {
-    config,
-    db,
-    log,
-    now,
-    notifier: noopNotifier,
-    ai: createAiProvider(config),
-    lifecycle: createLifecycle(),
-    tasks: createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
-    events: new EventLog(db, now),
-    bus: createMemoryBus(),
-    imageConversions: createTurnstile(config.imageConcurrency),
-    ...opts.deps,
-  } as AppDeps;
-  // Built after the overrides so it stops with whichever lifecycle the test passed.
-  deps.heartbeats ??= createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, deps.lifecycle);
+  const deps = buildDeps({ config, db, log, now, ...opts.deps });
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   const users = (opts.users ?? []).map((u) => seedUser(db, u, config));
   const headersFor = (as?: TestUser | Record<string, string>): Record<string, string> =>

@@ -6,8 +6,6 @@ import { apiKeys, sessions, type ApiKey, type Session } from '../db/schema';
 import { newId } from '../ids';
 import { hashSecret, newApiKey, newSessionToken, visiblePrefix } from './tokens';
 
-export const DAY_MS = 24 * 60 * 60 * 1000;
-
 export function createApiKey(db: Db, userId: string, name: string, now = Date.now()): { row: ApiKey; key: string } {
   const key = newApiKey();
   const row = db

@@ -1,7 +1,8 @@
 import type { Db } from '../db/connection';
 import type { User } from '../db/schema';
 import { findUserById } from '../account/account.store';
-import { DAY_MS, findApiKeyByHash, findSessionByHash, touchApiKey, touchSession } from './auth.store';
+import { findApiKeyByHash, findSessionByHash, touchApiKey, touchSession } from './auth.store';
+import { DAY_MS } from '../time';
 import { hashSecret, sameHash } from './tokens';
 import { cachedCredential, rememberCredential } from './credential-cache';
 

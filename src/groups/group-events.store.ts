@@ -1,11 +1,9 @@
 import { and, asc, eq, gt, lt } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { groupEvents, groupInvites } from '../db/schema';
-import type { AppDeps } from '../deps';
+import { DAY_MS } from '../time';
 import { preparedFor } from '../db/prepared';
 
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 
 // Plain SQLite statements: both run for every group message (see group-message.store.ts).
 const hot = preparedFor((db) => ({
@@ -54,18 +52,3 @@ export function pruneGroupEvents(db: Db, retentionDays: number, now: number): { 
   return { events, invites };
 }
 
-/** Prune at start-up and then hourly; returns the stop function for shutdown. */
-export function startGroupEventPruner(deps: AppDeps): () => void {
-  const run = () => {
-    try {
-      const pruned = pruneGroupEvents(deps.db, deps.config.groupEventRetentionDays, deps.now());
-      if (pruned.events || pruned.invites) deps.log.info('group events pruned', pruned);
-    } catch (err) {
-      deps.log.error('group event pruning failed', { cause: String(err) });
-    }
-  };
-  run();
-  const timer = setInterval(run, HOUR_MS);
-  timer.unref?.();
-  return () => clearInterval(timer);
-}

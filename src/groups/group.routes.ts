@@ -18,10 +18,10 @@ import { startFollowUpIfAddressed } from './group-assistant';
 import { GroupEventSchema } from './group-events.schema';
 import { assistantSender, formerMember, groupChatOf, GroupChatSchema, groupMessageOf, GroupMessageSchema, MemberSchema } from './group.view';
 import { iso } from '../ids';
+import { HOUR_MS } from '../time';
 
 const GroupRef = t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }) });
 const Success = t.Object({ success: t.Boolean() });
-const HOUR_MS = 3_600_000;
 
 /** The group, if the caller is a member: unknown → 404, not a member → 403. */
 function memberGroup(deps: AppDeps, groupChatId: string, userId: string) {

@@ -1,0 +1,38 @@
+import type { Config } from './config';
+import type { Db } from './db/connection';
+import type { Logger } from './log';
+import type { AppDeps } from './deps';
+import { noopNotifier } from './notifications/notifier';
+import { createExpoNotifier } from './notifications/research-push';
+import { createAiProvider } from './ai/provider';
+import { createTaskRunner } from './tasks/runner';
+import { EventLog } from './chat/event-log';
+import { createMemoryBus } from './pubsub/bus';
+import { createLifecycle } from './lifecycle';
+import { createHeartbeatTicker } from './http/heartbeat-ticker';
+import { createTurnstile } from './http/turnstile';
+
+/**
+ * Assemble the app's dependencies from the config, the open database and the logger: the one
+ * place a new dependency is added, for the server and the tests alike. A test replaces a part by
+ * passing it (a fake clock, a recording notifier); what is passed is used as is and the default is
+ * not built. Push is on when a push client is passed (the server builds it from the config).
+ */
+export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partial<AppDeps>): AppDeps {
+  const { config, db, log } = base;
+  const now = base.now ?? Date.now;
+  const lifecycle = base.lifecycle ?? createLifecycle();
+  return {
+    ...base,
+    now,
+    lifecycle,
+    notifier: base.notifier ?? (base.push ? createExpoNotifier({ db, log, push: base.push, config }) : noopNotifier),
+    ai: 'ai' in base ? base.ai : createAiProvider(config),
+    tasks: base.tasks ?? createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
+    events: base.events ?? new EventLog(db, now),
+    bus: base.bus ?? createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) })),
+    // Stops with the lifecycle above, whichever one that is.
+    heartbeats: base.heartbeats ?? createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
+    imageConversions: base.imageConversions ?? createTurnstile(config.imageConcurrency),
+  };
+}

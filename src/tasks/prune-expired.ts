@@ -1,0 +1,45 @@
+import type { AppDeps } from '../deps';
+import { DAY_MS, HOUR_MS } from '../time';
+import { pruneResponseEvents } from '../chat/response.store';
+import { pruneGroupEvents } from '../groups/group-events.store';
+
+type PruneDeps = Pick<AppDeps, 'db' | 'config' | 'log' | 'now'>;
+
+/**
+ * What retention drops, each part on its own so one failing does not keep the others:
+ * - the stored events (and tool outputs) of responses finished more than
+ *   PARLEY_EVENT_RETENTION_DAYS ago; the answers themselves stay in their conversations;
+ * - group events older than PARLEY_GROUP_EVENT_RETENTION_DAYS, and invites past their expiry.
+ */
+const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> }[] = [
+  { name: 'response events', run: (d, now) => ({ events: pruneResponseEvents(d.db, now - d.config.eventRetentionDays * DAY_MS) }) },
+  { name: 'group events', run: (d, now) => pruneGroupEvents(d.db, d.config.groupEventRetentionDays, now) },
+];
+
+/** One pass over everything retention drops; logs what went and what failed. */
+export function pruneExpired(deps: PruneDeps): void {
+  const now = deps.now();
+  for (const part of parts) {
+    try {
+      const counts = part.run(deps, now);
+      if (Object.values(counts).some((n) => n > 0)) deps.log.info(`pruned ${part.name}`, counts);
+    } catch (err) {
+      deps.log.error(`pruning ${part.name} failed`, { cause: err instanceof Error ? err.message : String(err) });
+    }
+  }
+}
+
+/**
+ * Prune once soon after start and then hourly; returns the stop function. The first pass waits
+ * for the next turn of the event loop, so a backlog (a server down for weeks, a shorter retention)
+ * is deleted after the server listens rather than holding up its start.
+ */
+export function startPruning(deps: PruneDeps, everyMs = HOUR_MS): () => void {
+  const first = setTimeout(() => pruneExpired(deps), 0);
+  const timer = setInterval(() => pruneExpired(deps), everyMs);
+  timer.unref?.();
+  return () => {
+    clearTimeout(first);
+    clearInterval(timer);
+  };
+}

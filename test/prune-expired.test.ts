@@ -1,0 +1,60 @@
+import { describe, expect, test } from 'bun:test';
+import { captureLog, createTestContext } from './helpers';
+import { createConversation } from '../src/chat/conversation.store';
+import { createResponse, setResponseStatus } from '../src/chat/response.store';
+import { pruneExpired, startPruning } from '../src/tasks/prune-expired';
+import { DAY_MS } from '../src/time';
+
+const countEvents = (ctx: ReturnType<typeof createTestContext>) =>
+  ctx.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM response_events').get()!.n;
+
+/** A response finished `ageDays` ago with one stored event. */
+function oldResponse(ctx: ReturnType<typeof createTestContext>, ageDays: number) {
+  const ann = ctx.users[0]!;
+  const c = createConversation(ctx.db, { ownerId: ann.user.id, title: 't' });
+  const r = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } });
+  setResponseStatus(ctx.db, r.id, 'completed', Date.now() - ageDays * DAY_MS);
+  const w = ctx.deps.events.writer(r.id, 0);
+  w.emit({ type: 'text.delta', delta: 'a' });
+  w.flush();
+}
+
+describe('pruning', () => {
+  test('one part failing is logged and does not keep the others from running', () => {
+    const { log, lines } = captureLog();
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log, config: { eventRetentionDays: 7 } });
+    oldResponse(ctx, 8);
+    // The group part fails: its table is gone.
+    ctx.db.$client.exec('DROP TABLE group_invites');
+    pruneExpired(ctx.deps);
+    expect(countEvents(ctx)).toBe(0);
+    const logged = lines.map((l) => JSON.parse(l));
+    expect(logged.find((l) => l.msg === 'pruned response events')).toMatchObject({ events: 1 });
+    expect(logged.find((l) => l.msg === 'pruning group events failed')?.cause).toContain('group_invites');
+  });
+
+  test('the first pass runs after start returns (the server listens first); stop cancels the rest', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { eventRetentionDays: 7 } });
+    oldResponse(ctx, 8);
+    const stop = startPruning(ctx.deps, 20);
+    expect(countEvents(ctx)).toBe(1);
+    await Bun.sleep(5);
+    expect(countEvents(ctx)).toBe(0);
+    // Hourly in the server; every 20 ms here. After stop, nothing more is deleted.
+    oldResponse(ctx, 8);
+    await Bun.sleep(60);
+    expect(countEvents(ctx)).toBe(0);
+    stop();
+    oldResponse(ctx, 8);
+    await Bun.sleep(60);
+    expect(countEvents(ctx)).toBe(1);
+  });
+
+  test('a stop before the first pass leaves everything', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { eventRetentionDays: 7 } });
+    oldResponse(ctx, 8);
+    startPruning(ctx.deps)();
+    await Bun.sleep(5);
+    expect(countEvents(ctx)).toBe(1);
+  });
+});
