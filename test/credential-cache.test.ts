@@ -71,6 +71,23 @@ describe('credential cache', () => {
     expect((await ctx.json('preferences/get', {}, bearer(ann))).body.enableMemories).toBe(true);
   });
 
+  test("a change to one user leaves other users' cached credentials in place", async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
+    const [ann, bob] = ctx.users as [TestUser, TestUser];
+    const memories = async (u: TestUser) => (await ctx.json('preferences/get', {}, u)).body.enableMemories;
+    expect(await memories(bob)).toBe(false);
+    // Behind the cache's back (same connection, no store function): what the cache holds shows.
+    ctx.db.$client.run('UPDATE users SET enable_memories = 1 WHERE id = ?', [bob.user.id]);
+    expect(await memories(bob)).toBe(false);
+    // Ann's change drops Ann's entries only.
+    await ctx.json('preferences/update', { enableMemories: true }, ann);
+    expect(await memories(bob)).toBe(false);
+    expect(await memories(ann)).toBe(true);
+    // Bob's own change, revoking one of his sessions, drops his.
+    expect((await ctx.json('auth/signOut', {}, bearer(bob))).status).toBe(200);
+    expect(await memories(bob)).toBe(true);
+  });
+
   test('a cached session still expires, and its use still slides the expiry', async () => {
     let now = Date.now();
     const { ctx, ann, other } = fileContext(() => now);

@@ -70,7 +70,7 @@ const SUBSCRIPTION_FIELDS = ['subscriptionTier', 'subscriptionActive', 'subscrip
 export function updateUser(db: Db, id: string, patch: UserPatch, now = Date.now()): User | undefined {
   const touchesSubscription = SUBSCRIPTION_FIELDS.some((f) => patch[f] !== undefined);
   // Authenticated requests carry a cached copy of the user row.
-  forgetCredentials();
+  forgetCredentials(id);
   return db
     .update(users)
     .set({ ...patch, updatedAt: now, ...(touchesSubscription ? { subscriptionUpdatedAt: now } : {}) })

@@ -37,8 +37,10 @@ export function revokeApiKey(db: Db, id: string, userId?: string, now = Date.now
   const owned = userId === undefined ? eq(apiKeys.id, id) : and(eq(apiKeys.id, id), eq(apiKeys.userId, userId));
   const row = db.select().from(apiKeys).where(owned).get();
   if (!row) return undefined;
-  if (row.revokedAt == null) db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, id)).run();
-  forgetCredentials();
+  if (row.revokedAt == null) {
+    db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, id)).run();
+    forgetCredentials(row.userId);
+  }
   return { ...row, revokedAt: row.revokedAt ?? now };
 }
 
@@ -89,8 +91,8 @@ export function revokeSession(db: Db, id: string, now = Date.now()): boolean {
     .update(sessions)
     .set({ revokedAt: now })
     .where(and(eq(sessions.id, id), isNull(sessions.revokedAt)))
-    .returning({ id: sessions.id })
+    .returning({ userId: sessions.userId })
     .all();
-  forgetCredentials();
+  for (const r of rows) forgetCredentials(r.userId);
   return rows.length > 0;
 }

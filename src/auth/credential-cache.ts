@@ -8,7 +8,9 @@ import type { Principal } from './authenticate';
  *
  * Correctness rests on two invalidations:
  * - in this process, every store function that changes a user, an API key or a session calls
- *   `forgetCredentials()` (revocation, a changed user row);
+ *   `forgetCredentials(userId)` (revocation, a changed user row): that user's entries are stale
+ *   from then on, everyone else's stay (a preference saved by one member must not send every
+ *   other request back to SQLite);
  * - other processes (the admin CLI revoking a key, locking a user) write through their own
  *   connection: SQLite's `PRAGMA data_version` changes when another connection commits, and
  *   any change clears the cache before the next lookup. The pragma runs at most once per
@@ -31,19 +33,25 @@ export const OTHER_WRITERS_CHECK_MS = 1;
 const MAX_AGE_MS = 60_000;
 
 interface Cache {
-  entries: Map<string, CachedCredential>;
+  entries: Map<string, Remembered>;
   dataVersion: () => number;
   lastVersion: number;
   /** `performance.now()` of the last pragma: a monotonic clock, whatever clock `now` is. */
   checkedAt: number;
-  generation: number;
+}
+
+interface Remembered extends CachedCredential {
+  /** `changes` when the entry was resolved: a later change of its user makes it stale. */
+  seen: number;
 }
 
 /**
- * Bumped by `forgetCredentials`. A counter rather than a per-connection clear: stores may be
+ * Counts in-process changes; `changedAt` keeps, per user, the count of their last change (one
+ * number per user changed since start). Module state rather than per connection: stores may be
  * handed a transaction, which is not the connection object the caches are keyed by.
  */
-let generation = 0;
+let changes = 0;
+const changedAt = new Map<string, number>();
 
 const caches = new WeakMap<Db, Cache>();
 
@@ -52,7 +60,7 @@ function cacheFor(db: Db): Cache {
   if (!cache) {
     const stmt = db.$client.prepare<{ data_version: number }, []>('PRAGMA data_version');
     const dataVersion = () => stmt.get()!.data_version;
-    cache = { entries: new Map(), dataVersion, lastVersion: dataVersion(), checkedAt: performance.now(), generation };
+    cache = { entries: new Map(), dataVersion, lastVersion: dataVersion(), checkedAt: performance.now() };
     caches.set(db, cache);
   }
   return cache;
@@ -67,31 +75,33 @@ export function cachedCredential(db: Db, hash: string, now: number): CachedCrede
     version = cache.dataVersion();
     cache.checkedAt = t;
   }
-  if (version !== cache.lastVersion || cache.generation !== generation) {
+  if (version !== cache.lastVersion) {
+    // Another connection wrote: which rows it changed is unknown, so everything goes.
     cache.lastVersion = version;
-    cache.generation = generation;
     cache.entries.clear();
     return undefined;
   }
   const entry = cache.entries.get(hash);
   if (!entry) return undefined;
-  if (now - entry.at > MAX_AGE_MS || entry.expiresAt <= now) {
+  if (now - entry.at > MAX_AGE_MS || entry.expiresAt <= now || (changedAt.get(entry.principal.user.id) ?? 0) > entry.seen) {
     cache.entries.delete(hash);
     return undefined;
   }
   return entry;
 }
 
+/**
+ * Remember a credential just resolved from the database. Resolving and remembering happen in one
+ * synchronous run (bun:sqlite), so no change of this process can fall between them.
+ */
 export function rememberCredential(db: Db, hash: string, entry: CachedCredential): void {
-  const { entries, generation: current } = cacheFor(db);
-  // Resolved before a change this cache has not seen yet: let the next lookup clear and re-read.
-  if (current !== generation) return;
+  const { entries } = cacheFor(db);
   // Oldest first: Map keeps insertion order, so the first key is the least recently resolved.
   if (entries.size >= MAX_ENTRIES && !entries.has(hash)) entries.delete(entries.keys().next().value!);
-  entries.set(hash, entry);
+  entries.set(hash, { ...entry, seen: ++changes });
 }
 
-/** Call after changing a user, an API key or a session in this process (any connection). */
-export function forgetCredentials(): void {
-  generation++;
+/** Call after changing a user, or one of their API keys or sessions, in this process (any connection). */
+export function forgetCredentials(userId: string): void {
+  changedAt.set(userId, ++changes);
 }
