@@ -251,7 +251,7 @@ export const settings = {
   streamKeepaliveS: setting({
     env: 'PARLEY_STREAM_KEEPALIVE_S',
     default: '15',
-    doc: 'Seconds between `{"type":"keepalive"}` frames on a quiet chat or research stream. SSE comment lines are sent every 5 s at most regardless.',
+    doc: 'Seconds between `{"type":"keepalive"}` frames on a quiet chat or research stream. Checked at each heartbeat tick (`PARLEY_SSE_HEARTBEAT_S`), so rounded up to whole ticks; quiet ticks in between carry a comment line.',
     parse: int(1, 3600),
   }),
   eventRetentionDays: setting({
@@ -351,7 +351,7 @@ export const settings = {
   sseHeartbeatSeconds: setting({
     env: 'PARLEY_SSE_HEARTBEAT_S',
     default: '5',
-    doc: 'Seconds between heartbeat comment lines on a quiet event stream (keeps proxies and idle timers from closing it).',
+    doc: 'Seconds between heartbeat ticks: at each, every event stream (group events, chat, research) that sent nothing since the previous tick sends a comment line (keeps proxies and idle timers from closing it).',
     parse: int(1, 3600),
   }),
   sseRetryMs: setting({

@@ -393,15 +393,22 @@ describe('chat/streamDeepResearch', () => {
     await ctx.deps.tasks.shutdown();
   });
 
-  test('keepalive frames (no id) and comment lines while quiet', async () => {
-    const ctx = createTestContext({ users, config: chatConfig({ streamKeepaliveS: 1 }) });
-    openai.chatScript = () => ({ pauseMs: 1300, deltas: [{ content: 'slow' }] });
+  test('keepalive frames (no id) and comment lines while quiet, on the shared heartbeat ticker', async () => {
+    // Ticks every second: the first after the opening only marks the stream quiet, the second
+    // (quiet 1 s < 2 s) sends a comment line, the third (quiet 2 s) a keepalive frame, the fourth
+    // (1 s after it) a comment line again.
+    const ctx = createTestContext({ users, config: chatConfig({ streamKeepaliveS: 2, sseHeartbeatSeconds: 1 }) });
+    openai.chatScript = () => ({ pauseMs: 4000, deltas: [{ content: 'slow' }] });
     const reader = new SseReader(await research(ctx, { message: 'x' }));
-    const frames = await reader.all();
+    const first = await reader.next();
+    expect(ctx.deps.heartbeats.size).toBe(1);
+    const frames = [first!, ...(await reader.all())];
     const keepalives = frames.filter((f) => f.data.type === 'keepalive');
     expect(keepalives.length).toBeGreaterThanOrEqual(1);
     expect(keepalives.every((f) => f.id === undefined)).toBe(true);
-    expect(reader.comments).toBeGreaterThanOrEqual(1);
+    expect(reader.commentLines).toContain(': ping');
+    // The ended stream left the ticker.
+    expect(ctx.deps.heartbeats.size).toBe(0);
     expect(typesOf(frames.filter((f) => f.id)).at(-1)).toBe('done');
     const rid = frames[1]!.data.responseId;
     // Keepalives are not persisted: a replay has none.

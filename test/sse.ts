@@ -10,6 +10,8 @@ export class SseReader {
   private buf = '';
   private decoder = new TextDecoder();
   comments = 0;
+  /** The comment lines seen, in order (`: ping`, …). */
+  commentLines: string[] = [];
   done = false;
 
   constructor(res: Response) {
@@ -36,6 +38,7 @@ export class SseReader {
         }
         if (!data.length) {
           this.comments++;
+          this.commentLines.push(...block.split('\n').filter((l) => l.startsWith(':')));
           continue;
         }
         return { id: frame.id, event: frame.event, data: JSON.parse(data.join('\n')) };

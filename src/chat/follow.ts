@@ -2,9 +2,9 @@ import type { AppDeps } from '../deps';
 import { findResponseById, isTerminal } from './response.store';
 import { frameOf, isTerminalData, type LiveEvent } from './event-log';
 import { newId } from '../ids';
+import type { Beating } from '../http/heartbeat-ticker';
 
-/** SSE comment lines at least this often (and twice per keepalive): Bun's idle timer (10 s by default) and proxies never fire. */
-const COMMENT_EVERY_MS = 5_000;
+const PING = ': ping\n\n';
 const KEEPALIVE_FRAME = 'event: message\ndata: {"type":"keepalive"}\n\n';
 
 /** A chunk Elysia writes verbatim (`toSSE`); `sse: true` makes the first one set text/event-stream. */
@@ -33,7 +33,10 @@ const REPLAY_CHUNK = 1000;
  * Follow a response's events after `afterSeq`: subscribe to the live tail first, then replay
  * what is stored, then relay the tail, dropping anything already sent (by sequence number), so a
  * reconnecting client sees every event exactly once. Ends after `done`/`error`. Frames of one
- * batch go out as one chunk. Quiet periods carry comment lines and keepalive frames.
+ * batch go out as one chunk. Quiet periods carry comment lines and keepalive frames, paced by
+ * the server's shared heartbeat ticker (PARLEY_SSE_HEARTBEAT_S) like the group streams: at a
+ * tick, a stream that sent nothing during the whole interval before it sends a comment line, or a
+ * keepalive frame once it has been quiet for PARLEY_STREAM_KEEPALIVE_S.
  */
 export async function* followResponse(deps: AppDeps, responseId: string, afterSeq: number) {
   let queue: LiveEvent[] = [];
@@ -43,8 +46,13 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     wake?.();
   });
   const keepaliveMs = deps.config.streamKeepaliveS * 1000;
-  const beatMs = Math.min(COMMENT_EVERY_MS, keepaliveMs / 2);
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let ticked = false;
+  const beating: Beating = {
+    beat() {
+      ticked = true;
+      wake?.();
+    },
+  };
   try {
     let last = afterSeq;
     let ended = false;
@@ -76,20 +84,22 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     }
     if (!stored.length) yield rawChunk(': open\n\n');
     let quietSince = Date.now();
+    // The opening counts as traffic: the first heartbeat comes after at least one whole interval.
+    let sentSinceTick = true;
+    deps.heartbeats.add(beating);
     while (true) {
-      if (!queue.length) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          timer = setTimeout(resolve, beatMs);
-        });
-        clearTimeout(timer);
+      if (!queue.length && !ticked) {
+        await new Promise<void>((resolve) => (wake = resolve));
         wake = undefined;
       }
       if (!queue.length) {
-        if (Date.now() - quietSince >= keepaliveMs) {
+        // Woken by a tick.
+        ticked = false;
+        if (sentSinceTick) sentSinceTick = false;
+        else if (Date.now() - quietSince >= keepaliveMs) {
           quietSince = Date.now();
           yield rawChunk(KEEPALIVE_FRAME);
-        } else yield rawChunk(': ping\n\n');
+        } else yield rawChunk(PING);
         continue;
       }
       const batch = queue;
@@ -105,11 +115,12 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
         }
       }
       quietSince = Date.now();
+      sentSinceTick = true;
       if (chunk) yield rawChunk(chunk);
       if (ended) return;
     }
   } finally {
-    clearTimeout(timer);
+    deps.heartbeats.remove(beating);
     unsubscribe();
   }
 }
