@@ -22,6 +22,7 @@ export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partia
   const { config, db, log } = base;
   const now = base.now ?? Date.now;
   const lifecycle = base.lifecycle ?? createLifecycle();
+  const bus = base.bus ?? createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
   return {
     ...base,
     now,
@@ -29,8 +30,8 @@ export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partia
     notifier: base.notifier ?? (base.push ? createExpoNotifier({ db, log, push: base.push, config }) : noopNotifier),
     ai: 'ai' in base ? base.ai : createAiProvider(config),
     tasks: base.tasks ?? createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
-    events: base.events ?? new EventLog(db, now),
-    bus: base.bus ?? createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) })),
+    bus,
+    events: base.events ?? new EventLog(db, now, bus),
     // Stops with the lifecycle above, whichever one that is.
     heartbeats: base.heartbeats ?? createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
     imageConversions: base.imageConversions ?? createTurnstile(config.imageConcurrency),

@@ -33,7 +33,7 @@ export interface AppDeps {
   push?: PushClient;
   /** Shutdown registry: `lifecycle.signal` aborts when the server stops; `onShutdown` hooks run then. */
   lifecycle: Lifecycle;
-  /** The realtime topic broker (group chat events). */
+  /** The realtime topic broker (group chat events, AI responses' live events). */
   bus: Bus;
   /** The one heartbeat interval shared by every open event stream (`createHeartbeatTicker`). */
   heartbeats: HeartbeatTicker;

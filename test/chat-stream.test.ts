@@ -13,6 +13,7 @@ import { findResponseById } from '../src/chat/response.store';
 import { listItems } from '../src/chat/conversation.store';
 import { findWidgetById } from '../src/widgets/widget.store';
 import type { ResearchStatusPush } from '../src/notifications/notifier';
+import { responseTopic } from '../src/chat/event-log';
 
 const openai = startFakeOpenAI();
 const searx = startFakeSearxng();
@@ -407,8 +408,9 @@ describe('chat/streamDeepResearch', () => {
     expect(keepalives.length).toBeGreaterThanOrEqual(1);
     expect(keepalives.every((f) => f.id === undefined)).toBe(true);
     expect(reader.commentLines).toContain(': ping');
-    // The ended stream left the ticker.
+    // The ended stream left the ticker and the bus.
     expect(ctx.deps.heartbeats.size).toBe(0);
+    expect(ctx.deps.bus.listenerCount(responseTopic(frames[1]!.data.responseId))).toBe(0);
     expect(typesOf(frames.filter((f) => f.id)).at(-1)).toBe('done');
     const rid = frames[1]!.data.responseId;
     // Keepalives are not persisted: a replay has none.

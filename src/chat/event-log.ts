@@ -1,6 +1,7 @@
 import type { Db } from '../db/connection';
 import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
 import { createEventStatements, type EventStatements } from './response.store';
+import type { Bus } from '../pubsub/bus';
 
 /** One persisted event, ready to send: `frame` is its complete SSE frame, built once. */
 export interface LiveEvent {
@@ -12,30 +13,28 @@ export interface LiveEvent {
 export const frameOf = (responseId: string, seq: number, data: string) => `event: message\nid: ${responseId}:${seq}\ndata: ${data}\n\n`;
 export const isTerminalData = (data: string) => data.startsWith('{"type":"done"') || data.startsWith('{"type":"error"');
 
-type Listener = (batch: LiveEvent[]) => void;
+/** The bus topic of a response's live events: each message is one committed batch, `LiveEvent[]`. */
+export const responseTopic = (responseId: string) => `response:${responseId}`;
 
 /**
- * The events of every response: persisted in small batches, then fanned out to the streams
- * following that response. An event is published only after its batch has committed, so a
- * client never sees an event a restart could lose.
+ * The events of every response: persisted in small batches, then published on the app's bus
+ * (like group events) to the streams following that response. An event is published only after
+ * its batch has committed, so a client never sees an event a restart could lose.
  */
 export class EventLog {
   readonly statements: EventStatements;
-  private readonly listeners = new Map<string, Set<Listener>>();
 
-  constructor(db: Db, private readonly now: () => number) {
+  constructor(
+    db: Db,
+    private readonly now: () => number,
+    private readonly bus: Bus,
+  ) {
     this.statements = createEventStatements(db);
   }
 
   /** Follow a response's live events; returns the unsubscribe function. */
-  subscribe(responseId: string, fn: Listener): () => void {
-    let set = this.listeners.get(responseId);
-    if (!set) this.listeners.set(responseId, (set = new Set()));
-    set.add(fn);
-    return () => {
-      set.delete(fn);
-      if (!set.size && this.listeners.get(responseId) === set) this.listeners.delete(responseId);
-    };
+  subscribe(responseId: string, fn: (batch: LiveEvent[]) => void): () => void {
+    return this.bus.subscribe(responseTopic(responseId), fn);
   }
 
   /** A writer for a response whose last persisted event is `lastSeq`. */
@@ -46,16 +45,11 @@ export class EventLog {
   /** Persist, then publish. Called by writers only. */
   commit(responseId: string, batch: { seq: number; data: string }[], cursor?: UpstreamCursor, toolOutputs?: ToolCallOutput[]): void {
     this.statements.append(responseId, batch, this.now(), cursor, toolOutputs);
-    const set = this.listeners.get(responseId);
-    if (!set?.size) return;
-    const live = batch.map((e) => ({ seq: e.seq, frame: frameOf(responseId, e.seq, e.data), terminal: isTerminalData(e.data) }));
-    for (const fn of [...set]) {
-      try {
-        fn(live);
-      } catch {
-        // One broken stream must not stop the others.
-      }
-    }
+    const topic = responseTopic(responseId);
+    // Most turns run with nobody watching (a closed app, a background research): no frames then.
+    if (!this.bus.listenerCount(topic)) return;
+    const live: LiveEvent[] = batch.map((e) => ({ seq: e.seq, frame: frameOf(responseId, e.seq, e.data), terminal: isTerminalData(e.data) }));
+    this.bus.publish(topic, live);
   }
 }
 
