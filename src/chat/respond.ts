@@ -42,7 +42,7 @@ export function startResponse(deps: AppDeps, input: StartInput): ResponseRow {
   const { response, writer } = writeTx(deps.db, (tx) => {
     const conversation = input.conversation ?? createConversation(tx, { ownerId: input.userId, title: titleOf(input.message) }, now);
     appendItem(
-      tx,
+      deps.db,
       { conversationId: conversation.id, role: 'user', content: input.message, authorId: input.userId, parts: (input.images ?? []).map((i) => ({ type: 'input_image', ...i })) },
       now,
     );
@@ -132,7 +132,7 @@ function finish(
   const now = deps.now();
   writeTx(deps.db, (tx) => {
     if (output && (output.text || output.parts.length))
-      appendItem(tx, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: output.parts }, now);
+      appendItem(deps.db, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: output.parts }, now);
     setResponseStatus(tx, response.id, status, now, error);
     writer.emit(status === 'completed' ? { type: 'done' } : { type: 'error', message: error ?? 'The response failed.' });
     writer.flush();

@@ -2,7 +2,8 @@ import { writeTx } from '../db/connection';
 import type { GroupChat } from '../db/schema';
 import type { AppDeps } from '../deps';
 import { findGroupById } from './group.store';
-import { appendGroupItem, listGroupItems } from './group-message.store';
+import { listGroupItems } from './group-message.store';
+import { appendItem } from '../chat/conversation.store';
 import { publishProgress, publishRecorded, recordGroupEvent } from './group-events';
 import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
 import type { AiEvent, AiMessage } from '../ai/ai.types';
@@ -66,7 +67,7 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   const event = writeTx(deps.db, () => {
     // The group may have been deleted while the assistant was writing: then there is no one to tell.
     if (!findGroupById(deps.db, group.id)) return undefined;
-    const item = appendGroupItem(deps.db, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
+    const item = appendItem(deps.db, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
     const message = groupMessageOf(item, assistantSender(deps.config.aiHandle));
     return recordGroupEvent(deps.db, group.id, { type: 'message.created', message, replyTo }, now);
   });

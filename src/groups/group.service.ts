@@ -2,7 +2,7 @@ import { writeTx } from '../db/connection';
 import { queuedWrite } from '../db/commit-queue';
 import type { GroupChat, User } from '../db/schema';
 import type { AppDeps } from '../deps';
-import { appendGroupItem } from './group-message.store';
+import { appendItem } from '../chat/conversation.store';
 import { addGroupMember, deleteGroupRows, findGroupById, removeGroupMember, setIntelligentResponses } from './group.store';
 import { publishRecorded, recordGroupEvent, type RecordedEvent } from './group-events';
 import { groupChatOf, groupMessageOf, type GroupMessage } from './group.view';
@@ -33,7 +33,7 @@ export async function sendGroupMessage(
       // Taken when the message is stored, so `createdAt` follows the order of positions and ids.
       const now = deps.now();
       const group = memberGroup();
-      const item = appendGroupItem(deps.db, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
+      const item = appendItem(deps.db, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
       const message = groupMessageOf(item, memberOf(sender));
       return { group, message, event: recordGroupEvent(deps.db, group.id, { type: 'message.created', message }, now) };
     },
