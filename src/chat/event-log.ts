@@ -2,6 +2,7 @@ import type { Db } from '../db/connection';
 import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
 import { createEventStatements, type EventStatements } from './response.store';
 import type { Bus } from '../pubsub/bus';
+import { messageFrame } from '../http/sse';
 
 /** One persisted event, ready to send: `frame` is its complete SSE frame, built once. */
 export interface LiveEvent {
@@ -10,7 +11,7 @@ export interface LiveEvent {
   terminal: boolean;
 }
 
-export const frameOf = (responseId: string, seq: number, data: string) => `event: message\nid: ${responseId}:${seq}\ndata: ${data}\n\n`;
+export const frameOf = (responseId: string, seq: number, data: string) => messageFrame(data, `${responseId}:${seq}`);
 export const isTerminalData = (data: string) => data.startsWith('{"type":"done"') || data.startsWith('{"type":"error"');
 
 /** The bus topic of a response's live events: each message is one committed batch, `LiveEvent[]`. */

@@ -3,12 +3,10 @@ import { findResponseById, isTerminal } from './response.store';
 import { frameOf, isTerminalData, type LiveEvent } from './event-log';
 import { newId } from '../ids';
 import type { Beating } from '../http/heartbeat-ticker';
+import { messageFrame, rawChunk, sseComment } from '../http/sse';
 
-const PING = ': ping\n\n';
-const KEEPALIVE_FRAME = 'event: message\ndata: {"type":"keepalive"}\n\n';
-
-/** A chunk Elysia writes verbatim (`toSSE`); `sse: true` makes the first one set text/event-stream. */
-export const rawChunk = (text: string) => ({ sse: true, toSSE: () => text });
+const PING = sseComment('ping');
+const KEEPALIVE = rawChunk(messageFrame('{"type":"keepalive"}'));
 
 /** Parse `<responseId>:<seq>` (a frame id). */
 export function parseEventId(id: string): { responseId: string; seq: number } | undefined {
@@ -79,10 +77,10 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     // Nothing more will come for a finished response whose tail was pruned or never written.
     const row = findResponseById(deps.db, responseId);
     if (!row || (isTerminal(row.status) && !deps.tasks.isRunning(responseId))) {
-      if (!stored.length) yield rawChunk(': end\n\n');
+      if (!stored.length) yield sseComment('end');
       return;
     }
-    if (!stored.length) yield rawChunk(': open\n\n');
+    if (!stored.length) yield sseComment('open');
     let quietSince = Date.now();
     // The opening counts as traffic: the first heartbeat comes after at least one whole interval.
     let sentSinceTick = true;
@@ -98,8 +96,8 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
         if (sentSinceTick) sentSinceTick = false;
         else if (Date.now() - quietSince >= keepaliveMs) {
           quietSince = Date.now();
-          yield rawChunk(KEEPALIVE_FRAME);
-        } else yield rawChunk(PING);
+          yield KEEPALIVE;
+        } else yield PING;
         continue;
       }
       const batch = queue;

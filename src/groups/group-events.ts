@@ -3,6 +3,7 @@ import type { AppDeps } from '../deps';
 import type { Bus } from '../pubsub/bus';
 import { insertGroupEvent, nextGroupSeq } from './group-events.store';
 import { findGroupById } from './group.store';
+import { messageFrame } from '../http/sse';
 
 /**
  * A realtime event of a group as the broker carries it. `frame` is the complete SSE frame,
@@ -21,14 +22,8 @@ export const groupTopic = (groupId: string) => `group:${groupId}`;
 
 const encoder = new TextEncoder();
 
-/** `event: message`, `id` (when given), `retry`, and the data on one line (JSON has no raw newlines). */
-export function frameText(id: string | null, json: string, retryMs: number): string {
-  const idLine = id === null ? '' : `id: ${id}\n`;
-  return `event: message\n${idLine}retry: ${retryMs}\ndata: ${json}\n\n`;
-}
-
-/** `frameText`, encoded once for every subscriber. */
-export const encodeFrame = (id: string | null, json: string, retryMs: number): Uint8Array => encoder.encode(frameText(id, json, retryMs));
+/** A group frame (`id` when given, `retry`), encoded once for every subscriber. */
+const encodeFrame = (id: string | null, json: string, retryMs: number): Uint8Array => encoder.encode(messageFrame(json, id, retryMs));
 
 /**
  * Per app (keyed by its bus, so no state outlives the app): for each group, the last durable seq

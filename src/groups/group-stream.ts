@@ -2,7 +2,8 @@ import type { AppDeps } from '../deps';
 import type { Beating } from '../http/heartbeat-ticker';
 import type { GroupChat } from '../db/schema';
 import { listGroupEventsAfter } from './group-events.store';
-import { frameText, groupTopic, type GroupEvent } from './group-events';
+import { groupTopic, type GroupEvent } from './group-events';
+import { messageFrame } from '../http/sse';
 
 const encoder = new TextEncoder();
 const OPEN = encoder.encode(': open\n\n');
@@ -82,9 +83,9 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
     if (unknown || gap) {
       // Say so, so the client reloads with listMessages instead of trusting a partial replay.
       const data = { type: 'stream.reset', reason: unknown ? 'unknown_event_id' : 'events_expired' };
-      head += frameText(String(from), JSON.stringify(data), config.sseRetryMs);
+      head += messageFrame(JSON.stringify(data), String(from), config.sseRetryMs);
     }
-    for (const row of rows) head += frameText(String(row.seq), row.data, config.sseRetryMs);
+    for (const row of rows) head += messageFrame(row.data, String(row.seq), config.sseRetryMs);
     this.lastSent = rows.length ? rows[rows.length - 1]!.seq : from;
     return encoder.encode(head);
   }

@@ -1,29 +1,31 @@
-import { sse } from 'elysia';
-
 /**
- * Server-sent-event framing on top of Elysia's generator streaming.
+ * Server-sent-event framing. Every stream writes frames as text built here, once per event for
+ * all its subscribers (chat and research streams as strings through Elysia's generator streaming,
+ * group streams as bytes enqueued on their own ReadableStream).
  *
- * - Data frames go through Elysia's `sse()` so they carry `id`, `event` and `retry`.
- * - Comment lines (heartbeats) are objects with `toSSE()`: Elysia enqueues those verbatim,
- *   whereas a plain string would be wrapped as `data:`.
+ * - A value with `toSSE()` is written verbatim by Elysia (`rawChunk`); a plain string would be
+ *   wrapped as `data:`. `sse: true` makes the first one set `text/event-stream`.
  * - Elysia awaits a generator's first value before it sends the response head, so a stream
  *   whose first event may take a while should yield `sseComment('open')` first.
  * - When the client goes away Elysia calls the generator's `return()`, so `finally` blocks run:
- *   put unsubscription and cleanup there.
+ *   put unsubscription and cleanup there (src/http/stream-guard.ts makes that prompt).
  */
 
-export interface SseFrame {
-  id?: string;
-  retry?: number;
-  data: unknown;
+/** An `event: message` frame (the only event name the interface uses) around JSON already serialised. */
+export function messageFrame(json: string, id?: string | null, retryMs?: number): string {
+  const idLine = id == null ? '' : `id: ${id}\n`;
+  const retryLine = retryMs === undefined ? '' : `retry: ${retryMs}\n`;
+  return `event: message\n${idLine}${retryLine}data: ${json}\n\n`;
 }
 
-/** An `event: message` frame, the only event name the interface uses. */
-export const sseMessage = (frame: SseFrame) =>
-  sse({ event: 'message', data: frame.data as never, ...(frame.id ? { id: frame.id } : {}), ...(frame.retry ? { retry: frame.retry } : {}) });
+/** Text Elysia writes to the stream as it is: one frame, several, or comment lines. */
+export const rawChunk = (text: string) => ({ sse: true as const, toSSE: () => text });
 
 /** A comment line: ignored by EventSource parsers, but it keeps proxies and idle timers from closing the socket. */
-export const sseComment = (text: string) => ({ toSSE: () => `: ${text.replace(/\n/g, ' ')}\n\n` });
+export const sseComment = (text: string) => rawChunk(`: ${text.replace(/\n/g, ' ')}\n\n`);
+
+/** An `event: message` frame of `data`, as a stream chunk. */
+export const sseMessage = (frame: { id?: string; retry?: number; data: unknown }) => rawChunk(messageFrame(JSON.stringify(frame.data), frame.id, frame.retry));
 
 /** The id a reconnecting client last saw (`Last-Event-ID` header), if any. */
 export function readLastEventId(request: Request): string | undefined {
