@@ -201,6 +201,20 @@ describe('chat/streamDeepResearch', () => {
     return { ctx1, key, reader, head, rid, firstUpstream: findResponseById(ctx1.db, rid)!.upstreamId };
   }
 
+  /**
+   * Round one asks for a canvas; the follow-up says its first word 400 ms after it was created:
+   * a restart before that never stores its upstream id, and the resumed turn replays round one.
+   */
+  function canvasThenLateFollowUp() {
+    let turn = 0;
+    openai.responsesScript = () => {
+      if (turn++ === 0) return functionCallEvents('call_9', 'generate_canvas', { topic: 'Trip', goal: 'Pack', content: '# Plan' });
+      if (turn === 2) openai.eventDelayMs = 400;
+      return textEvents('Made a canvas.', 1);
+    };
+    openai.eventDelayMs = 20;
+  }
+
   test('a restart while a tool round\'s follow-up is thinking resumes that follow-up: the tool is not run twice', async () => {
     const file = restartDbFile();
     let turn = 0;
@@ -239,15 +253,7 @@ describe('chat/streamDeepResearch', () => {
 
   test('a restart before a tool round\'s follow-up said anything: the stored tool output is reused, the tool is not run again', async () => {
     const file = restartDbFile();
-    let turn = 0;
-    openai.responsesScript = () => {
-      if (turn++ === 0) return functionCallEvents('call_9', 'generate_canvas', { topic: 'Trip', goal: 'Pack', content: '# Plan' });
-      // The first follow-up says its first word 400 ms after it was created: the restart lands
-      // before that, so its upstream id is never stored and the resumed turn replays round one.
-      if (turn === 2) openai.eventDelayMs = 400;
-      return textEvents('Made a canvas.', 1);
-    };
-    openai.eventDelayMs = 20;
+    canvasThenLateFollowUp();
     const { ctx1, key, reader, head, rid, firstUpstream } = await researchUntilCanvas(file);
     await reader.close();
     await ctx1.deps.tasks.shutdown(); // the process "dies" while the follow-up is being created
@@ -267,6 +273,33 @@ describe('chat/streamDeepResearch', () => {
     // The stored answer keeps the canvas made before the restart, once.
     const answer = listItems(ctx2.db, findResponseById(ctx2.db, rid)!.conversationId).at(-1)!;
     expect([answer.content, (answer.parts as { type: string }[]).map((p) => p.type)]).toEqual(['Made a canvas.', ['widget.created']]);
+    ctx2.db.$client.close();
+  }, 30_000);
+
+  test('a restart after the canvas was stored but before its events were: the call runs again and finds that canvas', async () => {
+    const file = restartDbFile();
+    canvasThenLateFollowUp();
+    const { ctx1, key, reader, head, rid } = await researchUntilCanvas(file);
+    await reader.close();
+    await ctx1.deps.tasks.shutdown();
+    // The crash lands in the gap: the widget row committed, the call's events and output did not.
+    const inProgress = head.find((f) => f.data.type === 'generate_canvas.in_progress')!;
+    const seq = Number(inProgress.id!.split(':').at(-1));
+    ctx1.db.$client.run('DELETE FROM response_events WHERE response_id = ? AND seq >= ?', [rid, seq]);
+    ctx1.db.$client.run('DELETE FROM response_tool_outputs WHERE response_id = ?', [rid]);
+    const stored = ctx1.db.$client.query<{ id: string }, []>("SELECT id FROM widgets WHERE widget_type = 'canvas'").all();
+    expect(stored).toHaveLength(1);
+    ctx1.db.$client.close();
+
+    openai.eventDelayMs = 0;
+    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    const seen = head.slice(0, head.indexOf(inProgress));
+    const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': seen.at(-1)!.id! }));
+    const created = rest.filter((f) => f.data.type === 'widget.created');
+    expect(created.map((f) => f.data.widgetId)).toEqual([stored[0]!.id]);
+    expect(text(rest)).toBe('Made a canvas.');
+    expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
     ctx2.db.$client.close();
   }, 30_000);
 

@@ -56,7 +56,12 @@ export interface AiTool {
   description: string;
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
-  run(args: Record<string, unknown>, emit: (event: AiEvent) => void, callId: string): Promise<string>;
+  /**
+   * `callId` is the model's id for the call (what events show as `itemId`); `callKey` names the
+   * call uniquely within the response, across rounds and restarts (upstream round and call id),
+   * for tools whose effect must happen once even if a restart runs the call again.
+   */
+  run(args: Record<string, unknown>, emit: (event: AiEvent) => void, callId: string, callKey: string): Promise<string>;
 }
 
 /** What a function tool returned for one call of one upstream response (a tool round). */

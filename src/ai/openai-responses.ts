@@ -159,7 +159,7 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
       for (const call of finished.functionCalls) {
         // Run before a restart (this round was replayed): its output and events are stored already.
         const ran = opts.toolOutputs?.find((o) => o.upstreamId === upstreamId && o.callId === call.callId)?.output;
-        const output = ran ?? (await runTool(tools, call, (e) => pending.push(e)));
+        const output = ran ?? (await runTool(tools, call, (e) => pending.push(e), `${upstreamId ?? `round ${round}`}:${call.callId}`));
         toolOutputs.push({ call_id: call.callId, output });
         if (pending.length) yield pending.splice(0);
         // After the consumer took the tool's events, so the output is stored with them.

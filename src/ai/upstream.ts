@@ -7,6 +7,7 @@ export async function runTool(
   tools: AiTool[],
   call: { callId: string; name: string; arguments: string },
   emit: (e: AiEvent) => void,
+  callKey: string,
 ): Promise<string> {
   const tool = tools.find((t) => t.name === call.name);
   if (!tool) return `Unknown tool ${call.name}.`;
@@ -18,7 +19,7 @@ export async function runTool(
     // Small models send broken JSON; the tool gets what can be salvaged (nothing) rather than failing the turn.
   }
   try {
-    return await tool.run(args, emit, call.callId);
+    return await tool.run(args, emit, call.callId, callKey);
   } catch (err) {
     return `The tool failed: ${err instanceof Error ? err.message : String(err)}`;
   }

@@ -25,14 +25,23 @@ export function chatTools(deps: AppDeps, ctx: { userId: string; conversationId: 
         },
         required: ['topic', 'content'],
       },
-      async run(args, emit, callId) {
+      async run(args, emit, callId, callKey) {
         const topic = typeof args.topic === 'string' && args.topic.trim() ? args.topic.trim() : 'Canvas';
         const goal = typeof args.goal === 'string' ? args.goal : undefined;
         const content = typeof args.content === 'string' ? args.content : '';
         emit({ type: 'generate_canvas.in_progress', itemId: callId, topic, ...(goal ? { goal } : {}) });
         const widget = createWidget(
           deps.db,
-          { conversationId: ctx.conversationId, responseId: ctx.responseId, widgetType: 'canvas', title: topic, document: { topic, goal: goal ?? null, content } },
+          {
+            conversationId: ctx.conversationId,
+            responseId: ctx.responseId,
+            widgetType: 'canvas',
+            title: topic,
+            document: { topic, goal: goal ?? null, content },
+            // Committed before this call's events and output are (a moment later): a restart in
+            // between runs the call again, and must find this canvas, not make a second one.
+            origin: `${ctx.responseId}:${callKey}`,
+          },
           deps.now(),
         );
         emit({ type: 'widget.created', widgetId: widget.id, widgetType: 'canvas', responseId: ctx.responseId });

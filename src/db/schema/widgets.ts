@@ -6,6 +6,8 @@ import { users } from './users';
 /**
  * A widget an AI response made (e.g. a canvas document), announced by the `widget.created` event.
  * `responseId` is kept as plain text so a widget outlives the pruning of its response's events.
+ * `origin` names the tool call that made it (response, upstream round, call id): a call run again
+ * after a restart finds its widget instead of making a second one.
  */
 export const widgets = sqliteTable(
   'widgets',
@@ -21,8 +23,9 @@ export const widgets = sqliteTable(
     document: text('document', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default({}),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    origin: text('origin'),
   },
-  (t) => [index('widgets_conversation_idx').on(t.conversationId)],
+  (t) => [index('widgets_conversation_idx').on(t.conversationId), uniqueIndex('widgets_origin_idx').on(t.origin)],
 );
 
 export type Widget = typeof widgets.$inferSelect;
