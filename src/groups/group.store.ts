@@ -31,21 +31,42 @@ export const findGroupById = (db: Db, id: string): GroupChat | undefined => db.s
 export const findGroupByConversationId = (db: Db, conversationId: string): GroupChat | undefined =>
   db.select().from(groupChats).where(eq(groupChats.conversationId, conversationId)).get();
 
+interface GroupForUserRow {
+  id: string;
+  name: string;
+  creator_id: string;
+  conversation_id: string;
+  intelligent_responses: number;
+  last_seq: number;
+  created_at: number;
+  updated_at: number;
+  is_member: number;
+}
+
+// A plain SQLite statement rather than drizzle's prepared query: this runs for every group
+// message, and drizzle's placeholder filling and nested row mapping were ~3 % of the send.
 const hot = preparedFor((db) => ({
-  groupForUser: db
-    .select({
-      group: groupChats,
-      isMember: sql<number>`EXISTS (SELECT 1 FROM ${groupMembers} WHERE ${groupMembers.groupId} = ${groupChats.id} AND ${groupMembers.userId} = ${sql.placeholder('userId')})`,
-    })
-    .from(groupChats)
-    .where(eq(groupChats.id, sql.placeholder('groupId')))
-    .prepare(),
+  groupForUser: db.$client.prepare<GroupForUserRow, [string, string]>(
+    `SELECT g.*, EXISTS (SELECT 1 FROM group_members m WHERE m.group_id = g.id AND m.user_id = ?2) AS is_member
+     FROM group_chats g WHERE g.id = ?1`,
+  ),
 }));
 
 /** The group and whether `userId` belongs to it, in one indexed lookup (the hot path of send and subscribe). */
 export function findGroupForUser(db: Db, groupId: string, userId: string): { group: GroupChat; isMember: boolean } | undefined {
-  const row = hot(db).groupForUser.get({ groupId, userId });
-  return row && { group: row.group, isMember: row.isMember === 1 };
+  const r = hot(db).groupForUser.get(groupId, userId);
+  if (!r) return undefined;
+  const group: GroupChat = {
+    id: r.id,
+    name: r.name,
+    creatorId: r.creator_id,
+    conversationId: r.conversation_id,
+    intelligentResponses: r.intelligent_responses === 1,
+    lastSeq: r.last_seq,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+  return { group, isMember: r.is_member === 1 };
 }
 
 export const listGroupsOfUser = (db: Db, userId: string): GroupChat[] =>
