@@ -8,6 +8,8 @@ import { findGroupById } from '../src/groups/group.store';
 import { leaveGroup, sendGroupMessage } from '../src/groups/group.service';
 import { migrate } from '../src/db/migrate';
 import { createTestContext } from './helpers';
+import { createConversation } from '../src/chat/conversation.store';
+import { createResponse } from '../src/chat/response.store';
 
 /** A database file, the connection under test, a second connection (what another process sees), and a BEGIN counter. */
 function twoConnections() {
@@ -119,5 +121,29 @@ describe('commit queue', () => {
     await expect(sending).rejects.toThrow('not a member');
     const stored = db.$client.query("SELECT count(*) AS n FROM conversation_items WHERE content = 'too late'").get() as { n: number };
     expect(stored.n).toBe(0);
+  });
+});
+
+describe('response events through the commit queue', () => {
+  test('responses streaming at once share one commit; one failing costs the others nothing, and it hears on its next emit', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ann = ctx.users[0]!;
+    const begins = { n: 0 };
+    const run = ctx.db.$client.run.bind(ctx.db.$client);
+    ctx.db.$client.run = ((sql: string, ...rest: unknown[]) => {
+      if (sql === 'BEGIN IMMEDIATE') begins.n++;
+      return (run as (...a: unknown[]) => unknown)(sql, ...rest);
+    }) as typeof ctx.db.$client.run;
+    const c = createConversation(ctx.db, { ownerId: ann.user.id });
+    const ids = [0, 1, 2].map(() => createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id);
+    const writers = ids.map((id) => ctx.deps.events.writer(id, 0));
+    // A writer whose response is gone: its events break the foreign key.
+    const orphan = ctx.deps.events.writer('no-such-response', 0);
+    for (const w of [...writers, orphan]) for (let i = 0; i < 3; i++) w.emit({ type: 'text.delta', delta: `${i}` });
+    await Bun.sleep(0);
+    await Bun.sleep(0);
+    expect(begins.n).toBe(1);
+    for (const id of ids) expect(ctx.deps.events.statements.eventsAfter(id, 0).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(() => orphan.emit({ type: 'text.delta', delta: 'x' })).toThrow(/FOREIGN KEY/);
   });
 });

@@ -3,6 +3,7 @@ import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
 import { createEventStatements, type EventStatements } from './response.store';
 import type { Bus } from '../pubsub/bus';
 import { messageFrame } from '../http/sse';
+import { queuedWrite } from '../db/commit-queue';
 
 /** One persisted event, ready to send: `frame` is its complete SSE frame, built once. */
 export interface LiveEvent {
@@ -26,7 +27,7 @@ export class EventLog {
   readonly statements: EventStatements;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly now: () => number,
     private readonly bus: Bus,
   ) {
@@ -43,29 +44,58 @@ export class EventLog {
     return new EventWriter(this, responseId, lastSeq);
   }
 
-  /** Persist, then publish. Called by writers only. */
+  /** Persist, then publish, in its own transaction (or the caller's). Called by writers only. */
   commit(responseId: string, batch: { seq: number; data: string }[], cursor?: UpstreamCursor, toolOutputs?: ToolCallOutput[]): void {
     this.statements.append(responseId, batch, this.now(), cursor, toolOutputs);
+    this.publish(responseId, batch);
+  }
+
+  /**
+   * Persist in the transaction shared with the other writes of this turn (src/db/commit-queue.ts:
+   * concurrent responses pay one commit per turn, not one each), then publish right after it
+   * commits. `take` runs when the batch does and returns what is buffered then.
+   */
+  commitQueued(responseId: string, take: () => Pending | undefined): Promise<unknown> {
+    return queuedWrite(
+      this.db,
+      () => {
+        const pending = take();
+        if (pending) this.statements.append(responseId, pending.batch, this.now(), pending.cursor, pending.toolOutputs);
+        return pending;
+      },
+      (pending) => pending && this.publish(responseId, pending.batch),
+    );
+  }
+
+  private publish(responseId: string, batch: { seq: number; data: string }[]): void {
     const topic = responseTopic(responseId);
     // Most turns run with nobody watching (a closed app, a background research): no frames then.
-    if (!this.bus.listenerCount(topic)) return;
+    if (!batch.length || !this.bus.listenerCount(topic)) return;
     const live: LiveEvent[] = batch.map((e) => ({ seq: e.seq, frame: frameOf(responseId, e.seq, e.data), terminal: isTerminalData(e.data) }));
     this.bus.publish(topic, live);
   }
+}
+
+/** What a writer holds until it is written. */
+interface Pending {
+  batch: { seq: number; data: string }[];
+  cursor?: UpstreamCursor;
+  toolOutputs?: ToolCallOutput[];
 }
 
 /** Max events held before a synchronous flush; bounds memory and latency under a flood of deltas. */
 const MAX_BATCH = 512;
 
 /**
- * Numbers and buffers a response's events; the buffer is written in one transaction per
- * macrotask (setImmediate), so a burst of deltas costs one commit, not one per delta.
+ * Numbers and buffers a response's events; the buffer is written once per turn of the event loop
+ * through the commit queue, so a burst of deltas costs one commit, not one per delta, and the
+ * responses streaming at the same time share it.
  */
 export class EventWriter {
   private buffer: { seq: number; data: string }[] = [];
   private cursor: UpstreamCursor | undefined;
   private toolOutputs: ToolCallOutput[] = [];
-  private scheduled: ReturnType<typeof setImmediate> | undefined;
+  private queued = false;
   private failure: unknown;
 
   constructor(
@@ -106,26 +136,30 @@ export class EventWriter {
   }
 
   private scheduleFlush(): void {
-    this.scheduled ??= setImmediate(() => {
-      // A failed background write must not crash the process: the task sees it on its next emit.
-      try {
-        this.flush();
-      } catch (err) {
-        this.failure = err;
-      }
-    });
+    if (this.queued) return;
+    this.queued = true;
+    // A failed background write must not crash the process: the task sees it on its next emit.
+    this.log
+      .commitQueued(this.responseId, () => {
+        this.queued = false;
+        return this.take();
+      })
+      .catch((err) => (this.failure = err));
   }
 
+  /** Write what is buffered now, in its own transaction or the caller's (a turn's last events with its final state). */
   flush(): void {
-    if (this.scheduled) clearImmediate(this.scheduled);
-    this.scheduled = undefined;
-    if (!this.buffer.length && !this.cursor && !this.toolOutputs.length) return;
-    const batch = this.buffer;
-    const cursor = this.cursor;
-    const toolOutputs = this.toolOutputs;
+    const pending = this.take();
+    if (pending) this.log.commit(this.responseId, pending.batch, pending.cursor, pending.toolOutputs);
+  }
+
+  /** Everything buffered, handed over once: whichever of `flush` and the queued write comes first writes it. */
+  private take(): Pending | undefined {
+    if (!this.buffer.length && !this.cursor && !this.toolOutputs.length) return undefined;
+    const pending = { batch: this.buffer, cursor: this.cursor, toolOutputs: this.toolOutputs.length ? this.toolOutputs : undefined };
     this.buffer = [];
     this.cursor = undefined;
     this.toolOutputs = [];
-    this.log.commit(this.responseId, batch, cursor, toolOutputs.length ? toolOutputs : undefined);
+    return pending;
   }
 }
