@@ -3,6 +3,9 @@
 //   bun run scripts/smoke.ts --emulator "qemu-aarch64-static -L /usr/aarch64-linux-gnu" dist/parley-linux-arm64
 // Boots it on an empty data dir (which migrates), asks /api/health, converts one image, runs
 // `doctor` (which loads the embedded image binding in-process) and stops it with SIGTERM.
+// Natively it then boots it once more with a temporary directory it cannot use: conversions must
+// fail as a server error naming that cause, and doctor must say so (under an emulator a second
+// boot costs too much for what it adds).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,6 +33,12 @@ function run(args: string[]) {
   return p.stdout.toString();
 }
 
+// A 1x1 PNG.
+const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const convertPng = (url: string, key: string) =>
+  fetch(`${url}/api/images/convertImage`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ dataUrl: PNG }) });
+let key = '';
+
 console.log(`smoke-testing ${binary}${prefix.length ? ` under ${prefix[0]}` : ''}`);
 step(run(['--version']).trim());
 
@@ -52,10 +61,8 @@ try {
   if (probe.status === 404) step('images/convertImage is not in this build yet: the image binding is checked by doctor below');
   else {
     run(['user', 'create', '--email', 'smoke@example.org']);
-    const { key } = JSON.parse(run(['apikey', 'create', '--email', 'smoke@example.org', '--json']));
-    // A 1x1 PNG.
-    const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-    const conv = await fetch(convert, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ dataUrl: png }) });
+    key = JSON.parse(run(['apikey', 'create', '--email', 'smoke@example.org', '--json'])).key;
+    const conv = await convertPng(url, key);
     const body = (await conv.json()) as { success?: boolean; dataUrl?: string; originalFormat?: string };
     if (conv.status !== 200 || body.success !== true || !body.dataUrl?.startsWith('data:image/jpeg;base64,')) fail(`images/convertImage answered ${conv.status} ${JSON.stringify(body).slice(0, 300)}`);
     const jpeg = Buffer.from(body.dataUrl.split(',')[1]!, 'base64');
@@ -79,5 +86,26 @@ const log = await stderr;
 if (!log.includes('"migrations applied"')) fail('the server did not migrate the empty data dir');
 if (!log.includes('"stopped"')) fail('the server did not log a clean stop');
 step(`stopped cleanly on SIGTERM in ${((performance.now() - stopAt) / 1000).toFixed(1)}s`);
+
+if (!prefix.length && key) {
+  const badTmp = { ...env, TMPDIR: join(work, 'no-such-dir') };
+  const second = Bun.spawn([binary, 'serve', '--port', '0'], { env: badTmp, stdout: 'pipe', stderr: 'pipe' });
+  const secondLog = new Response(second.stderr).text();
+  try {
+    const url2 = await waitForListening(second, 30_000).catch((err: Error) => fail(err.message));
+    for (const attempt of ['first', 'second']) {
+      const res = await convertPng(url2, key);
+      if (res.status !== 500) fail(`with an unusable TMPDIR the ${attempt} conversion answered ${res.status} ${(await res.text()).slice(0, 200)}, not 500`);
+    }
+  } finally {
+    second.kill('SIGTERM');
+  }
+  await second.exited;
+  if (!(await secondLog).includes('could not unpack the image codec into')) fail('the log does not name why the codec did not load');
+  const p = Bun.spawnSync([binary, 'doctor', '--json'], { env: badTmp, stdout: 'pipe', stderr: 'pipe' });
+  const codecCheck = (JSON.parse(p.stdout.toString()) as { checks: { name: string; status: string; fix?: string }[] }).checks.find((c) => c.name === 'image codec');
+  if (codecCheck?.status !== 'fail' || !codecCheck.fix?.includes('TMPDIR')) fail(`doctor with an unusable TMPDIR: ${JSON.stringify(codecCheck)}`);
+  step('an unusable TMPDIR: conversions answer 500 naming the cause, doctor says what to fix');
+}
 rmSync(work, { recursive: true, force: true });
 console.log('smoke: ok');

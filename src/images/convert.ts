@@ -1,4 +1,5 @@
 import type { Transformer } from '@napi-rs/image';
+import { loadCodec } from './load-codec';
 import { readImageHeader } from './image-header';
 import { decodeGifFirstFrame } from './gif';
 import { collectAfterDecode } from './collect-after-decode';
@@ -20,20 +21,6 @@ export interface ConvertLimits {
   maxPixels: number;
   quality: number;
 }
-
-/**
- * The codec is loaded on the first conversion, not at start: in the release binary loading it
- * means decompressing 17 MB (src/images/load-compressed-addon.ts), which a server that never
- * converts an image, and every CLI command, need not pay.
- */
-let codec: Promise<typeof import('@napi-rs/image')> | undefined;
-const loadCodec = () =>
-  (codec ??= import('@napi-rs/image').catch((err) => {
-    // Not cached: a passing cause (a full or unwritable temporary directory) must not break
-    // every later conversion until a restart.
-    codec = undefined;
-    throw err;
-  }));
 
 const fail = (code: ConvertErrorCode, message: string): ConvertResult => ({ success: false, error: { code, message } });
 

@@ -13,14 +13,23 @@ import { join } from 'node:path';
  * embedded addon, minus the decompression (~40 ms, once per process, on first use).
  */
 export function loadCompressedAddon(embeddedPath: string, name: string): unknown {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-addon-'));
-  const file = join(dir, name);
+  let dir: string | undefined;
   try {
+    dir = mkdtempSync(join(tmpdir(), 'parley-addon-'));
+    const file = join(dir, name);
     writeFileSync(file, Bun.zstdDecompressSync(readFileSync(embeddedPath)), { mode: 0o700 });
     const module = { exports: {} as unknown };
     process.dlopen(module, file);
     return module.exports;
+  } catch (err) {
+    // The package that asked for the addon swallows this error into a generic "Cannot find native
+    // binding": keep the real cause for the message Parley shows (src/images/load-codec.ts).
+    addonFailure.error = new Error(`could not unpack the image codec into ${tmpdir()}: ${err instanceof Error ? err.message : String(err)}`);
+    throw addonFailure.error;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** Why the embedded addon did not load, if it did not: once per process, like the load itself. */
+export const addonFailure: { error?: Error } = {};

@@ -1,4 +1,6 @@
 import type { Check } from './checks';
+import { loadCodec } from '../images/load-codec';
+import { addonFailure } from '../images/load-compressed-addon';
 
 /**
  * Encode a tiny image to PNG, decode it and re-encode it as JPEG, in-process. This proves the
@@ -9,7 +11,7 @@ export async function checkImageCodec(): Promise<Check> {
   const name = 'image codec';
   try {
     // Loaded here, not at the top: every CLI command would otherwise pay for loading the codec.
-    const { Transformer } = await import('@napi-rs/image');
+    const { Transformer } = await loadCodec();
     const rgba = new Uint8Array(4 * 4 * 4).fill(200);
     const png = await Transformer.fromRgbaPixels(rgba, 4, 4).png();
     const jpeg = await new Transformer(png).jpeg(80);
@@ -20,7 +22,9 @@ export async function checkImageCodec(): Promise<Check> {
       name,
       status: 'fail',
       detail: String((err as Error).message ?? err).split('\n')[0]!,
-      fix: `use the binary built for this CPU (linux-${process.arch}); image conversion cannot work without it`,
+      fix: addonFailure.error
+        ? 'give Parley a writable temporary directory that allows running code, with 20 MB free (TMPDIR, default /tmp)'
+        : `use the binary built for this CPU (linux-${process.arch}); image conversion cannot work without it`,
     };
   }
 }
