@@ -4,7 +4,7 @@ import { findUserById } from '../account/account.store';
 import { findApiKeyByHash, findSessionByHash, touchApiKey, touchSession } from './auth.store';
 import { DAY_MS } from '../time';
 import { hashSecret, sameHash } from './tokens';
-import { cachedCredential, rememberCredential } from './credential-cache';
+import { cachedCredential, rememberCredential, type CachedCredential } from './credential-cache';
 
 export const SESSION_COOKIE = 'parley_session';
 
@@ -43,58 +43,55 @@ export function readCookie(header: string | null, name: string): string | undefi
  * seen recently is answered from `credential-cache.ts` without touching SQLite.
  */
 export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, now = Date.now()): Principal | undefined {
-  const apiKey = headers.get('x-api-key');
-  if (apiKey) {
-    const hash = hashSecret(apiKey.trim());
-    // Keyed by kind too: an API key sent as a bearer token must not find the key's entry.
-    const hit = cachedCredential(db, `k${hash}`, now);
-    if (hit) {
-      if (hit.lastUsedAt == null || now - hit.lastUsedAt > TOUCH_EVERY_MS) {
-        touchApiKey(db, (hit.principal.credential as { keyId: string }).keyId, now);
-        hit.lastUsedAt = now;
-      }
-      return hit.principal;
-    }
-    const row = findApiKeyByHash(db, hash);
-    if (!row || !sameHash(row.hash, hash) || row.revokedAt != null) return undefined;
-    const user = findUserById(db, row.userId);
-    if (!user) return undefined;
-    let lastUsedAt = row.lastUsedAt;
-    if (lastUsedAt == null || now - lastUsedAt > TOUCH_EVERY_MS) {
-      touchApiKey(db, row.id, now);
-      lastUsedAt = now;
-    }
-    const principal = freeze({ user, credential: { kind: 'apiKey', keyId: row.id } });
-    rememberCredential(db, `k${hash}`, { principal, at: now, expiresAt: Infinity, lastUsedAt });
-    return principal;
+  let kind: 'k' | 's';
+  let secret: string | undefined | null = headers.get('x-api-key');
+  if (secret) kind = 'k';
+  else {
+    const auth = headers.get('authorization');
+    const bearer = auth && /^Bearer\s+(.+)$/i.exec(auth)?.[1];
+    secret = bearer || readCookie(headers.get('cookie'), SESSION_COOKIE);
+    if (!secret) return undefined;
+    kind = 's';
   }
-  const auth = headers.get('authorization');
-  const bearer = auth && /^Bearer\s+(.+)$/i.exec(auth)?.[1]?.trim();
-  const token = bearer || readCookie(headers.get('cookie'), SESSION_COOKIE);
-  if (!token) return undefined;
-  const hash = hashSecret(token);
-  const ttlMs = sessionTtlDays * DAY_MS;
-  const hit = cachedCredential(db, `s${hash}`, now);
-  if (hit) {
-    if (now - hit.lastUsedAt! > TOUCH_EVERY_MS) {
-      touchSession(db, (hit.principal.credential as { sessionId: string }).sessionId, ttlMs, now);
-      hit.lastUsedAt = now;
-      hit.expiresAt = now + ttlMs;
-    }
-    return hit.principal;
+  const hash = hashSecret(secret.trim());
+  // Keyed by kind too: an API key sent as a bearer token must not find the key's entry.
+  const cacheKey = kind + hash;
+  let entry = cachedCredential(db, cacheKey, now);
+  if (!entry) {
+    entry = kind === 'k' ? lookUpApiKey(db, hash, now) : lookUpSession(db, hash, now);
+    if (!entry) return undefined;
+    rememberCredential(db, cacheKey, entry);
   }
+  if (entry.lastUsedAt == null || now - entry.lastUsedAt > TOUCH_EVERY_MS) {
+    const credential = entry.principal.credential;
+    if (credential.kind === 'apiKey') touchApiKey(db, credential.keyId, now);
+    else {
+      // A session's expiry slides with its use.
+      const ttlMs = sessionTtlDays * DAY_MS;
+      touchSession(db, credential.sessionId, ttlMs, now);
+      entry.expiresAt = now + ttlMs;
+    }
+    entry.lastUsedAt = now;
+  }
+  return entry.principal;
+}
+
+function lookUpApiKey(db: Db, hash: string, now: number): CachedCredential | undefined {
+  const row = findApiKeyByHash(db, hash);
+  if (!row || !sameHash(row.hash, hash) || row.revokedAt != null) return undefined;
+  const user = findUserById(db, row.userId);
+  if (!user) return undefined;
+  const principal = freeze({ user, credential: { kind: 'apiKey', keyId: row.id } });
+  return { principal, at: now, expiresAt: Infinity, lastUsedAt: row.lastUsedAt };
+}
+
+function lookUpSession(db: Db, hash: string, now: number): CachedCredential | undefined {
   const session = findSessionByHash(db, hash);
   if (!session || !sameHash(session.hash, hash) || session.revokedAt != null || session.expiresAt <= now) return undefined;
   const user = findUserById(db, session.userId);
   if (!user) return undefined;
-  let { lastUsedAt, expiresAt } = session;
-  if (now - lastUsedAt > TOUCH_EVERY_MS) {
-    touchSession(db, session.id, ttlMs, now);
-    [lastUsedAt, expiresAt] = [now, now + ttlMs];
-  }
   const principal = freeze({ user, credential: { kind: 'session', sessionId: session.id } });
-  rememberCredential(db, `s${hash}`, { principal, at: now, expiresAt, lastUsedAt });
-  return principal;
+  return { principal, at: now, expiresAt: session.expiresAt, lastUsedAt: session.lastUsedAt };
 }
 
 /** Cached principals are shared by every request of their credential: nobody may change one in place. */

@@ -98,7 +98,9 @@ export function rememberCredential(db: Db, hash: string, entry: CachedCredential
   const { entries } = cacheFor(db);
   // Oldest first: Map keeps insertion order, so the first key is the least recently resolved.
   if (entries.size >= MAX_ENTRIES && !entries.has(hash)) entries.delete(entries.keys().next().value!);
-  entries.set(hash, { ...entry, seen: ++changes });
+  // In place: the caller may still update the entry it passed (its last-used stamp).
+  (entry as Remembered).seen = ++changes;
+  entries.set(hash, entry as Remembered);
 }
 
 /** Call after changing a user, or one of their API keys or sessions, in this process (any connection). */
