@@ -1,5 +1,5 @@
 /** Start a baseline server from bench/baseline/ in its own process, like the server under test. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchContext } from './context';
@@ -17,5 +17,13 @@ export async function startBaseline(ctx: BenchContext, script: string, args: str
   const proc = spawnChild([process.execPath, join(ctx.benchDir, 'baseline', script), String(port), dir, ...args], { stdout: 'ignore', stderr: 'inherit' });
   const url = `http://127.0.0.1:${port}/`;
   await waitFor200(url, 15_000, () => proc.exitCode === null);
-  return { url, pid: proc.pid, stop: () => stopChild(proc) };
+  return {
+    url,
+    pid: proc.pid,
+    // Its database goes once it has stopped, like Parley's (bench/lib/parley.ts).
+    stop: async () => {
+      await stopChild(proc);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
