@@ -351,8 +351,9 @@ export const settings = {
   sseHeartbeatSeconds: setting({
     env: 'PARLEY_SSE_HEARTBEAT_S',
     default: '5',
-    doc: 'Seconds between heartbeat ticks: at each, every event stream (group events, chat, research) that sent nothing since the previous tick sends a comment line (keeps proxies and idle timers from closing it).',
-    parse: int(1, 3600),
+    doc: 'Seconds between heartbeat ticks: at each, every event stream (group events, chat, research) that sent nothing since the previous tick sends a comment line (keeps proxies and idle timers from closing it). At most 25: a quiet stream hears something at least every two ticks, and the server closes a connection silent for 60 s.',
+    // Two ticks must fit in the server's 60 s idle timeout (src/server.ts), with room to spare.
+    parse: int(1, 25),
   }),
   sseRetryMs: setting({
     env: 'PARLEY_SSE_RETRY_MS',

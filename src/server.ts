@@ -48,7 +48,8 @@ export async function startServer(
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
-    // Streams carry their own heartbeats; this bounds only truly dead sockets.
+    // Streams carry their own heartbeats (every two ticks at most, PARLEY_SSE_HEARTBEAT_S ≤ 25 s);
+    // this bounds only truly dead sockets.
     idleTimeout: 60,
     // Operations bound their own bodies (413 with the envelope, src/http/body.ts). This is only
     // the backstop for absurd uploads, which Bun refuses with a bare 413 before Parley sees them.

@@ -202,14 +202,15 @@ describe('chat/streamDeepResearch', () => {
   }
 
   /**
-   * Round one asks for a canvas; the follow-up says its first word 400 ms after it was created:
+   * Round one asks for a canvas; the follow-up says its first word 1.5 s after it was created:
    * a restart before that never stores its upstream id, and the resumed turn replays round one.
+   * (A wide margin: on a loaded machine closing the first context takes a while.)
    */
   function canvasThenLateFollowUp() {
     let turn = 0;
     openai.responsesScript = () => {
       if (turn++ === 0) return functionCallEvents('call_9', 'generate_canvas', { topic: 'Trip', goal: 'Pack', content: '# Plan' });
-      if (turn === 2) openai.eventDelayMs = 400;
+      if (turn === 2) openai.eventDelayMs = 1500;
       return textEvents('Made a canvas.', 1);
     };
     openai.eventDelayMs = 20;
@@ -310,14 +311,15 @@ describe('chat/streamDeepResearch', () => {
     openai.responsesScript = () => {
       turn++;
       if (turn === 1) return functionCallEvents('call_1', 'generate_canvas', { topic: 'Packing', content: '# A' });
-      if (turn === 2) openai.eventDelayMs = 400; // the follow-up the restart cuts off
+      if (turn === 2) openai.eventDelayMs = 1500; // the follow-up the restart cuts off (a wide margin)
       if (turn === 3) return functionCallEvents('call_1', 'generate_canvas', { topic: 'Route', content: '# B' });
       return textEvents('Two canvases.', 1);
     };
     openai.eventDelayMs = 20;
-    const { ctx1, key, reader, head } = await researchUntilCanvas(file);
+    const { ctx1, key, reader, head, rid, firstUpstream } = await researchUntilCanvas(file);
     await reader.close();
     await ctx1.deps.tasks.shutdown();
+    expect(findResponseById(ctx1.db, rid)!.upstreamId).toBe(firstUpstream); // the restart came before the follow-up spoke
     ctx1.db.$client.close();
 
     openai.eventDelayMs = 0;
@@ -427,6 +429,24 @@ describe('chat/streamDeepResearch', () => {
     await ctx.deps.tasks.shutdown();
   });
 
+  test('at shutdown a quiet stream ends and leaves the bus and the ticker', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() });
+    openai.chatScript = () => ({ pauseMs: 3000, deltas: [{ content: 'slow' }] });
+    const reader = new SseReader(await research(ctx, { message: 'x' }));
+    const first = await reader.all(2);
+    const topic = responseTopic(first[1]!.data.responseId);
+    // The client keeps reading: the stream waits for its next event (3 s away), not for the client.
+    const rest = reader.all();
+    await Bun.sleep(300);
+    expect(ctx.deps.bus.listenerCount(topic)).toBe(1);
+    await ctx.deps.lifecycle.shutdown(1000);
+    await rest;
+    for (let i = 0; i < 50 && ctx.deps.bus.listenerCount(topic); i++) await Bun.sleep(10);
+    expect(ctx.deps.bus.listenerCount(topic)).toBe(0);
+    expect(ctx.deps.heartbeats.size).toBe(0);
+    await ctx.deps.tasks.shutdown();
+  }, 10_000);
+
   test('keepalive frames (no id) and comment lines while quiet, on the shared heartbeat ticker', async () => {
     // Ticks every second: the first after the opening only marks the stream quiet, the second
     // (quiet 1 s < 2 s) sends a comment line, the third (quiet 2 s) a keepalive frame, the fourth
@@ -466,6 +486,21 @@ describe('chat/streamDeepResearch', () => {
 });
 
 describe('chat/stream (openai-chat)', () => {
+  test('followers get events only once they are committed, the final `done` included', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() });
+    const inTransaction: boolean[] = [];
+    const publish = ctx.deps.bus.publish.bind(ctx.deps.bus);
+    ctx.deps.bus.publish = (topic, event) => {
+      if (topic.startsWith('response:')) inTransaction.push(ctx.db.$client.inTransaction);
+      publish(topic, event);
+    };
+    openai.chatScript = () => ({ pauseMs: 50, deltas: [{ content: 'a' }, { content: 'b' }] });
+    const frames = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
+    expect(typesOf(frames).at(-1)).toBe('done');
+    expect(inTransaction.length).toBeGreaterThan(0);
+    expect(inTransaction).not.toContain(true);
+  });
+
   test('event order with reasoning_content; canvas and history tools on the chat provider', async () => {
     const ctx = createTestContext({ users, config: chatConfig() });
     openai.chatScript = () => ({ deltas: [{ reasoning_content: 'Let me think.' }, { content: 'Zebras migrate ' }, { content: 'every year.' }] });

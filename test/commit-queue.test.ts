@@ -146,4 +146,33 @@ describe('response events through the commit queue', () => {
     for (const id of ids) expect(ctx.deps.events.statements.eventsAfter(id, 0).map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(() => orphan.emit({ type: 'text.delta', delta: 'x' })).toThrow(/FOREIGN KEY/);
   });
+
+  test('when the shared transaction fails as a whole, each response writes its batch alone: nothing lost, nothing sent twice', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ann = ctx.users[0]!;
+    const c = createConversation(ctx.db, { ownerId: ann.user.id });
+    const ids = [0, 1, 2].map(() => createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id);
+    const seen: number[][] = ids.map(() => []);
+    ids.forEach((id, i) => ctx.deps.events.subscribe(id, (batch) => seen[i]!.push(...batch.map((e) => e.seq))));
+    // The next COMMIT fails, as on a full disk or an I/O error.
+    let failNext = true;
+    const run = ctx.db.$client.run.bind(ctx.db.$client);
+    ctx.db.$client.run = ((sql: string, ...rest: unknown[]) => {
+      if (sql === 'COMMIT' && failNext) {
+        failNext = false;
+        throw new Error('disk I/O error');
+      }
+      return (run as (...a: unknown[]) => unknown)(sql, ...rest);
+    }) as typeof ctx.db.$client.run;
+    const writers = ids.map((id) => ctx.deps.events.writer(id, 0));
+    for (const w of writers) for (let i = 0; i < 3; i++) w.emit({ type: 'text.delta', delta: `${i}` });
+    await Bun.sleep(5);
+    expect(failNext).toBe(false);
+    for (const w of writers) w.emit({ type: 'text.delta', delta: 'after' }); // no writer was poisoned
+    await Bun.sleep(5);
+    for (const [i, id] of ids.entries()) {
+      expect(ctx.deps.events.statements.eventsAfter(id, 0).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect(seen[i]).toEqual([1, 2, 3, 4]);
+    }
+  });
 });

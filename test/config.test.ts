@@ -21,6 +21,8 @@ describe('config', () => {
     expect(() => loadConfig({ PARLEY_PORT: 'eighty' })).toThrow('PARLEY_PORT');
     expect(() => loadConfig({ PARLEY_ENV: 'staging' })).toThrow('production, development');
     expect(() => loadConfig({ PARLEY_COOKIE_SECURE: 'maybe' })).toThrow('PARLEY_COOKIE_SECURE');
+    // Two heartbeat ticks must fit in the server's 60 s idle timeout.
+    expect(() => loadConfig({ PARLEY_SSE_HEARTBEAT_S: '26' })).toThrow('PARLEY_SSE_HEARTBEAT_S must be an integer between 1 and 25');
   });
 
   test('docs/configuration.md is the generated table', () => {

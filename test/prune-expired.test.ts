@@ -20,7 +20,7 @@ function oldResponse(ctx: ReturnType<typeof createTestContext>, ageDays: number)
 }
 
 describe('pruning', () => {
-  test('one part failing is logged and does not keep the others from running', () => {
+  test('a failing last part is logged; the earlier ones ran', () => {
     const { log, lines } = captureLog();
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log, config: { eventRetentionDays: 7 } });
     oldResponse(ctx, 8);
@@ -31,6 +31,18 @@ describe('pruning', () => {
     const logged = lines.map((l) => JSON.parse(l));
     expect(logged.find((l) => l.msg === 'pruned response events')).toMatchObject({ events: 1 });
     expect(logged.find((l) => l.msg === 'pruning group events failed')?.cause).toContain('group_invites');
+  });
+
+  test('a failing first part does not keep the later ones from running', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ann = ctx.users[0]!;
+    const group = (await ctx.json('groupChat/createGroupChat', { name: 'G' }, ann)).body;
+    expect((await ctx.json('groupChat/createInvite', { groupChatId: group.id }, ann)).status).toBe(200);
+    ctx.db.$client.run('UPDATE group_invites SET expires_at = ?', [Date.now() - 1000]);
+    // The response part (first) fails: one of its tables is gone.
+    ctx.db.$client.exec('DROP TABLE response_tool_outputs');
+    pruneExpired(ctx.deps);
+    expect(ctx.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM group_invites').get()!.n).toBe(0);
   });
 
   test('the first pass runs after start returns (the server listens first); stop cancels the rest', async () => {

@@ -149,7 +149,7 @@ async function* streamWithTools(
     for (const [i, c] of made.entries()) {
       const pending: AiEvent[] = [];
       const callId = c.id || `call_${round}_${i}`;
-      const output = await runTool(tools, { callId, name: c.name, arguments: c.arguments }, (e) => pending.push(e), `round ${round}:${callId}`);
+      const output = await runTool(tools, { callId, name: c.name, arguments: c.arguments }, (e) => pending.push(e), `round ${round}:${i}:${callId}`);
       yield* pending;
       messages.push({ role: 'tool', tool_call_id: callId, content: output });
     }

@@ -48,7 +48,7 @@ export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, n
   if (secret) kind = 'k';
   else {
     const auth = headers.get('authorization');
-    const bearer = auth && /^Bearer\s+(.+)$/i.exec(auth)?.[1];
+    const bearer = auth && /^Bearer\s+(.+)$/i.exec(auth)?.[1]?.trim();
     secret = bearer || readCookie(headers.get('cookie'), SESSION_COOKIE);
     if (!secret) return undefined;
     kind = 's';

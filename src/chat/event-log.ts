@@ -44,10 +44,9 @@ export class EventLog {
     return new EventWriter(this, responseId, lastSeq);
   }
 
-  /** Persist, then publish, in its own transaction (or the caller's). Called by writers only. */
-  commit(responseId: string, batch: { seq: number; data: string }[], cursor?: UpstreamCursor, toolOutputs?: ToolCallOutput[]): void {
-    this.statements.append(responseId, batch, this.now(), cursor, toolOutputs);
-    this.publish(responseId, batch);
+  /** Persist in its own transaction (or as part of the caller's: see `EventWriter.flushInTx`). Called by writers only. */
+  write(responseId: string, pending: Pending): void {
+    this.statements.append(responseId, pending.batch, this.now(), pending.cursor, pending.toolOutputs);
   }
 
   /**
@@ -60,14 +59,19 @@ export class EventLog {
       this.db,
       () => {
         const pending = take();
-        if (pending) this.statements.append(responseId, pending.batch, this.now(), pending.cursor, pending.toolOutputs);
+        if (pending) this.write(responseId, pending);
         return pending;
       },
-      (pending) => pending && this.publish(responseId, pending.batch),
+      (pending) => {
+        // Never throws (the bus isolates its listeners): a rejection must mean "not committed",
+        // since the writer then writes the batch again.
+        if (pending) this.publish(responseId, pending.batch);
+      },
     );
   }
 
-  private publish(responseId: string, batch: { seq: number; data: string }[]): void {
+  /** Hand committed events to the streams following the response. Called by writers only, after the commit. */
+  publish(responseId: string, batch: { seq: number; data: string }[]): void {
     const topic = responseTopic(responseId);
     // Most turns run with nobody watching (a closed app, a background research): no frames then.
     if (!batch.length || !this.bus.listenerCount(topic)) return;
@@ -77,7 +81,7 @@ export class EventLog {
 }
 
 /** What a writer holds until it is written. */
-interface Pending {
+export interface Pending {
   batch: { seq: number; data: string }[];
   cursor?: UpstreamCursor;
   toolOutputs?: ToolCallOutput[];
@@ -138,19 +142,52 @@ export class EventWriter {
   private scheduleFlush(): void {
     if (this.queued) return;
     this.queued = true;
-    // A failed background write must not crash the process: the task sees it on its next emit.
+    let taken: Pending | undefined;
     this.log
       .commitQueued(this.responseId, () => {
         this.queued = false;
-        return this.take();
+        return (taken = this.take());
       })
-      .catch((err) => (this.failure = err));
+      .catch(() => {
+        // The shared transaction failed (a job of its own, or the whole batch: a full disk, an
+        // I/O error). Put back what it took and write it alone, so that one batch's failure is
+        // not every response's; if that fails too, the task hears it on its next emit (and must
+        // not crash the process from here).
+        this.queued = false;
+        if (taken) this.putBack(taken);
+        try {
+          this.flush();
+        } catch (err) {
+          this.failure = err;
+        }
+      });
   }
 
-  /** Write what is buffered now, in its own transaction or the caller's (a turn's last events with its final state). */
+  /** Write what is buffered now in a transaction of its own, then publish it. */
   flush(): void {
     const pending = this.take();
-    if (pending) this.log.commit(this.responseId, pending.batch, pending.cursor, pending.toolOutputs);
+    if (!pending) return;
+    this.log.write(this.responseId, pending);
+    this.log.publish(this.responseId, pending.batch);
+  }
+
+  /**
+   * Write what is buffered now as part of the caller's transaction (a turn's last events with its
+   * final state), and return the function that publishes them: call it once that transaction has
+   * committed, so no client sees an event the database could still lose.
+   */
+  flushInTx(): () => void {
+    const pending = this.take();
+    if (!pending) return () => {};
+    this.log.write(this.responseId, pending);
+    return () => this.log.publish(this.responseId, pending.batch);
+  }
+
+  private putBack(taken: Pending): void {
+    this.buffer = [...taken.batch, ...this.buffer];
+    // A cursor set since is newer; outputs keep their order.
+    this.cursor ??= taken.cursor;
+    this.toolOutputs = [...(taken.toolOutputs ?? []), ...this.toolOutputs];
   }
 
   /** Everything buffered, handed over once: whichever of `flush` and the queued write comes first writes it. */

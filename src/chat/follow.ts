@@ -45,6 +45,7 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
   });
   const keepaliveMs = deps.config.streamKeepaliveS * 1000;
   let ticked = false;
+  let stopListening: (() => void) | undefined;
   const beating: Beating = {
     beat() {
       ticked = true;
@@ -85,10 +86,17 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     // The opening counts as traffic: the first heartbeat comes after at least one whole interval.
     let sentSinceTick = true;
     deps.heartbeats.add(beating);
+    // At shutdown the ticker stops: without this wake a stream waiting for its next event would
+    // never reach its `finally` (the stream guard has already sent the final frame).
+    const onShutdown = () => wake?.();
+    deps.lifecycle.signal.addEventListener('abort', onShutdown, { once: true });
+    stopListening = () => deps.lifecycle.signal.removeEventListener('abort', onShutdown);
     while (true) {
       if (!queue.length && !ticked) {
+        if (deps.lifecycle.signal.aborted) return;
         await new Promise<void>((resolve) => (wake = resolve));
         wake = undefined;
+        if (deps.lifecycle.signal.aborted) return;
       }
       if (!queue.length) {
         // Woken by a tick.
@@ -118,6 +126,7 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
       if (ended) return;
     }
   } finally {
+    stopListening?.();
     deps.heartbeats.remove(beating);
     unsubscribe();
   }

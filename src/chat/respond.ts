@@ -39,7 +39,7 @@ export function startResponse(deps: AppDeps, input: StartInput): ResponseRow {
   if (deps.ai && !deps.tasks.hasCapacity(input.userId)) throw tooManyRequests(CAP_RETRY_AFTER_S);
   const now = deps.now();
   const model = input.model ?? (input.kind === 'research' ? deps.config.researchModel : deps.config.aiModel);
-  const { response, writer } = writeTx(deps.db, (tx) => {
+  const { response, writer, publish } = writeTx(deps.db, (tx) => {
     const conversation = input.conversation ?? createConversation(tx, { ownerId: input.userId, title: titleOf(input.message) }, now);
     appendItem(
       deps.db,
@@ -50,9 +50,9 @@ export function startResponse(deps: AppDeps, input: StartInput): ResponseRow {
     const writer = deps.events.writer(response.id, 0);
     if (!input.conversation) writer.emit({ type: 'conversation.created', conversationId: conversation.id });
     writer.emit({ type: 'response.created', responseId: response.id });
-    writer.flush();
-    return { response, writer };
+    return { response, writer, publish: writer.flushInTx() };
   });
+  publish();
   if (!deps.ai) {
     finish(deps, response, writer, 'failed', NO_PROVIDER_MESSAGE);
     return findResponseById(deps.db, response.id)!;
@@ -130,13 +130,15 @@ function finish(
   output?: { text: string; parts: unknown[] },
 ): void {
   const now = deps.now();
-  writeTx(deps.db, (tx) => {
+  const publish = writeTx(deps.db, (tx) => {
     if (output && (output.text || output.parts.length))
       appendItem(deps.db, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: output.parts }, now);
     setResponseStatus(tx, response.id, status, now, error);
     writer.emit(status === 'completed' ? { type: 'done' } : { type: 'error', message: error ?? 'The response failed.' });
-    writer.flush();
+    return writer.flushInTx();
   });
+  // After the commit: followers see `done` only once the answer and the status are stored.
+  publish();
   if (response.kind === 'research') {
     void deps.notifier
       .researchStatus({ userId: response.userId, conversationId: response.conversationId, responseId: response.id, status, title: titleOf(response.input.message) })

@@ -14,22 +14,35 @@ import { join } from 'node:path';
  */
 export function loadCompressedAddon(embeddedPath: string, name: string): unknown {
   let dir: string | undefined;
+  // The package that asks for the addon swallows a failure into a generic "Cannot find native
+  // binding": the real cause is kept for the message Parley shows (src/images/load-codec.ts).
+  const failed = (stage: 'unpack' | 'load', err: unknown) => {
+    const what = stage === 'unpack' ? 'unpack the image codec into' : 'load the image codec from';
+    addonFailure.stage = stage;
+    addonFailure.error = new Error(`could not ${what} ${tmpdir()}: ${err instanceof Error ? err.message : String(err)}`);
+    return addonFailure.error;
+  };
   try {
-    dir = mkdtempSync(join(tmpdir(), 'parley-addon-'));
-    const file = join(dir, name);
-    writeFileSync(file, Bun.zstdDecompressSync(readFileSync(embeddedPath)), { mode: 0o700 });
+    let file: string;
+    try {
+      dir = mkdtempSync(join(tmpdir(), 'parley-addon-'));
+      file = join(dir, name);
+      writeFileSync(file, Bun.zstdDecompressSync(readFileSync(embeddedPath)), { mode: 0o700 });
+    } catch (err) {
+      throw failed('unpack', err);
+    }
     const module = { exports: {} as unknown };
-    process.dlopen(module, file);
+    try {
+      process.dlopen(module, file);
+    } catch (err) {
+      // A `noexec` temporary directory, or a binary built for another CPU or C library.
+      throw failed('load', err);
+    }
     return module.exports;
-  } catch (err) {
-    // The package that asked for the addon swallows this error into a generic "Cannot find native
-    // binding": keep the real cause for the message Parley shows (src/images/load-codec.ts).
-    addonFailure.error = new Error(`could not unpack the image codec into ${tmpdir()}: ${err instanceof Error ? err.message : String(err)}`);
-    throw addonFailure.error;
   } finally {
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 /** Why the embedded addon did not load, if it did not: once per process, like the load itself. */
-export const addonFailure: { error?: Error } = {};
+export const addonFailure: { stage?: 'unpack' | 'load'; error?: Error } = {};

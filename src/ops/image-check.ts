@@ -22,9 +22,12 @@ export async function checkImageCodec(): Promise<Check> {
       name,
       status: 'fail',
       detail: String((err as Error).message ?? err).split('\n')[0]!,
-      fix: addonFailure.error
-        ? 'give Parley a writable temporary directory that allows running code, with 20 MB free (TMPDIR, default /tmp)'
-        : `use the binary built for this CPU (linux-${process.arch}); image conversion cannot work without it`,
+      fix:
+        addonFailure.stage === 'unpack'
+          ? 'give Parley a writable temporary directory with 20 MB free (TMPDIR, default /tmp)'
+          : addonFailure.stage === 'load'
+            ? `if TMPDIR (default /tmp) is mounted noexec, point TMPDIR at a directory that allows running code; otherwise use the binary built for this CPU (linux-${process.arch})`
+            : `use the binary built for this CPU (linux-${process.arch}); image conversion cannot work without it`,
     };
   }
 }
