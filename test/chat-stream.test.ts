@@ -29,6 +29,9 @@ beforeEach(() => {
   openai.responsesScript = () => textEvents('Hello from the fake.');
 });
 
+/** Responses the fake has been asked to create, over the whole file. */
+const postCount = () => openai.requests.filter((r) => r.path.startsWith('POST /v1/responses')).length;
+
 const responsesConfig = (extra: Partial<Config> = {}): Partial<Config> => ({ aiProvider: 'openai-responses', aiBaseUrl: openai.url, aiApiKey: 'sk-test', ...extra });
 const chatConfig = (extra: Partial<Config> = {}): Partial<Config> => ({
   aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', researchModel: 'small', searchProvider: 'searxng', searxngUrl: searx.url,
@@ -192,13 +195,25 @@ describe('chat/streamDeepResearch', () => {
 
   /** A research turn on the database in `file`, read until its canvas was announced (a tool round ran). */
   async function researchUntilCanvas(file: string) {
+    const postsBefore = postCount();
     const ctx1 = createTestContext({ users, config: responsesConfig(), db: openDatabase(file) });
     const key = ctx1.users[0]!.key;
     const reader = new SseReader(await ctx1.call('chat/streamDeepResearch', { message: 'Plan my trip' }, { 'x-api-key': key }));
     const head: Frame[] = [];
     while (!head.some((f) => f.data.type === 'widget.created')) head.push(...(await reader.all(1)));
     const rid = head[1]!.data.responseId as string;
-    return { ctx1, key, reader, head, rid, firstUpstream: findResponseById(ctx1.db, rid)!.upstreamId };
+    return { ctx1, key, reader, head, rid, firstUpstream: findResponseById(ctx1.db, rid)!.upstreamId, postsBefore };
+  }
+
+  /**
+   * Until the fake has been asked for the tool round's follow-up (its second response): on a
+   * loaded machine the restart could otherwise come before that request, and the scripted turns
+   * would shift by one in the restarted context.
+   */
+  async function followUpRequested(postsBefore: number) {
+    const posts = () => postCount() - postsBefore;
+    for (let i = 0; i < 500 && posts() < 2; i++) await Bun.sleep(5);
+    expect(posts()).toBe(2);
   }
 
   /**
@@ -255,7 +270,8 @@ describe('chat/streamDeepResearch', () => {
   test('a restart before a tool round\'s follow-up said anything: the stored tool output is reused, the tool is not run again', async () => {
     const file = restartDbFile();
     canvasThenLateFollowUp();
-    const { ctx1, key, reader, head, rid, firstUpstream } = await researchUntilCanvas(file);
+    const { ctx1, key, reader, head, rid, firstUpstream, postsBefore } = await researchUntilCanvas(file);
+    await followUpRequested(postsBefore);
     await reader.close();
     await ctx1.deps.tasks.shutdown(); // the process "dies" while the follow-up is being created
     expect(findResponseById(ctx1.db, rid)!.upstreamId).toBe(firstUpstream);
@@ -280,7 +296,8 @@ describe('chat/streamDeepResearch', () => {
   test('a restart after the canvas was stored but before its events were: the call runs again and finds that canvas', async () => {
     const file = restartDbFile();
     canvasThenLateFollowUp();
-    const { ctx1, key, reader, head, rid } = await researchUntilCanvas(file);
+    const { ctx1, key, reader, head, rid, postsBefore } = await researchUntilCanvas(file);
+    await followUpRequested(postsBefore);
     await reader.close();
     await ctx1.deps.tasks.shutdown();
     // The crash lands in the gap: the widget row committed, the call's events and output did not.
@@ -316,7 +333,8 @@ describe('chat/streamDeepResearch', () => {
       return textEvents('Two canvases.', 1);
     };
     openai.eventDelayMs = 20;
-    const { ctx1, key, reader, head, rid, firstUpstream } = await researchUntilCanvas(file);
+    const { ctx1, key, reader, head, rid, firstUpstream, postsBefore } = await researchUntilCanvas(file);
+    await followUpRequested(postsBefore);
     await reader.close();
     await ctx1.deps.tasks.shutdown();
     expect(findResponseById(ctx1.db, rid)!.upstreamId).toBe(firstUpstream); // the restart came before the follow-up spoke
