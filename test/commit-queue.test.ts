@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDataDir, type Db } from '../src/db/connection';
+import { openDataDir, writeTx, type Db } from '../src/db/connection';
 import { drainWrites, queuedWrite } from '../src/db/commit-queue';
 import { findGroupById } from '../src/groups/group.store';
 import { leaveGroup, sendGroupMessage } from '../src/groups/group.service';
@@ -145,6 +145,24 @@ describe('response events through the commit queue', () => {
     expect(begins.n).toBe(1);
     for (const id of ids) expect(ctx.deps.events.statements.eventsAfter(id, 0).map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(() => orphan.emit({ type: 'text.delta', delta: 'x' })).toThrow(/FOREIGN KEY/);
+  });
+
+  test('events emitted inside a transaction are published after it commits, even past the flush threshold', () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ann = ctx.users[0]!;
+    const c = createConversation(ctx.db, { ownerId: ann.user.id });
+    const id = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id;
+    const published: { n: number; inTransaction: boolean }[] = [];
+    ctx.deps.events.subscribe(id, (batch) => published.push({ n: batch.length, inTransaction: ctx.db.$client.inTransaction }));
+    const w = ctx.deps.events.writer(id, 0);
+    const publish = writeTx(ctx.db, () => {
+      for (let i = 0; i < 600; i++) w.emit({ type: 'text.delta', delta: 'x' });
+      return w.flushInTx();
+    });
+    expect(published).toEqual([]);
+    publish();
+    expect(published).toEqual([{ n: 600, inTransaction: false }]);
+    expect(ctx.deps.events.statements.eventsAfter(id, 0)).toHaveLength(600);
   });
 
   test('when the shared transaction fails as a whole, each response writes its batch alone: nothing lost, nothing sent twice', async () => {

@@ -70,6 +70,11 @@ export class EventLog {
     );
   }
 
+  /** Whether the connection is inside a transaction now (whose commit is still to come). */
+  inTransaction(): boolean {
+    return this.db.$client.inTransaction;
+  }
+
   /** Hand committed events to the streams following the response. Called by writers only, after the commit. */
   publish(responseId: string, batch: { seq: number; data: string }[]): void {
     const topic = responseTopic(responseId);
@@ -115,7 +120,9 @@ export class EventWriter {
   emit(event: { type: string; [key: string]: unknown }): number {
     if (this.failure) throw this.failure;
     this.buffer.push({ seq: ++this.seq, data: JSON.stringify(event) });
-    if (this.buffer.length >= MAX_BATCH) this.flush();
+    // Not inside a caller's transaction (a turn's last events): those are written by its
+    // `flushInTx` and published after its commit.
+    if (this.buffer.length >= MAX_BATCH && !this.log.inTransaction()) this.flush();
     else this.scheduleFlush();
     return this.seq;
   }
