@@ -2,7 +2,7 @@ import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestContext, SPEC_ERRORS, type TestContext } from './helpers';
+import { captureLog, createTestContext, SPEC_ERRORS, type TestContext } from './helpers';
 import { SseReader, readFrames, typesOf, type Frame } from './sse';
 import { failedTerminal, functionCallEvents, reasoningEvents, startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
 import { startFakeSearxng } from './fakes/searxng';
@@ -504,6 +504,29 @@ describe('chat/streamDeepResearch', () => {
 });
 
 describe('chat/stream (openai-chat)', () => {
+  test('when the event log refuses a response, the row still ends with its answer, and followers end', async () => {
+    const { log, lines } = captureLog();
+    const ctx = createTestContext({ users, log, config: chatConfig({ sseHeartbeatSeconds: 1 }) });
+    openai.chatScript = () => ({ pauseMs: 300, deltas: [{ content: 'part one ' }, { content: 'part two' }] });
+    const reader = new SseReader(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
+    const opening = await reader.all(2);
+    const rid = opening[1]!.data.responseId as string;
+    // From now on every event write fails, as on a disk that filled up.
+    const statements = ctx.deps.events.statements as { append: (...a: unknown[]) => void };
+    statements.append = () => {
+      throw new Error('database or disk is full');
+    };
+    const rest = await reader.all();
+    expect(typesOf(rest)).not.toContain('done');
+    expect(reader.done).toBe(true); // ended by the follower's tick, not left open
+    // The model did answer: the turn is completed and its answer stored, only its events are missing.
+    const row = findResponseById(ctx.db, rid)!;
+    expect(row.status).toBe('completed');
+    const answer = listItems(ctx.db, row.conversationId).at(-1)!;
+    expect([answer.role, answer.content]).toEqual(['assistant', 'part one part two']);
+    expect(lines.some((l) => l.includes('the last event of a response could not be stored'))).toBe(true);
+  }, 10_000);
+
   test('followers get events only once they are committed, the final `done` included', async () => {
     const ctx = createTestContext({ users, config: chatConfig() });
     const inTransaction: boolean[] = [];

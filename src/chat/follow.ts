@@ -99,8 +99,16 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
         if (deps.lifecycle.signal.aborted) return;
       }
       if (!queue.length) {
-        // Woken by a tick.
+        // Woken by a tick. A response that ended without its last event (its event log refused
+        // it: src/chat/respond.ts) ends its followers here.
         ticked = false;
+        if (!deps.tasks.isRunning(responseId)) {
+          const now = findResponseById(deps.db, responseId);
+          if (!now || isTerminal(now.status)) {
+            yield sseComment('end');
+            return;
+          }
+        }
         if (sentSinceTick) sentSinceTick = false;
         else if (Date.now() - quietSince >= keepaliveMs) {
           quietSince = Date.now();

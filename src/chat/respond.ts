@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import { writeTx } from '../db/connection';
+import { writeTx, type Db } from '../db/connection';
 import type { Conversation, ResponseRow } from '../db/schema';
 import { AiError, NO_PROVIDER_MESSAGE, SHUTDOWN_REASON, type AiEvent, type AiImage, type AiMessage, type StreamChatOptions } from '../ai/ai.types';
 import { tooManyRequests } from '../http/errors';
@@ -130,13 +130,30 @@ function finish(
   output?: { text: string; parts: unknown[] },
 ): void {
   const now = deps.now();
-  const publish = writeTx(deps.db, (tx) => {
+  const store = (tx: Db) => {
     if (output && (output.text || output.parts.length))
       appendItem(deps.db, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: output.parts }, now);
     setResponseStatus(tx, response.id, status, now, error);
-    writer.emit(status === 'completed' ? { type: 'done' } : { type: 'error', message: error ?? 'The response failed.' });
-    return writer.flushInTx();
-  });
+  };
+  let publish: () => void;
+  try {
+    publish = writeTx(deps.db, (tx) => {
+      store(tx);
+      writer.emit(status === 'completed' ? { type: 'done' } : { type: 'error', message: error ?? 'The response failed.' });
+      return writer.flushInTx();
+    });
+  } catch (err) {
+    // The event log refuses this response (its writer failed earlier, or the write did now).
+    // Still store how the turn ended and what it said, without the last event, so the row does not
+    // stay in progress until a restart; its followers end at their next heartbeat tick (follow.ts).
+    deps.log.error('the last event of a response could not be stored', { responseId: response.id, cause: err instanceof Error ? err.message : String(err) });
+    try {
+      writeTx(deps.db, store);
+    } catch (again) {
+      deps.log.error('the end of a response could not be stored', { responseId: response.id, cause: again instanceof Error ? again.message : String(again) });
+    }
+    publish = () => {};
+  }
   // After the commit: followers see `done` only once the answer and the status are stored.
   publish();
   if (response.kind === 'research') {
