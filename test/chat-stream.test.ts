@@ -447,6 +447,35 @@ describe('chat/streamDeepResearch', () => {
     await ctx.deps.tasks.shutdown();
   });
 
+  test('a client that leaves a quiet stream: its subscription goes at once, not at the next tick', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() }); // ticks every 5 s
+    openai.chatScript = () => ({ pauseMs: 3000, deltas: [{ content: 'slow' }] });
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => ctx.app.handle(r) });
+    try {
+      const abort = new AbortController();
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/chat/streamDeepResearch`, {
+        method: 'POST',
+        headers: { 'x-api-key': ctx.users[0]!.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'x' }),
+        signal: abort.signal,
+      });
+      const reader = new SseReader(res);
+      const first = await reader.all(2);
+      const topic = responseTopic(first[1]!.data.responseId);
+      const rest = reader.all().catch(() => []); // keeps reading until the abort
+      await Bun.sleep(200);
+      expect(ctx.deps.bus.listenerCount(topic)).toBe(1);
+      abort.abort();
+      await rest;
+      for (let i = 0; i < 50 && ctx.deps.bus.listenerCount(topic); i++) await Bun.sleep(10);
+      expect(ctx.deps.bus.listenerCount(topic)).toBe(0);
+      expect(ctx.deps.heartbeats.size).toBe(0);
+    } finally {
+      server.stop(true);
+      await ctx.deps.tasks.shutdown();
+    }
+  }, 10_000);
+
   test('at shutdown a quiet stream ends and leaves the bus and the ticker', async () => {
     const ctx = createTestContext({ users, config: chatConfig() });
     openai.chatScript = () => ({ pauseMs: 3000, deltas: [{ content: 'slow' }] });

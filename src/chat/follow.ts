@@ -36,7 +36,7 @@ const REPLAY_CHUNK = 1000;
  * tick, a stream that sent nothing during the whole interval before it sends a comment line, or a
  * keepalive frame once it has been quiet for PARLEY_STREAM_KEEPALIVE_S.
  */
-export async function* followResponse(deps: AppDeps, responseId: string, afterSeq: number) {
+export async function* followResponse(deps: AppDeps, responseId: string, afterSeq: number, client?: AbortSignal) {
   let queue: LiveEvent[] = [];
   let wake: (() => void) | undefined;
   const unsubscribe = deps.events.subscribe(responseId, (batch) => {
@@ -86,17 +86,20 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     // The opening counts as traffic: the first heartbeat comes after at least one whole interval.
     let sentSinceTick = true;
     deps.heartbeats.add(beating);
-    // At shutdown the ticker stops: without this wake a stream waiting for its next event would
-    // never reach its `finally` (the stream guard has already sent the final frame).
-    const onShutdown = () => wake?.();
-    deps.lifecycle.signal.addEventListener('abort', onShutdown, { once: true });
-    stopListening = () => deps.lifecycle.signal.removeEventListener('abort', onShutdown);
+    // At shutdown (the ticker stops) or when the client leaves, a stream waiting for its next event
+    // must reach its `finally` now, not at its next event or tick: the stream guard has already
+    // ended the response, and the subscription would linger until then.
+    const signals = [deps.lifecycle.signal, ...(client ? [client] : [])];
+    const stop = () => wake?.();
+    for (const signal of signals) signal.addEventListener('abort', stop, { once: true });
+    stopListening = () => signals.forEach((signal) => signal.removeEventListener('abort', stop));
+    const over = () => signals.some((signal) => signal.aborted);
     while (true) {
       if (!queue.length && !ticked) {
-        if (deps.lifecycle.signal.aborted) return;
+        if (over()) return;
         await new Promise<void>((resolve) => (wake = resolve));
         wake = undefined;
-        if (deps.lifecycle.signal.aborted) return;
+        if (over()) return;
       }
       if (!queue.length) {
         // Woken by a tick. A response that ended without its last event (its event log refused

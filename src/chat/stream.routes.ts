@@ -41,7 +41,7 @@ function streamTurn(kind: 'chat' | 'research') {
       const at = parseEventId(lastEventId);
       const r = at && canSeeResponse(deps, user, at.responseId);
       if (!at || !r) return errorOnlyStream('The stream to resume was not found.');
-      return followResponse(deps, r.id, at.seq);
+      return followResponse(deps, r.id, at.seq, request.signal);
     }
     let conversation;
     if (input.conversationId !== undefined) {
@@ -50,7 +50,7 @@ function streamTurn(kind: 'chat' | 'research') {
     }
     if (!input.message.trim() && !input.images?.length) return errorOnlyStream('The message is empty.');
     const response = startResponse(deps, { userId: user.id, kind, message: input.message, images: input.images, model: input.model, conversation });
-    return followResponse(deps, response.id, 0);
+    return followResponse(deps, response.id, 0, request.signal);
   };
 }
 
@@ -95,7 +95,7 @@ export const streamOperations = [
       // A client library reconnecting this very request adds Last-Event-ID: it wins when it is further on.
       const last = parseEventId(readLastEventId(request) ?? '');
       if (last && last.responseId === r.id) after = Math.max(after, last.seq);
-      return followResponse(deps, r.id, after);
+      return followResponse(deps, r.id, after, request.signal);
     },
   }),
   defineOperation({
