@@ -106,8 +106,8 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
         // it: src/chat/respond.ts) ends its followers here.
         ticked = false;
         if (!deps.tasks.isRunning(responseId)) {
-          const now = findResponseById(deps.db, responseId);
-          if (!now || isTerminal(now.status)) {
+          const current = findResponseById(deps.db, responseId);
+          if (!current || isTerminal(current.status)) {
             yield sseComment('end');
             return;
           }
