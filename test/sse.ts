@@ -1,3 +1,5 @@
+import { messageFrame, rawChunk } from '../src/http/sse';
+
 /** Reading server-sent events in tests: frames as `{id?, event?, data, raw}`, comments counted apart. */
 export interface Frame {
   id?: string;
@@ -71,3 +73,6 @@ export class SseReader {
 
 export const readFrames = (res: Response, max?: number) => new SseReader(res).all(max);
 export const typesOf = (frames: Frame[]) => frames.map((f) => f.data.type);
+
+/** An `event: message` frame of `data`, as a stream chunk (for test-only streams). */
+export const sseMessage = (frame: { id?: string; retry?: number; data: unknown }) => rawChunk(messageFrame(JSON.stringify(frame.data), frame.id, frame.retry));

@@ -21,7 +21,7 @@ import {
   updateConversation,
 } from './conversation.store';
 import { listRunningInConversation } from './response.store';
-import { cancelOrphan } from './respond';
+import { cancelResponse } from './respond';
 import { ConversationSchema, ItemSchema, conversationView, itemView, decodeCursor, encodeCursor } from './chat.view';
 
 const ConversationId = t.Object({ conversationId: t.String() });
@@ -48,11 +48,7 @@ async function stopResponses(deps: AppDeps, conversationId: string) {
   for (let pass = 0; pass < 10; pass++) {
     const running = listRunningInConversation(deps.db, conversationId);
     if (!running.length) return;
-    for (const r of running) {
-      // A row no task owns (start-up normally resumes or fails every one) is closed directly,
-      // or it would be listed as running forever.
-      if (!(await deps.tasks.cancel(r.id))) cancelOrphan(deps, r);
-    }
+    for (const r of running) await cancelResponse(deps, r);
   }
 }
 

@@ -106,6 +106,8 @@ export class EventWriter {
   private toolOutputs: ToolCallOutput[] = [];
   private queued = false;
   private failure: unknown;
+  /** The upstream response of the last cursor set: a new one is written without waiting for events. */
+  private upstreamId: string | undefined;
 
   constructor(
     private readonly log: EventLog,
@@ -128,12 +130,16 @@ export class EventWriter {
   }
 
   /**
-   * Remember where the upstream stands; written with the next batch, or on its own within a
-   * turn of the event loop when no event comes (a tool round's new response, which may think
-   * for a while before it says anything: a restart must know it exists).
+   * Remember where the upstream stands; written with the next batch of events. A new upstream
+   * response (a tool round's follow-up, which may think for a while before it says anything) is
+   * written on its own within a turn of the event loop: a restart must know it exists. Positions
+   * within a response that come without events (a tool's arguments streaming in) wait: a restart
+   * that finds an older position only reads those again.
    */
   setCursor(cursor: UpstreamCursor): void {
     this.cursor = cursor;
+    if (cursor.upstreamId === this.upstreamId) return;
+    this.upstreamId = cursor.upstreamId;
     this.scheduleFlush();
   }
 

@@ -71,8 +71,7 @@ async function runResponse(
 ): Promise<void> {
   const ai = deps.ai!;
   setResponseStatus(deps.db, response.id, 'in_progress', deps.now());
-  let text = resume?.text ?? '';
-  const parts: unknown[] = resume?.parts ?? [];
+  const output = resume ?? { text: '', parts: [] };
   try {
     const streamOpts: StreamChatOptions = {
       model: response.model,
@@ -89,24 +88,23 @@ async function runResponse(
     for await (const batch of batches) {
       signal.throwIfAborted();
       for (const event of batch) {
-        if (event.type === 'text.delta') text += event.delta;
-        else collectPart(parts, event);
+        collectOutput(output, event);
         writer.emit(event);
       }
     }
     signal.throwIfAborted();
-    finish(deps, response, writer, 'completed', undefined, { text, parts });
+    finish(deps, response, writer, 'completed', undefined, output);
   } catch (err) {
     if (signal.aborted && signal.reason === SHUTDOWN_REASON) {
       // Parley is stopping: keep what was relayed; the next start resumes or fails the row.
       writer.flush();
       return;
     }
-    if (signal.aborted) finish(deps, response, writer, 'cancelled', CANCELLED_MESSAGE, { text, parts });
+    if (signal.aborted) finish(deps, response, writer, 'cancelled', CANCELLED_MESSAGE, output);
     else {
       const message = err instanceof AiError ? err.message : 'The response failed unexpectedly.';
       if (!(err instanceof AiError)) deps.log.error('response failed', { responseId: response.id, cause: err instanceof Error ? err.stack : String(err) });
-      finish(deps, response, writer, 'failed', message, { text, parts });
+      finish(deps, response, writer, 'failed', message, output);
     }
   }
 }
@@ -115,10 +113,14 @@ async function* single<T>(events: AsyncIterable<T>): AsyncGenerator<T[]> {
   for await (const e of events) yield [e];
 }
 
-/** Search results and widgets are kept on the assistant item so a reloaded conversation shows them. */
-function collectPart(parts: unknown[], event: AiEvent): void {
-  if (event.type === 'web_search.completed' || event.type === 'widget.created' || event.type === 'image_generation.completed' || event.type === 'history.completed')
-    parts.push(event);
+/**
+ * What the stored answer keeps of an event: its text, and search results and widgets on the
+ * assistant item so a reloaded conversation shows them.
+ */
+function collectOutput(output: { text: string; parts: unknown[] }, event: AiEvent): void {
+  if (event.type === 'text.delta') output.text += event.delta;
+  else if (event.type === 'web_search.completed' || event.type === 'widget.created' || event.type === 'image_generation.completed' || event.type === 'history.completed')
+    output.parts.push(event);
 }
 
 function finish(
@@ -190,13 +192,9 @@ export function resumeInterruptedResponses(deps: AppDeps): { resumed: number; fa
     if (deps.ai?.canResume && response.upstreamId) {
       // What the turn had said and shown so far: the resumed turn relays only what comes next,
       // and the answer it stores at the end must hold both (a canvas made before the restart too).
-      let text = '';
-      const parts: unknown[] = [];
-      for (const e of deps.events.statements.eventsAfter(response.id, 0)) {
-        if (e.data.startsWith('{"type":"text.delta"')) text += (JSON.parse(e.data) as { delta: string }).delta;
-        else collectPart(parts, JSON.parse(e.data) as AiEvent);
-      }
-      deps.tasks.start({ id: response.id, userId: response.userId, run: (signal) => runResponse(deps, response, writer, signal, { text, parts }) });
+      const output = { text: '', parts: [] as unknown[] };
+      for (const e of deps.events.statements.eventsAfter(response.id, 0)) collectOutput(output, JSON.parse(e.data) as AiEvent);
+      deps.tasks.start({ id: response.id, userId: response.userId, run: (signal) => runResponse(deps, response, writer, signal, output) });
       resumed++;
     } else {
       finish(deps, response, writer, 'failed', RESTART_MESSAGE);
@@ -206,9 +204,12 @@ export function resumeInterruptedResponses(deps: AppDeps): { resumed: number; fa
   return { resumed, failed };
 }
 
-/** End a row that no task is running (see chat/cancelResponse). */
-export function cancelOrphan(deps: AppDeps, response: ResponseRow): void {
-  finish(deps, response, deps.events.writer(response.id, response.lastSeq), 'cancelled', CANCELLED_MESSAGE);
+/**
+ * Cancel a running response: its task stops and ends the row. A row no task owns (start-up
+ * normally resumes or fails every one) is ended here, or it would be listed as running forever.
+ */
+export async function cancelResponse(deps: AppDeps, response: ResponseRow): Promise<void> {
+  if (!(await deps.tasks.cancel(response.id))) finish(deps, response, deps.events.writer(response.id, response.lastSeq), 'cancelled', CANCELLED_MESSAGE);
 }
 
 const titleOf = (message: string) => {

@@ -5,7 +5,7 @@ import { readLastEventId } from '../http/sse';
 import { canWriteConversation, findConversationById } from './conversation.store';
 import { findResponseById, isTerminal } from './response.store';
 import { errorOnlyStream, followResponse, parseEventId } from './follow';
-import { cancelOrphan, startResponse } from './respond';
+import { cancelResponse, startResponse } from './respond';
 import type { AppDeps } from '../deps';
 import type { User } from '../db/schema';
 
@@ -110,10 +110,7 @@ export const streamOperations = [
       const r = canSeeResponse(deps, user, input.responseId);
       if (!r) throw notFound();
       if (isTerminal(r.status)) return { success: false, status: r.status };
-      if (!(await deps.tasks.cancel(r.id))) {
-        // A row no task owns (cannot normally happen: start-up resumes or fails every such row).
-        cancelOrphan(deps, r);
-      }
+      await cancelResponse(deps, r);
       return { success: true, status: findResponseById(deps.db, r.id)!.status };
     },
   }),

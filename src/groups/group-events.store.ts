@@ -4,8 +4,7 @@ import { groupEvents, groupInvites } from '../db/schema';
 import { DAY_MS } from '../time';
 import { preparedFor } from '../db/prepared';
 
-
-// Plain SQLite statements: both run for every group message (see group-message.store.ts).
+// Plain SQLite statements: both run for every group message (see `appendItem` in the chat store).
 const hot = preparedFor((db) => ({
   // An UPDATE and a SELECT rather than UPDATE … RETURNING, which opens a statement journal and
   // so flushes the full-text index's pending terms on every message (bench/RESULTS.md, change 14).

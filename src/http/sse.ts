@@ -24,9 +24,6 @@ export const rawChunk = (text: string) => ({ sse: true as const, toSSE: () => te
 /** A comment line: ignored by EventSource parsers, but it keeps proxies and idle timers from closing the socket. */
 export const sseComment = (text: string) => rawChunk(`: ${text.replace(/\n/g, ' ')}\n\n`);
 
-/** An `event: message` frame of `data`, as a stream chunk. */
-export const sseMessage = (frame: { id?: string; retry?: number; data: unknown }) => rawChunk(messageFrame(JSON.stringify(frame.data), frame.id, frame.retry));
-
 /** The id a reconnecting client last saw (`Last-Event-ID` header), if any. */
 export function readLastEventId(request: Request): string | undefined {
   const v = request.headers.get('last-event-id')?.trim();

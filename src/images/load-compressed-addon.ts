@@ -14,33 +14,34 @@ import { join } from 'node:path';
  */
 export function loadCompressedAddon(embeddedPath: string, name: string): unknown {
   let dir: string | undefined;
-  // The package that asks for the addon swallows a failure into a generic "Cannot find native
-  // binding": the real cause is kept for the message Parley shows (src/images/load-codec.ts).
-  const failed = (stage: 'unpack' | 'load', err: unknown) => {
-    const what = stage === 'unpack' ? 'unpack the image codec into' : 'load the image codec from';
-    addonFailure.stage = stage;
-    addonFailure.error = new Error(`could not ${what} ${tmpdir()}: ${err instanceof Error ? err.message : String(err)}`);
-    return addonFailure.error;
-  };
   try {
-    let file: string;
-    try {
+    const file = attempt('unpack', () => {
       dir = mkdtempSync(join(tmpdir(), 'parley-addon-'));
-      file = join(dir, name);
-      writeFileSync(file, Bun.zstdDecompressSync(readFileSync(embeddedPath)), { mode: 0o700 });
-    } catch (err) {
-      throw failed('unpack', err);
-    }
+      const path = join(dir, name);
+      writeFileSync(path, Bun.zstdDecompressSync(readFileSync(embeddedPath)), { mode: 0o700 });
+      return path;
+    });
     const module = { exports: {} as unknown };
-    try {
-      process.dlopen(module, file);
-    } catch (err) {
-      // A `noexec` temporary directory, or a binary built for another CPU or C library.
-      throw failed('load', err);
-    }
+    // Fails on a `noexec` temporary directory, or for a binary built for another CPU or C library.
+    attempt('load', () => process.dlopen(module, file));
     return module.exports;
   } finally {
     if (dir) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Run one stage, keeping the real cause of a failure: the package that asks for the addon
+ * swallows it into a generic "Cannot find native binding" (Parley shows it: src/images/load-codec.ts).
+ */
+function attempt<T>(stage: 'unpack' | 'load', run: () => T): T {
+  try {
+    return run();
+  } catch (err) {
+    const what = stage === 'unpack' ? 'unpack the image codec into' : 'load the image codec from';
+    addonFailure.stage = stage;
+    addonFailure.error = new Error(`could not ${what} ${tmpdir()}: ${err instanceof Error ? err.message : String(err)}`);
+    throw addonFailure.error;
   }
 }
 

@@ -1,6 +1,7 @@
 import { t } from 'elysia';
 import { defineOperation } from '../../src/http/operation';
-import { sseComment, sseMessage } from '../../src/http/sse';
+import { sseComment } from '../../src/http/sse';
+import { sseMessage } from '../sse';
 
 /**
  * Operations that exist only in tests, mounted with `createTestContext({extraOperations})`, to
