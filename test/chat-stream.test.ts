@@ -9,7 +9,7 @@ import { startFakeSearxng } from './fakes/searxng';
 import type { Config } from '../src/config';
 import { openDatabase } from '../src/db/connection';
 import { resumeInterruptedResponses, RESTART_MESSAGE } from '../src/chat/respond';
-import { findResponseById } from '../src/chat/response.store';
+import { findResponseById, pruneResponseEvents } from '../src/chat/response.store';
 import { listItems } from '../src/chat/conversation.store';
 import { findWidgetById } from '../src/widgets/widget.store';
 import type { ResearchStatusPush } from '../src/notifications/notifier';
@@ -146,6 +146,12 @@ describe('chat/streamDeepResearch', () => {
     expect((await ctx.json('chat/resumeStream', { responseId: rid }, ctx.users[1])).body).toEqual(SPEC_ERRORS[404]);
     const unknown = await readFrames(await research(ctx, { message: 'x' }, { 'last-event-id': 'nope:3' }));
     expect(typesOf(unknown)).toEqual(['error']);
+    // Once retention has pruned the events, a resume still learns how the response ended, under
+    // the id its last event had; one that already saw that event gets nothing.
+    expect(pruneResponseEvents(ctx.db, Date.now() + 1)).toBe(all.length);
+    const pruned = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: 5 }, ctx.users[0]));
+    expect(pruned).toEqual([all.at(-1)!]);
+    expect(await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: all.length }, ctx.users[0]))).toEqual([]);
   });
 
   test('a long backlog replays whole, in order, in several chunks', async () => {
@@ -533,7 +539,7 @@ describe('chat/streamDeepResearch', () => {
 });
 
 describe('chat/stream (openai-chat)', () => {
-  test('when the event log refuses a response, the row still ends with its answer, and followers end', async () => {
+  test('when the event log refuses a response, the row still ends with its answer, and followers are told how it ended', async () => {
     const { log, lines } = captureLog();
     const ctx = createTestContext({ users, log, config: chatConfig({ sseHeartbeatSeconds: 1 }) });
     openai.chatScript = () => ({ pauseMs: 300, deltas: [{ content: 'part one ' }, { content: 'part two' }] });
@@ -546,14 +552,21 @@ describe('chat/stream (openai-chat)', () => {
       throw new Error('database or disk is full');
     };
     const rest = await reader.all();
-    expect(typesOf(rest)).not.toContain('done');
-    expect(reader.done).toBe(true); // ended by the follower's tick, not left open
     // The model did answer: the turn is completed and its answer stored, only its events are missing.
     const row = findResponseById(ctx.db, rid)!;
     expect(row.status).toBe('completed');
     const answer = listItems(ctx.db, row.conversationId).at(-1)!;
     expect([answer.role, answer.content]).toEqual(['assistant', 'part one part two']);
     expect(lines.some((l) => l.includes('the last event of a response could not be stored'))).toBe(true);
+    // The follower is still told how it ended, under a number after every event the turn made.
+    expect(rest.at(-1)).toEqual({ id: `${rid}:${row.lastSeq}`, event: 'message', data: { type: 'done' } });
+    expect(reader.done).toBe(true);
+    const storedLast = (ctx.db.$client.query('SELECT max(seq) AS n FROM response_events WHERE response_id = ?').get(rid) as { n: number }).n;
+    expect(row.lastSeq).toBeGreaterThan(Math.max(storedLast, ...rest.slice(0, -1).map((f) => Number(f.id!.split(':')[1]))));
+    // So is a client resuming later (the row tells it), and one that already saw that end gets nothing.
+    const replay = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid }, ctx.users[0]));
+    expect(replay.at(-1)).toEqual(rest.at(-1)!);
+    expect(await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: row.lastSeq }, ctx.users[0]))).toEqual([]);
   }, 10_000);
 
   test('followers get events only once they are committed, the final `done` included', async () => {

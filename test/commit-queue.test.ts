@@ -9,7 +9,7 @@ import { leaveGroup, sendGroupMessage } from '../src/groups/group.service';
 import { migrate } from '../src/db/migrate';
 import { createTestContext } from './helpers';
 import { createConversation } from '../src/chat/conversation.store';
-import { createResponse } from '../src/chat/response.store';
+import { createResponse, findResponseById } from '../src/chat/response.store';
 
 /** A database file, the connection under test, a second connection (what another process sees), and a BEGIN counter. */
 function twoConnections() {
@@ -192,5 +192,15 @@ describe('response events through the commit queue', () => {
       expect(ctx.deps.events.statements.eventsAfter(id, 0).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
       expect(seen[i]).toEqual([1, 2, 3, 4]);
     }
+  });
+
+  test("a batch written late (put back after a failed shared commit) does not move a response's last number backwards", () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const c = createConversation(ctx.db, { ownerId: ctx.users[0]!.user.id });
+    const id = createResponse(ctx.db, { conversationId: c.id, userId: ctx.users[0]!.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id;
+    const event = (seq: number) => ({ seq, data: JSON.stringify({ type: 'text.delta', delta: `${seq}` }) });
+    ctx.deps.events.statements.append(id, [event(3), event(4)], Date.now());
+    ctx.deps.events.statements.append(id, [event(1), event(2)], Date.now());
+    expect(findResponseById(ctx.db, id)!.lastSeq).toBe(4);
   });
 });

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connection';
+import type { ResponseStatus } from '../db/schema';
 import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
 import { createEventStatements, type EventStatements } from './response.store';
 import type { Bus } from '../pubsub/bus';
@@ -14,6 +15,10 @@ export interface LiveEvent {
 
 export const frameOf = (responseId: string, seq: number, data: string) => messageFrame(data, `${responseId}:${seq}`);
 export const isTerminalData = (data: string) => data.startsWith('{"type":"done"') || data.startsWith('{"type":"error"');
+
+/** The last event of a response that ended with `status` (and `error`, unless it completed). */
+export const endingEvent = (status: ResponseStatus, error: string | null | undefined) =>
+  status === 'completed' ? { type: 'done' } : { type: 'error', message: error ?? 'The response failed.' };
 
 /** The bus topic of a response's live events: each message is one committed batch, `LiveEvent[]`. */
 export const responseTopic = (responseId: string) => `response:${responseId}`;

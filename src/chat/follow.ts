@@ -1,6 +1,7 @@
 import type { AppDeps } from '../deps';
 import { findResponseById, isTerminal } from './response.store';
-import { frameOf, isTerminalData, type LiveEvent } from './event-log';
+import { endingEvent, frameOf, isTerminalData, type LiveEvent } from './event-log';
+import type { ResponseRow } from '../db/schema';
 import { newId } from '../ids';
 import type { Beating } from '../http/heartbeat-ticker';
 import { messageFrame, rawChunk, sseComment } from '../http/sse';
@@ -22,6 +23,16 @@ export function parseEventId(id: string): { responseId: string; seq: number } | 
  */
 export async function* errorOnlyStream(message: string) {
   yield rawChunk(frameOf(newId(), 1, JSON.stringify({ type: 'error', message })));
+}
+
+/**
+ * The last frame of a finished response whose own last event is not stored, built from its row:
+ * retention pruned it, or the event log refused it (src/chat/respond.ts then keeps the number it
+ * would have had as the row's `lastSeq`). Undefined when the stream already sent that far.
+ */
+function endFromRow(row: ResponseRow, sent: number): ReturnType<typeof rawChunk> | undefined {
+  if (row.lastSeq <= sent) return undefined;
+  return rawChunk(frameOf(row.id, row.lastSeq, JSON.stringify(endingEvent(row.status, row.error))));
 }
 
 /** Frames per chunk when replaying: bounds the size of one write for a long backlog. */
@@ -75,10 +86,13 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
       if (chunk) yield rawChunk(chunk);
     }
     if (ended) return;
-    // Nothing more will come for a finished response whose tail was pruned or never written.
+    // Nothing more will come for a finished response whose last event was pruned or never written:
+    // the row tells how it ended.
     const row = findResponseById(deps.db, responseId);
     if (!row || (isTerminal(row.status) && !deps.tasks.isRunning(responseId))) {
-      if (!stored.length) yield sseComment('end');
+      const end = row && endFromRow(row, last);
+      if (end) yield end;
+      else if (!stored.length) yield sseComment('end');
       return;
     }
     if (!stored.length) yield sseComment('open');
@@ -102,13 +116,13 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
         if (over()) return;
       }
       if (!queue.length) {
-        // Woken by a tick. A response that ended without its last event (its event log refused
-        // it: src/chat/respond.ts) ends its followers here.
+        // Woken by a tick. A response that ended while this stream was not told (its last event
+        // was not stored, and its publish missed this subscription) ends its followers here.
         ticked = false;
         if (!deps.tasks.isRunning(responseId)) {
           const current = findResponseById(deps.db, responseId);
           if (!current || isTerminal(current.status)) {
-            yield sseComment('end');
+            yield (current && endFromRow(current, last)) || sseComment('end');
             return;
           }
         }

@@ -6,7 +6,7 @@ import { tooManyRequests } from '../http/errors';
 import { appendItem, createConversation, findConversationById, listItems } from './conversation.store';
 import { createResponse, findResponseById, listUnfinishedResponses, setResponseStatus } from './response.store';
 import { chatTools } from './chat.tools';
-import type { EventWriter } from './event-log';
+import { endingEvent, type EventWriter } from './event-log';
 
 /** Seconds a client over the concurrency cap is told to wait (Retry-After). */
 const CAP_RETRY_AFTER_S = 10;
@@ -132,29 +132,32 @@ function finish(
   output?: { text: string; parts: unknown[] },
 ): void {
   const now = deps.now();
-  const store = (tx: Db) => {
+  const store = (tx: Db, lastSeq?: number) => {
     if (output && (output.text || output.parts.length))
       appendItem(deps.db, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: output.parts }, now);
-    setResponseStatus(tx, response.id, status, now, error);
+    setResponseStatus(tx, response.id, status, now, error, lastSeq);
   };
+  const ending = endingEvent(status, error);
   let publish: () => void;
   try {
     publish = writeTx(deps.db, (tx) => {
       store(tx);
-      writer.emit(status === 'completed' ? { type: 'done' } : { type: 'error', message: error ?? 'The response failed.' });
+      writer.emit(ending);
       return writer.flushInTx();
     });
   } catch (err) {
     // The event log refuses this response (its writer failed earlier, or the write did now).
-    // Still store how the turn ended and what it said, without the last event, so the row does not
-    // stay in progress until a restart; its followers end at their next heartbeat tick (follow.ts).
+    // Still store how the turn ended and what it said, and the number its last event would have
+    // had: followers, told now, and resumes, later, get that event from the row (follow.ts).
     deps.log.error('the last event of a response could not be stored', { responseId: response.id, cause: err instanceof Error ? err.message : String(err) });
+    const seq = writer.lastSeq + 1;
+    publish = () => {};
     try {
-      writeTx(deps.db, store);
+      writeTx(deps.db, (tx) => store(tx, seq));
+      publish = () => deps.events.publish(response.id, [{ seq, data: JSON.stringify(ending) }]);
     } catch (again) {
       deps.log.error('the end of a response could not be stored', { responseId: response.id, cause: again instanceof Error ? again.message : String(again) });
     }
-    publish = () => {};
   }
   // After the commit: followers see `done` only once the answer and the status are stored.
   publish();

@@ -21,9 +21,16 @@ export function createResponse(
 
 export const findResponseById = (db: Db, id: string): ResponseRow | undefined => db.select().from(responses).where(eq(responses.id, id)).get();
 
-export function setResponseStatus(db: Db, id: string, status: ResponseStatus, now: number, error?: string): void {
+/** `lastSeq`: only for a response whose last event could not be stored (the number it would have had). */
+export function setResponseStatus(db: Db, id: string, status: ResponseStatus, now: number, error?: string, lastSeq?: number): void {
   db.update(responses)
-    .set({ status, updatedAt: now, ...(isTerminal(status) ? { finishedAt: now } : {}), ...(error !== undefined ? { error } : {}) })
+    .set({
+      status,
+      updatedAt: now,
+      ...(isTerminal(status) ? { finishedAt: now } : {}),
+      ...(error !== undefined ? { error } : {}),
+      ...(lastSeq !== undefined ? { lastSeq } : {}),
+    })
     .where(eq(responses.id, id))
     .run();
 }
@@ -47,7 +54,8 @@ export interface StoredEvent {
 export function createEventStatements(db: Db) {
   const sqlite = db.$client;
   const insert = sqlite.prepare('INSERT INTO response_events (response_id, seq, data, created_at) VALUES (?1, ?2, ?3, ?4)');
-  const advance = sqlite.prepare('UPDATE responses SET last_seq = ?2, updated_at = ?3 WHERE id = ?1');
+  // Never backwards: a batch put back after a failed shared commit can be written after later ones.
+  const advance = sqlite.prepare('UPDATE responses SET last_seq = max(last_seq, ?2), updated_at = ?3 WHERE id = ?1');
   const cursor = sqlite.prepare('UPDATE responses SET upstream_id = ?2, upstream_seq = ?3 WHERE id = ?1');
   const after = sqlite.prepare<StoredEvent, [string, number]>('SELECT seq, data FROM response_events WHERE response_id = ?1 AND seq > ?2 ORDER BY seq');
   const saveOutput = sqlite.prepare('INSERT OR REPLACE INTO response_tool_outputs (response_id, upstream_id, call_id, output) VALUES (?1, ?2, ?3, ?4)');
