@@ -116,27 +116,29 @@ describe('conversation operations', () => {
     expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three' })).toEqual([]);
   });
 
-  test('events and tool outputs of responses finished longer ago than the retention are pruned; others kept', () => {
+  test('events of responses finished longer ago than the retention are pruned, others kept; tool outputs go when a response finishes', () => {
     const { ctx, ann, c } = seed();
     const DAY = 24 * 60 * 60 * 1000;
+    const outputsLeft = () => ctx.db.$client.query<{ id: string }, []>('SELECT response_id AS id FROM response_tool_outputs').all().map((r) => r.id);
     const mk = (status: 'completed' | 'in_progress', finishedAt: number) => {
       const r = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } });
-      setResponseStatus(ctx.db, r.id, status, finishedAt);
       const w = ctx.deps.events.writer(r.id, 0);
       w.emit({ type: 'text.delta', delta: 'a' });
       w.recordToolOutput({ upstreamId: 'resp_1', callId: 'call_1', output: 'a tool said this' });
       w.flush();
+      expect(outputsLeft()).toContain(r.id);
+      setResponseStatus(ctx.db, r.id, status, finishedAt);
       return r.id;
     };
     const now = Date.now();
     const old = mk('completed', now - 8 * DAY);
     const recent = mk('completed', now - 6 * DAY);
     const running = mk('in_progress', now - 30 * DAY);
+    expect(outputsLeft()).toEqual([running]);
     pruneExpired({ ...ctx.deps, now: () => now });
     const left = ctx.db.$client.query<{ id: string }, []>('SELECT DISTINCT response_id AS id FROM response_events').all().map((r) => r.id);
     expect(left.sort()).toEqual([recent, running].sort());
     expect(left).not.toContain(old);
-    const outputsLeft = ctx.db.$client.query<{ id: string }, []>('SELECT response_id AS id FROM response_tool_outputs').all().map((r) => r.id);
-    expect(outputsLeft.sort()).toEqual([recent, running].sort());
+    expect(outputsLeft()).toEqual([running]);
   });
 });

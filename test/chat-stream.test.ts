@@ -281,6 +281,8 @@ describe('chat/streamDeepResearch', () => {
     await reader.close();
     await ctx1.deps.tasks.shutdown(); // the process "dies" while the follow-up is being created
     expect(findResponseById(ctx1.db, rid)!.upstreamId).toBe(firstUpstream);
+    const outputs = (db: TestContext['db']) => db.$client.query('SELECT count(*) AS n FROM response_tool_outputs').get();
+    expect(outputs(ctx1.db)).toEqual({ n: 1 });
     ctx1.db.$client.close();
 
     openai.eventDelayMs = 0;
@@ -296,6 +298,8 @@ describe('chat/streamDeepResearch', () => {
     // The stored answer keeps the canvas made before the restart, once.
     const answer = listItems(ctx2.db, findResponseById(ctx2.db, rid)!.conversationId).at(-1)!;
     expect([answer.content, (answer.parts as { type: string }[]).map((p) => p.type)]).toEqual(['Made a canvas.', ['widget.created']]);
+    // Finished: nothing will resume it, so its tool output is gone.
+    expect(outputs(ctx2.db)).toEqual({ n: 0 });
     ctx2.db.$client.close();
   }, 30_000);
 

@@ -8,6 +8,8 @@ import { migrate, pendingMigrations } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
 import { backupDatabase } from '../src/db/backup';
 import { createUser } from '../src/account/account.store';
+import { createConversation } from '../src/chat/conversation.store';
+import { createResponse } from '../src/chat/response.store';
 
 describe('database', () => {
   test('every SQL file of migrations/ is embedded, in order', () => {
@@ -39,6 +41,18 @@ describe('database', () => {
     expect(() => migrate(db.$client, bad)).toThrow();
     expect(db.$client.query("SELECT name FROM sqlite_master WHERE name='a'").get()).toBeNull();
     expect(pendingMigrations(db.$client, bad)).toEqual(['0000_bad']);
+  });
+
+  test('0010 drops the tool outputs earlier versions kept for finished responses, not those of running ones', () => {
+    const db = openDatabase(':memory:');
+    migrate(db.$client, migrations.filter((m) => m.tag < '0010'));
+    const user = createUser(db, { email: 'ann@example.org' });
+    const c = createConversation(db, { ownerId: user.id });
+    const [done, running] = [0, 1].map(() => createResponse(db, { conversationId: c.id, userId: user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id);
+    db.$client.run("UPDATE responses SET status = 'completed', finished_at = 1 WHERE id = ?", [done!]);
+    for (const id of [done!, running!]) db.$client.run("INSERT INTO response_tool_outputs VALUES (?, 'resp_1', 'call_1', 'out')", [id]);
+    expect(migrate(db.$client)).toEqual(['0010_finished_tool_outputs']);
+    expect(db.$client.query('SELECT response_id AS id FROM response_tool_outputs').all()).toEqual([{ id: running }]);
   });
 
   test('backup writes a consistent copy while writes go on', async () => {

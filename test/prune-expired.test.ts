@@ -39,8 +39,8 @@ describe('pruning', () => {
     const group = (await ctx.json('groupChat/createGroupChat', { name: 'G' }, ann)).body;
     expect((await ctx.json('groupChat/createInvite', { groupChatId: group.id }, ann)).status).toBe(200);
     ctx.db.$client.run('UPDATE group_invites SET expires_at = ?', [Date.now() - 1000]);
-    // The response part (first) fails: one of its tables is gone.
-    ctx.db.$client.exec('DROP TABLE response_tool_outputs');
+    // The response part (first) fails: its table is gone.
+    ctx.db.$client.exec('DROP TABLE response_events');
     pruneExpired(ctx.deps);
     expect(ctx.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM group_invites').get()!.n).toBe(0);
   });

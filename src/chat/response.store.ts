@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../db/connection';
-import { responses, type ResponseRow, type ResponseStatus } from '../db/schema';
+import { responses, responseToolOutputs, type ResponseRow, type ResponseStatus } from '../db/schema';
 import { newId } from '../ids';
 import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
 
@@ -21,8 +21,13 @@ export function createResponse(
 
 export const findResponseById = (db: Db, id: string): ResponseRow | undefined => db.select().from(responses).where(eq(responses.id, id)).get();
 
-/** `lastSeq`: only for a response whose last event could not be stored (the number it would have had). */
+/**
+ * `lastSeq`: only for a response whose last event could not be stored (the number it would have
+ * had). A response that finishes drops its tool outputs: only a turn resumed after a restart
+ * reads them.
+ */
 export function setResponseStatus(db: Db, id: string, status: ResponseStatus, now: number, error?: string, lastSeq?: number): void {
+  if (isTerminal(status)) db.delete(responseToolOutputs).where(eq(responseToolOutputs.responseId, id)).run();
   db.update(responses)
     .set({
       status,
@@ -86,6 +91,5 @@ export type EventStatements = ReturnType<typeof createEventStatements>;
 /** Drop the events of responses finished before `before` (replay is no longer offered for them). */
 export function pruneResponseEvents(db: Db, before: number): number {
   const finished = 'SELECT id FROM responses WHERE finished_at IS NOT NULL AND finished_at < ?';
-  db.$client.run(`DELETE FROM response_tool_outputs WHERE response_id IN (${finished})`, [before]);
   return db.$client.run(`DELETE FROM response_events WHERE response_id IN (${finished})`, [before]).changes;
 }

@@ -11,6 +11,7 @@ import m0006 from '../../migrations/0006_groups.sql' with { type: 'text' };
 import m0007 from '../../migrations/0007_group_conversation_index.sql' with { type: 'text' };
 import m0008 from '../../migrations/0008_response_tool_outputs.sql' with { type: 'text' };
 import m0009 from '../../migrations/0009_widget_origin.sql' with { type: 'text' };
+import m0010 from '../../migrations/0010_finished_tool_outputs.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -28,4 +29,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0007_group_conversation_index', sql: m0007 },
   { tag: '0008_response_tool_outputs', sql: m0008 },
   { tag: '0009_widget_origin', sql: m0009 },
+  { tag: '0010_finished_tool_outputs', sql: m0010 },
 ];

@@ -7,7 +7,7 @@ type PruneDeps = Pick<AppDeps, 'db' | 'config' | 'log' | 'now'>;
 
 /**
  * What retention drops, each part on its own so one failing does not keep the others:
- * - the stored events (and tool outputs) of responses finished more than
+ * - the stored events of responses finished more than
  *   PARLEY_EVENT_RETENTION_DAYS ago; the answers themselves stay in their conversations;
  * - group events older than PARLEY_GROUP_EVENT_RETENTION_DAYS, and invites past their expiry.
  */

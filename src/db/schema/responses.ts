@@ -62,7 +62,8 @@ export const responseEvents = sqliteTable(
  * tool's events. A response resumed after a restart replays its upstream from the start; a tool
  * round it finds there reuses these outputs instead of running the tools again (a second canvas,
  * a repeated search). Keyed by the upstream response that asked (one per tool round) as well as
- * the call id, which a compatible server may repeat from round to round. Pruned with the events.
+ * the call id, which a compatible server may repeat from round to round. Deleted when the response
+ * finishes (`setResponseStatus`).
  */
 export const responseToolOutputs = sqliteTable(
   'response_tool_outputs',
