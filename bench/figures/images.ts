@@ -24,12 +24,7 @@ export const imagesFigure: Figure = {
     const parley = await startParley(ctx.bin, { PARLEY_IMAGE_JPEG_QUALITY: String(QUALITY) });
     try {
       const available = await operationExists(parley, 'images/convertImage');
-      const post = (body: string) =>
-        fetch(`${parley.url}/api/images/convertImage`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': parley.key },
-          body,
-        });
+      const post = (body: string) => parley.send('images/convertImage', body);
       const measured = [];
       for (const image of images) {
         const mb = (image.bytes.length / 2 ** 20).toFixed(1);

@@ -14,6 +14,8 @@ export interface Parley {
   key: string;
   email: string;
   logFile: string;
+  /** POST /api/<path> with the API key and a body already serialised; the raw answer. */
+  send(path: string, body: string, headers?: Record<string, string>): Promise<Response>;
   /** POST /api/<path> with the API key; the parsed JSON body and status. */
   call(path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   stop(): Promise<void>;
@@ -59,12 +61,10 @@ export async function startParley(bin: string, extraEnv: Record<string, string> 
   });
   const url = `http://127.0.0.1:${port}`;
   await waitFor200(`${url}/api/health`, 15_000, () => proc.exitCode === null);
+  const send = (path: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(`${url}/api/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, ...headers }, body });
   const call = async (path: string, body: unknown = {}, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${url}/api/${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key, ...headers },
-      body: JSON.stringify(body),
-    });
+    const res = await send(path, JSON.stringify(body), headers);
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -81,6 +81,7 @@ export async function startParley(bin: string, extraEnv: Record<string, string> 
     key,
     email,
     logFile,
+    send,
     call,
     // The database goes as soon as the server has stopped (its log stays for the report): a write
     // figure leaves hundreds of megabytes of dirty pages that the kernel would otherwise write
