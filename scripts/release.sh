@@ -28,8 +28,9 @@ done
 [ "$smoke" = 1 ] || exit 0
 
 host=$(uname -m)
-# What runs a foreign binary: qemu-<cpu>-static with the cross libc as its library root, and
-# optionally a CPU model (QEMU's default "max" has every extension; a real board has fewer).
+# What runs a binary under emulation: qemu-<cpu>-static with the cross libc as its library root
+# (none is needed, nor passed, for the host's own architecture), and optionally a CPU model
+# (QEMU's default "max" has every extension; a real board has fewer).
 emulator_for() {
   local qemu=$1 triple=$2 cpu=$3; shift 3
   local missing=()
@@ -46,7 +47,9 @@ emulator_for() {
   fi
   local bin
   bin=$(command -v "qemu-$qemu-static" || command -v "qemu-$qemu")
-  echo "$bin ${cpu:+-cpu $cpu }-L /usr/$triple"
+  local root=""
+  [ -d "/usr/$triple" ] && root="-L /usr/$triple"
+  echo "$bin ${cpu:+-cpu $cpu }$root"
 }
 
 # The x64 binary must also run on CPUs without AVX or AVX2 (Nehalem to Ivy Bridge, Silvermont
@@ -65,10 +68,9 @@ for arch in x64 arm64; do
   $bun run scripts/smoke.ts ${emulator:+--emulator "$emulator"} "dist/parley-linux-$arch"
   if [ "$arch:$host" = x64:x86_64 ]; then
     # The native run above is on this machine's CPU; this one is on the oldest model supported.
-    emulator_for x86_64 x86_64-linux-gnu "" >/dev/null # installs QEMU when missing, or says how
-    qemu=$(command -v qemu-x86_64-static || command -v qemu-x86_64)
+    emulator=$(emulator_for x86_64 x86_64-linux-gnu "$x64_old_cpu")
     echo "==> smoke test dist/parley-linux-x64 on a $x64_old_cpu CPU (no AVX, no AVX2), emulated"
-    $bun run scripts/smoke.ts --emulator "$qemu -cpu $x64_old_cpu" dist/parley-linux-x64
+    $bun run scripts/smoke.ts --emulator "$emulator" dist/parley-linux-x64
   fi
 done
 echo "==> release binaries ready:"
