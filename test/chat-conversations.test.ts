@@ -116,6 +116,28 @@ describe('conversation operations', () => {
     expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three' })).toEqual([]);
   });
 
+  test("a group chat's messages stay out of everyone's history search, its creator's too; a branch of it is its owner's own", async () => {
+    const { ctx, ann, bob } = seed();
+    const group = (await ctx.json('groupChat/createGroupChat', { name: 'Trip' }, ann)).body;
+    const { code } = (await ctx.json('groupChat/createInvite', { groupChatId: group.id }, ann)).body;
+    expect((await ctx.json('groupChat/joinGroup', { code }, bob)).status).toBe(200);
+    await ctx.json('groupChat/sendGroupMessage', { groupChatId: group.id, message: 'zanzibar flights are cheap' }, bob);
+    const mine = await ctx.json('groupChat/sendGroupMessage', { groupChatId: group.id, message: 'zanzibar it is' }, ann);
+    expect(mine.status).toBe(200);
+    for (const who of [ann, bob]) expect(searchHistory(ctx.db, { userId: who.user.id, query: 'zanzibar' })).toEqual([]);
+    const fts = (term: string) => ctx.db.$client.query(`SELECT count(*) AS n FROM conversation_items_fts WHERE conversation_items_fts MATCH ?`).get(term);
+    expect(fts('zanzibar')).toEqual({ n: 0 });
+    // Branching it makes a conversation of the brancher's own: that one is searchable.
+    const br = await ctx.json('chat/branchConversation', { conversationId: group.conversationId, fromItemId: mine.body.id }, bob);
+    expect(br.status).toBe(200);
+    expect(searchHistory(ctx.db, { userId: bob.user.id, query: 'zanzibar' }).map((h) => h.conversationId)).toEqual([br.body.conversation.id, br.body.conversation.id]);
+    expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'zanzibar' })).toEqual([]);
+    // Deleting the group removes its items without touching the index (they were never in it).
+    expect((await ctx.json('groupChat/deleteGroupChat', { groupChatId: group.id }, ann)).status).toBe(200);
+    expect(fts('zanzibar')).toEqual({ n: 2 });
+    ctx.db.$client.run("INSERT INTO conversation_items_fts(conversation_items_fts, rank) VALUES ('integrity-check', 1)");
+  });
+
   test('events of responses finished longer ago than the retention are pruned, others kept; tool outputs go when a response finishes', () => {
     const { ctx, ann, c } = seed();
     const DAY = 24 * 60 * 60 * 1000;

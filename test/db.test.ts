@@ -10,6 +10,7 @@ import { backupDatabase } from '../src/db/backup';
 import { createUser } from '../src/account/account.store';
 import { createConversation } from '../src/chat/conversation.store';
 import { createResponse } from '../src/chat/response.store';
+import { createGroupChat } from '../src/groups/group.store';
 
 describe('database', () => {
   test('every SQL file of migrations/ is embedded, in order', () => {
@@ -51,8 +52,34 @@ describe('database', () => {
     const [done, running] = [0, 1].map(() => createResponse(db, { conversationId: c.id, userId: user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id);
     db.$client.run("UPDATE responses SET status = 'completed', finished_at = 1 WHERE id = ?", [done!]);
     for (const id of [done!, running!]) db.$client.run("INSERT INTO response_tool_outputs VALUES (?, 'resp_1', 'call_1', 'out')", [id]);
-    expect(migrate(db.$client)).toEqual(['0010_finished_tool_outputs']);
+    expect(migrate(db.$client)[0]).toBe('0010_finished_tool_outputs');
     expect(db.$client.query('SELECT response_id AS id FROM response_tool_outputs').all()).toEqual([{ id: running }]);
+  });
+
+  test("0011 takes a group chat's existing messages out of the history index, and the index stays consistent after", () => {
+    const db = openDatabase(':memory:');
+    migrate(db.$client, migrations.filter((m) => m.tag < '0011'));
+    const user = createUser(db, { email: 'ann@example.org' });
+    const own = createConversation(db, { ownerId: user.id });
+    const group = createGroupChat(db, { name: 'G', creatorId: user.id });
+    const add = (conversationId: string, position: number, content: string) =>
+      db.$client.run("INSERT INTO conversation_items (id, conversation_id, position, role, content, created_at) VALUES (?, ?, ?, 'user', ?, 1)", [
+        `${conversationId}-${position}`, conversationId, position, content,
+      ]);
+    add(own.id, 0, 'kayak rental');
+    add(group.conversationId, 0, 'kayak trip with everyone');
+    add(group.conversationId, 1, 'kayak or canoe');
+    const hits = () => db.$client.query("SELECT rowid FROM conversation_items_fts WHERE conversation_items_fts MATCH 'kayak'").all().length;
+    expect(hits()).toBe(3);
+    expect(migrate(db.$client)).toEqual(['0011_group_items_not_in_history']);
+    expect(hits()).toBe(1);
+    expect(db.$client.query('SELECT conversation_id AS c, searchable AS s FROM conversation_items ORDER BY c = ?, position').all(own.id)).toEqual([
+      { c: group.conversationId, s: 0 }, { c: group.conversationId, s: 0 }, { c: own.id, s: 1 },
+    ]);
+    // Deleting the group's conversation un-indexes nothing it never indexed (a wrong 'delete' is an error here).
+    db.$client.run('DELETE FROM conversations WHERE id = ?', [group.conversationId]);
+    db.$client.run("INSERT INTO conversation_items_fts(conversation_items_fts, rank) VALUES ('integrity-check', 1)");
+    expect(db.$client.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
   });
 
   test('backup writes a consistent copy while writes go on', async () => {

@@ -34,9 +34,11 @@ const hot = preparedFor((db) => ({
   nextPosition: db.$client.prepare<{ position: number }, [string]>(
     'SELECT coalesce(max(position), -1) + 1 AS position FROM conversation_items WHERE conversation_id = ?1',
   ),
+  // A group chat's items stay out of the history index (`searchable`, migrations/0011), whichever
+  // path appends them: the conversation says, not the caller.
   insertItem: db.$client.prepare<never, [string, string, number, string, string, string, string | null, number]>(
-    `INSERT INTO conversation_items (id, conversation_id, position, role, content, parts, author_id, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
+    `INSERT INTO conversation_items (id, conversation_id, position, role, content, parts, author_id, created_at, searchable)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NOT EXISTS (SELECT 1 FROM group_chats WHERE conversation_id = ?2))`,
   ),
   touchConversation: db.$client.prepare<never, [string, number]>('UPDATE conversations SET updated_at = ?2 WHERE id = ?1'),
 }));
@@ -68,7 +70,7 @@ export function appendItem(
   db: Db,
   input: { conversationId: string; role: ConversationItem['role']; content: string; parts?: unknown[]; authorId?: string | null },
   now = Date.now(),
-): ConversationItem {
+): Omit<ConversationItem, 'searchable'> {
   const stmts = hot(db);
   const id = newId();
   const parts = input.parts ?? [];
@@ -132,7 +134,8 @@ export function branchConversation(db: Db, source: Conversation, item: Conversat
     .all();
   for (const it of items)
     db.insert(conversationItems)
-      .values({ ...it, id: newId(), conversationId: branch.id })
+      // A branch is its owner's own conversation, even when made from a group chat's.
+      .values({ ...it, id: newId(), conversationId: branch.id, searchable: true })
       .run();
   db.insert(conversationBranches).values({ id: newId(), conversationId: branch.id, parentConversationId: source.id, parentItemId: item.id, createdAt: now }).run();
   return branch;

@@ -32,6 +32,12 @@ export const conversationItems = sqliteTable(
     /** Who wrote a user item (group chats have several writers); null for AI items. */
     authorId: text('author_id').references(() => users.id, { onDelete: 'set null' }),
     createdAt: integer('created_at').notNull(),
+    /**
+     * In the full-text index that `search_history` reads (src/chat/history.store.ts): false for the
+     * items of a group chat's conversation, which are not anyone's own history. Set once, when the
+     * item is appended; the index's triggers follow it (migrations/0011).
+     */
+    searchable: integer('searchable', { mode: 'boolean' }).notNull().default(true),
   },
   (t) => [uniqueIndex('conversation_items_position_idx').on(t.conversationId, t.position)],
 );
