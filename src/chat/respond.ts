@@ -138,6 +138,8 @@ function finish(
     setResponseStatus(tx, response.id, status, now, error, lastSeq);
   };
   const ending = endingEvent(status, error);
+  // The number the last event gets, stored or not (the fallback below keeps it on the row).
+  const seq = writer.lastSeq + 1;
   let publish: () => void;
   try {
     publish = writeTx(deps.db, (tx) => {
@@ -150,7 +152,6 @@ function finish(
     // Still store how the turn ended and what it said, and the number its last event would have
     // had: followers, told now, and resumes, later, get that event from the row (follow.ts).
     deps.log.error('the last event of a response could not be stored', { responseId: response.id, cause: err instanceof Error ? err.message : String(err) });
-    const seq = writer.lastSeq + 1;
     publish = () => {};
     try {
       writeTx(deps.db, (tx) => store(tx, seq));
