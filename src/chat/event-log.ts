@@ -124,12 +124,17 @@ export class EventWriter {
     return this.seq;
   }
 
+  /**
+   * Number and buffer an event. Inside a caller's transaction (a turn's first and last events) it
+   * is only buffered: the caller writes it with `flushInTx`, and it is published after that commit.
+   */
   emit(event: { type: string; [key: string]: unknown }): number {
     if (this.failure) throw this.failure;
     this.buffer.push({ seq: ++this.seq, data: JSON.stringify(event) });
-    // Not inside a caller's transaction (a turn's last events): those are written by its
-    // `flushInTx` and published after its commit.
-    if (this.buffer.length >= MAX_BATCH && !this.log.inTransaction()) this.flush();
+    // Most events join a write already queued: nothing to decide, and no call into SQLite.
+    if (this.queued && this.buffer.length < MAX_BATCH) return this.seq;
+    if (this.log.inTransaction()) return this.seq;
+    if (this.buffer.length >= MAX_BATCH) this.flush();
     else this.scheduleFlush();
     return this.seq;
   }

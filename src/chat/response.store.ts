@@ -67,18 +67,21 @@ export function createEventStatements(db: Db) {
   const outputs = sqlite.prepare<ToolCallOutput, [string]>(
     'SELECT upstream_id AS upstreamId, call_id AS callId, output FROM response_tool_outputs WHERE response_id = ?1',
   );
-  const append = sqlite.transaction(
-    (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolCallOutput[]) => {
-      for (const e of events) insert.run(responseId, e.seq, e.data, now);
-      if (events.length) advance.run(responseId, events[events.length - 1]!.seq, now);
-      if (upstream) cursor.run(responseId, upstream.upstreamId, upstream.sequenceNumber);
-      for (const o of toolOutputs ?? []) saveOutput.run(responseId, o.upstreamId, o.callId, o.output);
-    },
-  );
+  const write = (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolCallOutput[]) => {
+    for (const e of events) insert.run(responseId, e.seq, e.data, now);
+    if (events.length) advance.run(responseId, events[events.length - 1]!.seq, now);
+    if (upstream) cursor.run(responseId, upstream.upstreamId, upstream.sequenceNumber);
+    for (const o of toolOutputs ?? []) saveOutput.run(responseId, o.upstreamId, o.callId, o.output);
+  };
+  const writeAlone = sqlite.transaction(write);
   return {
-    /** Persist a batch of events (with where the upstream stands and the tool outputs they go with) atomically. */
+    /**
+     * Persist a batch of events (with where the upstream stands and the tool outputs they go with)
+     * atomically: in the caller's transaction when there is one (the commit queue's savepoint, a
+     * turn's last events), which a nested savepoint would only slow down; otherwise in its own.
+     */
     append: (responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolCallOutput[]) =>
-      append.immediate(responseId, events, now, upstream, toolOutputs),
+      sqlite.inTransaction ? write(responseId, events, now, upstream, toolOutputs) : writeAlone.immediate(responseId, events, now, upstream, toolOutputs),
     /** Events after `seq`, in order. */
     eventsAfter: (responseId: string, seq: number): StoredEvent[] => after.all(responseId, seq),
     /** The outputs of the function tools a response has run. */

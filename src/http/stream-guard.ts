@@ -1,3 +1,5 @@
+import { rawChunk } from './sse';
+
 /**
  * Wraps every event stream an operation returns (src/http/register.ts does it, so operations
  * get this without asking):
@@ -11,7 +13,7 @@
  */
 
 /** Sent at shutdown unless the operation names its own `finalFrame`. Clients ignore comments; `retry` spaces reconnects. */
-export const shutdownFrame = () => ({ toSSE: () => 'retry: 2000\n: server shutting down\n\n' });
+export const shutdownFrame = () => rawChunk('retry: 2000\n: server shutting down\n\n');
 
 export interface GuardOptions {
   shutdown: AbortSignal;
