@@ -11,6 +11,7 @@ import { createMemoryBus } from './pubsub/bus';
 import { createLifecycle } from './lifecycle';
 import { createHeartbeatTicker } from './http/heartbeat-ticker';
 import { createTurnstile } from './http/turnstile';
+import { createGroupFanout } from './groups/group-fanout';
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one
@@ -32,6 +33,7 @@ export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partia
     tasks: base.tasks ?? createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     bus,
     events: base.events ?? new EventLog(db, now, bus),
+    groupFanout: base.groupFanout ?? createGroupFanout(bus, (groupId, err) => log.error('group stream failed', { groupId, cause: String(err) })),
     // Stops with the lifecycle above, whichever one that is.
     heartbeats: base.heartbeats ?? createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
     imageConversions: base.imageConversions ?? createTurnstile(config.imageConcurrency),

@@ -10,6 +10,7 @@ import type { Lifecycle } from './lifecycle';
 import type { Bus } from './pubsub/bus';
 import type { HeartbeatTicker } from './http/heartbeat-ticker';
 import type { Turnstile } from './http/turnstile';
+import type { GroupFanout } from './groups/group-fanout';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -35,6 +36,8 @@ export interface AppDeps {
   lifecycle: Lifecycle;
   /** The realtime topic broker (group chat events, AI responses' live events). */
   bus: Bus;
+  /** Group events to the groups' open streams, one batch per turn of the event loop (`createGroupFanout`). */
+  groupFanout: GroupFanout;
   /** The one heartbeat interval shared by every open event stream (`createHeartbeatTicker`). */
   heartbeats: HeartbeatTicker;
   /** Image conversions running at once (`PARLEY_IMAGE_CONCURRENCY`); the others queue. */

@@ -1,8 +1,14 @@
 import { describe, expect, test } from 'bun:test';
 import { createTestContext, SPEC_ERRORS, type TestUser } from './helpers';
 import { groupWith, send, subscribe } from './group-helpers';
-import { groupTopic } from '../src/groups/group-events';
 import { pruneGroupEvents } from '../src/groups/group-events.store';
+import { publishProgress, publishRecorded } from '../src/groups/group-events';
+
+/** A recorded message event, as publishRecorded takes it, without a store behind it. */
+const message = (seq: number, content: string) => {
+  const data = { type: 'message.created', message: { id: `x${seq}`, content } };
+  return { seq, data, json: JSON.stringify(data) };
+};
 
 function setup(config = {}, now?: () => number) {
   const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }, { email: 'cy@example.org', name: 'Cy' }], config, now });
@@ -58,6 +64,62 @@ describe('group realtime stream', () => {
     await a.close();
   });
 
+  test('events published in one turn go out as one batch; a member leaving inside it gets the events up to its own leaving', async () => {
+    const { ctx, ann, bob } = setup();
+    const g = await groupWith(ctx, ann, [bob]);
+    const a = await subscribe(ctx, ann, g.id);
+    const b = await subscribe(ctx, bob, g.id);
+    const left = { type: 'member.left', member: { id: bob.user.id, name: 'Bob', image: '' } };
+    // Synchronously, as the commit queue publishes messages committed together.
+    publishRecorded(ctx.deps, g.id, message(50, 'before'));
+    publishRecorded(ctx.deps, g.id, { seq: 51, data: left, json: JSON.stringify(left) });
+    publishRecorded(ctx.deps, g.id, message(52, 'after'));
+    expect((await a.take(3)).map((f) => f.id)).toEqual(['50', '51', '52']);
+    expect((await b.take(2)).map((f) => f.id)).toEqual(['50', '51']);
+    await expect(b.next()).rejects.toThrow('stream ended');
+    expect(ctx.deps.groupFanout.members(g.id)).toBe(1);
+    await a.close();
+  });
+
+  test('a stream opened while a batch is pending does not get the events published before it', async () => {
+    const { ctx, ann, bob } = setup();
+    const g = await groupWith(ctx, ann, [bob]);
+    const a = await subscribe(ctx, ann, g.id);
+    // Published, then bob subscribes within the same turn of the event loop: the batch holding
+    // 'earlier' is still pending when his stream joins it.
+    publishRecorded(ctx.deps, g.id, message(50, 'earlier'));
+    const b = await subscribe(ctx, bob, g.id);
+    publishRecorded(ctx.deps, g.id, message(51, 'later'));
+    expect((await a.take(2)).map((f) => f.id)).toEqual(['50', '51']);
+    expect((await b.nextData()).id).toBe('51');
+    await a.close();
+    await b.close();
+  });
+
+  test('inside a batch, an event the stream already sent is dropped and the rest still goes out', async () => {
+    const { ctx, ann, bob } = setup();
+    const g = await groupWith(ctx, ann, [bob]);
+    const a = await subscribe(ctx, ann, g.id);
+    await send(ctx, ann, g.id, 'm0');
+    const sent = await a.nextData();
+    const seq = Number(sent.id);
+    // Resumed from the last event: its replay is empty and it has "sent" `seq`.
+    const b = await subscribe(ctx, bob, g.id, String(seq));
+    const again = { seq, data: sent.data, json: JSON.stringify(sent.data) };
+    const next = { type: 'message.created', message: { id: 'later', content: 'm1' } };
+    publishRecorded(ctx.deps, g.id, again);
+    publishProgress(ctx.deps, g.id, { type: 'assistant.progress', text: '…' });
+    publishRecorded(ctx.deps, g.id, { seq: seq + 1, data: next, json: JSON.stringify(next) });
+    for (const s of [a, b]) {
+      const frames = await s.take(2);
+      expect(frames.map((f) => f.data.type)).toEqual(['assistant.progress', 'message.created']);
+      expect(frames[1]!.id).toBe(String(seq + 1));
+      await expect(s.nextData(300)).rejects.toThrow('timed out');
+    }
+    await a.close();
+    await b.close();
+  });
+
   test('deleting the group sends group.deleted and closes every open stream', async () => {
     const { ctx, ann, bob } = setup();
     const g = await groupWith(ctx, ann, [bob]);
@@ -68,7 +130,7 @@ describe('group realtime stream', () => {
       expect((await s.nextData()).data).toEqual({ type: 'group.deleted', groupChatId: g.id });
       await expect(s.next()).rejects.toThrow('stream ended');
     }
-    expect(ctx.deps.bus.listenerCount(groupTopic(g.id))).toBe(0);
+    expect(ctx.deps.groupFanout.members(g.id)).toBe(0);
   });
 
   test("the group's conversation goes with the group: chat/deleteConversation sends group.deleted; truncate refuses", async () => {
@@ -140,14 +202,14 @@ describe('group realtime stream', () => {
     const g = await groupWith(ctx, ann, [bob]);
     const fast = await subscribe(ctx, ann, g.id);
     const slow = await subscribe(ctx, bob, g.id);
-    expect(ctx.deps.bus.listenerCount(groupTopic(g.id))).toBe(2);
+    expect(ctx.deps.groupFanout.members(g.id)).toBe(2);
     const got: string[] = [];
     for (let i = 0; i < 30; i++) {
       await send(ctx, ann, g.id, `m${i}`);
       got.push((await fast.nextData()).data.message.content);
     }
     expect(got).toEqual(Array.from({ length: 30 }, (_, i) => `m${i}`));
-    expect(ctx.deps.bus.listenerCount(groupTopic(g.id))).toBe(1);
+    expect(ctx.deps.groupFanout.members(g.id)).toBe(1);
     expect(ctx.deps.heartbeats.size).toBe(1);
     // The slow reader gets what was already on its way, then the end: never all 30.
     await expect(slow.take(30)).rejects.toThrow('stream ended');

@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps';
 import type { Beating } from '../http/heartbeat-ticker';
 import type { GroupChat } from '../db/schema';
 import { listGroupEventsAfter } from './group-events.store';
-import { groupTopic, type GroupEvent } from './group-events';
+import { joinFrames, type FanoutBatch, type FanoutMember, type Membership } from './group-fanout';
 import { messageFrame } from '../http/sse';
 
 const encoder = new TextEncoder();
@@ -24,18 +24,21 @@ export function parseEventId(raw: string | undefined): number | undefined {
  * shutdown, immediate end when the client leaves) and Elysia pulls one chunk per socket write
  * (all the frames waiting, joined), so a reader's backlog shows up here, in `queue`.
  *
- * Order of work, which is what makes resume gap-free and duplicate-free:
- * subscribe to the bus first (events arriving meanwhile wait in `pending`), replay the stored
- * events after `Last-Event-ID`, then flush `pending`, dropping every id already sent.
+ * Events come from the group's fan-out (src/groups/group-fanout.ts) in batches, one per turn of
+ * the event loop, and a stream that takes a whole batch takes the chunk joined once for all.
  *
- * Every subscriber yields the same encoded bytes of an event. A subscriber that stops reading
- * piles frames up in `queue`; past `PARLEY_SSE_BUFFER_EVENTS` it is cut off (the queue is
- * dropped at once and the stream ends) so it never slows the publisher or holds memory. The
- * client resumes with `Last-Event-ID`.
+ * Order of work, which is what makes resume gap-free and duplicate-free: join the fan-out first
+ * (events published meanwhile wait in its next batch), replay the stored events after
+ * `Last-Event-ID`, then take batches, dropping every id already sent.
+ *
+ * A subscriber that stops reading piles events up in `queue`; past `PARLEY_SSE_BUFFER_EVENTS` it
+ * is cut off (the queue is dropped at once and the stream ends) so it never slows the others or
+ * holds memory. The client resumes with `Last-Event-ID`.
  */
-export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
+export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating, FanoutMember {
   private queue: Uint8Array[] = [];
-  private pending: GroupEvent[] | undefined = [];
+  /** Events in `queue` (a chunk carries one or many; the opening and its replay count as one). */
+  private waiting = 0;
   private lastSent = Number.NEGATIVE_INFINITY;
   /** No more frames will be queued; the stream ends once `queue` is drained. */
   private closing = false;
@@ -44,7 +47,9 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
    * stream's first heartbeat comes after at least one whole interval. */
   private quiet = false;
   private wake: (() => void) | undefined;
-  private readonly unsubscribe: () => void;
+  private readonly membership: Membership;
+  /** Events of the next batch published before this stream joined. */
+  private skip: number;
 
   constructor(
     private readonly deps: AppDeps,
@@ -52,20 +57,18 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
     private readonly userId: string,
     lastEventId: string | undefined,
   ) {
-    this.unsubscribe = deps.bus.subscribe<GroupEvent>(groupTopic(group.id), (ev) => this.deliver(ev));
+    this.membership = deps.groupFanout.join(group.id, this);
+    this.skip = this.membership.skip;
     // One chunk for the opening comment and the whole replay: the head goes out at once, and
     // a long replay counts as one queued frame, not as a slow reader.
-    this.queue.push(this.head(parseEventId(lastEventId)));
-    const queued = this.pending!;
-    this.pending = undefined;
-    for (const ev of queued) this.deliver(ev);
+    this.push(this.head(parseEventId(lastEventId)), 1);
     // The app's shared ticker, not a timer per stream (bench figure 3).
-    if (!this.closing) deps.heartbeats.add(this);
+    deps.heartbeats.add(this);
   }
 
   /** A tick of the shared ticker: quiet for the whole interval and nothing waiting → heartbeat. */
   beat() {
-    if (this.quiet && this.queue.length === 0 && !this.closing) this.push(HEARTBEAT);
+    if (this.quiet && this.queue.length === 0 && !this.closing) this.push(HEARTBEAT, 0);
     this.quiet = true;
   }
 
@@ -90,37 +93,58 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
     return encoder.encode(head);
   }
 
-  private push(frame: Uint8Array) {
-    this.queue.push(frame);
+  private push(chunk: Uint8Array, events: number) {
+    this.queue.push(chunk);
+    this.waiting += events;
     const wake = this.wake;
     this.wake = undefined;
     wake?.();
   }
 
-  private deliver(ev: GroupEvent) {
+  /** A batch from the fan-out: the events of it this stream has not sent yet, up to its own end. */
+  receive(batch: FanoutBatch) {
     if (this.closing) return;
-    if (this.pending) return void this.pending.push(ev);
-    if (ev.seq !== null) {
-      if (ev.seq <= this.lastSent) return;
-      this.lastSent = ev.seq;
+    const { events } = batch;
+    const start = this.skip;
+    this.skip = 0;
+    // events[start, end) go out as they are, unless one must be dropped: then `kept` lists them.
+    let end = start;
+    let kept: Uint8Array[] | undefined;
+    let last = false;
+    for (let i = start; i < events.length && !last; i++) {
+      const ev = events[i]!;
+      if (ev.seq !== null) {
+        // Committed before the replay read it, published after: already sent.
+        if (ev.seq <= this.lastSent) {
+          kept ??= events.slice(start, i).map((e) => e.frame);
+          continue;
+        }
+        this.lastSent = ev.seq;
+      }
+      if (kept) kept.push(ev.frame);
+      else end = i + 1;
+      // The group is gone, or this user left it: the stream has nothing more to say to them.
+      last = ev.type === 'group.deleted' || (ev.type === 'member.left' && (ev.data.member as { id?: string } | undefined)?.id === this.userId);
     }
-    if (this.queue.length >= this.deps.config.sseBufferEvents) {
-      this.deps.log.warn('slow group subscriber disconnected', { groupId: this.group.id, userId: this.userId, buffered: this.queue.length });
-      this.queue = [];
-      this.stop();
-      return;
+    const count = kept ? kept.length : end - start;
+    if (count > 0) {
+      if (this.waiting >= this.deps.config.sseBufferEvents) {
+        this.deps.log.warn('slow group subscriber disconnected', { groupId: this.group.id, userId: this.userId, buffered: this.waiting });
+        this.queue = [];
+        this.waiting = 0;
+        return this.stop();
+      }
+      this.quiet = false;
+      this.push(kept ? joinFrames(kept) : batch.frames(start, end), count);
     }
-    this.quiet = false;
-    this.push(ev.frame);
-    // The group is gone, or this user left it: the stream has nothing more to say to them.
-    if (ev.type === 'group.deleted' || (ev.type === 'member.left' && (ev.data.member as { id?: string } | undefined)?.id === this.userId)) this.stop();
+    if (last) this.stop();
   }
 
   /** Take no more events; the frames already queued still go out. */
   private stop() {
     if (this.closing) return;
     this.closing = true;
-    this.unsubscribe();
+    this.membership.leave();
     this.deps.heartbeats.remove(this);
     const wake = this.wake;
     this.wake = undefined;
@@ -131,13 +155,12 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
     for (;;) {
       // Everything waiting goes out in one socket write: messages committed together (the
       // commit queue publishes a batch at once) cost each subscriber one write, not one each.
-      if (this.queue.length > 1) {
+      if (this.queue.length) {
         const frames = this.queue;
         this.queue = [];
-        return { done: false, value: Buffer.concat(frames) };
+        this.waiting = 0;
+        return { done: false, value: joinFrames(frames) };
       }
-      const frame = this.queue.shift();
-      if (frame) return { done: false, value: frame };
       if (this.closing || this.finished) return this.return();
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
@@ -146,6 +169,7 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating {
   async return(): Promise<IteratorResult<Uint8Array>> {
     this.finished = true;
     this.queue = [];
+    this.waiting = 0;
     this.stop();
     return { done: true, value: undefined };
   }
