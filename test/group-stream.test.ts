@@ -1,5 +1,14 @@
 import { describe, expect, test } from 'bun:test';
-import { createTestContext, SPEC_ERRORS, type TestUser } from './helpers';
+import { mkdtempSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestContext, seedUser, SPEC_ERRORS, type TestUser } from './helpers';
+import { startServer } from '../src/server';
+import { testConfig, type Config } from '../src/config';
+import { silentLogger } from '../src/log';
+import { SseReader } from './support/test-ops';
+import { parseRate } from '../src/http/rate-limit';
 import { groupWith, send, subscribe } from './group-helpers';
 import { pruneGroupEvents } from '../src/groups/group-events.store';
 import { publishProgress, publishRecorded } from '../src/groups/group-events';
@@ -203,16 +212,19 @@ describe('group realtime stream', () => {
     const fast = await subscribe(ctx, ann, g.id);
     const slow = await subscribe(ctx, bob, g.id);
     expect(ctx.deps.groupFanout.members(g.id)).toBe(2);
+    // What the reader's side takes before it pushes back (64 KB in process, the socket's buffers
+    // over a network) fills first; then events wait in the stream, and the sixth cuts it off.
+    const filler = 'x'.repeat(4000);
     const got: string[] = [];
-    for (let i = 0; i < 30; i++) {
-      await send(ctx, ann, g.id, `m${i}`);
-      got.push((await fast.nextData()).data.message.content);
+    for (let i = 0; i < 40; i++) {
+      await send(ctx, ann, g.id, `m${i} ${filler}`);
+      got.push((await fast.nextData()).data.message.content.split(' ')[0]);
     }
-    expect(got).toEqual(Array.from({ length: 30 }, (_, i) => `m${i}`));
+    expect(got).toEqual(Array.from({ length: 40 }, (_, i) => `m${i}`));
     expect(ctx.deps.groupFanout.members(g.id)).toBe(1);
     expect(ctx.deps.heartbeats.size).toBe(1);
-    // The slow reader gets what was already on its way, then the end: never all 30.
-    await expect(slow.take(30)).rejects.toThrow('stream ended');
+    // The slow reader gets what was already on its way, then the end: never all 40.
+    await expect(slow.take(40)).rejects.toThrow('stream ended');
     await fast.close();
   }, 20_000);
 
@@ -249,5 +261,98 @@ describe('group realtime stream', () => {
     expect(f.data.type).toBe('group.updated');
     expect(f.data.groupChat).toMatchObject({ id: g.id, intelligentResponses: false });
     await s.close();
+  });
+});
+
+describe('group realtime stream over a socket', () => {
+  /** A server on 127.0.0.1 with Ann and Bob in one group, and a way to send as Ann. */
+  async function serve(config: Partial<Config> = {}) {
+    const server = await startServer(testConfig({ dataDir: mkdtempSync(join(tmpdir(), 'parley-group-socket-')), port: 0, ...config }), silentLogger);
+    const [ann, bob] = ['ann@example.org', 'bob@example.org'].map((email) => seedUser(server.deps.db, { email }, server.deps.config)) as [TestUser, TestUser];
+    const api = async (path: string, body: unknown, as: TestUser) =>
+      fetch(`${server.url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': as.key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const group = (await (await api('groupChat/createGroupChat', { name: 'Trip' }, ann)).json()) as { id: string };
+    const { code } = (await (await api('groupChat/createInvite', { groupChatId: group.id }, ann)).json()) as { code: string };
+    expect((await api('groupChat/joinGroup', { code }, bob)).status).toBe(200);
+    const sendAs = async (as: TestUser, message: string) => expect((await api('groupChat/sendGroupMessage', { groupChatId: group.id, message }, as)).status).toBe(200);
+    return { server, ann, bob, group, api, sendAs };
+  }
+
+  test('a client that disconnects gives back its slot and leaves the fan-out at once', async () => {
+    const { server, ann, group, api, sendAs } = await serve({ maxStreamsPerUser: 1 });
+    try {
+      const aborter = new AbortController();
+      const res = await fetch(`${server.url}/api/groupChat/subscribeToGroup`, {
+        method: 'POST',
+        headers: { 'x-api-key': ann.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ groupChatId: group.id }),
+        signal: aborter.signal,
+      });
+      const first = new SseReader(res.body!);
+      expect((await first.until((s) => s.includes('open'))).text).toBe(': open\n\n');
+      expect(server.deps.groupFanout.members(group.id)).toBe(1);
+      expect((await api('groupChat/subscribeToGroup', { groupChatId: group.id }, ann)).status).toBe(429);
+      aborter.abort();
+      for (let i = 0; i < 100 && server.deps.groupFanout.members(group.id); i++) await Bun.sleep(10);
+      expect(server.deps.groupFanout.members(group.id)).toBe(0);
+      expect(server.deps.heartbeats.size).toBe(0);
+      const again = await api('groupChat/subscribeToGroup', { groupChatId: group.id }, ann);
+      expect(again.status).toBe(200);
+      const second = new SseReader(again.body!);
+      await second.until((s) => s.includes('open'));
+      await sendAs(ann, 'still here');
+      expect((await second.until((s) => s.includes('still here'))).text).toContain('"content":"still here"');
+      await second.cancel();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('a client that stops reading is cut off once its socket is full and the buffer limit is passed; the others get everything', async () => {
+    const { server, ann, bob, group, api, sendAs } = await serve({ sseBufferEvents: 5, rateLimitWrite: parseRate('100000/min', 'test') });
+    const warnings: string[] = [];
+    const warn = server.deps.log.warn;
+    server.deps.log.warn = (msg: string, fields?: Record<string, unknown>) => void warnings.push(msg, JSON.stringify(fields));
+    // Bob's client sends its request, then never reads: the kernel's buffers fill, then Parley's.
+    const { port } = new URL(server.url);
+    const body = JSON.stringify({ groupChatId: group.id });
+    const stalled = connect(Number(port), '127.0.0.1', () => {
+      stalled.write(`POST /api/groupChat/subscribeToGroup HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${bob.key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      stalled.pause();
+    });
+    const fast = new SseReader((await api('groupChat/subscribeToGroup', { groupChatId: group.id }, ann)).body!);
+    try {
+      await fast.until((s) => s.includes('open'));
+      for (let i = 0; i < 100 && server.deps.groupFanout.members(group.id) < 2; i++) await Bun.sleep(10);
+      expect(server.deps.groupFanout.members(group.id)).toBe(2);
+      const big = 'x'.repeat(19_000);
+      let sent = 0;
+      // Loopback buffers take a few MB; 20 KB messages fill them in a few hundred.
+      while (server.deps.groupFanout.members(group.id) === 2 && sent < 2000) await sendAs(ann, `m${sent++} ${big}`);
+      expect(server.deps.groupFanout.members(group.id)).toBe(1);
+      expect(warnings[0]).toBe('slow group subscriber disconnected');
+      expect(JSON.parse(warnings[1]!)).toMatchObject({ groupId: group.id, userId: bob.user.id, buffered: 5 });
+      await sendAs(ann, 'after the cut');
+      const all = await fast.until((s) => s.includes('after the cut'), 20_000);
+      const ids = [...all.text.matchAll(/"content":"(m\d+) /g)].map((m) => m[1]);
+      expect(ids).toEqual(Array.from({ length: sent }, (_, i) => `m${i}`));
+    } finally {
+      server.deps.log.warn = warn;
+      stalled.destroy();
+      await fast.cancel();
+      await server.stop();
+    }
+  }, 60_000);
+
+  test('at shutdown a group stream gets the final frame and ends', async () => {
+    const { server, ann, group, api } = await serve();
+    const s = new SseReader((await api('groupChat/subscribeToGroup', { groupChatId: group.id }, ann)).body!);
+    await s.until((x) => x.includes('open'));
+    const rest = s.until(() => false, 5000);
+    await server.stop();
+    const tail = await rest;
+    expect(tail.text).toBe('retry: 2000\n: server shutting down\n\n');
+    expect(tail.ended).toBe(true);
+    expect(server.deps.groupFanout.members(group.id)).toBe(0);
   });
 });

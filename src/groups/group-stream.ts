@@ -1,13 +1,12 @@
 import type { AppDeps } from '../deps';
-import type { Beating } from '../http/heartbeat-ticker';
 import type { GroupChat } from '../db/schema';
 import { listGroupEventsAfter } from './group-events.store';
 import { joinFrames, type FanoutBatch, type FanoutMember, type Membership } from './group-fanout';
 import { messageFrame } from '../http/sse';
+import { PushStream, type StopReason, type StreamWriter } from '../http/push-stream';
 
 const encoder = new TextEncoder();
 const OPEN = encoder.encode(': open\n\n');
-const HEARTBEAT = encoder.encode(': heartbeat\n\n');
 
 /**
  * Event ids are the group's sequence numbers in decimal, `<seq>.<n>` for progress events (resume
@@ -19,57 +18,42 @@ export function parseEventId(raw: string | undefined): number | undefined {
 }
 
 /**
- * The realtime stream of one group for one member: an async iterator of encoded frames. The
- * operation layer wraps it (src/http/stream-guard.ts: per-user stream cap, final frame at
- * shutdown, immediate end when the client leaves) and Elysia pulls one chunk per socket write
- * (all the frames waiting, joined), so a reader's backlog shows up here, in `queue`.
- *
- * Events come from the group's fan-out (src/groups/group-fanout.ts) in batches, one per turn of
- * the event loop, and a stream that takes a whole batch takes the chunk joined once for all.
+ * The realtime stream of one group for one member. A push stream (src/http/push-stream.ts): the
+ * operation layer makes the response, and the group's fan-out (src/groups/group-fanout.ts) hands
+ * it a batch of events at the end of every turn of the event loop in which some were published,
+ * which it writes to the socket there and then. A stream that takes a whole batch writes the chunk
+ * joined once for all. The writer keeps what a client that does not read leaves waiting, and cuts
+ * it off past `PARLEY_SSE_BUFFER_EVENTS`; the client resumes with `Last-Event-ID`.
  *
  * Order of work, which is what makes resume gap-free and duplicate-free: join the fan-out first
  * (events published meanwhile wait in its next batch), replay the stored events after
  * `Last-Event-ID`, then take batches, dropping every id already sent.
- *
- * A subscriber that stops reading piles events up in `queue`; past `PARLEY_SSE_BUFFER_EVENTS` it
- * is cut off (the queue is dropped at once and the stream ends) so it never slows the others or
- * holds memory. The client resumes with `Last-Event-ID`.
  */
-export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating, FanoutMember {
-  private queue: Uint8Array[] = [];
-  /** Events in `queue` (a chunk carries one or many; the opening and its replay count as one). */
-  private waiting = 0;
+export class GroupStream extends PushStream implements FanoutMember {
+  private out: StreamWriter | undefined;
   private lastSent = Number.NEGATIVE_INFINITY;
-  /** No more frames will be queued; the stream ends once `queue` is drained. */
+  /** No more events are taken. */
   private closing = false;
-  private finished = false;
-  /** Nothing queued since the previous heartbeat tick. The opening counts as traffic, so a new
-   * stream's first heartbeat comes after at least one whole interval. */
-  private quiet = false;
-  private wake: (() => void) | undefined;
-  private readonly membership: Membership;
+  private membership: Membership | undefined;
   /** Events of the next batch published before this stream joined. */
-  private skip: number;
+  private skip = 0;
 
   constructor(
     private readonly deps: AppDeps,
     private readonly group: GroupChat,
     private readonly userId: string,
-    lastEventId: string | undefined,
+    private readonly lastEventId: string | undefined,
   ) {
-    this.membership = deps.groupFanout.join(group.id, this);
-    this.skip = this.membership.skip;
-    // One chunk for the opening comment and the whole replay: the head goes out at once, and
-    // a long replay counts as one queued frame, not as a slow reader.
-    this.push(this.head(parseEventId(lastEventId)), 1);
-    // The app's shared ticker, not a timer per stream (bench figure 3).
-    deps.heartbeats.add(this);
+    super();
   }
 
-  /** A tick of the shared ticker: quiet for the whole interval and nothing waiting → heartbeat. */
-  beat() {
-    if (this.quiet && this.queue.length === 0 && !this.closing) this.push(HEARTBEAT, 0);
-    this.quiet = true;
+  start(out: StreamWriter) {
+    this.out = out;
+    this.membership = this.deps.groupFanout.join(this.group.id, this);
+    this.skip = this.membership.skip;
+    // One chunk for the opening comment and the whole replay: the head goes out at once, and
+    // a long replay counts as one waiting event, not as a slow reader.
+    out.write(this.head(parseEventId(this.lastEventId)), 1);
   }
 
   private head(after: number | undefined): Uint8Array {
@@ -91,14 +75,6 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating, 
     for (const row of rows) head += messageFrame(row.data, String(row.seq), config.sseRetryMs);
     this.lastSent = rows.length ? rows[rows.length - 1]!.seq : from;
     return encoder.encode(head);
-  }
-
-  private push(chunk: Uint8Array, events: number) {
-    this.queue.push(chunk);
-    this.waiting += events;
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
   }
 
   /** A batch from the fan-out: the events of it this stream has not sent yet, up to its own end. */
@@ -127,55 +103,23 @@ export class GroupStream implements AsyncIterableIterator<Uint8Array>, Beating, 
       last = ev.type === 'group.deleted' || (ev.type === 'member.left' && (ev.data.member as { id?: string } | undefined)?.id === this.userId);
     }
     const count = kept ? kept.length : end - start;
-    if (count > 0) {
-      if (this.waiting >= this.deps.config.sseBufferEvents) {
-        this.deps.log.warn('slow group subscriber disconnected', { groupId: this.group.id, userId: this.userId, buffered: this.waiting });
-        this.queue = [];
-        this.waiting = 0;
-        return this.stop();
-      }
-      this.quiet = false;
-      this.push(kept ? joinFrames(kept) : batch.frames(start, end), count);
+    if (count > 0) this.out!.write(kept ? joinFrames(kept) : batch.frames(start, end), count);
+    if (last && !this.closing) {
+      this.leave();
+      this.out!.end();
     }
-    if (last) this.stop();
   }
 
-  /** Take no more events; the frames already queued still go out. */
-  private stop() {
-    if (this.closing) return;
+  stop(why: StopReason) {
+    if (why.reason === 'slow-reader')
+      this.deps.log.warn('slow group subscriber disconnected', { groupId: this.group.id, userId: this.userId, buffered: why.buffered });
+    this.leave();
+  }
+
+  /** Take no more events. */
+  private leave() {
     this.closing = true;
-    this.membership.leave();
-    this.deps.heartbeats.remove(this);
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
-
-  async next(): Promise<IteratorResult<Uint8Array>> {
-    for (;;) {
-      // Everything waiting goes out in one socket write: messages committed together (the
-      // commit queue publishes a batch at once) cost each subscriber one write, not one each.
-      if (this.queue.length) {
-        const frames = this.queue;
-        this.queue = [];
-        this.waiting = 0;
-        return { done: false, value: joinFrames(frames) };
-      }
-      if (this.closing || this.finished) return this.return();
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
-  }
-
-  async return(): Promise<IteratorResult<Uint8Array>> {
-    this.finished = true;
-    this.queue = [];
-    this.waiting = 0;
-    this.stop();
-    return { done: true, value: undefined };
-  }
-
-  [Symbol.asyncIterator]() {
-    return this;
+    this.membership?.leave();
   }
 }
 

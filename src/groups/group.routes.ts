@@ -84,8 +84,8 @@ export const groupOperations = [
     handler: ({ input, user, deps, request }) => {
       const found = findGroupForUser(deps.db, input.groupChatId, user.id);
       if (!found?.isMember) throw forbidden();
-      // An async iterator (not a generator): the operation layer guards and streams either.
-      return openGroupStream(deps, { group: found.group, userId: user.id, lastEventId: readLastEventId(request) }) as unknown as AsyncGenerator;
+      // A push stream: the operation layer makes its response (src/http/push-stream.ts).
+      return openGroupStream(deps, { group: found.group, userId: user.id, lastEventId: readLastEventId(request) });
     },
   }),
   defineOperation({

@@ -4,6 +4,7 @@ import type { Principal } from '../auth/authenticate';
 import type { User } from '../db/schema';
 import type { RateLimitBucket } from './rate-limit';
 import type { Turnstile } from './turnstile';
+import type { PushStream } from './push-stream';
 
 /** What a handler receives: plain values, never the framework's context. */
 export interface OpContext<I> {
@@ -20,7 +21,7 @@ export interface OpContext<I> {
 /** What a public operation's handler receives: the caller may have sent no credential. */
 export type PublicOpContext<I> = Omit<OpContext<I>, 'user' | 'principal'> & { user?: User; principal?: Principal };
 
-export type OpResult<O> = O | Response | AsyncGenerator<unknown, void, unknown>;
+export type OpResult<O> = O | Response | AsyncGenerator<unknown, void, unknown> | PushStream;
 
 interface OperationFields<I extends TObject, O extends TSchema> {
   path: `${string}/${string}`;

@@ -8,6 +8,7 @@ import type { AnyOperation } from './operation';
 import { createRateLimiter } from './rate-limit';
 import { createSlots } from './limits';
 import { guardStream } from './stream-guard';
+import { PushStream, pushStreamResponse } from './push-stream';
 import { TurnAbandoned, type Turnstile } from './turnstile';
 import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStreamHeaders } from './request-stamp';
 
@@ -17,8 +18,8 @@ import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStre
  * per-user stream cap, then call the handler. The order matters: an anonymous caller learns
  * nothing about the input schema and cannot make the server read a body (401 before 400, 413 and
  * 415), a queued request holds its bytes only, and no stream starts before every check has
- * passed. Every stream is wrapped by `guardStream` (final frame at shutdown, slot released when
- * the client leaves). Each answer carries the security headers and a request id, and is logged
+ * passed. Every iterator stream is wrapped by `guardStream` (final frame at shutdown, slot released
+ * when the client leaves); a push stream gets the same from `pushStreamResponse`. Each answer carries the security headers and a request id, and is logged
  * once (src/http/request-stamp.ts).
  */
 export function registerOperations(
@@ -75,6 +76,22 @@ export function registerOperations(
           });
           // Most handlers are synchronous: awaiting their plain value would still cost a turn of the microtask queue.
           if (result instanceof Promise) result = await result;
+          if (result instanceof PushStream) {
+            const onEnd = release ?? (() => undefined);
+            release = undefined; // the stream owns the slot now
+            const headers: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...responseHeaders };
+            stampStreamHeaders(headers, stamp);
+            logRequest(deps.log, request, 200, stamp, path);
+            return pushStreamResponse(result, {
+              shutdown: deps.lifecycle.signal,
+              client: request.signal,
+              finalFrame: op.finalFrame,
+              onEnd,
+              bufferEvents: deps.config.sseBufferEvents,
+              heartbeats: deps.heartbeats,
+              headers,
+            });
+          }
           if (result && typeof result === 'object' && Symbol.asyncIterator in result) {
             const onEnd = release ?? (() => undefined);
             release = undefined; // the stream owns the slot now
