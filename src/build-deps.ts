@@ -33,7 +33,9 @@ export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partia
     tasks: base.tasks ?? createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     bus,
     events: base.events ?? new EventLog(db, now, bus),
-    groupFanout: base.groupFanout ?? createGroupFanout(bus, (groupId, err) => log.error('group stream failed', { groupId, cause: String(err) })),
+    groupFanout:
+      base.groupFanout ??
+      createGroupFanout(bus, { batchMs: config.groupBatchMs, onMemberError: (groupId, err) => log.error('group stream failed', { groupId, cause: String(err) }) }),
     // Stops with the lifecycle above, whichever one that is.
     heartbeats: base.heartbeats ?? createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
     imageConversions: base.imageConversions ?? createTurnstile(config.imageConcurrency),

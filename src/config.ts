@@ -367,6 +367,12 @@ export const settings = {
     doc: 'Days a group chat event is kept for replay to clients that reconnect with `Last-Event-ID` (messages themselves are kept).',
     parse: int(1, 3650),
   }),
+  groupBatchMs: setting({
+    env: 'PARLEY_GROUP_BATCH_MS',
+    default: '10',
+    doc: "A busy group's events go to its streams at most this often: an event waits until this long after the previous batch went out (an event after a quiet spell goes at once). Fewer, larger socket writes let a group with many members take many more messages; 0 sends every turn of the event loop.",
+    parse: int(0, 1000),
+  }),
   sseBufferEvents: setting({
     env: 'PARLEY_SSE_BUFFER_EVENTS',
     default: '256',

@@ -17,7 +17,7 @@ const recorder = () => {
 describe('group fan-out', () => {
   test('the events of one turn reach every member as one batch, after the turn, joined once', async () => {
     const bus = createMemoryBus();
-    const fanout = createGroupFanout(bus);
+    const fanout = createGroupFanout(bus, { batchMs: 0 });
     const a = recorder();
     const b = recorder();
     fanout.join('g1', a);
@@ -43,7 +43,7 @@ describe('group fan-out', () => {
 
   test('one bus listener per group, whatever the number of streams; it goes with the last one', async () => {
     const bus = createMemoryBus();
-    const fanout = createGroupFanout(bus);
+    const fanout = createGroupFanout(bus, { batchMs: 0 });
     const members = [recorder(), recorder(), recorder()];
     const joined = members.map((m) => fanout.join('g1', m));
     fanout.join('g2', recorder());
@@ -71,7 +71,7 @@ describe('group fan-out', () => {
 
   test('a member that joins during a turn is told how many of the next batch came before it', async () => {
     const bus = createMemoryBus();
-    const fanout = createGroupFanout(bus);
+    const fanout = createGroupFanout(bus, { batchMs: 0 });
     expect(fanout.join('g1', recorder()).skip).toBe(0);
     bus.publish(groupTopic('g1'), event(1));
     bus.publish(groupTopic('g1'), event(2));
@@ -85,7 +85,7 @@ describe('group fan-out', () => {
   test('a failing member never costs the others their batch; the failure is reported', async () => {
     const errors: string[] = [];
     const bus = createMemoryBus();
-    const fanout = createGroupFanout(bus, (groupId, err) => errors.push(`${groupId}: ${(err as Error).message}`));
+    const fanout = createGroupFanout(bus, { batchMs: 0, onMemberError: (groupId, err) => errors.push(`${groupId}: ${(err as Error).message}`) });
     const ok = recorder();
     fanout.join('g1', {
       receive() {
@@ -101,7 +101,7 @@ describe('group fan-out', () => {
 
   test('a member may leave while it receives; the others still get the batch', async () => {
     const bus = createMemoryBus();
-    const fanout = createGroupFanout(bus);
+    const fanout = createGroupFanout(bus, { batchMs: 0 });
     const after = recorder();
     const leaving = fanout.join('g1', { receive: () => leaving.leave() });
     fanout.join('g1', after);
@@ -109,5 +109,34 @@ describe('group fan-out', () => {
     await turn();
     expect(after.batches.length).toBe(1);
     expect(fanout.members('g1')).toBe(1);
+  });
+
+  test('a busy group gets a batch at most every batchMs; after a quiet spell an event goes at once', async () => {
+    const bus = createMemoryBus();
+    const fanout = createGroupFanout(bus, { batchMs: 60 });
+    const got: { seqs: (number | null)[]; at: number }[] = [];
+    fanout.join('g1', { receive: (b) => void got.push({ seqs: b.events.map((e) => e.seq), at: performance.now() }) });
+    const t0 = performance.now();
+    bus.publish(groupTopic('g1'), event(1));
+    await turn();
+    // The first event of a quiet group: at the end of its turn, no waiting.
+    expect(got.map((g) => g.seqs)).toEqual([[1]]);
+    // Busy now: the next events wait for the window, and go together.
+    bus.publish(groupTopic('g1'), event(2));
+    await Bun.sleep(10);
+    bus.publish(groupTopic('g1'), event(3));
+    await turn();
+    expect(got.length).toBe(1);
+    for (let i = 0; i < 100 && got.length < 2; i++) await Bun.sleep(5);
+    expect(got.map((g) => g.seqs)).toEqual([[1], [2, 3]]);
+    expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(55);
+    // Quiet for longer than the window: at once again.
+    await Bun.sleep(80);
+    const before = performance.now();
+    bus.publish(groupTopic('g1'), event(4));
+    await turn();
+    expect(got.map((g) => g.seqs)).toEqual([[1], [2, 3], [4]]);
+    expect(got[2]!.at - before).toBeLessThan(30);
+    expect(got[0]!.at - t0).toBeLessThan(30);
   });
 });

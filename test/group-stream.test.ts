@@ -331,7 +331,10 @@ describe('group realtime stream over a socket', () => {
       while (server.deps.groupFanout.members(group.id) === 2 && sent < 2000) await sendAs(ann, `m${sent++} ${big}`);
       expect(server.deps.groupFanout.members(group.id)).toBe(1);
       expect(warnings[0]).toBe('slow group subscriber disconnected');
-      expect(JSON.parse(warnings[1]!)).toMatchObject({ groupId: group.id, userId: bob.user.id, buffered: 5 });
+      const cut = JSON.parse(warnings[1]!);
+      expect(cut).toMatchObject({ groupId: group.id, userId: bob.user.id });
+      // More than the limit would have had to wait (a batch may carry several).
+      expect(cut.buffered).toBeGreaterThan(5);
       await sendAs(ann, 'after the cut');
       const all = await fast.until((s) => s.includes('after the cut'), 20_000);
       const ids = [...all.text.matchAll(/"content":"(m\d+) /g)].map((m) => m[1]);

@@ -6,15 +6,16 @@ import { groupTopic, type GroupEvent } from './group-events';
  *
  * One bus listener per group with open streams, not one per stream. The events published during
  * one turn of the event loop (the commit queue publishes every message committed together at once)
- * are handed to every stream at the end of that turn as one batch, and a batch's frames are joined
- * into one chunk once, shared by every stream that takes the whole batch. Before, each stream
- * received each event and joined its own copy: with 100 streams, delivery cost as much server
- * CPU as the rest of sending a message (bench/RESULTS.md, change 21).
+ * are handed to every stream as one batch, and a batch's frames are joined into one chunk once,
+ * shared by every stream that takes the whole batch. Before, each stream received each event and
+ * joined its own copy: with 100 streams, delivery cost as much server CPU as the rest of sending
+ * a message (bench/RESULTS.md, changes 21–23).
  *
- * Ending a turn early costs nothing: a batch goes out with `setImmediate`, after the turn's I/O,
- * never on a timer.
+ * When a batch goes: at the end of the turn (`setImmediate`) when the group's previous batch went
+ * out at least `batchMs` ago, else `batchMs` after it. A quiet group's event goes at once; a
+ * busy group's go out at most every `batchMs`, fewer and larger socket writes per stream (each
+ * write to a socket costs the same few microseconds of kernel time whatever it carries).
  */
-
 /** A stream of one group: takes the batches, keeps what is its own (src/groups/group-stream.ts). */
 export interface FanoutMember {
   receive(batch: FanoutBatch): void;
@@ -56,15 +57,24 @@ interface Hub {
   members: Set<FanoutMember>;
   pending: GroupEvent[];
   scheduled: boolean;
+  /** When the previous batch went out (`performance.now()`). */
+  sentAt: number;
   unsubscribe: () => void;
 }
 
-export function createGroupFanout(bus: Bus, onMemberError: (groupId: string, err: unknown) => void = () => {}): GroupFanout {
+export interface FanoutOptions {
+  /** The shortest time between two batches of one group (PARLEY_GROUP_BATCH_MS); 0: every turn. */
+  batchMs: number;
+  onMemberError?: (groupId: string, err: unknown) => void;
+}
+
+export function createGroupFanout(bus: Bus, { batchMs, onMemberError = () => {} }: FanoutOptions): GroupFanout {
   const hubs = new Map<string, Hub>();
 
   const flush = (groupId: string, hub: Hub) => {
     hub.scheduled = false;
     if (!hub.pending.length) return;
+    hub.sentAt = performance.now();
     const batch = new FanoutBatch(hub.pending);
     hub.pending = [];
     // A member may leave while it receives (its group was deleted, it left it): deleting the
@@ -80,12 +90,14 @@ export function createGroupFanout(bus: Bus, onMemberError: (groupId: string, err
   };
 
   const open = (groupId: string): Hub => {
-    const hub: Hub = { members: new Set(), pending: [], scheduled: false, unsubscribe: () => {} };
+    const hub: Hub = { members: new Set(), pending: [], scheduled: false, sentAt: Number.NEGATIVE_INFINITY, unsubscribe: () => {} };
     hub.unsubscribe = bus.subscribe<GroupEvent>(groupTopic(groupId), (ev) => {
       hub.pending.push(ev);
       if (hub.scheduled) return;
       hub.scheduled = true;
-      setImmediate(flush, groupId, hub);
+      const wait = batchMs - (performance.now() - hub.sentAt);
+      if (wait <= 0) setImmediate(flush, groupId, hub);
+      else setTimeout(flush, wait, groupId, hub);
     });
     hubs.set(groupId, hub);
     return hub;

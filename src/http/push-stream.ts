@@ -19,7 +19,7 @@ export abstract class PushStream {
 
 export type StopReason =
   | { reason: 'ended' | 'client-gone' | 'shutdown' }
-  /** The client stopped reading and `buffered` events waited for it. */
+  /** The client stopped reading, and `buffered` events (more than the limit) would have had to wait for it. */
   | { reason: 'slow-reader'; buffered: number };
 
 export interface StreamWriter {
@@ -112,8 +112,9 @@ class PushWriter implements StreamWriter, Beating {
     if (this.closed || this.ending) return;
     this.quiet = false;
     if (this.controller && !this.blocked && !this.queue.length) return this.send(chunk);
-    if (events && this.waiting >= this.opts.bufferEvents) {
-      const buffered = this.waiting;
+    // At most `bufferEvents` wait: a chunk that would bring more (a batch carries many) cuts it off.
+    if (events && this.waiting + events > this.opts.bufferEvents) {
+      const buffered = this.waiting + events;
       // Dropped at once: a client that does not read holds no memory here.
       this.queue = [];
       this.waiting = 0;
