@@ -137,8 +137,14 @@ class PushWriter implements StreamWriter, Beating {
 
   private send(chunk: Uint8Array) {
     const controller = this.controller!;
-    const taken = controller.write(chunk);
-    controller.flush();
+    let taken: number | Promise<number>;
+    try {
+      taken = controller.write(chunk);
+      controller.flush();
+    } catch {
+      // Should the socket close under a write: the client is gone.
+      return this.close({ reason: 'client-gone' });
+    }
     // A promise: the socket is full. The chunk is kept; later ones wait in `queue` until it drains.
     if (taken instanceof Promise) {
       this.blocked = true;
