@@ -8,9 +8,19 @@ import { migrate, pendingMigrations } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
 import { backupDatabase } from '../src/db/backup';
 import { createUser } from '../src/account/account.store';
-import { createConversation } from '../src/chat/conversation.store';
+import { appendItem, createConversation, listItems } from '../src/chat/conversation.store';
 import { createResponse } from '../src/chat/response.store';
-import { createGroupChat } from '../src/groups/group.store';
+
+/**
+ * A conversation as an earlier schema holds it (the store's insert names today's columns).
+ * Raw SQL, for the tests that migrate from an older version.
+ */
+let oldIds = 0;
+function oldConversation(db: ReturnType<typeof openDatabase>, ownerId: string): string {
+  const id = `old-conversation-${++oldIds}`;
+  db.$client.run('INSERT INTO conversations (id, owner_id, created_at, updated_at) VALUES (?, ?, 1, 1)', [id, ownerId]);
+  return id;
+}
 
 describe('database', () => {
   test('every SQL file of migrations/ is embedded, in order', () => {
@@ -48,7 +58,7 @@ describe('database', () => {
     const db = openDatabase(':memory:');
     migrate(db.$client, migrations.filter((m) => m.tag < '0010'));
     const user = createUser(db, { email: 'ann@example.org' });
-    const c = createConversation(db, { ownerId: user.id });
+    const c = { id: oldConversation(db, user.id) };
     const [done, running] = [0, 1].map(() => createResponse(db, { conversationId: c.id, userId: user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id);
     db.$client.run("UPDATE responses SET status = 'completed', finished_at = 1 WHERE id = ?", [done!]);
     for (const id of [done!, running!]) db.$client.run("INSERT INTO response_tool_outputs VALUES (?, 'resp_1', 'call_1', 'out')", [id]);
@@ -60,8 +70,9 @@ describe('database', () => {
     const db = openDatabase(':memory:');
     migrate(db.$client, migrations.filter((m) => m.tag < '0011'));
     const user = createUser(db, { email: 'ann@example.org' });
-    const own = createConversation(db, { ownerId: user.id });
-    const group = createGroupChat(db, { name: 'G', creatorId: user.id });
+    const own = { id: oldConversation(db, user.id) };
+    const group = { conversationId: oldConversation(db, user.id) };
+    db.$client.run("INSERT INTO group_chats (id, name, creator_id, conversation_id, created_at, updated_at) VALUES ('g1', 'G', ?, ?, 1, 1)", [user.id, group.conversationId]);
     const add = (conversationId: string, position: number, content: string) =>
       db.$client.run("INSERT INTO conversation_items (id, conversation_id, position, role, content, created_at) VALUES (?, ?, ?, 'user', ?, 1)", [
         `${conversationId}-${position}`, conversationId, position, content,
@@ -71,7 +82,7 @@ describe('database', () => {
     add(group.conversationId, 1, 'kayak or canoe');
     const hits = () => db.$client.query("SELECT rowid FROM conversation_items_fts WHERE conversation_items_fts MATCH 'kayak'").all().length;
     expect(hits()).toBe(3);
-    expect(migrate(db.$client)).toEqual(['0011_group_items_not_in_history']);
+    expect(migrate(db.$client, migrations.filter((m) => m.tag < '0012'))).toEqual(['0011_group_items_not_in_history']);
     expect(hits()).toBe(1);
     expect(db.$client.query('SELECT conversation_id AS c, searchable AS s FROM conversation_items ORDER BY c = ?, position').all(own.id)).toEqual([
       { c: group.conversationId, s: 0 }, { c: group.conversationId, s: 0 }, { c: own.id, s: 1 },
@@ -80,6 +91,26 @@ describe('database', () => {
     db.$client.run('DELETE FROM conversations WHERE id = ?', [group.conversationId]);
     db.$client.run("INSERT INTO conversation_items_fts(conversation_items_fts, rank) VALUES ('integrity-check', 1)");
     expect(db.$client.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+  });
+
+  test('0012 gives every conversation the position after its last item, and appending goes on from there', () => {
+    const db = openDatabase(':memory:');
+    migrate(db.$client, migrations.filter((m) => m.tag < '0012'));
+    const user = createUser(db, { email: 'ann@example.org' });
+    const [full, empty] = [oldConversation(db, user.id), oldConversation(db, user.id)];
+    // Positions as a truncation leaves them: 0, 1 and 4.
+    for (const position of [0, 1, 4])
+      db.$client.run("INSERT INTO conversation_items (id, conversation_id, position, role, content, created_at) VALUES (?, ?, ?, 'user', 'x', 1)", [`i${position}`, full, position]);
+    expect(migrate(db.$client)).toEqual(['0012_conversation_next_position']);
+    expect(db.$client.query('SELECT id, next_position AS next FROM conversations ORDER BY id').all()).toEqual([
+      { id: full, next: 5 },
+      { id: empty, next: 0 },
+    ]);
+    appendItem(db, { conversationId: full, role: 'user', content: 'after' });
+    appendItem(db, { conversationId: empty, role: 'user', content: 'first' });
+    expect(listItems(db, full).map((i) => i.position)).toEqual([0, 1, 4, 5]);
+    expect(listItems(db, empty).map((i) => i.position)).toEqual([0]);
+    expect(createConversation(db, { ownerId: user.id }).nextPosition).toBe(0);
   });
 
   test('backup writes a consistent copy while writes go on', async () => {

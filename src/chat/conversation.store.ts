@@ -27,20 +27,20 @@ const hot = preparedFor((db) => ({
   ),
   // Appending (a group message is the hottest write path): plain statements, not drizzle, which
   // would fill placeholders and map the row back (parsing the `parts` JSON just written). The
-  // next position and the insert are two statements, not one INSERT with the max() as a
-  // subquery, and the insert has no RETURNING: together 15 → 8 µs a message. In one statement
-  // SQLite reads the table it is writing, and RETURNING makes it open a statement journal, which
-  // also flushes the full-text index's pending terms to disk (bench/RESULTS.md, change 14).
-  nextPosition: db.$client.prepare<{ position: number }, [string]>(
-    'SELECT coalesce(max(position), -1) + 1 AS position FROM conversation_items WHERE conversation_id = ?1',
+  // conversation hands out the position (`next_position`) and is touched in one UPDATE, the
+  // position is read back with a key lookup, and the insert has no RETURNING: RETURNING makes
+  // SQLite open a statement journal, which also flushes the full-text index's pending terms to
+  // disk (bench/RESULTS.md, changes 14 and 24).
+  takePosition: db.$client.prepare<never, [string, number]>(
+    'UPDATE conversations SET updated_at = ?2, next_position = next_position + 1 WHERE id = ?1',
   ),
+  takenPosition: db.$client.prepare<{ position: number }, [string]>('SELECT next_position - 1 AS position FROM conversations WHERE id = ?1'),
   // A group chat's items stay out of the history index (`searchable`, migrations/0011), whichever
   // path appends them: the conversation says, not the caller.
   insertItem: db.$client.prepare<never, [string, string, number, string, string, string, string | null, number]>(
     `INSERT INTO conversation_items (id, conversation_id, position, role, content, parts, author_id, created_at, searchable)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NOT EXISTS (SELECT 1 FROM group_chats WHERE conversation_id = ?2))`,
   ),
-  touchConversation: db.$client.prepare<never, [string, number]>('UPDATE conversations SET updated_at = ?2 WHERE id = ?1'),
 }));
 
 export const findConversationById = (db: Db, id: string): Conversation | undefined => hot(db).byId.get({ id });
@@ -75,9 +75,9 @@ export function appendItem(
   const id = newId();
   const parts = input.parts ?? [];
   const authorId = input.authorId ?? null;
-  const position = stmts.nextPosition.all(input.conversationId)[0]!.position;
+  // No conversation: no position, and the insert fails on its foreign key as it always did.
+  const position = stmts.takePosition.run(input.conversationId, now).changes ? stmts.takenPosition.get(input.conversationId)!.position : 0;
   stmts.insertItem.run(id, input.conversationId, position, input.role, input.content, JSON.stringify(parts), authorId, now);
-  stmts.touchConversation.run(input.conversationId, now);
   return { id, conversationId: input.conversationId, position, role: input.role, content: input.content, parts, authorId, createdAt: now };
 }
 
@@ -94,7 +94,8 @@ export function truncateFromItem(db: Db, item: ConversationItem, now = Date.now(
     .where(and(eq(conversationItems.conversationId, item.conversationId), gte(conversationItems.position, item.position)))
     .returning({ id: conversationItems.id })
     .all().length;
-  db.update(conversations).set({ updatedAt: now }).where(eq(conversations.id, item.conversationId)).run();
+  // Everything from `item` on is gone: the next item takes its place.
+  db.update(conversations).set({ updatedAt: now, nextPosition: item.position }).where(eq(conversations.id, item.conversationId)).run();
   return changes;
 }
 
@@ -137,8 +138,10 @@ export function branchConversation(db: Db, source: Conversation, item: Conversat
       // A branch is its owner's own conversation, even when made from a group chat's.
       .values({ ...it, id: newId(), conversationId: branch.id, searchable: true })
       .run();
+  const nextPosition = items.length ? items[items.length - 1]!.position + 1 : 0;
+  db.update(conversations).set({ nextPosition }).where(eq(conversations.id, branch.id)).run();
   db.insert(conversationBranches).values({ id: newId(), conversationId: branch.id, parentConversationId: source.id, parentItemId: item.id, createdAt: now }).run();
-  return branch;
+  return { ...branch, nextPosition };
 }
 
 export const findBranchOf = (db: Db, conversationId: string) =>
