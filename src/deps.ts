@@ -36,7 +36,7 @@ export interface AppDeps {
   lifecycle: Lifecycle;
   /** The realtime topic broker (group chat events, AI responses' live events). */
   bus: Bus;
-  /** Group events to the groups' open streams, one batch per turn of the event loop (`createGroupFanout`). */
+  /** Group events to the groups' open streams in batches: per turn of the event loop, at most every `PARLEY_GROUP_BATCH_MS` (`createGroupFanout`). */
   groupFanout: GroupFanout;
   /** The one heartbeat interval shared by every open event stream (`createHeartbeatTicker`). */
   heartbeats: HeartbeatTicker;

@@ -9,6 +9,7 @@ import { testConfig, type Config } from '../src/config';
 import { silentLogger } from '../src/log';
 import { SseReader } from './support/test-ops';
 import { parseRate } from '../src/http/rate-limit';
+import { createLifecycle } from '../src/lifecycle';
 import { groupWith, send, subscribe } from './group-helpers';
 import { pruneGroupEvents } from '../src/groups/group-events.store';
 import { publishProgress, publishRecorded } from '../src/groups/group-events';
@@ -91,16 +92,18 @@ describe('group realtime stream', () => {
   });
 
   test('a stream opened while a batch is pending does not get the events published before it', async () => {
-    const { ctx, ann, bob } = setup();
+    // A long batch window, so the batch is surely still pending while bob's stream opens.
+    const { ctx, ann, bob } = setup({ groupBatchMs: 400 });
     const g = await groupWith(ctx, ann, [bob]);
     const a = await subscribe(ctx, ann, g.id);
-    // Published, then bob subscribes within the same turn of the event loop: the batch holding
-    // 'earlier' is still pending when his stream joins it.
-    publishRecorded(ctx.deps, g.id, message(50, 'earlier'));
+    publishRecorded(ctx.deps, g.id, message(50, 'opens the window'));
+    expect((await a.nextData()).id).toBe('50');
+    // Within the window: 'earlier' waits in the pending batch, bob joins it, 'later' follows.
+    publishRecorded(ctx.deps, g.id, message(51, 'earlier'));
     const b = await subscribe(ctx, bob, g.id);
-    publishRecorded(ctx.deps, g.id, message(51, 'later'));
-    expect((await a.take(2)).map((f) => f.id)).toEqual(['50', '51']);
-    expect((await b.nextData()).id).toBe('51');
+    publishRecorded(ctx.deps, g.id, message(52, 'later'));
+    expect((await a.take(2)).map((f) => f.id)).toEqual(['51', '52']);
+    expect((await b.nextData()).id).toBe('52');
     await a.close();
     await b.close();
   });
@@ -227,6 +230,43 @@ describe('group realtime stream', () => {
     await expect(slow.take(40)).rejects.toThrow('stream ended');
     await fast.close();
   }, 20_000);
+
+  test('a stream that fails while it starts answers 500 and keeps neither its slot nor its place in the fan-out', async () => {
+    const { ctx, ann } = setup({ maxStreamsPerUser: 1 });
+    const g = await groupWith(ctx, ann);
+    // The replay's read fails (its table is gone for a moment).
+    ctx.db.$client.run('ALTER TABLE group_events RENAME TO group_events_away');
+    const failed = await ctx.call('groupChat/subscribeToGroup', { groupChatId: g.id }, { 'x-api-key': ann.key, 'last-event-id': '0' });
+    ctx.db.$client.run('ALTER TABLE group_events_away RENAME TO group_events');
+    expect(failed.status).toBe(500);
+    expect(ctx.deps.groupFanout.members(g.id)).toBe(0);
+    expect(ctx.deps.heartbeats.size).toBe(0);
+    const s = await subscribe(ctx, ann, g.id);
+    await send(ctx, ann, g.id, 'works');
+    expect((await s.nextData()).data.message.content).toBe('works');
+    await s.close();
+  });
+
+  test('finished group streams leave no listener on the long-lived shutdown signal', async () => {
+    const lifecycle = createLifecycle();
+    const signal = lifecycle.signal;
+    let listeners = 0;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((...args: Parameters<typeof add>) => (listeners++, add(...args))) as typeof add;
+    signal.removeEventListener = ((...args: Parameters<typeof remove>) => (listeners--, remove(...args))) as typeof remove;
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], deps: { lifecycle } });
+    const ann = ctx.users[0]!;
+    const g = await groupWith(ctx, ann);
+    const before = listeners;
+    const streams = [];
+    for (let i = 0; i < 5; i++) streams.push(await subscribe(ctx, ann, g.id));
+    expect(listeners).toBe(before + 5);
+    for (const s of streams) await s.close();
+    await Bun.sleep(5);
+    expect(listeners).toBe(before);
+    expect(ctx.deps.groupFanout.members(g.id)).toBe(0);
+  });
 
   test('heartbeat comments on a quiet stream', async () => {
     const { ctx, ann } = setup({ sseHeartbeatSeconds: 1 });

@@ -18,7 +18,8 @@ export abstract class PushStream {
 }
 
 export type StopReason =
-  | { reason: 'ended' | 'client-gone' | 'shutdown' }
+  /** `failed`: `start` threw (the client gets the error instead of a stream). */
+  | { reason: 'ended' | 'client-gone' | 'shutdown' | 'failed' }
   /** The client stopped reading, and `buffered` events (more than the limit) would have had to wait for it. */
   | { reason: 'slow-reader'; buffered: number };
 
@@ -179,6 +180,11 @@ class PushWriter implements StreamWriter, Beating {
     this.drain();
   }
 
+  /** `start` threw: stop the source and release the slot; there is no response to close. */
+  abandon() {
+    this.close({ reason: 'failed' });
+  }
+
   private stopSource(why: StopReason) {
     if (this.sourceStopped) return;
     this.sourceStopped = true;
@@ -204,7 +210,13 @@ class PushWriter implements StreamWriter, Beating {
 /** The response of a push stream: the operation layer calls this with the stream a handler returned. */
 export function pushStreamResponse(source: PushStream, opts: PushStreamOptions): Response {
   const writer = new PushWriter(source, opts);
-  source.start(writer);
+  try {
+    source.start(writer);
+  } catch (err) {
+    // The slot and whatever `start` joined before it threw go now: no response will end them.
+    writer.abandon();
+    throw err;
+  }
   writer.listen();
   return writer.response();
 }
