@@ -1,5 +1,6 @@
 import type { Bus } from '../pubsub/bus';
 import { groupTopic, type GroupEvent } from './group-events';
+import { joinFrames } from '../http/sse';
 
 /**
  * Delivery of a group's events to its open streams, in batches.
@@ -34,7 +35,6 @@ export class FanoutBatch {
   }
 }
 
-export const joinFrames = (frames: readonly Uint8Array[]): Uint8Array => (frames.length === 1 ? frames[0]! : Buffer.concat(frames));
 const join = (events: readonly GroupEvent[]) => joinFrames(events.map((e) => e.frame));
 
 export interface Membership {

@@ -1,8 +1,8 @@
 import type { AppDeps } from '../deps';
 import type { GroupChat } from '../db/schema';
 import { listGroupEventsAfter } from './group-events.store';
-import { joinFrames, type FanoutBatch, type FanoutMember, type Membership } from './group-fanout';
-import { messageFrame } from '../http/sse';
+import type { FanoutBatch, FanoutMember, Membership } from './group-fanout';
+import { joinFrames, messageFrame } from '../http/sse';
 import { PushStream, type StopReason, type StreamWriter } from '../http/push-stream';
 
 const encoder = new TextEncoder();

@@ -1,5 +1,6 @@
 import type { Beating, HeartbeatTicker } from './heartbeat-ticker';
 import { shutdownFrame } from './stream-guard';
+import { joinFrames } from './sse';
 
 /**
  * An event stream written by the side that has the events, as they happen: the publisher calls
@@ -55,8 +56,6 @@ function frameBytes(frame: unknown): Uint8Array {
   return encoder.encode(typeof f === 'string' ? f : (f.toSSE?.() ?? ''));
 }
 
-const join = (chunks: Uint8Array[]) => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-
 class PushWriter implements StreamWriter, Beating {
   private controller: ReadableStreamDirectController | undefined;
   /** Chunks the socket has not taken yet: before the response starts, or while it is full. */
@@ -72,7 +71,7 @@ class PushWriter implements StreamWriter, Beating {
   private quiet = false;
   private release: (() => void) | undefined;
   private readonly cleanups: (() => void)[] = [];
-
+  /** `source.stop` has run: it runs once, at shutdown or when the stream closes. */
   private sourceStopped = false;
 
   constructor(
@@ -165,7 +164,7 @@ class PushWriter implements StreamWriter, Beating {
       const chunks = this.queue;
       this.queue = [];
       this.waiting = 0;
-      this.send(join(chunks));
+      this.send(joinFrames(chunks));
     }
     if (this.ending && !this.blocked) this.close({ reason: 'ended' });
   }

@@ -21,6 +21,9 @@ export function messageFrame(json: string, id?: string | null, retryMs?: number)
 /** Text Elysia writes to the stream as it is: one frame, several, or comment lines. */
 export const rawChunk = (text: string) => ({ sse: true as const, toSSE: () => text });
 
+/** Encoded frames as one chunk, for one socket write (no copy for a single frame). */
+export const joinFrames = (frames: readonly Uint8Array[]): Uint8Array => (frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+
 /** A comment line: ignored by EventSource parsers, but it keeps proxies and idle timers from closing the socket. */
 export const sseComment = (text: string) => rawChunk(`: ${text.replace(/\n/g, ' ')}\n\n`);
 
