@@ -1,7 +1,7 @@
 /**
  * Server-sent-event framing. Every stream writes frames as text built here, once per event for
  * all its subscribers (chat and research streams as strings through Elysia's generator streaming,
- * group streams as bytes enqueued on their own ReadableStream).
+ * group streams as bytes written to their own direct stream, src/http/push-stream.ts).
  *
  * - A value with `toSSE()` is written verbatim by Elysia (`rawChunk`); a plain string would be
  *   wrapped as `data:`. `sse: true` makes the first one set `text/event-stream`.
