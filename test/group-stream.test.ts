@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createTestContext, seedUser, SPEC_ERRORS, type TestUser } from './helpers';
 import { startServer } from '../src/server';
 import { testConfig, type Config } from '../src/config';
-import { silentLogger } from '../src/log';
+import { createLogger, silentLogger } from '../src/log';
 import { SseReader } from './support/test-ops';
 import { parseRate } from '../src/http/rate-limit';
 import { createLifecycle } from '../src/lifecycle';
@@ -232,13 +232,18 @@ describe('group realtime stream', () => {
   }, 20_000);
 
   test('a stream that fails while it starts answers 500 and keeps neither its slot nor its place in the fan-out', async () => {
-    const { ctx, ann } = setup({ maxStreamsPerUser: 1 });
+    const lines: { msg: string; status?: number; path?: string }[] = [];
+    const log = createLogger('info', (line) => void lines.push(JSON.parse(line)));
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }], config: { maxStreamsPerUser: 1 }, log });
+    const ann = ctx.users[0]!;
     const g = await groupWith(ctx, ann);
     // The replay's read fails (its table is gone for a moment).
     ctx.db.$client.run('ALTER TABLE group_events RENAME TO group_events_away');
     const failed = await ctx.call('groupChat/subscribeToGroup', { groupChatId: g.id }, { 'x-api-key': ann.key, 'last-event-id': '0' });
     ctx.db.$client.run('ALTER TABLE group_events_away RENAME TO group_events');
     expect(failed.status).toBe(500);
+    // One request line, the 500 the client got.
+    expect(lines.filter((l) => l.msg === 'request' && l.path === '/api/groupChat/subscribeToGroup').map((l) => l.status)).toEqual([500]);
     expect(ctx.deps.groupFanout.members(g.id)).toBe(0);
     expect(ctx.deps.heartbeats.size).toBe(0);
     const s = await subscribe(ctx, ann, g.id);

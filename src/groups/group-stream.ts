@@ -21,9 +21,10 @@ export function parseEventId(raw: string | undefined): number | undefined {
  * The realtime stream of one group for one member. A push stream (src/http/push-stream.ts): the
  * operation layer makes the response, and the group's fan-out (src/groups/group-fanout.ts) hands
  * it the group's events in batches (at the end of a turn of the event loop, at most every
- * `PARLEY_GROUP_BATCH_MS`), which it writes to the socket there and then. A stream that takes a whole batch writes the chunk
- * joined once for all. The writer keeps what a client that does not read leaves waiting, and cuts
- * it off past `PARLEY_SSE_BUFFER_EVENTS`; the client resumes with `Last-Event-ID`.
+ * `PARLEY_GROUP_BATCH_MS`), which it writes to the socket there and then. A stream that takes a
+ * whole batch writes the chunk joined once for all. The writer keeps what a client that does not
+ * read leaves waiting, and cuts it off past `PARLEY_SSE_BUFFER_EVENTS`; the client resumes with
+ * `Last-Event-ID`.
  *
  * Order of work, which is what makes resume gap-free and duplicate-free: join the fan-out first
  * (events published meanwhile wait in its next batch), replay the stored events after

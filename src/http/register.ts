@@ -19,8 +19,8 @@ import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStre
  * nothing about the input schema and cannot make the server read a body (401 before 400, 413 and
  * 415), a queued request holds its bytes only, and no stream starts before every check has
  * passed. Every iterator stream is wrapped by `guardStream` (final frame at shutdown, slot released
- * when the client leaves); a push stream gets the same from `pushStreamResponse`. Each answer carries the security headers and a request id, and is logged
- * once (src/http/request-stamp.ts).
+ * when the client leaves); a push stream gets the same from `pushStreamResponse`. Each answer
+ * carries the security headers and a request id, and is logged once (src/http/request-stamp.ts).
  */
 export function registerOperations(
   app: Elysia,
@@ -76,33 +76,23 @@ export function registerOperations(
           });
           // Most handlers are synchronous: awaiting their plain value would still cost a turn of the microtask queue.
           if (result instanceof Promise) result = await result;
-          if (result instanceof PushStream) {
+          const push = result instanceof PushStream;
+          if (push || (result && typeof result === 'object' && Symbol.asyncIterator in result)) {
             const onEnd = release ?? (() => undefined);
             release = undefined; // the stream owns the slot now
-            const headers: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...responseHeaders };
-            stampStreamHeaders(headers, stamp);
+            const guard = { shutdown: deps.lifecycle.signal, client: request.signal, finalFrame: op.finalFrame, onEnd };
+            let stream: unknown;
+            if (push) {
+              const headers: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...responseHeaders };
+              stampStreamHeaders(headers, stamp);
+              // May throw (the stream could not start): then the 500 below is the request's one line.
+              stream = pushStreamResponse(result as PushStream, { ...guard, bufferEvents: deps.config.sseBufferEvents, heartbeats: deps.heartbeats, headers });
+            } else {
+              stampStreamHeaders(set.headers, stamp);
+              stream = guardStream(result as AsyncGenerator<unknown>, guard);
+            }
             logRequest(deps.log, request, 200, stamp, path);
-            return pushStreamResponse(result, {
-              shutdown: deps.lifecycle.signal,
-              client: request.signal,
-              finalFrame: op.finalFrame,
-              onEnd,
-              bufferEvents: deps.config.sseBufferEvents,
-              heartbeats: deps.heartbeats,
-              headers,
-            });
-          }
-          if (result && typeof result === 'object' && Symbol.asyncIterator in result) {
-            const onEnd = release ?? (() => undefined);
-            release = undefined; // the stream owns the slot now
-            stampStreamHeaders(set.headers, stamp);
-            logRequest(deps.log, request, 200, stamp, path);
-            return guardStream(result as AsyncGenerator<unknown>, {
-              shutdown: deps.lifecycle.signal,
-              client: request.signal,
-              finalFrame: op.finalFrame,
-              onEnd,
-            });
+            return stream;
           }
           if (result instanceof Response) return finish(request, stampResponse(result, stamp), stamp);
           return finish(request, stampedJson(JSON.stringify(result), stamp, responseHeaders), stamp);

@@ -1,8 +1,9 @@
 import { rawChunk } from './sse';
 
 /**
- * Wraps every event stream an operation returns (src/http/register.ts does it, so operations
- * get this without asking):
+ * Wraps every iterator event stream an operation returns (src/http/register.ts does it, so
+ * operations get this without asking; push streams, src/http/push-stream.ts, do the same
+ * themselves):
  * - when the server shuts down, send one final frame and end the stream, so clients see a clean
  *   end and reconnect (with Last-Event-ID) to the restarted server;
  * - when the client goes away, end at once and release the stream slot.
