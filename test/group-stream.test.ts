@@ -118,10 +118,9 @@ describe('group realtime stream', () => {
     // Resumed from the last event: its replay is empty and it has "sent" `seq`.
     const b = await subscribe(ctx, bob, g.id, String(seq));
     const again = { seq, data: sent.data, json: JSON.stringify(sent.data) };
-    const next = { type: 'message.created', message: { id: 'later', content: 'm1' } };
     publishRecorded(ctx.deps, g.id, again);
     publishProgress(ctx.deps, g.id, { type: 'assistant.progress', text: '…' });
-    publishRecorded(ctx.deps, g.id, { seq: seq + 1, data: next, json: JSON.stringify(next) });
+    publishRecorded(ctx.deps, g.id, message(seq + 1, 'm1'));
     for (const s of [a, b]) {
       const frames = await s.take(2);
       expect(frames.map((f) => f.data.type)).toEqual(['assistant.progress', 'message.created']);
