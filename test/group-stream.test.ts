@@ -108,6 +108,20 @@ describe('group realtime stream', () => {
     await b.close();
   });
 
+  test('PARLEY_GROUP_BATCH_MS spaces a busy group\'s batches', async () => {
+    const { ctx, ann } = setup({ groupBatchMs: 300 });
+    const g = await groupWith(ctx, ann);
+    const s = await subscribe(ctx, ann, g.id);
+    await send(ctx, ann, g.id, 'one');
+    await s.nextData();
+    const first = performance.now();
+    await send(ctx, ann, g.id, 'two');
+    expect((await s.nextData()).data.message.content).toBe('two');
+    // It waited for the window that the first batch opened.
+    expect(performance.now() - first).toBeGreaterThanOrEqual(250);
+    await s.close();
+  });
+
   test('inside a batch, an event the stream already sent is dropped and the rest still goes out', async () => {
     const { ctx, ann, bob } = setup();
     const g = await groupWith(ctx, ann, [bob]);
