@@ -1,5 +1,5 @@
 import type { Beating, HeartbeatTicker } from './heartbeat-ticker';
-import { shutdownFrame } from './stream-guard';
+import { onAbort, shutdownFrame } from './stream-guard';
 import { joinFrames } from './sse';
 
 /**
@@ -82,11 +82,7 @@ class PushWriter implements StreamWriter, Beating {
   /** Listen for shutdown and for the client leaving, and take heartbeats. After `source.start`. */
   listen() {
     const on = (signal: AbortSignal | undefined, act: () => void) => {
-      if (!signal || this.closed) return;
-      if (signal.aborted) return act();
-      signal.addEventListener('abort', act, { once: true });
-      // The shutdown signal lives as long as the server: a listener left behind by every finished stream would leak.
-      this.cleanups.push(() => signal.removeEventListener('abort', act));
+      if (signal && !this.closed) this.cleanups.push(onAbort(signal, act));
     };
     on(this.opts.shutdown, () => this.shutDown());
     on(this.opts.client, () => this.close({ reason: 'client-gone' }));

@@ -16,6 +16,20 @@ import { rawChunk } from './sse';
 /** Sent at shutdown unless the operation names its own `finalFrame`. Clients ignore comments; `retry` spaces reconnects. */
 export const shutdownFrame = () => rawChunk('retry: 2000\n: server shutting down\n\n');
 
+/**
+ * Run `act` when `signal` aborts (at once if it already has). Returns what removes the listener:
+ * the shutdown signal lives as long as the server, and a listener left behind by every finished
+ * stream would leak.
+ */
+export function onAbort(signal: AbortSignal, act: () => void): () => void {
+  if (signal.aborted) {
+    act();
+    return () => {};
+  }
+  signal.addEventListener('abort', act, { once: true });
+  return () => signal.removeEventListener('abort', act);
+}
+
 export interface GuardOptions {
   shutdown: AbortSignal;
   /** The request's signal: aborted when the client disconnects. */
@@ -59,10 +73,7 @@ export class GuardedStream implements AsyncIterableIterator<unknown> {
         // The client may leave before the first frame: free the slot right away, not at the next frame.
         if (reason === 'gone') this.finish();
       };
-      if (signal.aborted) return listener();
-      signal.addEventListener('abort', listener, { once: true });
-      // The shutdown signal lives as long as the server: a listener left behind by every finished stream would leak.
-      this.cleanups.push(() => signal.removeEventListener('abort', listener));
+      this.cleanups.push(onAbort(signal, listener));
     };
     on(opts.shutdown, 'shutdown');
     on(opts.client, 'gone');
