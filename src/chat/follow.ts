@@ -5,6 +5,7 @@ import type { ResponseRow } from '../db/schema';
 import { newId } from '../ids';
 import type { Beating } from '../http/heartbeat-ticker';
 import { messageFrame, rawChunk, sseComment } from '../http/sse';
+import { onAbort } from '../http/stream-guard';
 
 const PING = sseComment('ping');
 const KEEPALIVE = rawChunk(messageFrame('{"type":"keepalive"}'));
@@ -105,8 +106,8 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     // ended the response, and the subscription would linger until then.
     const signals = [deps.lifecycle.signal, ...(client ? [client] : [])];
     const stop = () => wake?.();
-    for (const signal of signals) signal.addEventListener('abort', stop, { once: true });
-    stopListening = () => signals.forEach((signal) => signal.removeEventListener('abort', stop));
+    const offs = signals.map((signal) => onAbort(signal, stop));
+    stopListening = () => offs.forEach((off) => off());
     const over = () => signals.some((signal) => signal.aborted);
     while (true) {
       if (!queue.length && !ticked) {
