@@ -10,6 +10,7 @@ import { EventLog } from './chat/event-log';
 import { createMemoryBus } from './pubsub/bus';
 import { createLifecycle } from './lifecycle';
 import { createHeartbeatTicker } from './http/heartbeat-ticker';
+import { createOpacityGuess } from './images/opacity-guess';
 import { createTurnstile } from './http/turnstile';
 import { createGroupFanout } from './groups/group-fanout';
 
@@ -39,5 +40,6 @@ export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partia
     // Stops with the lifecycle above, whichever one that is.
     heartbeats: base.heartbeats ?? createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
     imageConversions: base.imageConversions ?? createTurnstile(config.imageConcurrency),
+    imageOpacity: base.imageOpacity ?? createOpacityGuess(),
   };
 }

@@ -9,6 +9,7 @@ import type { PushClient } from './notifications/expo-client';
 import type { Lifecycle } from './lifecycle';
 import type { Bus } from './pubsub/bus';
 import type { HeartbeatTicker } from './http/heartbeat-ticker';
+import type { OpacityGuess } from './images/opacity-guess';
 import type { Turnstile } from './http/turnstile';
 import type { GroupFanout } from './groups/group-fanout';
 
@@ -42,4 +43,6 @@ export interface AppDeps {
   heartbeats: HeartbeatTicker;
   /** Image conversions running at once (`PARLEY_IMAGE_CONCURRENCY`); the others queue. */
   imageConversions: Turnstile;
+  /** Whether the next RGBA image is likely opaque, so its encode may start early (`createOpacityGuess`). */
+  imageOpacity: OpacityGuess;
 }

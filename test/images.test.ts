@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { beforeAll, describe, expect, spyOn, test, setDefaultTimeout } from 'bun:test';
 import { Transformer } from '@napi-rs/image';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { readImageHeader } from '../src/images/image-header';
@@ -154,6 +154,36 @@ describe('images/convertImage', () => {
       const [r, g, b] = at(w - 1, h - 1);
       if (corner === 'white') expect(Math.min(r!, g!, b!)).toBeGreaterThan(200);
       else expect(r! + b!).toBeLessThan(80);
+    }
+  });
+
+  test("an RGBA image's encode starts before its alpha check only while the last one was opaque", async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const w = 40;
+    const h = 30;
+    const opaque = new Uint8Array(w * h * 4);
+    for (let i = 0; i < w * h; i++) opaque.set([0, 160, 0, 255], i * 4);
+    const clear = opaque.slice();
+    clear.set([0, 0, 255, 0], 0); // one transparent pixel, hiding blue
+    const png = { opaque: await Transformer.fromRgbaPixels(opaque, w, h).png(), clear: await Transformer.fromRgbaPixels(clear, w, h).png() };
+    const encodes = spyOn(Transformer.prototype, 'jpeg');
+    try {
+      const calls: number[] = [];
+      for (const kind of ['clear', 'clear', 'opaque', 'opaque', 'clear', 'opaque'] as const) {
+        const before = encodes.mock.calls.length;
+        const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(png[kind]) }, ctx.users[0]);
+        calls.push(encodes.mock.calls.length - before);
+        const { pixels, meta } = await decode(res.body.dataUrl);
+        const ch = pixels.length / (meta.width * meta.height);
+        const [r, g, b] = pixels.subarray(0, ch);
+        if (kind === 'clear') expect(Math.min(r!, g!, b!)).toBeGreaterThan(200); // flattened onto white
+        else expect(g! > 130 && r! + b! < 80).toBe(true); // the early encode, kept
+      }
+      // Two encodes where the guess was wrong (an early one thrown away, then the flattened one):
+      // the first image (the guess starts at opaque) and the transparent one after two opaque.
+      expect(calls).toEqual([2, 1, 1, 1, 2, 1]);
+    } finally {
+      encodes.mockRestore();
     }
   });
 

@@ -3,6 +3,7 @@ import { loadCodec } from './load-codec';
 import { readImageHeader } from './image-header';
 import { decodeGifFirstFrame } from './gif';
 import { collectAfterDecode } from './collect-after-decode';
+import type { OpacityGuess } from './opacity-guess';
 
 /**
  * Image → JPEG. Every step that touches pixels is one of @napi-rs/image's promise methods,
@@ -107,7 +108,11 @@ async function flattenOntoWhite(px: Uint8Array): Promise<void> {
   }
 }
 
-export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits): Promise<ConvertResult> {
+/**
+ * `guess` says whether an RGBA image's encode may start before its alpha check (opacity-guess.ts);
+ * without one it waits for the check.
+ */
+export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits, guess?: OpacityGuess): Promise<ConvertResult> {
   const bytes = parseDataUrl(dataUrl, limits.maxBytes);
   if (!(bytes instanceof Uint8Array)) return bytes;
   if (bytes.length === 0) return fail('INVALID_DATA_URL', 'the data URL is empty');
@@ -143,15 +148,27 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits)
     // JPEG has no alpha: the encoder would drop it and show whatever colour hides under the
     // transparent pixels. Flatten onto white first: 8-bit RGBA (most PNGs and WebPs) in place...
     if (meta.colorType === RGBA8) {
-      const pixels = await oriented.rawPixels();
       const [w, h] = (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];
+      // Most RGBA images are opaque all over (screenshots, exports): then the encoder takes the
+      // image it already decoded, with no copy back in (bench/RESULTS.md change 11). Whether they
+      // are is only known from the pixels, so when the guess says opaque and no rotation is
+      // staged the encode starts at once, beside the copy out and the check (change 25). Both
+      // tasks only read the Transformer's cached decode: metadata(true) above filled it and
+      // parsed the EXIF, and a task writes to the cache only to decode or to parse EXIF for a
+      // rotation. A transparent image throws the early encode away (cancelled if not started).
+      const cancel = new AbortController();
+      const early = guess?.likelyOpaque() && (meta.orientation ?? 1) <= 1 ? settle(source.jpeg(limits.quality, cancel.signal)) : undefined;
+      const pixels = await oriented.rawPixels();
       if (pixels.length === w * h * 4) {
-        // Most RGBA images are opaque all over (screenshots, exports): then the encoder takes the
-        // image it already decoded, with no copy back in (a 12 MP PNG: 1.63 → 1.24–1.32 × the
-        // raw transcode, bench/RESULTS.md change 11).
-        const jpeg = isOpaque(pixels)
-          ? await oriented.jpeg(limits.quality)
-          : await flattenOntoWhite(pixels).then(() => Transformer.fromRgbaPixels(pixels, w, h).jpeg(limits.quality));
+        const opaque = isOpaque(pixels);
+        guess?.saw(opaque);
+        if (opaque) {
+          const jpeg = early ? await early.then(unwrap) : await oriented.jpeg(limits.quality);
+          return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
+        }
+        cancel.abort();
+        await flattenOntoWhite(pixels);
+        const jpeg = await Transformer.fromRgbaPixels(pixels, w, h).jpeg(limits.quality);
         return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
       }
     }
@@ -169,6 +186,18 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits)
   } finally {
     collectAfterDecode(width * height);
   }
+}
+
+/** A promise that never rejects unheard: an early encode may be thrown away unawaited. */
+type Settled<T> = Promise<{ ok: true; value: T } | { ok: false; error: unknown }>;
+const settle = <T>(p: Promise<T>): Settled<T> =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+function unwrap<T>(s: { ok: true; value: T } | { ok: false; error: unknown }): T {
+  if (s.ok) return s.value;
+  throw s.error;
 }
 
 const toDataUrl = (jpeg: Uint8Array) => `data:image/jpeg;base64,${Buffer.from(jpeg).toString('base64')}`;

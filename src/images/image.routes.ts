@@ -26,10 +26,10 @@ export const imageOperations = [
     // Requests queue once their body is received, before it is decoded: a waiting upload holds its bytes only.
     turns: (deps) => deps.imageConversions,
     handler: ({ input, deps }) =>
-      convertImageToJpeg(input.dataUrl, {
-        maxBytes: deps.config.imageMaxBytes,
-        maxPixels: deps.config.imageMaxPixels,
-        quality: deps.config.imageJpegQuality,
-      }),
+      convertImageToJpeg(
+        input.dataUrl,
+        { maxBytes: deps.config.imageMaxBytes, maxPixels: deps.config.imageMaxPixels, quality: deps.config.imageJpegQuality },
+        deps.imageOpacity,
+      ),
   }),
 ];
