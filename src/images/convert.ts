@@ -154,8 +154,9 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
       // are is only known from the pixels, so when the guess says opaque and no rotation is
       // staged the encode starts at once, beside the copy out and the check (change 25). Both
       // tasks only read the Transformer's cached decode: metadata(true) above filled it and
-      // parsed the EXIF, and a task writes to the cache only to decode or to parse EXIF for a
-      // rotation. A transparent image throws the early encode away (cancelled if not started).
+      // parsed the EXIF, and in @napi-rs/image 1.15.0 (pinned; its source read for this) a task
+      // writes to that cache only to decode or to parse EXIF for a rotation. Re-check this on
+      // an upgrade. A transparent image throws the early encode away (cancelled if not started).
       const cancel = new AbortController();
       const early = guess?.likelyOpaque() && (meta.orientation ?? 1) <= 1 ? settle(source.jpeg(limits.quality, cancel.signal)) : undefined;
       const pixels = await oriented.rawPixels();
