@@ -187,6 +187,28 @@ describe('images/convertImage', () => {
     }
   });
 
+  test('many RGBA conversions at once, opaque and transparent mixed, early encodes beside checks: every answer right', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageConcurrency: 8 } });
+    const w = 300; // two 65,536-word blocks of the alpha check
+    const h = 300;
+    const image = async (clear: boolean) => {
+      const px = new Uint8Array(w * h * 4);
+      for (let i = 0; i < w * h; i++) px.set([0, 160, 0, 255], i * 4);
+      if (clear) px.set([0, 0, 255, 0], (w * h - 1) * 4);
+      return dataUrl(await Transformer.fromRgbaPixels(px, w, h).png());
+    };
+    const urls = { opaque: await image(false), clear: await image(true) };
+    const kinds = Array.from({ length: 24 }, (_, i): 'clear' | 'opaque' => (i % 3 === 0 ? 'clear' : 'opaque'));
+    const answers = await Promise.all(kinds.map((kind) => ctx.json('images/convertImage', { dataUrl: urls[kind] }, ctx.users[0])));
+    for (const [i, res] of answers.entries()) {
+      const { pixels, meta } = await decode(res.body.dataUrl);
+      const ch = pixels.length / (meta.width * meta.height);
+      const [r, g, b] = pixels.subarray((w * h - 1) * ch, (w * h - 1) * ch + 3);
+      if (kinds[i] === 'clear') expect(Math.min(r!, g!, b!)).toBeGreaterThan(200);
+      else expect(g! > 130 && r! + b! < 80).toBe(true);
+    }
+  });
+
   test('conversions queue behind PARLEY_IMAGE_CONCURRENCY: never more at once, all answered', async () => {
     // The real turnstile, watched: how many requests hold a turn at any moment.
     const real = createTurnstile(2);
