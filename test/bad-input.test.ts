@@ -29,7 +29,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Would Parley accept this body as valid input? (the same rules as src/http/body.ts, from outside) */
 function isValidInput(check: (v: unknown) => boolean, raw: RawBody): boolean {
-  if (raw.contentType && !/^application\/json\s*(;|$)/i.test(raw.contentType) && raw.body !== '' && raw.body !== undefined) return false;
+  // A non-empty body needs a JSON content type; a string body without one goes out as text/plain.
+  const nonEmpty = raw.body !== '' && raw.body !== undefined && !(raw.body instanceof Uint8Array && raw.body.byteLength === 0);
+  if (nonEmpty && !(raw.contentType && /^application\/json\s*(;|$)/i.test(raw.contentType))) return false;
   let text = '';
   try {
     text = raw.body === undefined ? '' : typeof raw.body === 'string' ? raw.body : utf8.decode(raw.body);

@@ -81,6 +81,15 @@ describe('HTTP conventions', () => {
     const type = await ctx.app.handle(post('a=1', { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' }));
     expect(type.status).toBe(415);
     expect(await type.json()).toMatchObject({ defined: false, code: 'UNSUPPORTED_MEDIA_TYPE', status: 415 });
+    // No Content-Type at all (a browser's Blob body, sent without a preflight): refused and not run,
+    // even with the session cookie. No body at all still reads as {}.
+    const ann = ctx.users[0]!;
+    const blob = await ctx.app.handle(
+      new Request('http://localhost/api/preferences/update', { method: 'POST', headers: cookie(ann), body: new Blob(['{"enableMemories":true}']) }),
+    );
+    expect(blob.status).toBe(415);
+    expect((await ctx.json('preferences/get', {}, ann)).body.enableMemories).toBe(false);
+    expect((await ctx.app.handle(new Request('http://localhost/api/preferences/get', { method: 'POST', headers: { 'x-api-key': key } }))).status).toBe(200);
   });
 
   test('a body over the limit → 413 PAYLOAD_TOO_LARGE', async () => {

@@ -36,9 +36,14 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
   // declare no length, are read piece by piece and cut off at the limit.
   const buf = length !== null ? new Uint8Array(await request.arrayBuffer()) : await readBounded(request, maxBytes);
   if (buf.byteLength > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
-  const type = buf.byteLength ? headers.get('content-type') : null;
-  if (type && type !== 'application/json' && !/^application\/json\s*(;|$)/i.test(type))
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Content-Type must be application/json' });
+  // A body must say it is JSON. Without a Content-Type it is refused too: a browser sends a Blob
+  // body with no type and no preflight, so accepting one would let a page on a sibling subdomain
+  // post with the session cookie (SameSite=Lax does not stop same-site requests).
+  if (buf.byteLength) {
+    const type = headers.get('content-type');
+    if (type !== 'application/json' && !(type && /^application\/json\s*(;|$)/i.test(type)))
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Content-Type must be application/json' });
+  }
   return buf;
 }
 
