@@ -35,9 +35,14 @@ export const operations: readonly AnyOperation[] = [
   ...groupOperations,
 ];
 
+/** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */
+const OAUTH_PAGE = /^\/api\/auth\/oauth\/[^/]+(\/callback)?$/;
+
 /** `ops` defaults to the route table; tests may mount extra operations (e.g. a test-only stream). */
 export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operations) {
-  const operationPaths = new Set(ops.map((op) => `/api/${op.path}`));
+  // Every path a route answers, for the 405 of a known path reached with another method.
+  const knownPaths = new Set([...ops.map((op) => `/api/${op.path}`), '/api/health', '/api/openapi.json', '/api/docs']);
+  const isKnownPath = (path: string) => knownPaths.has(path) || OAUTH_PAGE.test(path);
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
   let openapi: string | undefined;
   let docs: string | undefined;
@@ -60,9 +65,8 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
       const path = pathOf(request.url);
       let res: Response;
       if (code === 'NOT_FOUND') {
-        // A known operation reached with the wrong method is 405, anything else 404.
-        const known = operationPaths.has(path) || path === '/api/health';
-        res = errorResponse(new AppError(known ? 'METHOD_NOT_SUPPORTED' : 'NOT_FOUND'));
+        // A known path reached with the wrong method is 405, anything else 404.
+        res = errorResponse(new AppError(isKnownPath(path) ? 'METHOD_NOT_SUPPORTED' : 'NOT_FOUND'));
       } else {
         res = renderError(error, deps, stamp.id, path);
       }

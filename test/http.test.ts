@@ -114,6 +114,12 @@ describe('HTTP conventions', () => {
     const wm = await ctx.app.handle(new Request('http://localhost/api/preferences/get'));
     expect(wm.status).toBe(405);
     expect(await wm.json()).toEqual({ defined: false, code: 'METHOD_NOT_SUPPORTED', status: 405, message: 'Method Not Supported', data: {} });
+    // The pages answer GET only: another method is 405 there too.
+    for (const page of ['/api/health', '/api/openapi.json', '/api/docs', '/api/auth/oauth/github', '/api/auth/oauth/github/callback']) {
+      const res = await ctx.app.handle(new Request(`http://localhost${page}`, { method: 'POST' }));
+      expect({ page, status: res.status }).toEqual({ page, status: 405 });
+    }
+    expect((await ctx.app.handle(new Request('http://localhost/api/auth/oauth/github/elsewhere', { method: 'POST' }))).status).toBe(404);
   });
 
   test('an unexpected throw → 500 with the spec message, the cause only in the log with the request id', async () => {
