@@ -4,6 +4,9 @@ import { userView } from '../src/account/account.view';
 import type { Db } from '../src/db/connection';
 import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
 
+
+/** A date, or a date and time with an optional zone: what `--expires` accepts. */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 export function requireUser(db: Db, email: string) {
   const user = findUserByEmail(db, email);
   if (!user) throw new CliError(`no user with e-mail ${email}`);
@@ -81,8 +84,10 @@ export function userCommands(program: Command) {
           if (opts.expires !== undefined) {
             if (opts.expires === 'none') patch.subscriptionExpiresAt = null;
             else {
-              const ms = Date.parse(opts.expires);
-              if (Number.isNaN(ms)) throw new CliError(`--expires is not an ISO 8601 date: ${opts.expires}`);
+              // ISO 8601 only: Date.parse also takes "Dec 25" or "12" (as 2001), which would store a
+              // subscription that ended long ago and say nothing.
+              const ms = ISO_DATE.test(opts.expires) ? Date.parse(opts.expires) : Number.NaN;
+              if (Number.isNaN(ms)) throw new CliError(`--expires is not an ISO 8601 date (2027-05-01 or 2027-05-01T12:00:00Z): ${opts.expires}`);
               patch.subscriptionExpiresAt = ms;
             }
           }

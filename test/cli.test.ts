@@ -50,6 +50,12 @@ describe('admin CLI', () => {
     expect(JSON.parse(list.out).map((u: any) => u.email)).toEqual(['ann@example.org']);
     expect(parley(['user', 'set', '--email', 'nobody@example.org', '--active', ...d]).code).not.toBe(0);
     expect(parley(['user', 'set', '--email', 'ann@example.org', '--tier', 'GOLD', ...d]).err).toContain('--tier');
+    // Not ISO 8601: refused, not read leniently (as 2001-12-25) and stored.
+    for (const expires of ['Dec 25', '12', '2027-13']) {
+      const bad = parley(['user', 'set', '--email', 'ann@example.org', '--expires', expires, ...d]);
+      expect({ expires, failed: bad.code !== 0, says: bad.err.includes('--expires') }).toEqual({ expires, failed: true, says: true });
+    }
+    expect(JSON.parse(parley(['user', 'set', '--email', 'ann@example.org', '--expires', '2028-01-02', '--json', ...d]).out).subscription.expiresAt).toBe('2028-01-02T00:00:00.000Z');
   });
 
   test('the environment names the data dir too', () => {
