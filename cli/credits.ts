@@ -12,7 +12,8 @@ export function creditCommands(program: Command) {
     .option('--reason <reason>', 'why, kept in the ledger', 'admin_grant')
     .action(
       runAction((opts: CommonOptions & { email: string; amount: string; reason: string }) => {
-        const amount = Number(opts.amount);
+        // Digits only: Number() would also take "0x10" (16), "1e3" or " 5 ".
+        const amount = /^\d+$/.test(opts.amount) ? Number(opts.amount) : Number.NaN;
         if (!Number.isSafeInteger(amount) || amount <= 0) throw new CliError(`--amount must be a positive integer, got ${opts.amount}`);
         const { db } = openCliDb(opts);
         const user = requireUser(db, opts.email);

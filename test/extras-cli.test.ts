@@ -31,6 +31,7 @@ describe('credits and notify CLI', () => {
     const bad = await parley(['credits', 'grant', '--email', 'ann@example.org', '--amount', '2.5', ...d]);
     expect(bad.code).not.toBe(0);
     expect(bad.err).toContain('--amount');
+    for (const amount of ['0x10', '1e3', '-5']) expect((await parley(['credits', 'grant', '--email', 'ann@example.org', '--amount', amount, ...d])).code).not.toBe(0);
     expect((await parley(['credits', 'grant', '--email', 'nobody@example.org', '--amount', '1', ...d])).err).toContain('no user');
     const db = openDataDir(dir);
     const ann = findUserByEmail(db, 'ann@example.org')!;
