@@ -10,6 +10,7 @@ import { EventLog } from './chat/event-log';
 import { createMemoryBus } from './pubsub/bus';
 import { createLifecycle } from './lifecycle';
 import { createHeartbeatTicker } from './http/heartbeat-ticker';
+import { createCredentialWatch } from './auth/credential-watch';
 import { createOpacityGuess } from './images/opacity-guess';
 import { createTurnstile } from './http/turnstile';
 import { createGroupFanout } from './groups/group-fanout';
@@ -39,6 +40,8 @@ export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partia
       createGroupFanout(bus, { batchMs: config.groupBatchMs, onMemberError: (groupId, err) => log.error('group stream failed', { groupId, cause: String(err) }) }),
     // Stops with the lifecycle above, whichever one that is.
     heartbeats: base.heartbeats ?? createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
+    // Checked as often as the heartbeats go: another process's revocation reaches open streams within a tick.
+    credentialWatch: base.credentialWatch ?? createCredentialWatch(db, { intervalMs: config.sseHeartbeatSeconds * 1000, now, log, lifecycle }),
     imageConversions: base.imageConversions ?? createTurnstile(config.imageConcurrency),
     imageOpacity: base.imageOpacity ?? createOpacityGuess(),
   };

@@ -9,6 +9,7 @@ import type { PushClient } from './notifications/expo-client';
 import type { Lifecycle } from './lifecycle';
 import type { Bus } from './pubsub/bus';
 import type { HeartbeatTicker } from './http/heartbeat-ticker';
+import type { CredentialWatch } from './auth/credential-watch';
 import type { OpacityGuess } from './images/opacity-guess';
 import type { Turnstile } from './http/turnstile';
 import type { GroupFanout } from './groups/group-fanout';
@@ -39,6 +40,8 @@ export interface AppDeps {
   bus: Bus;
   /** Group events to the groups' open streams in batches: per turn of the event loop, at most every `PARLEY_GROUP_BATCH_MS` (`createGroupFanout`). */
   groupFanout: GroupFanout;
+  /** Ends the open event streams of a credential that stops being valid (`createCredentialWatch`). */
+  credentialWatch: CredentialWatch;
   /** The one heartbeat interval shared by every open event stream (`createHeartbeatTicker`). */
   heartbeats: HeartbeatTicker;
   /** Image conversions running at once (`PARLEY_IMAGE_CONCURRENCY`); the others queue. */

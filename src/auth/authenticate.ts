@@ -37,12 +37,18 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined;
 }
 
+/** An authenticated request: who, and the credential as the cache keys it (kind and hash, never the secret). */
+export interface Authenticated {
+  principal: Principal;
+  ref: string;
+}
+
 /**
  * Resolve the request's credential: `x-api-key`, then `Authorization: Bearer`, then the session
  * cookie. Returns undefined for a missing, unknown, revoked or expired credential. A credential
  * seen recently is answered from `credential-cache.ts` without touching SQLite.
  */
-export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, now = Date.now()): Principal | undefined {
+export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, now = Date.now()): Authenticated | undefined {
   let kind: 'k' | 's';
   let secret: string | undefined | null = headers.get('x-api-key');
   if (secret) kind = 'k';
@@ -53,15 +59,10 @@ export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, n
     if (!secret) return undefined;
     kind = 's';
   }
-  const hash = hashSecret(secret.trim());
   // Keyed by kind too: an API key sent as a bearer token must not find the key's entry.
-  const cacheKey = kind + hash;
-  let entry = cachedCredential(db, cacheKey, now);
-  if (!entry) {
-    entry = kind === 'k' ? lookUpApiKey(db, hash, now) : lookUpSession(db, hash, now);
-    if (!entry) return undefined;
-    rememberCredential(db, cacheKey, entry);
-  }
+  const ref = kind + hashSecret(secret.trim());
+  const entry = resolveCredential(db, ref, now);
+  if (!entry) return undefined;
   if (entry.lastUsedAt == null || now - entry.lastUsedAt > TOUCH_EVERY_MS) {
     const credential = entry.principal.credential;
     if (credential.kind === 'apiKey') touchApiKey(db, credential.keyId, now);
@@ -73,7 +74,26 @@ export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, n
     }
     entry.lastUsedAt = now;
   }
-  return entry.principal;
+  return { principal: entry.principal, ref };
+}
+
+/**
+ * Is the credential a request authenticated with (`Authenticated.ref`) still valid for `userId`:
+ * not revoked, its session not expired, its user still there? For what outlives the request: an
+ * open event stream (src/auth/credential-watch.ts). Does not count as a use.
+ */
+export function credentialStillValid(db: Db, ref: string, userId: string, now = Date.now()): boolean {
+  return resolveCredential(db, ref, now)?.principal.user.id === userId;
+}
+
+/** The cached entry for `ref`, else the one resolved from SQLite (and remembered); undefined when not valid. */
+function resolveCredential(db: Db, ref: string, now: number): CachedCredential | undefined {
+  const cached = cachedCredential(db, ref, now);
+  if (cached) return cached;
+  const hash = ref.slice(1);
+  const entry = ref[0] === 'k' ? lookUpApiKey(db, hash, now) : lookUpSession(db, hash, now);
+  if (entry) rememberCredential(db, ref, entry);
+  return entry;
 }
 
 function lookUpApiKey(db: Db, hash: string, now: number): CachedCredential | undefined {

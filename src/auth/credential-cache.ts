@@ -106,4 +106,16 @@ export function rememberCredential(db: Db, hash: string, entry: CachedCredential
 /** Call after changing a user, or one of their API keys or sessions, in this process (any connection). */
 export function forgetCredentials(userId: string): void {
   changedAt.set(userId, ++changes);
+  for (const listener of changeListeners) listener(userId);
+}
+
+const changeListeners = new Set<(userId: string) => void>();
+
+/**
+ * Be told of every `forgetCredentials` call in this process (src/auth/credential-watch.ts ends the
+ * open streams of a revoked credential with it). Returns the remover.
+ */
+export function onCredentialsChanged(listener: (userId: string) => void): () => void {
+  changeListeners.add(listener);
+  return () => changeListeners.delete(listener);
 }

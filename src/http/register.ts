@@ -19,7 +19,8 @@ import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStre
  * nothing about the input schema and cannot make the server read a body (401 before 400, 413 and
  * 415), a queued request holds its bytes only, and no stream starts before every check has
  * passed. Every iterator stream is wrapped by `guardStream` (final frame at shutdown, slot released
- * when the client leaves); a push stream gets the same from `pushStreamResponse`. Each answer
+ * when the client leaves); a push stream gets the same from `pushStreamResponse`. A stream also
+ * ends when the credential that opened it is revoked (src/auth/credential-watch.ts). Each answer
  * carries the security headers and a request id, and is logged once (src/http/request-stamp.ts).
  */
 export function registerOperations(
@@ -47,7 +48,8 @@ export function registerOperations(
         try {
           // The credential is checked before the body is read: an anonymous caller gets 401 for
           // any body (malformed, oversize or of another type) and cannot make the server read one.
-          const principal = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
+          const auth = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
+          const principal = auth?.principal;
           if (!principal && !op.public) throw unauthorized();
           const body = await readBody(request, deps.config.maxBodyBytes);
           // Operations that hold much memory while they run wait here: their body received (an
@@ -78,9 +80,18 @@ export function registerOperations(
           if (result instanceof Promise) result = await result;
           const push = result instanceof PushStream;
           if (push || (result && typeof result === 'object' && Symbol.asyncIterator in result)) {
-            const onEnd = release ?? (() => undefined);
+            const slot = release;
             release = undefined; // the stream owns the slot now
-            const guard = { shutdown: deps.lifecycle.signal, client: request.signal, finalFrame: op.finalFrame, onEnd };
+            // It also ends, as if its client had left, once the credential that opened it is no
+            // longer valid (src/auth/credential-watch.ts).
+            const revoked = new AbortController();
+            const unwatch = auth && deps.credentialWatch.watch(auth.ref, auth.principal.user.id, () => revoked.abort());
+            const onEnd = () => {
+              unwatch?.();
+              slot?.();
+            };
+            const client = unwatch ? AbortSignal.any([request.signal, revoked.signal]) : request.signal;
+            const guard = { shutdown: deps.lifecycle.signal, client, finalFrame: op.finalFrame, onEnd };
             let stream: unknown;
             if (push) {
               const headers: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...responseHeaders };
