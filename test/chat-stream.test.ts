@@ -25,6 +25,7 @@ afterAll(() => {
 });
 beforeEach(() => {
   openai.eventDelayMs = 0;
+  openai.cancelDelayMs = 0;
   openai.dropAfter = undefined;
   openai.responsesScript = () => textEvents('Hello from the fake.');
 });
@@ -437,6 +438,23 @@ describe('chat/streamDeepResearch', () => {
     expect(items[0]?.role ?? 'user').toBe('user');
     expect(items.filter((i) => i.role === 'user').length).toBeGreaterThanOrEqual(items.filter((i) => i.role === 'assistant').length);
   });
+
+  test('a turn that completes while a truncate cancels an earlier one stays completed, its last event numbered right', async () => {
+    const { ctx, conversationId } = await slowTurn();
+    // A second turn, short: it completes while the truncate waits for the first one's slow cancel.
+    openai.responsesScript = () => textEvents('short answer', 4);
+    openai.cancelDelayMs = 600;
+    const second = new SseReader(await research(ctx, { message: 'second question', conversationId }));
+    const rid2 = (await second.all(1))[0]!.data.responseId as string;
+    const [question2] = listItems(ctx.db, conversationId).filter((i) => i.content === 'second question');
+    expect((await ctx.json('chat/truncateConversationFromItem', { conversationId, fromItemId: question2!.id }, ctx.users[0])).body.success).toBe(true);
+    expect((await second.all()).at(-1)!.data.type).toBe('done');
+    const row = findResponseById(ctx.db, rid2)!;
+    expect(row.status).toBe('completed');
+    const stored = ctx.db.$client.query<{ n: number }, [string]>('SELECT max(seq) AS n FROM response_events WHERE response_id = ?').get(rid2)!.n;
+    expect(row.lastSeq).toBe(stored);
+    expect((await ctx.json('chat/cancelResponse', { responseId: rid2 }, ctx.users[0])).body).toEqual({ success: false, status: 'completed' });
+  }, 15_000);
 
   test('concurrency caps: 429 envelope before the stream, per user and overall', async () => {
     const ctx = createTestContext({ users: [...users, { email: 'cy@example.org' }], config: responsesConfig({ researchMaxPerUser: 1, researchMaxTotal: 2 }) });

@@ -4,7 +4,7 @@ import type { Conversation, ResponseRow } from '../db/schema';
 import { AiError, NO_PROVIDER_MESSAGE, SHUTDOWN_REASON, type AiEvent, type AiImage, type AiMessage, type StreamChatOptions } from '../ai/ai.types';
 import { tooManyRequests } from '../http/errors';
 import { appendItem, createConversation, findConversationById, listItems } from './conversation.store';
-import { createResponse, findResponseById, listUnfinishedResponses, setResponseStatus } from './response.store';
+import { createResponse, findResponseById, isTerminal, listUnfinishedResponses, setResponseStatus } from './response.store';
 import { chatTools } from './chat.tools';
 import { endingEvent, type EventWriter } from './event-log';
 
@@ -213,7 +213,13 @@ export function resumeInterruptedResponses(deps: AppDeps): { resumed: number; fa
  * normally resumes or fails every one) is ended here, or it would be listed as running forever.
  */
 export async function cancelResponse(deps: AppDeps, response: ResponseRow): Promise<void> {
-  if (!(await deps.tasks.cancel(response.id))) finish(deps, response, deps.events.writer(response.id, response.lastSeq), 'cancelled', CANCELLED_MESSAGE);
+  if (await deps.tasks.cancel(response.id)) return;
+  // No task owned it, or its task ended while the caller got here (truncate and delete cancel a
+  // conversation's turns one after another): the row as it is now decides. Ending a turn that has
+  // just completed would mark it cancelled and number its error event from a stale last_seq.
+  const current = findResponseById(deps.db, response.id);
+  if (!current || isTerminal(current.status)) return;
+  finish(deps, current, deps.events.writer(current.id, current.lastSeq), 'cancelled', CANCELLED_MESSAGE);
 }
 
 const titleOf = (message: string) => {

@@ -40,6 +40,8 @@ export interface FakeOpenAI {
   dropAfter?: number;
   responses: Map<string, FakeResponse>;
   cancelled: string[];
+  /** Answer a cancel this many milliseconds late (a busy API; Parley waits up to 5 s). */
+  cancelDelayMs: number;
   stop(): void;
 }
 
@@ -54,6 +56,7 @@ export function startFakeOpenAI(): FakeOpenAI {
     eventDelayMs: 0,
     responses: new Map(),
     cancelled: [],
+    cancelDelayMs: 0,
     stop: () => server.stop(true),
   };
 
@@ -134,6 +137,7 @@ export function startFakeOpenAI(): FakeOpenAI {
         const r = fake.responses.get(m[1]!);
         if (!r) return Response.json({ error: { message: 'No response found', type: 'invalid_request_error' } }, { status: 404 });
         if (m[2]) {
+          if (fake.cancelDelayMs) await Bun.sleep(fake.cancelDelayMs);
           r.cancelled = true;
           fake.cancelled.push(r.id);
           wake(r);
