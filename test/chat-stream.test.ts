@@ -378,6 +378,34 @@ describe('chat/streamDeepResearch', () => {
     const rest = await readFrames(await ctx2.call('chat/resumeStream', { responseId: head[1]!.data.responseId, after: head.at(-1)!.id! }, { 'x-api-key': key }));
     expect(rest.at(-1)!.data).toEqual({ type: 'error', message: RESTART_MESSAGE });
     expect(seqs([...head, ...rest])).toEqual([...head, ...rest].map((_, i) => i + 1));
+    // The partial answer the user saw is kept, as when a turn fails on its own.
+    const shown = text([...head, ...rest]);
+    expect(shown.length).toBeGreaterThan(0);
+    const items = listItems(ctx2.db, findResponseById(ctx2.db, head[1]!.data.responseId)!.conversationId);
+    expect(items.map((i) => [i.role, i.content])).toEqual([['user', 'x'], ['assistant', shown]]);
+    ctx2.db.$client.close();
+  });
+
+  test('cancelling a turn no task owns (left running by a previous process) ends it, keeping what it said', async () => {
+    const file = restartDbFile();
+    openai.chatScript = () => ({ deltas: Array.from({ length: 50 }, (_, i) => ({ content: `w${i} ` })) });
+    openai.eventDelayMs = 4;
+    const ctx1 = createTestContext({ users, config: chatConfig(), db: openDatabase(file) });
+    const key = ctx1.users[0]!.key;
+    const reader = new SseReader(await ctx1.call('chat/stream', { message: 'x' }, { 'x-api-key': key }));
+    const head = await reader.all(5);
+    await reader.close();
+    await ctx1.deps.tasks.shutdown();
+    ctx1.db.$client.close();
+    // Started without the start-up pass: the row is still in progress and no task owns it.
+    const ctx2 = createTestContext({ config: chatConfig(), db: openDatabase(file) });
+    const rid = head[1]!.data.responseId as string;
+    expect((await ctx2.json('chat/cancelResponse', { responseId: rid }, { 'x-api-key': key })).body).toEqual({ success: true, status: 'cancelled' });
+    const all = await readFrames(await ctx2.call('chat/resumeStream', { responseId: rid }, { 'x-api-key': key }));
+    expect(all.at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
+    const items = listItems(ctx2.db, findResponseById(ctx2.db, rid)!.conversationId);
+    expect(items.map((i) => [i.role, i.content])).toEqual([['user', 'x'], ['assistant', text(all)]]);
+    expect(text(all).length).toBeGreaterThan(0);
     ctx2.db.$client.close();
   });
 

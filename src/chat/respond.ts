@@ -193,15 +193,15 @@ export function resumeInterruptedResponses(deps: AppDeps): { resumed: number; fa
   let failed = 0;
   for (const response of listUnfinishedResponses(deps.db)) {
     const writer = deps.events.writer(response.id, response.lastSeq);
+    // What the turn had said and shown so far: a resumed turn relays only what comes next, and
+    // the answer it stores at the end must hold both (a canvas made before the restart too); a
+    // failed one keeps it, as a turn failing on its own does.
+    const output = storedOutput(deps, response.id);
     if (deps.ai?.canResume && response.upstreamId) {
-      // What the turn had said and shown so far: the resumed turn relays only what comes next,
-      // and the answer it stores at the end must hold both (a canvas made before the restart too).
-      const output = { text: '', parts: [] as unknown[] };
-      for (const e of deps.events.statements.eventsAfter(response.id, 0)) collectOutput(output, JSON.parse(e.data) as AiEvent);
       deps.tasks.start({ id: response.id, userId: response.userId, run: (signal) => runResponse(deps, response, writer, signal, output) });
       resumed++;
     } else {
-      finish(deps, response, writer, 'failed', RESTART_MESSAGE);
+      finish(deps, response, writer, 'failed', RESTART_MESSAGE, output);
       failed++;
     }
   }
@@ -219,7 +219,14 @@ export async function cancelResponse(deps: AppDeps, response: ResponseRow): Prom
   // just completed would mark it cancelled and number its error event from a stale last_seq.
   const current = findResponseById(deps.db, response.id);
   if (!current || isTerminal(current.status)) return;
-  finish(deps, current, deps.events.writer(current.id, current.lastSeq), 'cancelled', CANCELLED_MESSAGE);
+  finish(deps, current, deps.events.writer(current.id, current.lastSeq), 'cancelled', CANCELLED_MESSAGE, storedOutput(deps, current.id));
+}
+
+/** A response's answer so far, from its stored events: for a turn ended by something other than its own task. */
+function storedOutput(deps: AppDeps, responseId: string): { text: string; parts: unknown[] } {
+  const output = { text: '', parts: [] as unknown[] };
+  for (const e of deps.events.statements.eventsAfter(responseId, 0)) collectOutput(output, JSON.parse(e.data) as AiEvent);
+  return output;
 }
 
 const titleOf = (message: string) => {
