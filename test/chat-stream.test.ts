@@ -362,17 +362,23 @@ describe('chat/streamDeepResearch', () => {
     ctx2.db.$client.close();
   }, 30_000);
 
-  test('restart with a provider that cannot resume: failed with an error event', async () => {
+  /** A chat turn (a provider that cannot resume) cut off by a stopped server after its first frames: the database file it left. */
+  async function interruptedChatTurn() {
     const file = restartDbFile();
     openai.chatScript = () => ({ deltas: Array.from({ length: 50 }, (_, i) => ({ content: `w${i} ` })) });
     openai.eventDelayMs = 4;
-    const ctx1 = createTestContext({ users, config: chatConfig(), db: openDatabase(file) });
-    const key = ctx1.users[0]!.key;
-    const reader = new SseReader(await ctx1.call('chat/stream', { message: 'x' }, { 'x-api-key': key }));
+    const ctx = createTestContext({ users, config: chatConfig(), db: openDatabase(file) });
+    const key = ctx.users[0]!.key;
+    const reader = new SseReader(await ctx.call('chat/stream', { message: 'x' }, { 'x-api-key': key }));
     const head = await reader.all(5);
     await reader.close();
-    await ctx1.deps.tasks.shutdown();
-    ctx1.db.$client.close();
+    await ctx.deps.tasks.shutdown();
+    ctx.db.$client.close();
+    return { file, key, head };
+  }
+
+  test('restart with a provider that cannot resume: failed with an error event', async () => {
+    const { file, key, head } = await interruptedChatTurn();
     const ctx2 = createTestContext({ config: chatConfig(), db: openDatabase(file) });
     expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 0, failed: 1 });
     const rest = await readFrames(await ctx2.call('chat/resumeStream', { responseId: head[1]!.data.responseId, after: head.at(-1)!.id! }, { 'x-api-key': key }));
@@ -387,16 +393,7 @@ describe('chat/streamDeepResearch', () => {
   });
 
   test('cancelling a turn no task owns (left running by a previous process) ends it, keeping what it said', async () => {
-    const file = restartDbFile();
-    openai.chatScript = () => ({ deltas: Array.from({ length: 50 }, (_, i) => ({ content: `w${i} ` })) });
-    openai.eventDelayMs = 4;
-    const ctx1 = createTestContext({ users, config: chatConfig(), db: openDatabase(file) });
-    const key = ctx1.users[0]!.key;
-    const reader = new SseReader(await ctx1.call('chat/stream', { message: 'x' }, { 'x-api-key': key }));
-    const head = await reader.all(5);
-    await reader.close();
-    await ctx1.deps.tasks.shutdown();
-    ctx1.db.$client.close();
+    const { file, key, head } = await interruptedChatTurn();
     // Started without the start-up pass: the row is still in progress and no task owns it.
     const ctx2 = createTestContext({ config: chatConfig(), db: openDatabase(file) });
     const rid = head[1]!.data.responseId as string;
