@@ -26,6 +26,7 @@ afterAll(() => {
 beforeEach(() => {
   openai.eventDelayMs = 0;
   openai.cancelDelayMs = 0;
+  searx.pageDelayMs = 0;
   openai.dropAfter = undefined;
   openai.responsesScript = () => textEvents('Hello from the fake.');
 });
@@ -586,6 +587,21 @@ describe('chat/streamDeepResearch', () => {
 });
 
 describe('chat/stream (openai-chat)', () => {
+  test('cancelling a research turn while it reads a slow page stops it at once, not after the page', async () => {
+    const ctx = createTestContext({ users, config: chatConfig() });
+    openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'Report.' }] } : { deltas: [{ content: '["slow topic"]' }] });
+    searx.pageDelayMs = 8000;
+    const reader = new SseReader(await research(ctx, { message: 'x' }));
+    const head: Frame[] = [];
+    while (!head.some((f) => f.data.type === 'web_search.completed')) head.push(...(await reader.all(1)));
+    await Bun.sleep(200); // reading the page now
+    const started = Date.now();
+    const { body } = await ctx.json('chat/cancelResponse', { responseId: head[1]!.data.responseId }, ctx.users[0]);
+    expect(body).toEqual({ success: true, status: 'cancelled' });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect((await reader.all()).at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
+  }, 20_000);
+
   test('when the event log refuses a response, the row still ends with its answer, and followers are told how it ended', async () => {
     const { log, lines } = captureLog();
     const ctx = createTestContext({ users, log, config: chatConfig({ sseHeartbeatSeconds: 1 }) });

@@ -114,6 +114,13 @@ describe('safeFetch', () => {
     const started = performance.now();
     expect(await refusal(safeFetch(`${local}/slow`, { allowPrivate: true, timeoutMs: 200 }))).toBe('TIMEOUT');
     expect(performance.now() - started).toBeLessThan(2000);
+    // The caller's own signal stops it at once, with the caller's reason (not a timeout).
+    const stop = new AbortController();
+    const stopping = safeFetch(`${local}/slow`, { allowPrivate: true, signal: stop.signal });
+    setTimeout(() => stop.abort(new Error('turn cancelled')), 100);
+    const stoppedAt = performance.now();
+    expect(await stopping.then(() => 'answered', (err: Error) => err.message)).toBe('turn cancelled');
+    expect(performance.now() - stoppedAt).toBeLessThan(2000);
     for (const url of ['file:///etc/passwd', 'ftp://example.org/', 'data:text/plain,hi'])
       expect(await refusal(safeFetch(url, { allowPrivate: true }))).toBe('SCHEME');
   });

@@ -21,9 +21,10 @@ export interface ReadPageResult {
  * address), keeping the first `maxBytes`. Answers `undefined` for anything refused or failed: a
  * page that cannot be read is simply not cited.
  */
-export async function readPage(url: string, opts: ReadPageOptions): Promise<ReadPageResult | undefined> {
+export async function readPage(url: string, opts: ReadPageOptions, signal?: AbortSignal): Promise<ReadPageResult | undefined> {
   try {
     const res = await safeFetch(url, {
+      signal,
       maxBytes: opts.maxBytes,
       truncate: true,
       timeoutMs: opts.timeoutMs,

@@ -59,7 +59,9 @@ export async function* runResearch(
           const r = results[rank];
           if (r && picks.length < settings.breadth && !picks.some((p) => p.link === r.link) && !sources.some((s) => s.url === r.link)) picks.push(r);
         }
-      const pages = await Promise.all(picks.map((p) => readPage(p.link, settings.page)));
+      // With the turn's signal: a cancel must not wait for a slow page (up to its 10 s timeout).
+      const pages = await Promise.all(picks.map((p) => readPage(p.link, settings.page, opts.signal)));
+      opts.signal?.throwIfAborted();
       for (const [i, p] of picks.entries()) {
         const page = pages[i];
         sources.push({ n: sources.length + 1, url: p.link, title: page?.title || p.title, excerpt: (page?.text || p.snippet).slice(0, EXCERPT_CHARS) });

@@ -41,6 +41,8 @@ export interface SafeFetchOptions {
   truncate?: boolean;
   /** Whole-request deadline including redirects (default 15 s). */
   timeoutMs?: number;
+  /** The caller's own stop (a cancelled research turn): aborts the request at once, rethrown as is. */
+  signal?: AbortSignal;
   maxRedirects?: number;
   /** Reach private addresses too (config PARLEY_FETCH_ALLOW_PRIVATE). */
   allowPrivate?: boolean;
@@ -128,7 +130,8 @@ async function readBounded(res: Response, maxBytes: number, truncate = false): P
 export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}): Promise<SafeFetchResult> {
   const maxBytes = opts.maxBytes ?? 5 * 1024 * 1024;
   const maxRedirects = opts.maxRedirects ?? 5;
-  const signal = AbortSignal.timeout(opts.timeoutMs ?? 15_000);
+  const deadline = AbortSignal.timeout(opts.timeoutMs ?? 15_000);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
   let url = new URL(input);
   let method = (opts.method ?? 'GET').toUpperCase();
   let body = opts.body;
@@ -170,7 +173,8 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
       };
     }
   } catch (err) {
-    if (signal.aborted && !(err instanceof SafeFetchError))
+    opts.signal?.throwIfAborted();
+    if (deadline.aborted && !(err instanceof SafeFetchError))
       throw new SafeFetchError('TIMEOUT', `no complete answer within ${opts.timeoutMs ?? 15_000} ms`);
     throw err;
   }

@@ -7,15 +7,17 @@ export interface FakeSearxng {
   url: string;
   queries: string[];
   pagesRead: string[];
+  /** Serve each page this many milliseconds late (a slow web site). */
+  pageDelayMs: number;
   stop(): void;
 }
 
 export function startFakeSearxng(): FakeSearxng {
-  const fake: FakeSearxng = { url: '', queries: [], pagesRead: [], stop: () => server.stop(true) };
+  const fake: FakeSearxng = { url: '', queries: [], pagesRead: [], pageDelayMs: 0, stop: () => server.stop(true) };
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
-    fetch(req) {
+    async fetch(req) {
       const url = new URL(req.url);
       if (url.pathname === '/search') {
         if (url.searchParams.get('format') !== 'json') return new Response('format not allowed', { status: 403 });
@@ -34,6 +36,7 @@ export function startFakeSearxng(): FakeSearxng {
       const page = url.pathname.match(/^\/page\/(.+)$/);
       if (page) {
         fake.pagesRead.push(page[1]!);
+        if (fake.pageDelayMs) await Bun.sleep(fake.pageDelayMs);
         return new Response(`<html><head><title>Page ${page[1]}</title><script>var x=1</script></head><body><p>Facts from ${page[1]}.</p></body></html>`, {
           headers: { 'content-type': 'text/html; charset=utf-8' },
         });
