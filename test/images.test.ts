@@ -316,6 +316,25 @@ describe('images/convertImage', () => {
     }
   });
 
+  test('percent-encoded payloads: each %XX is a byte, so binary images decode; a bad escape is INVALID_DATA_URL', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const png = await noise(8, 8).png(); // starts with %89, which is no UTF-8
+    // Unreserved characters as they are, everything else escaped, in either case of hex digit.
+    const encode = (bytes: Uint8Array, hex: (h: string) => string) =>
+      Array.from(bytes, (b) => (/[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${hex(b.toString(16).padStart(2, '0'))}`)).join('');
+    for (const payload of [encode(png, (h) => h.toUpperCase()), encode(png, (h) => h)]) {
+      const res = await ctx.json('images/convertImage', { dataUrl: `data:image/png,${payload}` }, ctx.users[0]);
+      expect(res.body).toMatchObject({ success: true, originalFormat: 'png' });
+    }
+    const pnm = 'P2 2 1 255 0 255\n'; // text: its spaces escaped, the rest as is
+    const res = await ctx.json('images/convertImage', { dataUrl: `data:image/x-portable-graymap,${encodeURIComponent(pnm)}` }, ctx.users[0]);
+    expect(res.body).toMatchObject({ success: true, originalFormat: 'pnm' });
+    for (const payload of ['%8', '%zz41', 'abc%']) {
+      const bad = await ctx.json('images/convertImage', { dataUrl: `data:image/png,${payload}` }, ctx.users[0]);
+      expect(bad.body).toMatchObject({ success: false, error: { code: 'INVALID_DATA_URL' } });
+    }
+  });
+
   test('GIF: the first frame', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(fixtures.gif!, 'image/gif') }, ctx.users[0]);

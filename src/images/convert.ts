@@ -48,13 +48,39 @@ export function parseDataUrl(dataUrl: string, maxBytes: number): Uint8Array | Co
       return fail('INVALID_DATA_URL', 'the data URL payload is not valid base64');
     }
   }
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(Buffer.from(decodeURIComponent(payload), 'latin1'));
-  } catch {
-    return fail('INVALID_DATA_URL', 'the data URL payload is not valid percent-encoding');
-  }
+  const bytes = percentDecode(payload);
+  if (!bytes) return fail('INVALID_DATA_URL', 'the data URL payload is not valid percent-encoding');
   return bytes.length > maxBytes ? fail('TOO_LARGE', `the image is larger than ${maxBytes} bytes`) : bytes;
+}
+
+/**
+ * A percent-encoded payload as bytes: each `%XX` is one byte (RFC 2397), anything else its UTF-8
+ * bytes. Not `decodeURIComponent`, which reads the escapes as UTF-8 text and so throws on most
+ * binary files (a PNG starts with `%89`). Undefined for a `%` not followed by two hex digits.
+ */
+function percentDecode(payload: string): Uint8Array | undefined {
+  const raw = Buffer.from(payload, 'utf8');
+  const out = new Uint8Array(raw.length);
+  let n = 0;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] !== 0x25) {
+      out[n++] = raw[i]!;
+      continue;
+    }
+    const hi = hexValue(raw[i + 1]);
+    const lo = hexValue(raw[i + 2]);
+    if (hi < 0 || lo < 0) return undefined;
+    out[n++] = hi * 16 + lo;
+    i += 2;
+  }
+  return out.subarray(0, n);
+}
+
+function hexValue(c: number | undefined): number {
+  if (c === undefined) return -1;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
 }
 
 // Colour types with an alpha channel (JsColorType La8, Rgba8, La16, Rgba16, Rgba32F).
