@@ -19,7 +19,9 @@ const dv = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength)
 
 /** Format by magic number, or undefined for anything Parley does not convert. */
 export function sniffFormat(b: Uint8Array): SniffedFormat | undefined {
-  if (b.length < 12) return undefined;
+  // Three bytes are enough to tell a PNM, whose smallest files are under 12; the longer magics
+  // below simply do not match a shorter input.
+  if (b.length < 3) return undefined;
   if (b[0] === 0x89 && ascii(b, 1, 3) === 'PNG') return 'png';
   if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
   if (ascii(b, 0, 4) === 'RIFF' && ascii(b, 8, 4) === 'WEBP') return 'webp';
