@@ -90,6 +90,11 @@ describe('chat/streamDeepResearch', () => {
     expect(findResponseById(ctx.db, rid)).toMatchObject({ status: 'completed', kind: 'research', upstreamId: expect.stringMatching(/^resp_fake_/) });
     await Bun.sleep(5);
     expect(pushes).toEqual([{ userId: ctx.users[0]!.user.id, conversationId, responseId: rid, status: 'completed', title: 'Why tides?' }]);
+    // A later turn in the renamed conversation: the push names the conversation, not the new message.
+    expect((await ctx.json('chat/renameConversation', { conversationId, title: 'The moon and the sea' }, ctx.users[0])).status).toBe(200);
+    await readFrames(await research(ctx, { conversationId, message: 'And spring tides?' }));
+    await Bun.sleep(5);
+    expect(pushes.at(-1)).toMatchObject({ status: 'completed', title: 'The moon and the sea' });
   });
 
   test('an existing conversation: no conversation.created, history sent; unknown or foreign → in-stream error', async () => {

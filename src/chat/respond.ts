@@ -163,8 +163,11 @@ function finish(
   // After the commit: followers see `done` only once the answer and the status are stored.
   publish();
   if (response.kind === 'research') {
+    // The push's body names the conversation (docs/extras.md): its title as the user sees it now,
+    // renamed or not, which a later turn's message is not.
+    const title = findConversationById(deps.db, response.conversationId)?.title || titleOf(response.input.message);
     void deps.notifier
-      .researchStatus({ userId: response.userId, conversationId: response.conversationId, responseId: response.id, status, title: titleOf(response.input.message) })
+      .researchStatus({ userId: response.userId, conversationId: response.conversationId, responseId: response.id, status, title })
       .catch(() => undefined);
   }
 }
