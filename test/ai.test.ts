@@ -240,6 +240,14 @@ describe('AI providers', () => {
     const evs2 = await collect(chat().streamChat({ research: true, messages: [{ role: 'user', content: 'Why is the sky blue?' }] }));
     expect(searx.queries).toEqual(['Why is the sky blue?']);
     expect(types(evs2).at(-1)).toBe('text.delta');
+
+    // An empty plan, or one of blank strings, in the first round: the question itself again.
+    for (const plan of ['[]', '["", " "]']) {
+      openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'ok' }] } : { deltas: [{ content: plan }] });
+      searx.queries.length = 0;
+      await collect(chat().streamChat({ research: true, messages: [{ role: 'user', content: 'How deep is the Mariana Trench?' }] }));
+      expect({ plan, searched: searx.queries }).toEqual({ plan, searched: ['How deep is the Mariana Trench?'] });
+    }
   });
 
   test('research loop refuses private pages unless allowed', async () => {

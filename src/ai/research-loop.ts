@@ -98,7 +98,8 @@ async function* planQueries(
     yield { type: 'reasoning_text.done' };
   }
   const queries = parseQueries(stripThink(answer.text), breadth);
-  if (queries === undefined) return round === 0 ? [question.slice(0, 200)] : [];
+  // `[]` ends the research in later rounds ("no more searching"); in the first it is nothing usable.
+  if (!queries?.length) return round === 0 ? [question.slice(0, 200)] : [];
   return queries;
 }
 
