@@ -26,7 +26,8 @@ describe('account', () => {
   });
 
   test('subscription/getStatus reports the caller’s subscription', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
+    let now = Date.parse('2026-06-01T12:00:00.000Z');
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], now: () => now });
     const [ann, bob] = ctx.users as [any, any];
     const free = await ctx.json('subscription/getStatus', {}, ann);
     expect(free.body).toEqual({ tier: 'FREE', isActive: false, expiresAt: null, productId: null, updatedAt: expect.any(String) });
@@ -34,5 +35,8 @@ describe('account', () => {
     const pro = await ctx.json('subscription/getStatus', {}, bob);
     expect(pro.body).toMatchObject({ tier: 'PRO', isActive: true, expiresAt: '2027-01-02T03:04:05.678Z', productId: 'pro_monthly' });
     expect((await ctx.json('subscription/getStatus', {}, ann)).body.tier).toBe('FREE');
+    // Past its expiry a subscription is no longer active, whatever the flag says.
+    now = Date.parse('2027-01-02T03:04:05.678Z');
+    expect((await ctx.json('subscription/getStatus', {}, bob)).body).toMatchObject({ tier: 'PRO', isActive: false, expiresAt: '2027-01-02T03:04:05.678Z' });
   });
 });

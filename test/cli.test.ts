@@ -42,9 +42,9 @@ describe('admin CLI', () => {
     expect(dup.err.trim().split('\n')).toHaveLength(1);
     expect(dup.err).toContain('already exists');
 
-    const set = parley(['user', 'set', '--email', 'ann@example.org', '--tier', 'pro', '--active', '--expires', '2027-05-01T00:00:00.000Z', '--product', 'pro_y', '--locked', '--json', ...d]);
+    const set = parley(['user', 'set', '--email', 'ann@example.org', '--tier', 'pro', '--active', '--expires', '2099-05-01T00:00:00.000Z', '--product', 'pro_y', '--locked', '--json', ...d]);
     expect(set.code).toBe(0);
-    expect(JSON.parse(set.out)).toMatchObject({ isLocked: true, subscription: { tier: 'PRO', isActive: true, expiresAt: '2027-05-01T00:00:00.000Z', productId: 'pro_y' } });
+    expect(JSON.parse(set.out)).toMatchObject({ isLocked: true, subscription: { tier: 'PRO', isActive: true, expiresAt: '2099-05-01T00:00:00.000Z', productId: 'pro_y' } });
 
     const list = parley(['user', 'list', '--json', ...d]);
     expect(JSON.parse(list.out).map((u: any) => u.email)).toEqual(['ann@example.org']);

@@ -48,6 +48,6 @@ export const accountOperations = [
     summary: "The caller's subscription status",
     input: Empty,
     output: SubscriptionSchema,
-    handler: ({ user }) => subscriptionOf(user),
+    handler: ({ user, deps }) => subscriptionOf(user, deps.now()),
   }),
 ];

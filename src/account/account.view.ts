@@ -29,9 +29,10 @@ export const UserSchema = t.Object({
 
 export const preferencesOf = (u: User) => ({ enableMemories: u.enableMemories, showMemoryToolOutput: u.showMemoryToolOutput });
 export const accountTypeOf = (u: User) => ({ accountType: u.accountType, isLocked: u.isLocked });
-export const subscriptionOf = (u: User) => ({
+/** `isActive` is what the admin set, until `expiresAt` passes: a lapsed subscription is not active. */
+export const subscriptionOf = (u: User, now = Date.now()) => ({
   tier: u.subscriptionTier,
-  isActive: u.subscriptionActive,
+  isActive: u.subscriptionActive && (u.subscriptionExpiresAt == null || u.subscriptionExpiresAt > now),
   expiresAt: isoOrNull(u.subscriptionExpiresAt),
   productId: u.subscriptionProductId,
   updatedAt: iso(u.subscriptionUpdatedAt),
