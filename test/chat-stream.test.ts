@@ -148,6 +148,8 @@ describe('chat/streamDeepResearch', () => {
     expect(again).toEqual(all.slice(5));
     const byId = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: `${rid}:${all.length - 1}` }, ctx.users[0]));
     expect(typesOf(byId)).toEqual(['done']);
+    // Another response's frame id is no position in this one: everything is replayed.
+    expect(await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: `someother:${all.length - 1}` }, ctx.users[0]))).toEqual(all);
     const byHeader = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: 2 }, { 'x-api-key': ctx.users[0]!.key, 'last-event-id': `${rid}:${all.length - 1}` }));
     expect(typesOf(byHeader)).toEqual(['done']);
     expect((await ctx.json('chat/resumeStream', { responseId: rid }, ctx.users[1])).body).toEqual(SPEC_ERRORS[404]);

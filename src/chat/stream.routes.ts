@@ -91,7 +91,12 @@ export const streamOperations = [
       if (!r) throw notFound();
       let after = 0;
       if (typeof input.after === 'number') after = input.after;
-      else if (typeof input.after === 'string') after = parseEventId(input.after)?.seq ?? (Number.isInteger(Number(input.after)) ? Number(input.after) : 0);
+      else if (typeof input.after === 'string') {
+        // A frame id counts only for this response: another response's numbers say nothing here,
+        // and replaying from the start loses nothing.
+        const at = parseEventId(input.after);
+        after = at ? (at.responseId === r.id ? at.seq : 0) : Number.isInteger(Number(input.after)) ? Number(input.after) : 0;
+      }
       // A client library reconnecting this very request adds Last-Event-ID: it wins when it is further on.
       const last = parseEventId(readLastEventId(request) ?? '');
       if (last && last.responseId === r.id) after = Math.max(after, last.seq);
