@@ -192,6 +192,16 @@ describe('AI providers', () => {
     expect(follow.previous_response_id).toMatch(/^resp_fake_/);
   });
 
+  test('openai-responses: a model that never stops calling tools ends in an error, not an empty answer', async () => {
+    let calls = 0;
+    openai.responsesScript = () => functionCallEvents(`call_${++calls}`, 'echo', {});
+    const tool: AiTool = { name: 'echo', description: 'echo', parameters: { type: 'object' }, run: async () => 'again' };
+    await expect(collect(responses().streamChat({ messages: [{ role: 'user', content: 'x' }], tools: [tool] }))).rejects.toThrow(
+      'The model kept calling tools instead of answering.',
+    );
+    expect(calls).toBe(16);
+  });
+
   test('openai-chat: reasoning_content, <think> blocks and tool calls', async () => {
     let turn = 0;
     openai.chatScript = () =>
@@ -214,6 +224,25 @@ describe('AI providers', () => {
     const last = openai.requests.findLast((r) => r.path === 'POST /v1/chat/completions')!.body;
     expect(last.messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url: 'https://x/y.png' } });
     expect(last.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c1', content: 'ok' });
+  });
+
+  test('openai-chat: a model that keeps calling tools gets none in the last round, and answers', async () => {
+    const asked: boolean[] = [];
+    openai.chatScript = (body) => {
+      asked.push(Array.isArray(body.tools));
+      return body.tools
+        ? { deltas: [{ tool_calls: [{ index: 0, id: `c${asked.length}`, type: 'function', function: { name: 'echo', arguments: '{}' } }] }], finish_reason: 'tool_calls' }
+        : { deltas: [{ content: 'Done looking.' }] };
+    };
+    const tool: AiTool = { name: 'echo', description: 'e', parameters: { type: 'object' }, run: async () => 'again' };
+    const evs = await collect(chat().streamChat({ messages: [{ role: 'user', content: 'q' }], tools: [tool] }));
+    expect(asked).toEqual([true, true, true, true, true, true, true, false]);
+    expect(evs.filter((e) => e.type === 'text.delta')).toEqual([{ type: 'text.delta', delta: 'Done looking.' }]);
+    // One that calls a tool even then: an error, not a silent, empty answer.
+    openai.chatScript = () => ({ deltas: [{ tool_calls: [{ index: 0, id: 'x', type: 'function', function: { name: 'echo', arguments: '{}' } }] }], finish_reason: 'tool_calls' });
+    expect(await collect(chat().streamChat({ messages: [{ role: 'user', content: 'q' }], tools: [tool] })).then(() => 'answered', (e: Error) => e.message)).toBe(
+      'The model kept calling tools instead of answering.',
+    );
   });
 
   test('openai-chat research: plan → search → read → cited report; off-format planner falls back', async () => {

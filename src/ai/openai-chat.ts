@@ -58,6 +58,9 @@ export function createChatClient(client: OpenAI): ChatClient {
   };
 }
 
+/** Model calls and tool runs in one turn, at most: a model stuck calling tools must not loop for ever. */
+const MAX_TOOL_ROUNDS = 8;
+
 async function* streamWithTools(
   client: OpenAI,
   opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal },
@@ -65,7 +68,10 @@ async function* streamWithTools(
   const tools = opts.tools ?? [];
   const messages: any[] = toChatMessages(opts.messages);
   let partAdded = false;
-  for (let round = 0; round < 8; round++) {
+  for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+    // The last round offers no tools: a model that kept calling them must now answer with what
+    // it has, rather than the turn ending as completed with nothing said.
+    const offered = round < MAX_TOOL_ROUNDS - 1 ? tools : [];
     let stream: AsyncIterable<any[]>;
     try {
       const res = await client.chat.completions
@@ -74,8 +80,8 @@ async function* streamWithTools(
           model: opts.model,
           messages,
           stream: true,
-          ...(tools.length
-            ? { tools: tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+          ...(offered.length
+            ? { tools: offered.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
             : {}),
         } as any,
           { signal: opts.signal },
@@ -141,6 +147,7 @@ async function* streamWithTools(
     if (reasoningOpen) yield { type: 'reasoning_text.done' };
     const made = calls.filter(Boolean);
     if (!made.length) return;
+    if (!offered.length && tools.length) throw new AiError('The model kept calling tools instead of answering.');
     messages.push({
       role: 'assistant',
       content: text || null,

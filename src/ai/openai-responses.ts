@@ -168,6 +168,8 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
       turn = { previousResponseId: upstreamId, toolOutputs };
     }
   }
+  // Still calling tools when the rounds ran out: say so, rather than end as if it had answered.
+  if (turn) throw new AiError('The model kept calling tools instead of answering.');
   } finally {
     // Stopped by the user (abort, or the consumer returning early): stop paying for the upstream run too.
     // Bounded: a cancel (or a truncate, or a conversation delete, which cancel first) must not
