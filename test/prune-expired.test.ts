@@ -4,6 +4,7 @@ import { createConversation } from '../src/chat/conversation.store';
 import { createResponse, setResponseStatus } from '../src/chat/response.store';
 import { pruneExpired, startPruning } from '../src/tasks/prune-expired';
 import { DAY_MS } from '../src/time';
+import { createSession } from '../src/auth/auth.store';
 
 const countEvents = (ctx: ReturnType<typeof createTestContext>) =>
   ctx.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM response_events').get()!.n;
@@ -31,6 +32,26 @@ describe('pruning', () => {
     const logged = lines.map((l) => JSON.parse(l));
     expect(logged.find((l) => l.msg === 'pruned response events')).toMatchObject({ events: 1 });
     expect(logged.find((l) => l.msg === 'pruning group events failed')?.cause).toContain('group_invites');
+  });
+
+  test('sessions that ended more than 30 days ago go; live and recently ended ones stay', () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ann = ctx.users[0]!;
+    const now = Date.now();
+    const session = (expiresAt: number, revokedAt: number | null) => {
+      const s = createSession(ctx.db, ann.user.id, DAY_MS).row;
+      ctx.db.$client.run('UPDATE sessions SET expires_at = ?, revoked_at = ? WHERE id = ?', [expiresAt, revokedAt, s.id]);
+      return s.id;
+    };
+    const expiredLongAgo = session(now - 31 * DAY_MS, null);
+    const signedOutLongAgo = session(now + 5 * DAY_MS, now - 40 * DAY_MS);
+    const expiredLately = session(now - 2 * DAY_MS, null);
+    const signedOutLately = session(now + 5 * DAY_MS, now - DAY_MS);
+    pruneExpired(ctx.deps);
+    const left = ctx.db.$client.query<{ id: string }, []>('SELECT id FROM sessions').all().map((r) => r.id);
+    expect(left).not.toContain(expiredLongAgo);
+    expect(left).not.toContain(signedOutLongAgo);
+    expect(left).toEqual(expect.arrayContaining([ann.sessionId, expiredLately, signedOutLately]));
   });
 
   test('a failing first part does not keep the later ones from running', async () => {

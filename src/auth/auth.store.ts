@@ -96,3 +96,11 @@ export function revokeSession(db: Db, id: string, now = Date.now()): boolean {
   for (const r of rows) forgetCredentials(r.userId);
   return rows.length > 0;
 }
+
+/**
+ * Delete the sessions that ended (expired, or revoked by a sign-out) before `before`: no
+ * request can use them and `auth/listSessions` no longer shows them, and every sign-in adds one.
+ */
+export function pruneEndedSessions(db: Db, before: number): number {
+  return db.$client.run('DELETE FROM sessions WHERE expires_at < ?1 OR revoked_at < ?1', [before]).changes;
+}

@@ -2,17 +2,23 @@ import type { AppDeps } from '../deps';
 import { DAY_MS, HOUR_MS } from '../time';
 import { pruneResponseEvents } from '../chat/response.store';
 import { pruneGroupEvents } from '../groups/group-events.store';
+import { pruneEndedSessions } from '../auth/auth.store';
 
 type PruneDeps = Pick<AppDeps, 'db' | 'config' | 'log' | 'now'>;
+
+/** Ended sessions stay this long (an admin looking into a recent sign-out finds it), then go. */
+const ENDED_SESSION_KEEP_DAYS = 30;
 
 /**
  * What retention drops, each part on its own so one failing does not keep the others:
  * - the stored events of responses finished more than
  *   PARLEY_EVENT_RETENTION_DAYS ago; the answers themselves stay in their conversations;
+ * - sessions that ended (expired or signed out) more than ENDED_SESSION_KEEP_DAYS ago;
  * - group events older than PARLEY_GROUP_EVENT_RETENTION_DAYS, and invites past their expiry.
  */
 const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> }[] = [
   { name: 'response events', run: (d, now) => ({ events: pruneResponseEvents(d.db, now - d.config.eventRetentionDays * DAY_MS) }) },
+  { name: 'sessions', run: (d, now) => ({ sessions: pruneEndedSessions(d.db, now - ENDED_SESSION_KEEP_DAYS * DAY_MS) }) },
   { name: 'group events', run: (d, now) => pruneGroupEvents(d.db, d.config.groupEventRetentionDays, now) },
 ];
 
