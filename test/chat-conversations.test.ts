@@ -75,6 +75,12 @@ describe('conversation operations', () => {
     const page2 = await ctx.json('chat/listConversations', { limit: 1, cursor: page1.body.nextCursor }, ann);
     expect(page2.body.conversations.map((x: any) => x.id)).toEqual([c.id]);
     expect(page2.body.nextCursor).toBeNull();
+    // A cursor it did not give out is refused, not read as "from the start".
+    for (const cursor of ['not-a-cursor', Buffer.from('x:y').toString('base64url')]) {
+      const bad = await ctx.json('chat/listConversations', { limit: 1, cursor }, ann);
+      expect({ cursor, status: bad.status, path: bad.body.data?.issues?.[0]?.path }).toEqual({ cursor, status: 400, path: ['cursor'] });
+    }
+    expect((await ctx.json('chat/listConversations', { limit: 1, cursor: '' }, ann)).body.conversations.map((x: any) => x.id)).toEqual([mine.id]);
     expect((await ctx.json('chat/listConversations', {}, bob)).body.conversations.map((x: any) => x.id)).toEqual([c.id]);
     expect((await ctx.json('chat/listConversations', {}, cy)).body.conversations).toEqual([]);
 

@@ -2,7 +2,7 @@ import { t } from 'elysia';
 import { findGroupByConversationId } from '../groups/group.store';
 import { deleteGroup } from '../groups/group.service';
 import { defineOperation } from '../http/operation';
-import { forbidden, notFound } from '../http/errors';
+import { forbidden, invalidInput, notFound } from '../http/errors';
 import { writeTx } from '../db/connection';
 import type { AppDeps } from '../deps';
 import type { User } from '../db/schema';
@@ -60,7 +60,11 @@ export const chatOperations = [
     output: t.Object({ conversations: t.Array(ConversationSchema), nextCursor: t.Union([t.String(), t.Null()]) }),
     handler: ({ input, user, deps }) => {
       const limit = input.limit ?? 20;
-      const rows = listConversationsFor(deps.db, user.id, { limit: limit + 1, before: input.cursor ? decodeCursor(input.cursor) : undefined });
+      // No cursor, or an empty one, is the first page. One this operation did not give out is
+      // refused, rather than quietly read as the first page.
+      const before = input.cursor ? decodeCursor(input.cursor) : undefined;
+      if (input.cursor && !before) throw invalidInput([{ path: ['cursor'], message: 'Not a cursor from chat/listConversations' }]);
+      const rows = listConversationsFor(deps.db, user.id, { limit: limit + 1, before });
       const page = rows.slice(0, limit);
       return { conversations: page.map((c) => conversationView(c)), nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
     },
