@@ -114,12 +114,13 @@ describe('open streams and revoked credentials', () => {
     const g = await groupWith(ctx, ann, [bob]);
     const stream = await subscribe(ctx, bob, g.id);
     const ended: string[] = [];
-    const stop = ctx.deps.credentialWatch.watch('k-no-such-key', ann.user.id, () => ended.push('made up'));
+    const madeUp = { revoke: () => void ended.push('made up') };
+    ctx.deps.credentialWatch.watch('k-no-such-key', ann.user.id, madeUp);
     await Bun.sleep(300); // some fifteen checks
     expect(ended).toEqual(['made up']);
     await send(ctx, ann, g.id, 'still here');
     expect((await stream.nextData()).data.message.content).toBe('still here');
-    stop();
+    ctx.deps.credentialWatch.unwatch('k-no-such-key', madeUp);
     await stream.close();
   });
 });

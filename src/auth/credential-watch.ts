@@ -20,16 +20,40 @@ import { onCredentialsChanged } from './credential-cache';
  * Streams are grouped by credential: each distinct credential is checked once per interval,
  * however many streams it opened, and almost always from the cache.
  */
+/** A stream that can be ended from outside (src/http/stream-guard.ts `Revocable`). */
+export interface Revocable {
+  revoke(): void;
+}
+
 export interface CredentialWatch {
-  /** Follow a stream opened with `ref` (`Authenticated.ref`) for `userId`; `onInvalid` runs once if the credential stops being valid. Returns the remover. */
-  watch(ref: string, userId: string, onInvalid: () => void): () => void;
+  /** Follow a stream opened with `ref` (`Authenticated.ref`) for `userId`: revoked once if the credential stops being valid. */
+  watch(ref: string, userId: string, stream: Revocable): void;
+  /** The stream ended: stop following it. */
+  unwatch(ref: string, stream: Revocable): void;
   /** Credentials followed now (tests check that ended streams leave). */
   readonly size: number;
 }
 
+/** One stream's credential, as a stream hands itself to it (`StreamWatch` in src/http/stream-guard.ts). */
+export class WatchedCredential {
+  constructor(
+    private readonly credentials: CredentialWatch,
+    private readonly ref: string,
+    private readonly userId: string,
+  ) {}
+
+  add(stream: Revocable) {
+    this.credentials.watch(this.ref, this.userId, stream);
+  }
+
+  remove(stream: Revocable) {
+    this.credentials.unwatch(this.ref, stream);
+  }
+}
+
 interface Watched {
   userId: string;
-  streams: Set<() => void>;
+  streams: Set<Revocable>;
 }
 
 export function createCredentialWatch(db: Db, opts: { intervalMs: number; now: () => number; log: Logger; lifecycle?: Lifecycle }): CredentialWatch {
@@ -51,7 +75,7 @@ export function createCredentialWatch(db: Db, opts: { intervalMs: number; now: (
     if (valid) return;
     byRef.delete(ref);
     if (!byRef.size) halt();
-    for (const end of watched.streams) end();
+    for (const stream of watched.streams) stream.revoke();
   };
   const checkAll = () => {
     for (const ref of [...byRef.keys()]) check(ref);
@@ -75,19 +99,18 @@ export function createCredentialWatch(db: Db, opts: { intervalMs: number; now: (
   opts.lifecycle?.onShutdown('credential watch', stop);
 
   return {
-    watch(ref, userId, onInvalid) {
-      if (stopped) return () => {};
+    watch(ref, userId, stream) {
+      if (stopped) return;
       let watched = byRef.get(ref);
       if (!watched) byRef.set(ref, (watched = { userId, streams: new Set() }));
-      const stream = () => onInvalid();
       watched.streams.add(stream);
       timer ??= setInterval(checkAll, opts.intervalMs);
-      return () => {
-        const current = byRef.get(ref);
-        if (!current?.streams.delete(stream) || current.streams.size) return;
-        byRef.delete(ref);
-        if (!byRef.size) halt();
-      };
+    },
+    unwatch(ref, stream) {
+      const watched = byRef.get(ref);
+      if (!watched?.streams.delete(stream) || watched.streams.size) return;
+      byRef.delete(ref);
+      if (!byRef.size) halt();
     },
     get size() {
       return byRef.size;

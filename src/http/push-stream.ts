@@ -1,5 +1,5 @@
 import type { Beating, HeartbeatTicker } from './heartbeat-ticker';
-import { onAbort, shutdownFrame } from './stream-guard';
+import { onAbort, shutdownFrame, type Revocable, type StreamWatch } from './stream-guard';
 import { joinFrames } from './sse';
 
 /**
@@ -19,8 +19,8 @@ export abstract class PushStream {
 }
 
 export type StopReason =
-  /** `failed`: `start` threw (the client gets the error instead of a stream). */
-  | { reason: 'ended' | 'client-gone' | 'shutdown' | 'failed' }
+  /** `failed`: `start` threw (the client gets the error instead of a stream); `revoked`: its credential was. */
+  | { reason: 'ended' | 'client-gone' | 'shutdown' | 'failed' | 'revoked' }
   /** The client stopped reading, and `buffered` events (more than the limit) would have had to wait for it. */
   | { reason: 'slow-reader'; buffered: number };
 
@@ -41,6 +41,8 @@ export interface PushStreamOptions {
   finalFrame?: () => unknown;
   /** Called once when the stream ends, however it ends. */
   onEnd: () => void;
+  /** Ends the stream from outside (`GuardOptions.watch`). */
+  watch?: StreamWatch;
   /** Events that may wait for a client that does not read before it is cut off. */
   bufferEvents: number;
   heartbeats: HeartbeatTicker;
@@ -56,7 +58,7 @@ function frameBytes(frame: unknown): Uint8Array {
   return encoder.encode(typeof f === 'string' ? f : (f.toSSE?.() ?? ''));
 }
 
-class PushWriter implements StreamWriter, Beating {
+class PushWriter implements StreamWriter, Beating, Revocable {
   private controller: ReadableStreamDirectController | undefined;
   /** Chunks the socket has not taken yet: before the response starts, or while it is full. */
   private queue: Uint8Array[] = [];
@@ -86,7 +88,14 @@ class PushWriter implements StreamWriter, Beating {
     };
     on(this.opts.shutdown, () => this.shutDown());
     on(this.opts.client, () => this.close({ reason: 'client-gone' }));
-    if (!this.closed) this.opts.heartbeats.add(this);
+    if (this.closed) return;
+    this.opts.watch?.add(this);
+    this.opts.heartbeats.add(this);
+  }
+
+  /** Ended from outside: its credential was revoked. */
+  revoke() {
+    this.close({ reason: 'revoked' });
   }
 
   response(): Response {
@@ -190,6 +199,7 @@ class PushWriter implements StreamWriter, Beating {
     if (this.closed) return;
     this.closed = true;
     for (const off of this.cleanups) off();
+    this.opts.watch?.remove(this);
     this.opts.heartbeats.remove(this);
     this.stopSource(why);
     this.opts.onEnd();

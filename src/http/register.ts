@@ -1,6 +1,7 @@
 import type { Elysia } from 'elysia';
 import type { AppDeps } from '../deps';
 import { authenticate } from '../auth/authenticate';
+import { WatchedCredential } from '../auth/credential-watch';
 import { compileInput } from './body';
 import { parseJsonBody, readBody } from './body';
 import { AppError, errorResponse, unauthorized } from './errors';
@@ -80,18 +81,12 @@ export function registerOperations(
           if (result instanceof Promise) result = await result;
           const push = result instanceof PushStream;
           if (push || (result && typeof result === 'object' && Symbol.asyncIterator in result)) {
-            const slot = release;
+            const onEnd = release ?? noop;
             release = undefined; // the stream owns the slot now
             // It also ends, as if its client had left, once the credential that opened it is no
             // longer valid (src/auth/credential-watch.ts).
-            const revoked = new AbortController();
-            const unwatch = auth && deps.credentialWatch.watch(auth.ref, auth.principal.user.id, () => revoked.abort());
-            const onEnd = () => {
-              unwatch?.();
-              slot?.();
-            };
-            const client = unwatch ? AbortSignal.any([request.signal, revoked.signal]) : request.signal;
-            const guard = { shutdown: deps.lifecycle.signal, client, finalFrame: op.finalFrame, onEnd };
+            const watch = auth && new WatchedCredential(deps.credentialWatch, auth.ref, auth.principal.user.id);
+            const guard = { shutdown: deps.lifecycle.signal, client: request.signal, finalFrame: op.finalFrame, onEnd, watch };
             let stream: unknown;
             if (push) {
               const headers: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...responseHeaders };
@@ -118,6 +113,8 @@ export function registerOperations(
     );
   }
 }
+
+const noop = () => {};
 
 /** A turn at the operation's turnstile; a client that left while waiting gets (and reads) nothing. */
 async function takeTurn(turns: Turnstile, signal: AbortSignal): Promise<() => void> {

@@ -30,6 +30,21 @@ export function onAbort(signal: AbortSignal, act: () => void): () => void {
   return () => signal.removeEventListener('abort', act);
 }
 
+/** A stream that can be ended from outside, as if its client had left. */
+export interface Revocable {
+  revoke(): void;
+}
+
+/**
+ * Whoever ends streams from outside (a revoked credential, src/auth/credential-watch.ts): told
+ * when a stream starts and when it ends. Streams hand themselves over rather than a closure or
+ * one more AbortSignal each: with ten thousand open streams, a signal cost a kilobyte or two.
+ */
+export interface StreamWatch {
+  add(stream: Revocable): void;
+  remove(stream: Revocable): void;
+}
+
 export interface GuardOptions {
   shutdown: AbortSignal;
   /** The request's signal: aborted when the client disconnects. */
@@ -37,6 +52,7 @@ export interface GuardOptions {
   finalFrame?: () => unknown;
   /** Called once when the stream ends, however it ends. */
   onEnd: () => void;
+  watch?: StreamWatch;
 }
 
 const DONE = { done: true, value: undefined } as const;
@@ -47,7 +63,7 @@ const DONE = { done: true, value: undefined } as const;
  * calls `return()` on a client disconnect. (A class, not a plain object: Elysia would serialise
  * a plain object as JSON.)
  */
-export class GuardedStream implements AsyncIterableIterator<unknown> {
+export class GuardedStream implements AsyncIterableIterator<unknown>, Revocable {
   /**
    * Tells Elysia this is an event stream whatever the first frame is. Elysia otherwise decides
    * from the first value, and a stream opening with `sseComment('open')` would go out as
@@ -77,12 +93,21 @@ export class GuardedStream implements AsyncIterableIterator<unknown> {
     };
     on(opts.shutdown, 'shutdown');
     on(opts.client, 'gone');
+    opts.watch?.add(this);
+  }
+
+  /** Ended from outside (its credential was revoked): as if the client had left. */
+  revoke() {
+    this.stopReason ??= 'gone';
+    this.wake?.('gone');
+    this.finish();
   }
 
   private finish() {
     if (this.finished) return;
     this.finished = true;
     for (const off of this.cleanups) off();
+    this.opts.watch?.remove(this);
     this.wake?.('gone');
     this.opts.onEnd();
     // Not awaited: see above. The source's own `finally` runs once its pending await settles.
