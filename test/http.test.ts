@@ -150,6 +150,11 @@ describe('HTTP conventions', () => {
     const docs = await (await ctx.app.handle(new Request('http://localhost/api/docs'))).text();
     expect(docs).toContain('POST /api/auth/revokeApiKey');
     expect(docs).not.toMatch(/<script[^>]+src=|<link[^>]+href="http/);
+    // Each operation lists each error status once, in order (some name 500 among their own).
+    for (const [, list] of docs.matchAll(/Errors: ([\d, ]+) —/g)) {
+      const statuses = list!.split(', ').map(Number);
+      expect(statuses).toEqual([...new Set(statuses)].sort((a, b) => a - b));
+    }
   });
 
   test('security headers on every response, and one request log line with no credential in it', async () => {

@@ -49,6 +49,11 @@ describe('parley doctor', () => {
     const exposed = parley(['doctor', '--json', '--data-dir', dir], { PARLEY_HOST: '0.0.0.0' });
     expect(exposed.code).toBe(0); // a warning, not a failure
     expect(byName(JSON.parse(exposed.out).checks, 'config')).toMatchObject({ status: 'warn', detail: 'listening on 0.0.0.0 with PARLEY_COOKIE_SECURE=false' });
+    // Both risks at once: both said, not only the first.
+    const both = parley(['doctor', '--json', '--data-dir', dir], { PARLEY_HOST: '0.0.0.0', PARLEY_ENV: 'development' });
+    expect(byName(JSON.parse(both.out).checks, 'config').detail).toBe(
+      'PARLEY_ENV=development enables test-only operations (e.g. credits/grantAdReward); listening on 0.0.0.0 with PARLEY_COOKIE_SECURE=false',
+    );
   }, SLOW);
 
   test('a corrupt database file fails with a fix, exit 1', () => {

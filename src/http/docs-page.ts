@@ -25,7 +25,7 @@ export function docsPage(ops: readonly AnyOperation[]): string {
 <p>${esc(op.summary)}</p>${op.description ? `<p>${esc(op.description)}</p>` : ''}
 <details><summary>Request body</summary><pre>${json(compileInput(op.input).schema)}</pre></details>
 <details><summary>${op.kind === 'sse' ? 'Event data' : 'Response body'}</summary><pre>${json(op.output)}</pre></details>
-<p class="err">Errors: ${[400, ...(op.public ? [] : [401]), ...(op.errors ?? []), 500].join(', ')} — always the envelope <code>{defined, code, status, message, data}</code>.</p></section>`,
+<p class="err">Errors: ${[...new Set([400, ...(op.public ? [] : [401]), ...(op.errors ?? []), 500])].sort((a, b) => a - b).join(', ')} — always the envelope <code>{defined, code, status, message, data}</code>.</p></section>`,
           )
           .join('\n'),
     )

@@ -72,22 +72,21 @@ function checkMigrations(sqlite: Database): Check {
   return { name, status: 'ok', detail: `all ${migrations.length} applied` };
 }
 
-/** Settings that parse but are risky on a server reachable by others. */
+/** Settings that parse but are risky on a server reachable by others: every one that applies, not just the first. */
 export function checkConfigSense(config: Config): Check {
   const loopback = ['127.0.0.1', '::1', 'localhost'].includes(config.host);
+  const risks: { detail: string; fix: string }[] = [];
   if (config.env === 'development')
-    return {
-      name: 'config',
-      status: 'warn',
+    risks.push({
       detail: 'PARLEY_ENV=development enables test-only operations (e.g. credits/grantAdReward)',
       fix: 'remove PARLEY_ENV (or set it to production) outside development',
-    };
+    });
   if (!loopback && !config.cookieSecure)
-    return {
-      name: 'config',
-      status: 'warn',
+    risks.push({
       detail: `listening on ${config.host} with PARLEY_COOKIE_SECURE=false`,
       fix: 'serve Parley through a TLS reverse proxy and set PARLEY_COOKIE_SECURE=true (docs/self-hosting.md)',
-    };
+    });
+  if (risks.length)
+    return { name: 'config', status: 'warn', detail: risks.map((r) => r.detail).join('; '), fix: risks.map((r) => r.fix).join('; ') };
   return { name: 'config', status: 'ok', detail: `listening on ${config.host}:${config.port}, env ${config.env}` };
 }
