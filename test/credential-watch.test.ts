@@ -123,4 +123,25 @@ describe('open streams and revoked credentials', () => {
     ctx.deps.credentialWatch.unwatch('k-no-such-key', madeUp);
     await stream.close();
   });
+
+  test('a stream whose client left before it was built does not stay watched', async () => {
+    const ctx = createTestContext({ users: people, config: { aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small' } });
+    const ann = ctx.users[0]!;
+    openai.chatScript = () => ({ deltas: [{ content: 'hi' }] });
+    const done = await new SseReader(await ctx.call('chat/stream', { message: 'hi' }, ann)).all();
+    const responseId = done[1]!.data.responseId as string;
+    const gone = new AbortController();
+    gone.abort();
+    const res = await ctx.app.handle(
+      new Request('http://localhost/api/chat/resumeStream', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': ann.key },
+        body: JSON.stringify({ responseId }),
+        signal: gone.signal,
+      }),
+    );
+    await res.body?.cancel().catch(() => undefined);
+    expect(ctx.deps.credentialWatch.size).toBe(0);
+    await ctx.deps.tasks.shutdown();
+  });
 });

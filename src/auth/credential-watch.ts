@@ -75,7 +75,14 @@ export function createCredentialWatch(db: Db, opts: { intervalMs: number; now: (
     if (valid) return;
     byRef.delete(ref);
     if (!byRef.size) halt();
-    for (const stream of watched.streams) stream.revoke();
+    for (const stream of watched.streams) {
+      try {
+        stream.revoke();
+      } catch (err) {
+        // One stream failing to end must not keep the others open, nor escape the timer.
+        opts.log.error('ending a stream of a revoked credential failed', { cause: String(err) });
+      }
+    }
   };
   const checkAll = () => {
     for (const ref of [...byRef.keys()]) check(ref);

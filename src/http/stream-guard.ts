@@ -91,9 +91,11 @@ export class GuardedStream implements AsyncIterableIterator<unknown>, Revocable 
       };
       this.cleanups.push(onAbort(signal, listener));
     };
+    // Watched before the listeners: a client already gone finishes the stream right here, and
+    // finishing takes it out of the watch again (added after, it would stay there for good).
+    opts.watch?.add(this);
     on(opts.shutdown, 'shutdown');
     on(opts.client, 'gone');
-    opts.watch?.add(this);
   }
 
   /** Ended from outside (its credential was revoked): as if the client had left. */
