@@ -8,7 +8,8 @@ export function renderConfigDocs(): string {
   return `# Configuration
 
 Parley reads its settings once at start-up, from command-line flags, then environment variables,
-then these defaults. Every CLI command also accepts \`--data-dir\`.
+then these defaults. An empty value (\`KEY=\` in an environment file) counts as not set: the
+default applies. Numbers are plain decimal digits. Every CLI command also accepts \`--data-dir\`.
 
 This file is generated from \`src/config.ts\` by \`bun run scripts/gen-config-docs.ts\`; a test fails
 when the two differ.

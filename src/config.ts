@@ -25,7 +25,8 @@ const optStr: Parser<string | undefined> = (raw) => (raw === '' ? undefined : ra
 const int =
   (min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> =>
   (raw, name) => {
-    const n = Number(raw);
+    // Digits only: Number() would also read "0x1F90", "1e3" or "" (as 0).
+    const n = /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
     if (!Number.isInteger(n) || n < min || n > max)
       throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
     return n;
@@ -415,9 +416,13 @@ export function loadConfig(
   flags: Record<string, string | undefined> = {},
 ): Config {
   const out: Record<string, unknown> = {};
+  // An empty value is no value: a `KEY=` line left in an environment file must not turn the
+  // listening host into every interface, the port into a random one or a limit into 0.
+  const given = (v: string | undefined) => (v === '' ? undefined : v);
   for (const [key, s] of Object.entries(settings) as [string, Setting<unknown>][]) {
-    const raw = (s.flag && flags[s.flag]) ?? env[s.env] ?? s.default;
-    out[key] = s.parse(raw, s.flag && flags[s.flag] !== undefined ? s.flag : s.env);
+    const flag = s.flag ? given(flags[s.flag]) : undefined;
+    const fromEnv = given(env[s.env]);
+    out[key] = s.parse(flag ?? fromEnv ?? s.default, flag !== undefined ? s.flag! : s.env);
   }
   return out as Config;
 }

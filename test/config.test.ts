@@ -23,6 +23,16 @@ describe('config', () => {
     expect(() => loadConfig({ PARLEY_COOKIE_SECURE: 'maybe' })).toThrow('PARLEY_COOKIE_SECURE');
     // Two heartbeat ticks must fit in the server's 60 s idle timeout.
     expect(() => loadConfig({ PARLEY_SSE_HEARTBEAT_S: '26' })).toThrow('PARLEY_SSE_HEARTBEAT_S must be an integer between 1 and 25');
+    // Numbers are decimal digits: not hexadecimal, not exponents.
+    for (const port of ['0x1F90', '1e3', '8080.0']) expect(() => loadConfig({ PARLEY_PORT: port })).toThrow('PARLEY_PORT');
+    expect(loadConfig({ PARLEY_PORT: ' 9000 ' }).port).toBe(9000);
+  });
+
+  test('an empty value is no value: the default applies (a KEY= line left in an environment file)', () => {
+    const c = loadConfig({ PARLEY_HOST: '', PARLEY_PORT: '', PARLEY_MAX_STREAMS_PER_USER: '', PARLEY_DATA_DIR: '' }, { '--data-dir': '' });
+    const defaults = loadConfig({});
+    expect([c.host, c.port, c.maxStreamsPerUser, c.dataDir]).toEqual([defaults.host, defaults.port, defaults.maxStreamsPerUser, defaults.dataDir]);
+    expect([c.host, c.port, c.maxStreamsPerUser]).toEqual(['127.0.0.1', 8787, 16]);
   });
 
   test('docs/configuration.md is the generated table', () => {
