@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { loadConfig, ConfigError, type Config } from '../src/config';
 import { openDataDir, type Db } from '../src/db/connection';
-import { migrate } from '../src/db/migrate';
+import { migrate, pendingMigrations } from '../src/db/migrate';
+import { migrations } from '../src/db/migrations';
 
 export interface CommonOptions {
   dataDir?: string;
@@ -27,11 +28,25 @@ export function cliConfig(options: CommonOptions, flagNames: string[] = []): Con
   return loadConfig(process.env, flags);
 }
 
-/** Open the data directory's database, migrated, for a one-shot admin command. */
+/**
+ * Open the data directory's database for a one-shot admin command. A new database is created
+ * migrated (`parley user create` before the first start is fine). One that needs migrations is
+ * refused: the server that may be running on it is older than this binary and writes rows the way
+ * its own schema says; migrating under it (an upgrade's binary swapped in, an admin command run
+ * before the restart) left data the new version then tripped over. Migrations are for
+ * `parley migrate` with the server stopped, or for `parley serve` at start.
+ */
 export function openCliDb(opts: CommonOptions): { config: Config; db: Db } {
   const config = cliConfig(opts);
   const db = openDataDir(config.dataDir);
-  migrate(db.$client);
+  const pending = pendingMigrations(db.$client);
+  if (pending.length === migrations.length) migrate(db.$client);
+  else if (pending.length) {
+    db.$client.close();
+    throw new CliError(
+      `the database needs ${pending.length} migration(s) (${pending.join(', ')}): stop the server, run \`parley migrate\`, then start it (docs/self-hosting.md, Upgrades)`,
+    );
+  }
   return { config, db };
 }
 

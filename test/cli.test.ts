@@ -3,6 +3,9 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 // These tests spawn processes; shared machines can be slow, and no test here asserts on time.
 setDefaultTimeout(60_000);
 import { mkdtempSync, existsSync } from 'node:fs';
+import { openDataDir } from '../src/db/connection';
+import { migrate, pendingMigrations } from '../src/db/migrate';
+import { migrations } from '../src/db/migrations';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -91,5 +94,25 @@ describe('admin CLI', () => {
     expect(parley(['backup', file, ...d]).code).toBe(0);
     expect(existsSync(file)).toBe(true);
     expect(parley(['backup', file, ...d]).code).not.toBe(0);
+  });
+
+  test('a database that needs migrations (a new binary, the old server still running) is refused by admin commands, not migrated under it', () => {
+    const older = mkdtempSync(join(tmpdir(), 'parley-cli-older-'));
+    // As an older Parley left it: every migration but the last.
+    const db = openDataDir(older);
+    migrate(db.$client, migrations.slice(0, -1));
+    db.$client.close();
+    const last = migrations.at(-1)!.tag;
+    for (const args of [['user', 'list'], ['user', 'create', '--email', 'x@example.org']]) {
+      const r = parley([...args, '--data-dir', older]);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(r.err).toContain(`needs 1 migration(s) (${last})`);
+      expect(r.err).toContain('parley migrate');
+    }
+    const check = openDataDir(older);
+    expect(pendingMigrations(check.$client)).toEqual([last]);
+    check.$client.close();
+    expect(JSON.parse(parley(['migrate', '--json', '--data-dir', older]).out)).toEqual({ applied: [last] });
+    expect(parley(['user', 'list', '--data-dir', older]).code).toBe(0);
   });
 });
