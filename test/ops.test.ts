@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDataDir } from '../src/db/connection';
@@ -54,6 +54,33 @@ describe('parley doctor', () => {
     expect(byName(JSON.parse(both.out).checks, 'config').detail).toBe(
       'PARLEY_ENV=development enables test-only operations (e.g. credits/grantAdReward); listening on 0.0.0.0 with PARLEY_COOKIE_SECURE=false',
     );
+  }, SLOW);
+
+  // Needs another user to be one: root may write anything. Runs where the tests run as root (CI).
+  const asOther = process.getuid?.() === 0 && Bun.which('runuser') !== null;
+  (asOther ? test : test.skip)('a database the service user cannot write (made by a root admin command) fails, with the chown', () => {
+    // Under /tmp itself: the test run's own temporary directory is closed to other users.
+    const dir = mkdtempSync('/tmp/parley-ops-readonly-');
+    try {
+      chmodSync(dir, 0o755);
+      const data = join(dir, 'data');
+      expect(parley(['migrate', '--data-dir', data]).code).toBe(0); // as root: the file is root's
+      const nobody = Number(Bun.spawnSync(['id', '-u', 'nobody']).stdout.toString());
+      chownSync(data, nobody, nobody); // the directory is the service user's, the database still root's
+      const r = Bun.spawnSync(['runuser', '-u', 'nobody', '--', process.execPath, join(root, 'cli/main.ts'), 'doctor', '--json', '--data-dir', data], {
+        env: { PATH: process.env.PATH ?? '' },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      });
+      expect({ code: r.exitCode, err: r.stderr.toString() }).toEqual({ code: 1, err: '' });
+      const checks = JSON.parse(r.stdout.toString()).checks;
+      expect(byName(checks, 'data directory')).toMatchObject({ status: 'ok' });
+      const db = byName(checks, 'database');
+      expect(db).toMatchObject({ status: 'fail', detail: `not writable by this user: ${join(data, 'parley.db')}` });
+      expect(db.fix).toContain('chown');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, SLOW);
 
   test('a corrupt database file fails with a fix, exit 1', () => {

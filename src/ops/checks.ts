@@ -42,6 +42,26 @@ export function checkDatabase(dir: string): Check[] {
   } catch {
     return [{ name: 'database', status: 'fail', detail: `${file} is not readable by this user`, fix: 'run doctor as the user Parley runs as (e.g. sudo -u parley parley doctor)' }];
   }
+  // Writable too, with its WAL files: a database an admin command made as root (sudo without
+  // -u parley) reads fine and fails every write of the service.
+  const readOnly = [file, `${file}-wal`, `${file}-shm`].filter((f) => {
+    if (!existsSync(f)) return false;
+    try {
+      accessSync(f, constants.W_OK);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (readOnly.length)
+    return [
+      {
+        name: 'database',
+        status: 'fail',
+        detail: `not writable by this user: ${readOnly.join(', ')}`,
+        fix: `run doctor as the user Parley runs as; if that is the user, give the files back to it (e.g. sudo chown parley:parley ${readOnly.join(' ')})`,
+      },
+    ];
   let sqlite: Database | undefined;
   try {
     sqlite = new Database(file, { readonly: true });
