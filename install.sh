@@ -161,7 +161,7 @@ if [ "$systemd" = 1 ]; then
   1. Settings (AI provider, search, TLS): edit $env_file (docs/configuration.md).
   2. Start now and at boot:      systemctl enable --now parley
      After an upgrade:           systemctl restart parley   (migrations run at start)
-  3. Check it:                   sudo -u $user $bin doctor --data-dir $data_dir
+  3. Check it:                   sudo -u $user $bin doctor --data-dir $data_dir --env-file $env_file
                                  journalctl -u parley -f
   4. First user and API key:     sudo -u $user $bin user create --email you@example.org --data-dir $data_dir
                                  sudo -u $user $bin apikey create --email you@example.org --data-dir $data_dir

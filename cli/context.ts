@@ -3,16 +3,19 @@ import { loadConfig, ConfigError, type Config } from '../src/config';
 import { openDataDir, type Db } from '../src/db/connection';
 import { migrate, pendingMigrations } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
+import { readEnvFile } from './env-file';
 
 export interface CommonOptions {
   dataDir?: string;
   json?: boolean;
+  envFile?: string;
 }
 
-/** Every command takes --data-dir (falls back to PARLEY_DATA_DIR) and --json. */
+/** Every command takes --data-dir (falls back to PARLEY_DATA_DIR), --env-file and --json. */
 export function common(cmd: Command): Command {
   return cmd
     .option('--data-dir <dir>', 'data directory (env PARLEY_DATA_DIR, default ./data)')
+    .option('--env-file <file>', "read settings from this file too, as the service does (e.g. /etc/parley/parley.env); the environment's own win")
     .option('--json', 'print machine-readable JSON');
 }
 
@@ -25,7 +28,16 @@ export function cliConfig(options: CommonOptions, flagNames: string[] = []): Con
     const key = name.replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
     if (opts[key] !== undefined) flags[name] = String(opts[key]);
   }
-  return loadConfig(process.env, flags);
+  const env = opts.envFile ? { ...envFileOf(opts.envFile), ...process.env } : process.env;
+  return loadConfig(env, flags);
+}
+
+function envFileOf(path: string): Record<string, string> {
+  try {
+    return readEnvFile(path);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
 }
 
 /**

@@ -56,6 +56,24 @@ describe('parley doctor', () => {
     );
   }, SLOW);
 
+  test('--env-file: doctor checks the settings the service runs with; the environment wins; a bad file is named', () => {
+    const dir = tmp('envfile');
+    expect(parley(['migrate', '--data-dir', dir]).code).toBe(0);
+    const file = join(dir, 'parley.env');
+    writeFileSync(file, '# as install.sh writes it\nPARLEY_HOST=0.0.0.0\n\n; a comment\nPARLEY_PORT="9191"\nPARLEY_COOKIE_SECURE=\n');
+    const config = (env: Record<string, string> = {}) =>
+      byName(JSON.parse(parley(['doctor', '--json', '--data-dir', dir, '--env-file', file], env).out).checks, 'config');
+    expect(config()).toMatchObject({ status: 'warn', detail: 'listening on 0.0.0.0 with PARLEY_COOKIE_SECURE=false' });
+    expect(config({ PARLEY_HOST: '127.0.0.1' })).toMatchObject({ status: 'ok', detail: 'listening on 127.0.0.1:9191, env production' });
+    writeFileSync(file, 'PARLEY_HOST=0.0.0.0\nthis is not a setting\n');
+    const bad = parley(['doctor', '--data-dir', dir, '--env-file', file]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain(`${file}:2: not a KEY=value line`);
+    const missing = parley(['user', 'list', '--data-dir', dir, '--env-file', join(dir, 'nope.env')]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('cannot read --env-file');
+  }, SLOW);
+
   // Needs another user to be one: root may write anything. Runs where the tests run as root (CI).
   const asOther = process.getuid?.() === 0 && Bun.which('runuser') !== null;
   (asOther ? test : test.skip)('a database the service user cannot write (made by a root admin command) fails, with the chown', () => {
