@@ -6,7 +6,22 @@ import { common, openCliDb, output, runAction, CliError, type CommonOptions } fr
 
 
 /** A date, or a date and time with an optional zone: what `--expires` accepts. */
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+
+/**
+ * An ISO 8601 date or date-time as epoch ms, NaN when it is not one. A time without a zone is
+ * UTC, as a date alone is (Date.parse would read it as the machine's local time). Dates that do
+ * not exist are refused: Date.parse rolls 2027-02-30 over to March 2.
+ */
+function parseIsoDate(text: string): number {
+  const m = ISO_DATE.exec(text);
+  if (!m) return Number.NaN;
+  const [year, month, day, hour = '0', minute = '0', second = '0'] = m.slice(1, 7);
+  const daysInMonth = new Date(Date.UTC(Number(year), Number(month), 0)).getUTCDate();
+  if (Number(month) < 1 || Number(month) > 12 || Number(day) < 1 || Number(day) > daysInMonth) return Number.NaN;
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return Number.NaN;
+  return Date.parse(m[4] !== undefined && m[7] === undefined ? `${text}Z` : text);
+}
 export function requireUser(db: Db, email: string) {
   const user = findUserByEmail(db, email);
   if (!user) throw new CliError(`no user with e-mail ${email}`);
@@ -61,7 +76,7 @@ export function userCommands(program: Command) {
     .option('--tier <tier>', `subscription tier: ${SUBSCRIPTION_TIERS.join(', ')}`)
     .option('--active', 'subscription is active')
     .option('--inactive', 'subscription is not active')
-    .option('--expires <iso>', 'subscription expiry (ISO 8601), or "none"')
+    .option('--expires <iso>', 'subscription expiry (ISO 8601 date or date-time, UTC unless a zone is given), or "none"')
     .option('--product <id>', 'store product id, or "none"')
     .option('--account-type <type>', `one of ${ACCOUNT_TYPES.join(', ')}`)
     .option('--locked', 'lock the account type selection')
@@ -86,7 +101,7 @@ export function userCommands(program: Command) {
             else {
               // ISO 8601 only: Date.parse also takes "Dec 25" or "12" (as 2001), which would store a
               // subscription that ended long ago and say nothing.
-              const ms = ISO_DATE.test(opts.expires) ? Date.parse(opts.expires) : Number.NaN;
+              const ms = parseIsoDate(opts.expires);
               if (Number.isNaN(ms)) throw new CliError(`--expires is not an ISO 8601 date (2027-05-01 or 2027-05-01T12:00:00Z): ${opts.expires}`);
               patch.subscriptionExpiresAt = ms;
             }

@@ -54,11 +54,17 @@ describe('admin CLI', () => {
     expect(parley(['user', 'set', '--email', 'nobody@example.org', '--active', ...d]).code).not.toBe(0);
     expect(parley(['user', 'set', '--email', 'ann@example.org', '--tier', 'GOLD', ...d]).err).toContain('--tier');
     // Not ISO 8601: refused, not read leniently (as 2001-12-25) and stored.
-    for (const expires of ['Dec 25', '12', '2027-13']) {
+    for (const expires of ['Dec 25', '12', '2027-13', '2027-02-30', '2027-13-01', '2027-01-01T24:00']) {
       const bad = parley(['user', 'set', '--email', 'ann@example.org', '--expires', expires, ...d]);
       expect({ expires, failed: bad.code !== 0, says: bad.err.includes('--expires') }).toEqual({ expires, failed: true, says: true });
     }
-    expect(JSON.parse(parley(['user', 'set', '--email', 'ann@example.org', '--expires', '2028-01-02', '--json', ...d]).out).subscription.expiresAt).toBe('2028-01-02T00:00:00.000Z');
+    const expiresAt = (expires: string, env: Record<string, string> = {}) =>
+      JSON.parse(parley(['user', 'set', '--email', 'ann@example.org', '--expires', expires, '--json', ...d], env).out).subscription.expiresAt;
+    expect(expiresAt('2028-01-02')).toBe('2028-01-02T00:00:00.000Z');
+    expect(expiresAt('2028-02-29')).toBe('2028-02-29T00:00:00.000Z'); // a leap day
+    // A time without a zone is UTC, whatever the machine's zone; with one, that zone.
+    expect(expiresAt('2028-01-02T12:00', { TZ: 'America/New_York' })).toBe('2028-01-02T12:00:00.000Z');
+    expect(expiresAt('2028-01-02T12:00+02:00')).toBe('2028-01-02T10:00:00.000Z');
   });
 
   test('the environment names the data dir too', () => {
