@@ -185,18 +185,26 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
       // an upgrade. A transparent image throws the early encode away (cancelled if not started).
       const cancel = new AbortController();
       const early = guess?.likelyOpaque() && (meta.orientation ?? 1) <= 1 ? settle(source.jpeg(limits.quality, cancel.signal)) : undefined;
-      const pixels = await oriented.rawPixels();
-      if (pixels.length === w * h * 4) {
-        const opaque = isOpaque(pixels);
-        guess?.saw(opaque);
-        if (opaque) {
-          const jpeg = early ? await early.then(unwrap) : await oriented.jpeg(limits.quality);
+      try {
+        const pixels = await oriented.rawPixels();
+        if (pixels.length === w * h * 4) {
+          const opaque = isOpaque(pixels);
+          guess?.saw(opaque);
+          if (opaque) {
+            const jpeg = early ? await early.then(unwrap) : await oriented.jpeg(limits.quality);
+            return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
+          }
+          cancel.abort();
+          await flattenOntoWhite(pixels);
+          const jpeg = await Transformer.fromRgbaPixels(pixels, w, h).jpeg(limits.quality);
           return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
         }
+      } finally {
+        // Whatever did not use the early encode (a transparent image, a failed copy, the layout
+        // path below) stops it if it has not started, and otherwise awaits it: it must not run on
+        // past the answer, outside the conversions PARLEY_IMAGE_CONCURRENCY counts.
         cancel.abort();
-        await flattenOntoWhite(pixels);
-        const jpeg = await Transformer.fromRgbaPixels(pixels, w, h).jpeg(limits.quality);
-        return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
+        await early;
       }
     }
     // ...other layouts (grey + alpha, 16-bit) by compositing over a white canvas, which costs a
