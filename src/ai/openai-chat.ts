@@ -69,9 +69,10 @@ async function* streamWithTools(
   const messages: any[] = toChatMessages(opts.messages);
   let partAdded = false;
   for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
-    // The last round offers no tools: a model that kept calling them must now answer with what
-    // it has, rather than the turn ending as completed with nothing said.
-    const offered = round < MAX_TOOL_ROUNDS - 1 ? tools : [];
+    // The last round forbids tools (tool_choice "none"; still listed, since the history holds
+    // tool calls some servers check against them): a model that kept calling them must now answer
+    // with what it has, rather than the turn ending as completed with nothing said.
+    const last = round === MAX_TOOL_ROUNDS - 1;
     let stream: AsyncIterable<any[]>;
     try {
       const res = await client.chat.completions
@@ -80,8 +81,11 @@ async function* streamWithTools(
           model: opts.model,
           messages,
           stream: true,
-          ...(offered.length
-            ? { tools: offered.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+          ...(tools.length
+            ? {
+                tools: tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })),
+                ...(last ? { tool_choice: 'none' } : {}),
+              }
             : {}),
         } as any,
           { signal: opts.signal },
@@ -147,7 +151,7 @@ async function* streamWithTools(
     if (reasoningOpen) yield { type: 'reasoning_text.done' };
     const made = calls.filter(Boolean);
     if (!made.length) return;
-    if (!offered.length && tools.length) throw new AiError('The model kept calling tools instead of answering.');
+    if (last) throw new AiError('The model kept calling tools instead of answering.');
     messages.push({
       role: 'assistant',
       content: text || null,
