@@ -37,14 +37,14 @@ export const subscriptionOf = (u: User, now = Date.now()) => ({
   productId: u.subscriptionProductId,
   updatedAt: iso(u.subscriptionUpdatedAt),
 });
-export const userView = (u: User) => ({
+export const userView = (u: User, now = Date.now()) => ({
   id: u.id,
   email: u.email,
   name: u.name,
   image: u.image,
   accountType: u.accountType,
   isLocked: u.isLocked,
-  subscription: subscriptionOf(u),
+  subscription: subscriptionOf(u, now),
   preferences: preferencesOf(u),
   createdAt: iso(u.createdAt),
 });

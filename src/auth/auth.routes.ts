@@ -63,7 +63,7 @@ export const authOperations = [
     input: t.Object({}),
     output: t.Object({ user: UserSchema, credential: t.Object({ kind: t.String(), id: t.String() }) }),
     handler: ({ user, principal, deps }) => ({
-      user: { ...userView(user), bonusBalance: bonusBalanceOf(deps.db, user.id) },
+      user: { ...userView(user, deps.now()), bonusBalance: bonusBalanceOf(deps.db, user.id) },
       credential:
         principal.credential.kind === 'session'
           ? { kind: 'session', id: principal.credential.sessionId }
