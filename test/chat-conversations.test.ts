@@ -76,7 +76,7 @@ describe('conversation operations', () => {
     expect(page2.body.conversations.map((x: any) => x.id)).toEqual([c.id]);
     expect(page2.body.nextCursor).toBeNull();
     // A cursor it did not give out is refused, not read as "from the start".
-    for (const cursor of ['not-a-cursor', Buffer.from('x:y').toString('base64url')]) {
+    for (const cursor of ['not-a-cursor', ...['x:y', '1:', ' :x', '0x10:a'].map((raw) => Buffer.from(raw).toString('base64url'))]) {
       const bad = await ctx.json('chat/listConversations', { limit: 1, cursor }, ann);
       expect({ cursor, status: bad.status, path: bad.body.data?.issues?.[0]?.path }).toEqual({ cursor, status: 400, path: ['cursor'] });
     }

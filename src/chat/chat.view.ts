@@ -35,9 +35,9 @@ export const itemView = (i: ConversationItem) => ({ id: i.id, role: i.role, cont
 /** Opaque keyset cursor: the last row's (updatedAt, id). */
 export const encodeCursor = (c: Conversation) => Buffer.from(`${c.updatedAt}:${c.id}`).toString('base64url');
 
+/** The (updatedAt, id) of a cursor `encodeCursor` made; undefined for anything else. */
 export function decodeCursor(cursor: string): { updatedAt: number; id: string } | undefined {
-  const raw = Buffer.from(cursor, 'base64url').toString();
-  const at = raw.indexOf(':');
-  const updatedAt = Number(raw.slice(0, at));
-  return at > 0 && Number.isFinite(updatedAt) ? { updatedAt, id: raw.slice(at + 1) } : undefined;
+  const m = /^(\d{1,16}):(.+)$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (!m || Buffer.from(`${m[1]}:${m[2]}`).toString('base64url') !== cursor) return undefined;
+  return { updatedAt: Number(m[1]), id: m[2]! };
 }
