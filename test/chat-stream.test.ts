@@ -476,7 +476,7 @@ describe('chat/streamDeepResearch', () => {
     const { ctx, conversationId } = await slowTurn();
     // A second turn, short: it completes while the truncate waits for the first one's slow cancel.
     openai.responsesScript = () => textEvents('short answer', 4);
-    openai.cancelDelayMs = 600;
+    openai.cancelDelayMs = 2000; // the second turn (~50 ms of events) completes well inside it
     const second = new SseReader(await research(ctx, { message: 'second question', conversationId }));
     const rid2 = (await second.all(1))[0]!.data.responseId as string;
     const [question2] = listItems(ctx.db, conversationId).filter((i) => i.content === 'second question');
