@@ -28,6 +28,8 @@ export function notifyCommands(program: Command) {
         );
         db.$client.close();
         process.stdout.write(JSON.stringify(report) + '\n');
+        // The report says whether it worked; the exit status says it to scripts too.
+        if (!report.ok) process.exitCode = 1;
       }),
     );
 }

@@ -58,6 +58,10 @@ describe('credits and notify CLI', () => {
     const after = openDataDir(dir);
     expect(listPushTokens(after, ann.id)).toEqual(['ExponentPushToken[ok-cli]']);
     after.$client.close();
+    // Expo unreachable, nothing delivered: the report says so, and so does the exit status.
+    fake.reset();
+    const none = await parley(['notify', 'test', '--email', 'ann@example.org', '--conversation', 'c', '--status', 'completed', ...d], { ...env, PARLEY_EXPO_BASE_URL: 'http://127.0.0.1:9' });
+    expect({ code: none.code, ok: JSON.parse(none.out).ok }).toEqual({ code: 1, ok: false });
     const bad = await parley(['notify', 'test', '--email', 'ann@example.org', '--conversation', 'c', '--status', 'done', ...d], env);
     expect(bad.code).not.toBe(0);
     expect(bad.err).toContain('--status');
