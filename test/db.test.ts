@@ -46,6 +46,24 @@ describe('database', () => {
     db.$client.close();
   });
 
+  test('two processes migrating at once: the one that finds a migration applied under its lock skips it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-db-race-'));
+    const first = openDataDir(dir);
+    let raced = false;
+    // Right after the first read its list of pending migrations, another connection (a server
+    // starting while an admin runs `parley migrate`) applies them all.
+    const applied = migrate(first.$client, migrations, () => {
+      if (raced) return;
+      raced = true;
+      const other = openDataDir(dir);
+      expect(migrate(other.$client)).toEqual(migrations.map((m) => m.tag));
+      other.$client.close();
+    });
+    expect(applied).toEqual([]);
+    expect(pendingMigrations(first.$client)).toEqual([]);
+    first.$client.close();
+  });
+
   test('a failing migration leaves nothing half-applied', () => {
     const db = openDatabase(':memory:');
     const bad = [{ tag: '0000_bad', sql: 'CREATE TABLE a (x INTEGER);--> statement-breakpoint\nNOT SQL' }];

@@ -30,11 +30,15 @@ export function migrate(
       .split(STATEMENT_BREAK)
       .map((s) => s.trim())
       .filter(Boolean);
-    sqlite.transaction(() => {
+    const ran = sqlite.transaction(() => {
+      // Another process (a server starting while an admin runs `parley migrate`) may have applied
+      // it since the list above was read: under the write lock, look again.
+      if (sqlite.query('SELECT 1 FROM _parley_migrations WHERE tag = ?').get(m.tag)) return false;
       for (const stmt of statements) sqlite.exec(stmt);
       sqlite.query('INSERT INTO _parley_migrations (tag, applied_at) VALUES (?, ?)').run(m.tag, Date.now());
+      return true;
     }).immediate();
-    applied.push(m.tag);
+    if (ran) applied.push(m.tag);
   }
   onProgress(applied.length, todo.length);
   return applied;
