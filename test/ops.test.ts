@@ -184,6 +184,12 @@ describe('provider probes', () => {
       expect(missing.fix).toContain('llama3.2:3b');
       expect((await probeAi({ ...base, baseUrl: fake.url })).status).toBe('warn'); // /models is 404 without /v1
       expect((await probeAi({ ...base, provider: 'none' })).status).toBe('skip');
+      const empty = startProviderEndpoints({ apiKey: 'sk-good', models: [] }); // an Ollama with nothing pulled
+      try {
+        expect(await probeAi({ ...base, baseUrl: `${empty.url}/v1` })).toMatchObject({ status: 'warn', detail: `${empty.url}/v1/models is reachable but lists no models` });
+      } finally {
+        empty.stop();
+      }
       expect((await probeAi({ ...base, provider: undefined })).status).toBe('skip');
       expect(aiModelsUrl('')).toBe('https://api.openai.com/v1/models');
       expect(aiModelsUrl('http://127.0.0.1:8080/v1/')).toBe('http://127.0.0.1:8080/v1/models');

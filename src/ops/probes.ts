@@ -45,6 +45,9 @@ export async function probeAi(t: AiTarget): Promise<Check> {
     return { name, status: 'fail', detail: `${url} refused the key (HTTP ${res.status})`, fix: 'set a valid PARLEY_AI_API_KEY' };
   if (!res.ok) return { name, status: 'warn', detail: `${url} answered HTTP ${res.status}`, fix: 'check PARLEY_AI_BASE_URL: it should be the API root that serves /models' };
   const ids = ((await res.json().catch(() => ({}))) as { data?: { id?: string }[] }).data?.map((m) => m.id) ?? [];
+  // Reachable but serving nothing (an Ollama with no model pulled): every turn would fail.
+  if (!ids.length)
+    return { name, status: 'warn', detail: `${url} is reachable but lists no models`, fix: `pull or load a model (e.g. \`ollama pull\`), then set PARLEY_AI_MODEL to it` };
   const missing = t.models.filter((m) => m && ids.length > 0 && !ids.includes(m));
   if (missing.length)
     return { name, status: 'warn', detail: `${url} is reachable but does not list ${missing.join(', ')}`, fix: `pull or load the model, or set PARLEY_AI_MODEL to one of: ${ids.slice(0, 8).join(', ')}` };
