@@ -3,7 +3,7 @@ import { loadConfig, ConfigError, type Config } from '../src/config';
 import { openDataDir, type Db } from '../src/db/connection';
 import { migrate, pendingMigrations } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
-import { readEnvFile } from './env-file';
+import { readEnvFile, type EnvFile } from './env-file';
 
 export interface CommonOptions {
   dataDir?: string;
@@ -28,16 +28,23 @@ export function cliConfig(options: CommonOptions, flagNames: string[] = []): Con
     const key = name.replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
     if (opts[key] !== undefined) flags[name] = String(opts[key]);
   }
-  const env = opts.envFile ? { ...envFileOf(opts.envFile), ...process.env } : process.env;
-  return loadConfig(env, flags);
+  return loadConfig(opts.envFile ? withEnvFile(opts.envFile) : process.env, flags);
 }
 
-function envFileOf(path: string): Record<string, string> {
+/**
+ * The file's settings under the environment's own. An empty variable in the shell does not hide
+ * the file's value: empty means not set, as everywhere in the settings.
+ */
+function withEnvFile(path: string): Record<string, string | undefined> {
+  let file: EnvFile;
   try {
-    return readEnvFile(path);
+    file = readEnvFile(path);
   } catch (err) {
-    throw new CliError((err as Error).message);
+    throw new ConfigError((err as Error).message);
   }
+  for (const line of file.ignored) process.stderr.write(`parley: ${line}\n`);
+  const own = Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined && v !== ''));
+  return { ...file.env, ...own };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDataDir } from '../src/db/connection';
@@ -8,6 +8,8 @@ import { migrate } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
 import { backupFile, usedBytes } from '../src/db/backup';
 import { aiModelsUrl, probeAi, probeSearxng } from '../src/ops/probes';
+import { checkDatabase } from '../src/ops/checks';
+import { readEnvFile } from '../cli/env-file';
 import { createProgress } from '../cli/progress';
 import { startProviderEndpoints } from './fakes/provider-endpoints';
 import pkg from '../package.json' with { type: 'json' };
@@ -56,7 +58,7 @@ describe('parley doctor', () => {
     );
   }, SLOW);
 
-  test('--env-file: doctor checks the settings the service runs with; the environment wins; a bad file is named', () => {
+  test('--env-file: doctor checks the settings the service runs with; the environment wins; a bad file is reported', () => {
     const dir = tmp('envfile');
     expect(parley(['migrate', '--data-dir', dir]).code).toBe(0);
     const file = join(dir, 'parley.env');
@@ -65,24 +67,77 @@ describe('parley doctor', () => {
       byName(JSON.parse(parley(['doctor', '--json', '--data-dir', dir, '--env-file', file], env).out).checks, 'config');
     expect(config()).toMatchObject({ status: 'warn', detail: 'listening on 0.0.0.0 with PARLEY_COOKIE_SECURE=false' });
     expect(config({ PARLEY_HOST: '127.0.0.1' })).toMatchObject({ status: 'ok', detail: 'listening on 127.0.0.1:9191, env production' });
+    // An empty variable in the shell is no value: it does not hide the file's.
+    expect(config({ PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '' })).toMatchObject({ detail: 'listening on 127.0.0.1:9191, env production' });
+    // A line systemd would skip is skipped and reported, not fatal; the checks still run.
     writeFileSync(file, 'PARLEY_HOST=0.0.0.0\nthis is not a setting\n');
-    const bad = parley(['doctor', '--data-dir', dir, '--env-file', file]);
-    expect(bad.code).toBe(2);
-    expect(bad.err).toContain(`${file}:2: not a KEY=value line`);
-    const missing = parley(['user', 'list', '--data-dir', dir, '--env-file', join(dir, 'nope.env')]);
-    expect(missing.code).toBe(2);
-    expect(missing.err).toContain('cannot read --env-file');
+    const odd = parley(['doctor', '--json', '--data-dir', dir, '--env-file', file]);
+    expect(odd.err).toContain(`${file}:2: not a KEY=value line, ignored`);
+    expect(byName(JSON.parse(odd.out).checks, 'config')).toMatchObject({ status: 'warn' });
+    // An unreadable file: doctor reports it as the config check and runs the others; other commands stop.
+    const missing = join(dir, 'nope.env');
+    const doc = parley(['doctor', '--json', '--data-dir', dir, '--env-file', missing]);
+    expect(doc.code).toBe(1);
+    const checks = JSON.parse(doc.out).checks;
+    expect(byName(checks, 'config')).toMatchObject({ status: 'fail' });
+    expect(byName(checks, 'config').detail).toContain('cannot read --env-file');
+    expect(byName(checks, 'database')).toMatchObject({ status: 'ok' });
+    const list = parley(['user', 'list', '--data-dir', dir, '--env-file', missing]);
+    expect(list.code).toBe(2);
+    expect(list.err).toContain('cannot read --env-file');
   }, SLOW);
 
-  // Needs another user to be one: root may write anything. Runs where the tests run as root (CI).
-  const asOther = process.getuid?.() === 0 && Bun.which('runuser') !== null;
-  (asOther ? test : test.skip)('a database the service user cannot write (made by a root admin command) fails, with the chown', () => {
+  test('env files are read as systemd reads them: quotes, escapes, continuation lines', () => {
+    const dir = tmp('envfile-syntax');
+    const file = join(dir, 'parley.env');
+    writeFileSync(
+      file,
+      [
+        'A=plain value  ',
+        `B='single \\ "kept"'`,
+        'C="double \\"escaped\\" \\\\ \\$HOME"',
+        'D=long\\',
+        'er',
+        'E = spaced',
+        'F-G=not a name',
+        '  # indented comment',
+      ].join('\n'),
+    );
+    const { env, ignored } = readEnvFile(file);
+    expect(env).toEqual({ A: 'plain value', B: 'single \\ "kept"', C: 'double "escaped" \\ $HOME', D: 'longer', E: 'spaced' });
+    expect(ignored).toEqual([`${file}:7: not a KEY=value line, ignored`]);
+  });
+
+  test('a database the service user cannot write (made by a root admin command) fails, with the chown', () => {
+    const dir = tmp('readonly');
+    expect(parley(['migrate', '--data-dir', dir]).code).toBe(0);
+    const file = join(dir, 'parley.db');
+    writeFileSync(`${file}-wal`, ''); // as a running server leaves it
+    // The permission check as another user would get it: the database and its WAL are root's.
+    const asServiceUser = (f: string, mode: number) => {
+      if (mode & constants.W_OK && (f === file || f === `${file}-wal`)) throw Object.assign(new Error('EACCES'), { code: 'EACCES' });
+    };
+    const [db] = checkDatabase(dir, asServiceUser);
+    expect(db).toMatchObject({ status: 'fail', detail: `not writable by this user: ${file}, ${file}-wal` });
+    expect(db!.fix).toContain(`chown parley:parley ${file} ${file}-wal`);
+    expect(checkDatabase(dir)[0]).toMatchObject({ status: 'ok' });
+  });
+
+  // The same through the CLI as a real other user, where one can run it (root, runuser, and a
+  // checkout and Bun that user may read and run).
+  const asOther =
+    process.getuid?.() === 0 &&
+    Bun.which('runuser') !== null &&
+    Bun.spawnSync(['runuser', '-u', 'nobody', '--', process.execPath, '--version']).exitCode === 0 &&
+    Bun.spawnSync(['runuser', '-u', 'nobody', '--', 'test', '-r', join(root, 'cli/main.ts')]).exitCode === 0;
+  (asOther ? test : test.skip)('doctor run as the service user reports the root-owned database', () => {
     // Under /tmp itself: the test run's own temporary directory is closed to other users.
     const dir = mkdtempSync('/tmp/parley-ops-readonly-');
     try {
       chmodSync(dir, 0o755);
       const data = join(dir, 'data');
       expect(parley(['migrate', '--data-dir', data]).code).toBe(0); // as root: the file is root's
+      chmodSync(join(data, 'parley.db'), 0o644); // readable by others whatever the umask
       const nobody = Number(Bun.spawnSync(['id', '-u', 'nobody']).stdout.toString());
       chownSync(data, nobody, nobody); // the directory is the service user's, the database still root's
       const r = Bun.spawnSync(['runuser', '-u', 'nobody', '--', process.execPath, join(root, 'cli/main.ts'), 'doctor', '--json', '--data-dir', data], {
@@ -93,9 +148,7 @@ describe('parley doctor', () => {
       expect({ code: r.exitCode, err: r.stderr.toString() }).toEqual({ code: 1, err: '' });
       const checks = JSON.parse(r.stdout.toString()).checks;
       expect(byName(checks, 'data directory')).toMatchObject({ status: 'ok' });
-      const db = byName(checks, 'database');
-      expect(db).toMatchObject({ status: 'fail', detail: `not writable by this user: ${join(data, 'parley.db')}` });
-      expect(db.fix).toContain('chown');
+      expect(byName(checks, 'database')).toMatchObject({ status: 'fail', detail: `not writable by this user: ${join(data, 'parley.db')}` });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

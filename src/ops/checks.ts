@@ -30,15 +30,16 @@ export function checkDataDir(dir: string): Check {
 }
 
 /**
- * Integrity and migrations of `<dataDir>/parley.db`. Opened read-only: doctor may run as root
+ * Integrity and migrations of `<dataDir>/parley.db` (`access` is the permission check: tests run
+ * as root, whom file modes do not stop). Opened read-only: doctor may run as root
  * beside a service running as another user, and must not leave root-owned WAL files behind.
  */
-export function checkDatabase(dir: string): Check[] {
+export function checkDatabase(dir: string, access: (file: string, mode: number) => void = accessSync): Check[] {
   const file = join(dir, DB_FILE);
   if (!existsSync(file))
     return [{ name: 'database', status: 'warn', detail: `${file} does not exist yet`, fix: '`parley migrate` creates it; `parley serve` does too at start' }];
   try {
-    accessSync(file, constants.R_OK);
+    access(file, constants.R_OK);
   } catch {
     return [{ name: 'database', status: 'fail', detail: `${file} is not readable by this user`, fix: 'run doctor as the user Parley runs as (e.g. sudo -u parley parley doctor)' }];
   }
@@ -47,7 +48,7 @@ export function checkDatabase(dir: string): Check[] {
   const readOnly = [file, `${file}-wal`, `${file}-shm`].filter((f) => {
     if (!existsSync(f)) return false;
     try {
-      accessSync(f, constants.W_OK);
+      access(f, constants.W_OK);
       return false;
     } catch {
       return true;
