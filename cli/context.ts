@@ -63,7 +63,7 @@ export function openCliDb(opts: CommonOptions): { config: Config; db: Db } {
   else if (pending.length) {
     db.$client.close();
     throw new CliError(
-      `the database needs ${pending.length} migration(s) (${pending.join(', ')}): stop the server, run \`parley migrate\`, then start it (docs/self-hosting.md, Upgrades)`,
+      `the database needs ${pending.length} migration(s) (${pending.join(', ')}). If the server is starting, it is applying them: wait for it and retry. Otherwise stop the server, run \`parley migrate\`, then start it (docs/self-hosting.md, Upgrades)`,
     );
   }
   return { config, db };

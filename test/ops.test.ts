@@ -238,10 +238,17 @@ describe('provider probes', () => {
       expect((await probeAi({ ...base, baseUrl: fake.url })).status).toBe('warn'); // /models is 404 without /v1
       expect((await probeAi({ ...base, provider: 'none' })).status).toBe('skip');
       const empty = startProviderEndpoints({ apiKey: 'sk-good', models: [] }); // an Ollama with nothing pulled
+      // A 200 that is no model list: a proxy's or a login page.
+      const page = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('<html>Sign in</html>', { headers: { 'content-type': 'text/html' } }) });
       try {
         expect(await probeAi({ ...base, baseUrl: `${empty.url}/v1` })).toMatchObject({ status: 'warn', detail: `${empty.url}/v1/models is reachable but lists no models` });
+        expect(await probeAi({ ...base, baseUrl: `http://127.0.0.1:${page.port}/v1` })).toMatchObject({
+          status: 'warn',
+          detail: `http://127.0.0.1:${page.port}/v1/models answered, but not with an OpenAI-style model list`,
+        });
       } finally {
         empty.stop();
+        page.stop(true);
       }
       expect((await probeAi({ ...base, provider: undefined })).status).toBe('skip');
       expect(aiModelsUrl('')).toBe('https://api.openai.com/v1/models');

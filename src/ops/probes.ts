@@ -44,7 +44,11 @@ export async function probeAi(t: AiTarget): Promise<Check> {
   if (res.status === 401 || res.status === 403)
     return { name, status: 'fail', detail: `${url} refused the key (HTTP ${res.status})`, fix: 'set a valid PARLEY_AI_API_KEY' };
   if (!res.ok) return { name, status: 'warn', detail: `${url} answered HTTP ${res.status}`, fix: 'check PARLEY_AI_BASE_URL: it should be the API root that serves /models' };
-  const ids = ((await res.json().catch(() => ({}))) as { data?: { id?: string }[] }).data?.map((m) => m.id) ?? [];
+  const list = ((await res.json().catch(() => undefined)) as { data?: { id?: string }[] } | undefined)?.data;
+  // A page that is not a model list (a proxy's, a login form): the base URL points elsewhere.
+  if (!Array.isArray(list))
+    return { name, status: 'warn', detail: `${url} answered, but not with an OpenAI-style model list`, fix: 'check PARLEY_AI_BASE_URL: it should be the API root that serves /models' };
+  const ids = list.map((m) => m.id);
   // Reachable but serving nothing (an Ollama with no model pulled): every turn would fail.
   if (!ids.length)
     return { name, status: 'warn', detail: `${url} is reachable but lists no models`, fix: `pull or load a model (e.g. \`ollama pull\`), then set PARLEY_AI_MODEL to it` };
