@@ -4,7 +4,6 @@ import { userView } from '../src/account/account.view';
 import type { Db } from '../src/db/connection';
 import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
 
-
 /** A date, or a date and time with an optional zone: what `--expires` accepts. */
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 
@@ -22,6 +21,7 @@ function parseIsoDate(text: string): number {
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return Number.NaN;
   return Date.parse(m[4] !== undefined && m[7] === undefined ? `${text}Z` : text);
 }
+
 export function requireUser(db: Db, email: string) {
   const user = findUserByEmail(db, email);
   if (!user) throw new CliError(`no user with e-mail ${email}`);

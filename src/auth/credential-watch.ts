@@ -3,6 +3,7 @@ import type { Lifecycle } from '../lifecycle';
 import type { Logger } from '../log';
 import { credentialStillValid } from './authenticate';
 import { onCredentialsChanged } from './credential-cache';
+import type { Revocable, StreamWatch } from '../http/stream-guard';
 
 /**
  * Open event streams end when the credential that opened them stops being valid: a revoked API
@@ -20,11 +21,6 @@ import { onCredentialsChanged } from './credential-cache';
  * Streams are grouped by credential: each distinct credential is checked once per interval,
  * however many streams it opened, and almost always from the cache.
  */
-/** A stream that can be ended from outside (src/http/stream-guard.ts `Revocable`). */
-export interface Revocable {
-  revoke(): void;
-}
-
 export interface CredentialWatch {
   /** Follow a stream opened with `ref` (`Authenticated.ref`) for `userId`: revoked once if the credential stops being valid. */
   watch(ref: string, userId: string, stream: Revocable): void;
@@ -34,8 +30,8 @@ export interface CredentialWatch {
   readonly size: number;
 }
 
-/** One stream's credential, as a stream hands itself to it (`StreamWatch` in src/http/stream-guard.ts). */
-export class WatchedCredential {
+/** One stream's credential, as a stream hands itself to it. */
+export class WatchedCredential implements StreamWatch {
   constructor(
     private readonly credentials: CredentialWatch,
     private readonly ref: string,

@@ -1,5 +1,5 @@
 import type { Beating, HeartbeatTicker } from './heartbeat-ticker';
-import { onAbort, shutdownFrame, type Revocable, type StreamWatch } from './stream-guard';
+import { onAbort, shutdownFrame, type GuardOptions, type Revocable } from './stream-guard';
 import { joinFrames } from './sse';
 
 /**
@@ -34,15 +34,8 @@ export interface StreamWriter {
   end(): void;
 }
 
-export interface PushStreamOptions {
-  shutdown: AbortSignal;
-  /** The request's signal: aborted when the client disconnects. */
-  client?: AbortSignal;
-  finalFrame?: () => unknown;
-  /** Called once when the stream ends, however it ends. */
-  onEnd: () => void;
-  /** Ends the stream from outside (`GuardOptions.watch`). */
-  watch?: StreamWatch;
+/** What an iterator stream's guard is given (src/http/stream-guard.ts), and what only a push stream needs. */
+export interface PushStreamOptions extends GuardOptions {
   /** Events that may wait for a client that does not read before it is cut off. */
   bufferEvents: number;
   heartbeats: HeartbeatTicker;

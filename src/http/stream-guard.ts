@@ -52,6 +52,7 @@ export interface GuardOptions {
   finalFrame?: () => unknown;
   /** Called once when the stream ends, however it ends. */
   onEnd: () => void;
+  /** Ends the stream from outside, as if its client had left (a revoked credential). */
   watch?: StreamWatch;
 }
 
@@ -82,14 +83,7 @@ export class GuardedStream implements AsyncIterableIterator<unknown>, Revocable 
     private readonly opts: GuardOptions,
   ) {
     const on = (signal: AbortSignal | undefined, reason: 'shutdown' | 'gone') => {
-      if (!signal) return;
-      const listener = () => {
-        this.stopReason ??= reason;
-        this.wake?.(reason);
-        // The client may leave before the first frame: free the slot right away, not at the next frame.
-        if (reason === 'gone') this.finish();
-      };
-      this.cleanups.push(onAbort(signal, listener));
+      if (signal) this.cleanups.push(onAbort(signal, () => this.stop(reason)));
     };
     // Watched before the listeners: a client already gone finishes the stream right here, and
     // finishing takes it out of the watch again (added after, it would stay there for good).
@@ -100,9 +94,14 @@ export class GuardedStream implements AsyncIterableIterator<unknown>, Revocable 
 
   /** Ended from outside (its credential was revoked): as if the client had left. */
   revoke() {
-    this.stopReason ??= 'gone';
-    this.wake?.('gone');
-    this.finish();
+    this.stop('gone');
+  }
+
+  private stop(reason: 'shutdown' | 'gone') {
+    this.stopReason ??= reason;
+    this.wake?.(reason);
+    // The client may leave before the first frame: free the slot right away, not at the next frame.
+    if (reason === 'gone') this.finish();
   }
 
   private finish() {

@@ -52,7 +52,7 @@ export async function probeAi(t: AiTarget): Promise<Check> {
   // Reachable but serving nothing (an Ollama with no model pulled): every turn would fail.
   if (!ids.length)
     return { name, status: 'warn', detail: `${url} is reachable but lists no models`, fix: `pull or load a model (e.g. \`ollama pull\`), then set PARLEY_AI_MODEL to it` };
-  const missing = t.models.filter((m) => m && ids.length > 0 && !ids.includes(m));
+  const missing = t.models.filter((m) => m && !ids.includes(m));
   if (missing.length)
     return { name, status: 'warn', detail: `${url} is reachable but does not list ${missing.join(', ')}`, fix: `pull or load the model, or set PARLEY_AI_MODEL to one of: ${ids.slice(0, 8).join(', ')}` };
   return { name, status: 'ok', detail: `${url} reachable (${ids.length} model${ids.length === 1 ? '' : 's'})` };
