@@ -184,14 +184,16 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
       // writes to that cache only to decode or to parse EXIF for a rotation. Re-check this on
       // an upgrade. A transparent image throws the early encode away (cancelled if not started).
       const cancel = new AbortController();
-      const early = guess?.likelyOpaque() && (meta.orientation ?? 1) <= 1 ? settle(source.jpeg(limits.quality, cancel.signal)) : undefined;
+      const early = guess?.likelyOpaque() && (meta.orientation ?? 1) <= 1 ? source.jpeg(limits.quality, cancel.signal) : undefined;
+      // Handled here, so that one thrown away never rejects unheard; awaited below when it is used.
+      const earlyDone = early?.then(noop, noop);
       try {
         const pixels = await oriented.rawPixels();
         if (pixels.length === w * h * 4) {
           const opaque = isOpaque(pixels);
           guess?.saw(opaque);
           if (opaque) {
-            const jpeg = early ? await early.then(unwrap) : await oriented.jpeg(limits.quality);
+            const jpeg = await (early ?? oriented.jpeg(limits.quality));
             return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
           }
           cancel.abort();
@@ -204,7 +206,7 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
         // path below) stops it if it has not started, and otherwise awaits it: it must not run on
         // past the answer, outside the conversions PARLEY_IMAGE_CONCURRENCY counts.
         cancel.abort();
-        await early;
+        await earlyDone;
       }
     }
     // ...other layouts (grey + alpha, 16-bit) by compositing over a white canvas, which costs a
@@ -223,16 +225,6 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
   }
 }
 
-/** A promise that never rejects unheard: an early encode may be thrown away unawaited. */
-type Settled<T> = Promise<{ ok: true; value: T } | { ok: false; error: unknown }>;
-const settle = <T>(p: Promise<T>): Settled<T> =>
-  p.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
-function unwrap<T>(s: { ok: true; value: T } | { ok: false; error: unknown }): T {
-  if (s.ok) return s.value;
-  throw s.error;
-}
+const noop = () => {};
 
 const toDataUrl = (jpeg: Uint8Array) => `data:image/jpeg;base64,${Buffer.from(jpeg).toString('base64')}`;
