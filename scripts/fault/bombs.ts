@@ -1,0 +1,111 @@
+// Memory bombs: costly JSON bodies and decompression-bomb images against a server on default
+// settings, watching its memory and its health answer. The figure the hardening work promises:
+// the server's peak RSS while these run stays under --max-rss-mb (300 by default).
+//
+//   bun run scripts/fault/bombs.ts [--binary PATH | --from-source] [--max-rss-mb 300] [--parallel 4]
+//
+// Every body goes four at once (--parallel) to the operation with the largest body limit that
+// takes it, at each size up to the server's default limit. The script prints a JSON report and
+// exits non-zero when the peak passes the bound, a request got a 5xx, or the server died.
+// Listens on 127.0.0.1 only; every loop is bounded.
+import { useRunTempDir } from '../lib/run-temp-dir';
+import { buildBinary, createUserWithKey, flag, newDataDir, sourceCmd, startServer } from './harness';
+import { costlyJsonShapes, dataUrl, gifBomb, iccpBomb, itxtBomb, png, ztxtBomb } from '../lib/hostile-payloads';
+
+useRunTempDir('parley-bombs-run', { keepOnFailure: true });
+const maxRssMb = Number(flag('max-rss-mb', '300'));
+const parallel = Number(flag('parallel', '4'));
+const cmd = Bun.argv.includes('--from-source') ? sourceCmd() : flag('binary', '') ? [flag('binary', '')] : buildBinary();
+const dataDir = newDataDir('parley-bombs');
+const key = createUserWithKey(cmd, dataDir, 'bombs@example.org');
+const server = await startServer(cmd, dataDir);
+
+const kb = (line: string | undefined) => Number(line?.match(/(\d+)\s*kB/)?.[1] ?? 0) / 1024;
+const status = async () => {
+  const text = await Bun.file(`/proc/${server.pid}/status`).text();
+  return { rss: kb(text.match(/^VmRSS:.*$/m)?.[0]), hwm: kb(text.match(/^VmHWM:.*$/m)?.[0]) };
+};
+
+// Sample memory and the health answer throughout, so a spike between requests is seen too.
+let peakRss = 0;
+let worstHealthMs = 0;
+let healthFailures = 0;
+let sampling = true;
+const sampler = (async () => {
+  while (sampling) {
+    peakRss = Math.max(peakRss, (await status().catch(() => ({ rss: 0 }))).rss);
+    await Bun.sleep(10);
+  }
+})();
+const prober = (async () => {
+  while (sampling) {
+    const started = performance.now();
+    try {
+      const res = await fetch(`${server.url}/api/health`, { signal: AbortSignal.timeout(30_000) });
+      if (res.status !== 200) healthFailures++;
+      await res.arrayBuffer();
+    } catch {
+      healthFailures++;
+    }
+    worstHealthMs = Math.max(worstHealthMs, performance.now() - started);
+    await Bun.sleep(50);
+  }
+})();
+
+interface CaseResult {
+  name: string;
+  statuses: number[];
+  ms: number;
+  rssAfterMb: number;
+}
+const cases: CaseResult[] = [];
+
+async function send(name: string, path: string, body: string) {
+  const started = performance.now();
+  const statuses = await Promise.all(
+    Array.from({ length: parallel }, () =>
+      fetch(`${server.url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body })
+        .then(async (res) => (await res.arrayBuffer(), res.status))
+        .catch(() => 0),
+    ),
+  );
+  cases.push({ name, statuses, ms: Math.round(performance.now() - started), rssAfterMb: Math.round((await status()).rss) });
+}
+
+const started = await status();
+for (const mb of [1, 8, 30]) {
+  for (const shape of costlyJsonShapes(mb * 1024 * 1024)) {
+    await send(`json ${shape.name} ${mb} MB → preferences/get`, 'preferences/get', shape.body);
+    await send(`json ${shape.name} ${mb} MB → images/convertImage`, 'images/convertImage', shape.body);
+  }
+}
+const image = (name: string, type: string, bytes: Uint8Array) => send(`image ${name}`, 'images/convertImage', JSON.stringify({ dataUrl: dataUrl(type, bytes) }));
+await image('iCCP profile inflating to 300 MB', 'image/png', iccpBomb(300 * 1024 * 1024));
+await image('zTXt inflating to 300 MB', 'image/png', ztxtBomb(300 * 1024 * 1024));
+await image('iTXt inflating to 300 MB', 'image/png', itxtBomb(300 * 1024 * 1024));
+for (const [w, h] of [[4000, 3000], [8000, 6000], [16384, 16384]] as const) await image(`all-zero PNG ${w}×${h}`, 'image/png', png(w, h));
+for (const [w, h] of [[4000, 3000], [8000, 6000], [65535, 65535]] as const) await image(`GIF canvas ${w}×${h}`, 'image/gif', gifBomb(w, h));
+
+sampling = false;
+await Promise.all([sampler, prober]);
+const end = await status();
+const alive = server.proc.exitCode === null;
+server.proc.kill('SIGTERM');
+await server.proc.exited;
+
+const serverErrors = cases.filter((c) => c.statuses.some((s) => s >= 500 || s === 0));
+const report = {
+  defaults: 'every setting at its default',
+  parallel,
+  idleRssMb: Math.round(started.rss),
+  peakRssMb: Math.round(Math.max(peakRss, end.hwm)),
+  maxRssMb,
+  worstHealthMs: Math.round(worstHealthMs),
+  healthFailures,
+  serverAlive: alive,
+  cases,
+};
+console.log(JSON.stringify(report, null, 2));
+const ok = alive && report.peakRssMb <= maxRssMb && serverErrors.length === 0 && healthFailures === 0;
+if (!ok) console.error(`bombs: FAILED (peak ${report.peakRssMb} MB of ${maxRssMb}; ${serverErrors.length} cases with 5xx or no answer; ${healthFailures} health failures; alive ${alive})`);
+process.exit(ok ? 0 : 1);
