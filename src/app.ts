@@ -58,7 +58,13 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   const page = <C extends { request: Request }>(fn: (ctx: C) => Response | Promise<Response>) => pageRoute(deps, fn);
   const reply = (body: string, type = 'application/json') => new Response(body, { headers: { 'content-type': type } });
 
-  const app = new Elysia()
+  // Elysia finds a request's path by searching for its first "/" from a fixed offset: 11 by
+  // default (it assumes a host of at least four characters, "http://a.bc/"), which routes
+  // `Host: pi` by the wrong part of the path (405 everywhere, and `/x/api/...` served as
+  // `/api/...`). Parley serves plain HTTP (TLS ends at the proxy), so every URL starts with
+  // "http://" and 7 is exact for hosts of any length. `aot` is pinned because Elysia's other
+  // handler (`aot: false`, or ELYSIA_AOT=false in the environment) ignores this option.
+  const app = new Elysia({ aot: true, handler: { standardHostname: false } })
     // Only what no route answered reaches here: unknown paths, wrong methods.
     .onError(({ code, error, request, set }) => {
       const stamp = startRequest();

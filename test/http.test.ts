@@ -122,6 +122,21 @@ describe('HTTP conventions', () => {
     expect((await ctx.app.handle(new Request('http://localhost/api/auth/oauth/github/elsewhere', { method: 'POST' }))).status).toBe(404);
   });
 
+  test('routing does not depend on the host: short names, ports, IPv6 literals; an extra leading segment is 404', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const key = ctx.users[0]!.key;
+    for (const host of ['a', 'pi', 'nas', 'a:1', 'pi:8787', 'parley.example.org', '[::1]', '[::1]:8787']) {
+      const prefs = await ctx.app.handle(new Request(`http://${host}/api/preferences/get`, { method: 'POST', headers: { 'x-api-key': key } }));
+      expect({ host, status: prefs.status }).toEqual({ host, status: 200 });
+      const health = await ctx.app.handle(new Request(`http://${host}/api/health`));
+      expect({ host, status: health.status }).toEqual({ host, status: 200 });
+      for (const prefix of ['/x', '/xy', '/xyz']) {
+        const confused = await ctx.app.handle(new Request(`http://${host}${prefix}/api/preferences/get`, { method: 'POST', headers: { 'x-api-key': key } }));
+        expect({ host, prefix, status: confused.status }).toEqual({ host, prefix, status: 404 });
+      }
+    }
+  });
+
   test('an unexpected throw → 500 with the spec message, the cause only in the log with the request id', async () => {
     const { log, lines } = captureLog();
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });

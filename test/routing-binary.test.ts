@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Subprocess } from 'bun';
+import { buildBinaryOnce } from './build-binary';
+import { waitForListening } from '../scripts/lib/wait-for-listening';
+import { rawRequest } from './support/raw-http';
+
+// These tests spawn the binary and send a few thousand requests to it; shared machines can be
+// slow, and no test here asserts on time.
+setDefaultTimeout(120_000);
+
+/** Requests written by hand over sockets to the compiled binary: Host headers fetch() cannot send (it takes the Host from the URL). */
+
+/** Hosts of every length from 1 to 12 (`Host: pi`, `nas`...: names on a home network), with and without a port, and IPv6 literals. */
+const HOSTS = [
+  ...Array.from({ length: 12 }, (_, i) => 'parley.lan.x'.slice(0, i + 1)).flatMap((h) => [h, `${h}:8787`]),
+  '[::1]',
+  '[::1]:8787',
+];
+
+let proc: Subprocess<'ignore', 'pipe', 'pipe'>;
+let port: number;
+let key: string;
+let log: Promise<string>;
+/** Every route: operations (POST) and pages (GET), from the served OpenAPI document plus the two pages it does not list. */
+let routes: { method: 'GET' | 'POST'; path: string; public: boolean }[];
+let openapi: any;
+
+/** `host: null` sends HTTP/1.0 without a Host (HTTP/1.1 requires one: Bun refuses that itself). */
+const send = (method: string, path: string, host: string | null, headers: string[] = [], body = '') =>
+  rawRequest(port, [`${method} ${path} HTTP/1.${host === null ? 0 : 1}`, ...(host === null ? [] : [`Host: ${host}`]), ...headers].join('\r\n'), body);
+/** A route's request: no credential (nothing is written), no body. */
+const call = (route: (typeof routes)[number], host: string | null) => send(route.method, route.path, host, ['Content-Length: 0']);
+
+beforeAll(async () => {
+  const out = await buildBinaryOnce();
+  const env = {
+    PATH: process.env.PATH ?? '',
+    PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-routing-')), 'data'),
+    // A configured sign-in provider, so the sign-in pages run their real code.
+    PARLEY_OAUTH_GITHUB_CLIENT_ID: 'id',
+    PARLEY_OAUTH_GITHUB_CLIENT_SECRET: 'secret',
+  };
+  expect(Bun.spawnSync([out, 'user', 'create', '--email', 'ann@example.org'], { env }).exitCode).toBe(0);
+  key = JSON.parse(Bun.spawnSync([out, 'apikey', 'create', '--email', 'ann@example.org', '--json'], { env }).stdout.toString()).key;
+  proc = Bun.spawn([out, 'serve', '--port', '0'], { env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  log = new Response(proc.stderr).text(); // drained all along: a full pipe would stall the server
+  port = Number(new URL(await waitForListening(proc)).port);
+  openapi = JSON.parse((await send('GET', '/api/openapi.json', 'localhost')).body);
+  routes = [
+    ...Object.entries(openapi.paths as Record<string, any>).map(([path, item]) => ({
+      method: item.post ? ('POST' as const) : ('GET' as const),
+      path: path.replace('{provider}', 'github'),
+      public: (item.post ?? item.get).security?.length === 0,
+    })),
+    { method: 'GET', path: '/api/openapi.json', public: true },
+    { method: 'GET', path: '/api/docs', public: true },
+  ];
+});
+
+afterAll(async () => {
+  proc?.kill('SIGTERM');
+  await proc?.exited;
+});
+
+describe('the compiled binary: routing whatever the Host header', () => {
+  test('every route answers as it does for `Host: localhost`, for hosts of every length, with and without a port, IPv6 literals, none and empty', async () => {
+    const expected = new Map<string, number>();
+    for (const route of routes) {
+      const { status } = await call(route, 'localhost');
+      // The baseline is the route itself: an operation says 401 without a credential (200 if public), a page answers.
+      if (route.method === 'POST') expect({ route: route.path, status }).toEqual({ route: route.path, status: route.public ? 200 : 401 });
+      else expect({ route: route.path, routed: ![404, 405].includes(status) && status < 500 }).toEqual({ route: route.path, routed: true });
+      expected.set(route.path, status);
+    }
+    // HTTP/1.0 without a Host (a load balancer's health check) and an empty Host (RFC 9112 allows it) are for this server.
+    for (const host of [...HOSTS, '', null]) {
+      const answers = await Promise.all(routes.map(async (route) => [route.path, (await call(route, host)).status] as const));
+      for (const [path, status] of answers) expect({ host, path, status }).toEqual({ host, path, status: expected.get(path)! });
+    }
+    const health = await send('GET', '/api/health', null);
+    expect([health.status, health.body]).toEqual([200, '{"status":"ok"}']);
+  });
+
+  test('a credential works and the answer is the same under every Host', async () => {
+    for (const host of HOSTS) {
+      const res = await send('POST', '/api/preferences/get', host, [`x-api-key: ${key}`, 'Content-Length: 0']);
+      expect({ host, status: res.status, body: res.body }).toEqual({ host, status: 200, body: '{"enableMemories":false,"showMemoryToolOutput":false}' });
+    }
+  });
+
+  test('a path with an extra leading segment is 404 under every Host, never served as the path without it', async () => {
+    for (const host of HOSTS)
+      for (const prefix of ['/x', '/xy', '/xyz', '/api'])
+        for (const [method, path] of [
+          ['POST', '/api/preferences/get'],
+          ['GET', '/api/health'],
+          ['GET', '/api/auth/oauth/github'],
+        ] as const) {
+          const res = await send(method, prefix + path, host, [`x-api-key: ${key}`, 'Content-Length: 0']);
+          expect({ host, path: prefix + path, status: res.status }).toEqual({ host, path: prefix + path, status: 404 });
+        }
+  });
+
+  test('a Host that is no host name is refused with the 400 envelope; one the sign-in pages cannot parse too', async () => {
+    for (const host of ['a b', 'a|b', 'a<b', 'é', '"x"']) {
+      const res = await send('POST', '/api/preferences/get', host, [`x-api-key: ${key}`, 'Content-Length: 0']);
+      expect({ host, status: res.status }).toEqual({ host, status: 400 });
+      expect(JSON.parse(res.body)).toEqual({ defined: false, code: 'BAD_REQUEST', status: 400, message: 'Invalid Host header', data: {} });
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    // Bun passes these through into the request's URL, which then does not parse: operations do
+    // not read it, the pages that might are refused.
+    for (const host of ['pi:abc', 'pi:99999', '[::1'])
+      for (const path of ['/api/auth/oauth/github', '/api/auth/oauth/github/callback', '/api/health']) {
+        const res = await send('GET', path, host);
+        expect({ host, path, status: res.status }).toEqual({ host, path, status: 400 });
+      }
+  });
+});
