@@ -113,12 +113,14 @@ describe('HTTP conventions', () => {
     expect(await nf.json()).toEqual(SPEC_ERRORS[404]);
     const wm = await ctx.app.handle(new Request('http://localhost/api/preferences/get'));
     expect(wm.status).toBe(405);
+    expect(wm.headers.get('allow')).toBe('POST');
     expect(await wm.json()).toEqual({ defined: false, code: 'METHOD_NOT_SUPPORTED', status: 405, message: 'Method Not Supported', data: {} });
-    // The pages answer GET only: another method is 405 there too.
+    // The pages answer GET (and HEAD) only: another method is 405 there too.
     for (const page of ['/api/health', '/api/openapi.json', '/api/docs', '/api/auth/oauth/github', '/api/auth/oauth/github/callback']) {
       const res = await ctx.app.handle(new Request(`http://localhost${page}`, { method: 'POST' }));
-      expect({ page, status: res.status }).toEqual({ page, status: 405 });
+      expect({ page, status: res.status, allow: res.headers.get('allow') }).toEqual({ page, status: 405, allow: 'GET, HEAD' });
     }
+    expect((await ctx.app.handle(new Request('http://localhost/api/health', { method: 'HEAD' }))).status).toBe(200);
     expect((await ctx.app.handle(new Request('http://localhost/api/auth/oauth/github/elsewhere', { method: 'POST' }))).status).toBe(404);
   });
 

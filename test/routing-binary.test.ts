@@ -5,13 +5,17 @@ import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 import { buildBinaryOnce } from './build-binary';
 import { waitForListening } from '../scripts/lib/wait-for-listening';
-import { rawRequest } from './support/raw-http';
+import { rawRequest, type RawResponse } from './support/raw-http';
+import { ENVELOPE_KEYS } from './helpers';
 
 // These tests spawn the binary and send a few thousand requests to it; shared machines can be
 // slow, and no test here asserts on time.
 setDefaultTimeout(120_000);
 
-/** Requests written by hand over sockets to the compiled binary: Host headers fetch() cannot send (it takes the Host from the URL). */
+/**
+ * Requests written by hand over sockets to the compiled binary: Host headers fetch() cannot send
+ * (it takes the Host from the URL), and statuses and headers walked from the served OpenAPI document.
+ */
 
 /** Hosts of every length from 1 to 12 (`Host: pi`, `nas`...: names on a home network), with and without a port, and IPv6 literals. */
 const HOSTS = [
@@ -19,6 +23,9 @@ const HOSTS = [
   '[::1]',
   '[::1]:8787',
 ];
+
+/** Small enough that a 413 needs only a header. */
+const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 let proc: Subprocess<'ignore', 'pipe', 'pipe'>;
 let port: number;
@@ -39,6 +46,7 @@ beforeAll(async () => {
   const env = {
     PATH: process.env.PATH ?? '',
     PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-routing-')), 'data'),
+    PARLEY_MAX_BODY_BYTES: String(MAX_BODY_BYTES),
     // A configured sign-in provider, so the sign-in pages run their real code.
     PARLEY_OAUTH_GITHUB_CLIENT_ID: 'id',
     PARLEY_OAUTH_GITHUB_CLIENT_SECRET: 'secret',
@@ -118,5 +126,55 @@ describe('the compiled binary: routing whatever the Host header', () => {
         const res = await send('GET', path, host);
         expect({ host, path, status: res.status }).toEqual({ host, path, status: 400 });
       }
+  });
+});
+
+describe('the compiled binary: what the OpenAPI document says each operation answers', () => {
+  const documented = (path: string, status: number) => Object.keys(openapi.paths[path].post.responses).includes(String(status));
+  const envelope = (res: RawResponse) => Object.keys(JSON.parse(res.body)).sort();
+
+  test('every operation: another method → 405 with Allow: POST, documented on its path; 401, 413 and 415 provoked and documented', async () => {
+    const methodNotAllowed = openapi.components.responses.MethodNotAllowed;
+    expect(Object.keys(methodNotAllowed.headers)).toEqual(['Allow']);
+    let operations = 0;
+    for (const [path, item] of Object.entries(openapi.paths as Record<string, any>)) {
+      expect({ path, ref: item['x-method-not-allowed']?.$ref }).toEqual({ path, ref: '#/components/responses/MethodNotAllowed' });
+      if (!item.post) continue;
+      operations++;
+      for (const method of ['GET', 'PUT', 'DELETE', 'OPTIONS']) {
+        const res = await send(method, path, 'localhost', [`x-api-key: ${key}`]);
+        expect({ path, method, status: res.status, allow: res.headers.get('allow') }).toEqual({ path, method, status: 405, allow: 'POST' });
+        expect(envelope(res)).toEqual(ENVELOPE_KEYS);
+      }
+      const head = await send('HEAD', path, 'localhost');
+      expect({ path, status: head.status, allow: head.headers.get('allow') }).toEqual({ path, status: 405, allow: 'POST' });
+
+      if (item.post.security.length) {
+        const anonymous = await send('POST', path, 'localhost', ['Content-Length: 0']);
+        expect({ path, status: anonymous.status, documented: documented(path, 401) }).toEqual({ path, status: 401, documented: true });
+      }
+      const tooLarge = await send('POST', path, 'localhost', [`x-api-key: ${key}`, 'Content-Type: application/json', `Content-Length: ${MAX_BODY_BYTES + 1}`]);
+      expect({ path, status: tooLarge.status, documented: documented(path, 413) }).toEqual({ path, status: 413, documented: true });
+      expect(envelope(tooLarge)).toEqual(ENVELOPE_KEYS);
+      const form = await send('POST', path, 'localhost', [`x-api-key: ${key}`, 'Content-Type: application/x-www-form-urlencoded', 'Content-Length: 3'], 'a=1');
+      expect({ path, status: form.status, documented: documented(path, 415) }).toEqual({ path, status: 415, documented: true });
+      const malformed = await send('POST', path, 'localhost', [`x-api-key: ${key}`, 'Content-Type: application/json', 'Content-Length: 1'], '{');
+      expect({ path, status: malformed.status, documented: documented(path, 400) }).toEqual({ path, status: 400, documented: true });
+      // A stream can be refused by the per-user cap and at shutdown; a rate-limited row by its bucket.
+      if (item.post.responses[200].content['text/event-stream']) {
+        expect({ path, documented: documented(path, 429) && documented(path, 503) }).toEqual({ path, documented: true });
+        expect(item.post.responses[503].headers['Retry-After']).toBeDefined();
+      }
+    }
+    expect(operations).toBeGreaterThan(40);
+  });
+
+  test('the pages: another method → 405 with Allow: GET, HEAD; HEAD answers as GET does', async () => {
+    for (const path of ['/api/health', '/api/openapi.json', '/api/docs', '/api/auth/oauth/github', '/api/auth/oauth/github/callback']) {
+      const res = await send('POST', path, 'localhost', ['Content-Length: 0']);
+      expect({ path, status: res.status, allow: res.headers.get('allow') }).toEqual({ path, status: 405, allow: 'GET, HEAD' });
+      const [get, head] = [await send('GET', path, 'localhost'), await send('HEAD', path, 'localhost')];
+      expect({ path, head: head.status, body: head.body }).toEqual({ path, head: get.status, body: '' });
+    }
   });
 });
