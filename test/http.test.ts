@@ -139,6 +139,35 @@ describe('HTTP conventions', () => {
     }
   });
 
+  test('a client that leaves mid-upload → 499, logged as a request at info, not as an error', async () => {
+    const { log, lines } = captureLog();
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });
+    const leaving = new AbortController();
+    // Half of the declared body arrives, then the connection is gone: the read fails as Bun's does.
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"enableMemories":'));
+        leaving.signal.addEventListener('abort', () => controller.error(new DOMException('The connection was closed.', 'AbortError')));
+      },
+    });
+    const answered = ctx.app.handle(
+      new Request('http://localhost/api/preferences/update', {
+        method: 'POST',
+        headers: { 'x-api-key': ctx.users[0]!.key, 'content-type': 'application/json', 'content-length': '36' },
+        body,
+        signal: leaving.signal,
+      }),
+    );
+    await Bun.sleep(5);
+    leaving.abort();
+    const res = await answered;
+    expect(res.status).toBe(499);
+    expect(await res.json()).toEqual({ defined: false, code: 'CLIENT_CLOSED_REQUEST', status: 499, message: 'Client Closed Request', data: {} });
+    const logged = lines.map((l) => JSON.parse(l));
+    expect(logged.filter((l) => l.level === 'error')).toEqual([]);
+    expect(logged.filter((l) => l.msg === 'request').map((l) => [l.level, l.status])).toEqual([['info', 499]]);
+  });
+
   test('an unexpected throw → 500 with the spec message, the cause only in the log with the request id', async () => {
     const { log, lines } = captureLog();
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 import { buildBinaryOnce } from './build-binary';
 import { waitForListening } from '../scripts/lib/wait-for-listening';
-import { rawRequest, type RawResponse } from './support/raw-http';
+import { abandonUpload, rawRequest, type RawResponse } from './support/raw-http';
 import { ENVELOPE_KEYS } from './helpers';
 
 // These tests spawn the binary and send a few thousand requests to it; shared machines can be
@@ -14,7 +14,8 @@ setDefaultTimeout(120_000);
 
 /**
  * Requests written by hand over sockets to the compiled binary: Host headers fetch() cannot send
- * (it takes the Host from the URL), and statuses and headers walked from the served OpenAPI document.
+ * (it takes the Host from the URL), statuses and headers walked from the served OpenAPI document,
+ * and an upload cut off half-way.
  */
 
 /** Hosts of every length from 1 to 12 (`Host: pi`, `nas`...: names on a home network), with and without a port, and IPv6 literals. */
@@ -24,7 +25,7 @@ const HOSTS = [
   '[::1]:8787',
 ];
 
-/** Small enough that a 413 needs only a header. */
+/** Above the 1 MB the abandoned upload declares, small enough that a 413 needs only a header. */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 let proc: Subprocess<'ignore', 'pipe', 'pipe'>;
@@ -176,5 +177,21 @@ describe('the compiled binary: what the OpenAPI document says each operation ans
       const [get, head] = [await send('GET', path, 'localhost'), await send('HEAD', path, 'localhost')];
       expect({ path, head: head.status, body: head.body }).toEqual({ path, head: get.status, body: '' });
     }
+  });
+});
+
+describe('the compiled binary: a client that leaves mid-upload', () => {
+  test('is no server error: answered 499, logged as a request at info, nothing at error level, and the next request works', async () => {
+    const head = ['POST /api/preferences/update HTTP/1.1', 'Host: localhost', `x-api-key: ${key}`, 'Content-Type: application/json'].join('\r\n');
+    for (let i = 0; i < 3; i++) await abandonUpload(port, head, 1024 * 1024, 512 * 1024);
+    const next = await send('POST', '/api/preferences/update', 'localhost', [`x-api-key: ${key}`, 'Content-Type: application/json', 'Content-Length: 23'], '{"enableMemories":true}');
+    expect([next.status, JSON.parse(next.body).enableMemories]).toEqual([200, true]);
+    // The log is complete once the server has stopped.
+    proc.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    const lines = (await log).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.level === 'error')).toEqual([]);
+    const left = lines.filter((l) => l.msg === 'request' && l.path === '/api/preferences/update' && l.status === 499);
+    expect(left.map((l) => l.level)).toEqual(['info', 'info', 'info']);
   });
 });

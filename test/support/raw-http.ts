@@ -69,3 +69,16 @@ function dechunk(buf: Buffer): Buffer {
     at = lineEnd + 2 + size + 2;
   }
 }
+
+/**
+ * Start an upload that declares `declared` bytes, send `sent` of them, and close the socket
+ * without waiting for an answer: a client that goes away mid-upload.
+ */
+export async function abandonUpload(port: number, head: string, declared: number, sent: number): Promise<void> {
+  const socket = await open(port);
+  socket.on('error', () => undefined); // the server may reset the connection as it goes
+  await new Promise<void>((resolve) => socket.write(`${head}\r\nContent-Length: ${declared}\r\n\r\n`, () => resolve()));
+  await new Promise<void>((resolve) => socket.write(Buffer.alloc(sent, 0x20), () => resolve()));
+  await new Promise<void>((resolve) => socket.end(resolve));
+  socket.destroy();
+}
