@@ -37,20 +37,24 @@ export const operations: readonly AnyOperation[] = [
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */
 const OAUTH_PAGE = /^\/api\/auth\/oauth\/[^/]+(\/callback)?$/;
+/** The methods of the GET routes (pages): Elysia answers a HEAD with the GET route's headers. */
+const PAGE_METHODS = 'GET, HEAD';
 
 /** `ops` defaults to the route table; tests may mount extra operations (e.g. a test-only stream). */
 export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operations) {
-  // Every path a route answers, for the 405 of a known path reached with another method.
-  const knownPaths = new Set([...ops.map((op) => `/api/${op.path}`), '/api/health', '/api/openapi.json', '/api/docs']);
-  const isKnownPath = (path: string) => knownPaths.has(path) || OAUTH_PAGE.test(path);
+  // Every path a route answers and its methods, for the 405 (with `Allow`) of a known path
+  // reached with another method. Elysia answers HEAD wherever it answers GET.
+  const allowed = new Map<string, string>([
+    ...ops.map((op) => [`/api/${op.path}`, 'POST'] as const),
+    ...['/api/health', '/api/openapi.json', '/api/docs'].map((page) => [page, PAGE_METHODS] as const),
+  ]);
+  const allowOf = (path: string) => allowed.get(path) ?? (OAUTH_PAGE.test(path) ? PAGE_METHODS : undefined);
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
   let openapi: string | undefined;
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      const spec = buildOpenApi(ops);
-      Object.assign(spec.paths, oauthOpenApiPaths);
-      openapi = JSON.stringify(spec);
+      openapi = JSON.stringify(buildOpenApi(ops, oauthOpenApiPaths));
     }
     return openapi;
   };
@@ -58,15 +62,23 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   const page = <C extends { request: Request }>(fn: (ctx: C) => Response | Promise<Response>) => pageRoute(deps, fn);
   const reply = (body: string, type = 'application/json') => new Response(body, { headers: { 'content-type': type } });
 
-  const app = new Elysia()
+  // Elysia finds a request's path by searching for its first "/" from a fixed offset: 11 by
+  // default (it assumes a host of at least four characters, "http://a.bc/"), which routes
+  // `Host: pi` by the wrong part of the path (405 everywhere, and `/x/api/...` served as
+  // `/api/...`). Parley serves plain HTTP (TLS ends at the proxy), so every URL starts with
+  // "http://" and 7 is exact for hosts of any length. `aot` is pinned because Elysia's other
+  // handler (`aot: false`, or ELYSIA_AOT=false in the environment) ignores this option.
+  const app = new Elysia({ aot: true, handler: { standardHostname: false } })
     // Only what no route answered reaches here: unknown paths, wrong methods.
     .onError(({ code, error, request, set }) => {
       const stamp = startRequest();
       const path = pathOf(request.url);
       let res: Response;
       if (code === 'NOT_FOUND') {
-        // A known path reached with the wrong method is 405, anything else 404.
-        res = errorResponse(new AppError(isKnownPath(path) ? 'METHOD_NOT_SUPPORTED' : 'NOT_FOUND'));
+        // A known path reached with the wrong method is 405 and says which methods it takes
+        // (RFC 9110 §15.5.6); anything else is 404.
+        const allow = allowOf(path);
+        res = allow ? errorResponse(new AppError('METHOD_NOT_SUPPORTED'), { allow }) : errorResponse(new AppError('NOT_FOUND'));
       } else {
         res = renderError(error, deps, stamp.id, path);
       }

@@ -11,6 +11,7 @@ import { buildDeps } from './build-deps';
 import { resumeInterruptedResponses } from './chat/respond';
 import { startPruning } from './tasks/prune-expired';
 import { createExpoClient } from './notifications/expo-client';
+import { serveWithHost } from './http/hostless-request';
 
 /** The budget of stop(): the CLI force-exits at 5 s, so hooks and connections must be done well before. */
 const HOOK_BUDGET_MS = 2500;
@@ -45,6 +46,7 @@ export async function startServer(
   // background responses keep running, and the next start resumes them.
   deps.lifecycle.onShutdown('tasks', () => deps.tasks.shutdown());
 
+  let origin = ''; // known once listening, before the first request
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -54,7 +56,9 @@ export async function startServer(
     // Operations bound their own bodies (413 with the envelope, src/http/body.ts). This is only
     // the backstop for absurd uploads, which Bun refuses with a bare 413 before Parley sees them.
     maxRequestBodySize: config.maxBodyBytes * 4 + 1024 * 1024,
-    fetch: (request) => app.handle(request),
+    // A request whose URL Bun gives as the path alone (no usable Host) is served under the
+    // origin Parley listens on, or refused when its Host is invalid (src/http/hostless-request.ts).
+    fetch: (request) => serveWithHost(request, origin, app.handle, log),
     error: (err) => {
       log.error('server error', { cause: String(err) });
       return new Response(JSON.stringify({ defined: true, code: 'INTERNAL_SERVER_ERROR', status: 500, message: 'Unexpected server error.', data: {} }), {
@@ -64,6 +68,7 @@ export async function startServer(
     },
   });
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
+  origin = url;
   log.info('listening', { url, database: join(config.dataDir, DB_FILE) });
   const stopPruning = startPruning(deps);
   deps.lifecycle.onShutdown('pruning', stopPruning);

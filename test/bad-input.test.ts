@@ -13,6 +13,7 @@ import { testConfig } from '../src/config';
 import { silentLogger } from '../src/log';
 import { badBodyArb, fixedBadBodies, heavyBadBodies, type RawBody } from './support/schema-arb';
 import { snapshotDb } from './support/db-snapshot';
+import { rawRequest } from './support/raw-http';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
 setDefaultTimeout(60_000);
@@ -158,5 +159,65 @@ describe('bad input, for every operation', () => {
       ),
       { numRuns: 200, seed: 5 },
     );
+  });
+});
+
+/** RFC 3986 `host [":" port]`: an IP literal, or a reg-name (unreserved, %-escapes, sub-delims). */
+const RFC3986_HOST = /^(?:\[[0-9a-f:.]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::\d*)?$/i;
+
+describe('bad input: the Host header', () => {
+  /**
+   * Hosts of any form over a real socket (fetch() takes the Host from the URL): names of any
+   * length with or without a port, IP literals, nothing, and strings that are no host at all.
+   * A request is routed by its path whatever the Host: the answer is the one `Host: localhost`
+   * gets, or, for a Host that is no host name, a 400 envelope. Never a 5xx, never a route that
+   * the path does not name.
+   */
+  const name = fc.string({ unit: fc.constantFrom(...'abcxyz019.-'.split('')), minLength: 1, maxLength: 12 });
+  const port = fc.integer({ min: 0, max: 99999 }).map((p) => `:${p}`);
+  const wellFormed = fc.oneof(
+    fc.tuple(name, fc.option(port, { nil: '' })).map(([n, p]) => n + p),
+    fc.tuple(fc.constantFrom('[::1]', '[fe80::1]', '[2001:db8::8787]', '127.0.0.1', '192.168.1.10'), fc.option(port, { nil: '' })).map(([h, p]) => h + p),
+  );
+  // Anything a header line can carry (no CR or LF): spaces, quotes, brackets, `|`, `%`, non-ASCII, a bad port.
+  const anything = fc.string({ unit: fc.constantFrom(...'ab1.:-[]@/?#%|<>" \\^{}_~é'.split('')), maxLength: 15 });
+  const host = fc.oneof({ arbitrary: wellFormed, weight: 3 }, { arbitrary: anything, weight: 2 }, { arbitrary: fc.constant(null), weight: 1 });
+
+  const routes = [
+    ...operations.map((op) => ({ method: 'POST', path: `/api/${op.path}` })),
+    ...['/api/health', '/api/openapi.json', '/api/docs', '/api/auth/oauth/github', '/api/auth/oauth/github/callback'].map((path) => ({ method: 'GET', path })),
+  ];
+  const route = fc.tuple(fc.constantFrom(...routes), fc.constantFrom('', '', '/x', '/xy', '/api')).map(([r, prefix]) => ({ ...r, path: prefix + r.path, prefixed: prefix !== '' }));
+
+  test('any Host (any length, port, IP literal, none, garbage) on any route: routed by the path alone, never a 5xx', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-host-'));
+    const server = await startServer(testConfig({ dataDir, port: 0, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret' }), silentLogger);
+    try {
+      const send = (r: { method: string; path: string }, h: string | null) =>
+        rawRequest(server.port, [`${r.method} ${r.path} HTTP/1.${h === null ? 0 : 1}`, ...(h === null ? [] : [`Host: ${h}`]), 'Content-Length: 0'].join('\r\n'));
+      const baseline = new Map<string, number>();
+      const expected = async (r: { method: string; path: string }) => {
+        if (!baseline.has(r.path)) baseline.set(r.path, (await send(r, 'localhost')).status);
+        return baseline.get(r.path)!;
+      };
+      await fc.assert(
+        fc.asyncProperty(route, host, async (r, h) => {
+          const res = await send(r, h);
+          const want = r.prefixed ? 404 : await expected(r);
+          const label = { host: h, method: r.method, path: r.path };
+          expect({ ...label, serverError: res.status >= 500 }).toEqual({ ...label, serverError: false });
+          // A host by RFC 3986 that a URL can carry (or none): exactly the answer `localhost` gets.
+          if (h === null || (RFC3986_HOST.test(h) && URL.canParse(`http://${h}/`))) expect({ ...label, status: res.status }).toEqual({ ...label, status: want });
+          else expect({ ...label, status: [want, 400].includes(res.status) }).toEqual({ ...label, status: true });
+          expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+          if (res.status >= 400 && res.headers.get('content-type')?.startsWith('application/json'))
+            expect(Object.keys(JSON.parse(res.body)).sort()).toEqual([...ENVELOPE_KEYS]);
+        }),
+        { numRuns: 400, seed: 19 },
+      );
+      expect((await send({ method: 'GET', path: '/api/health' }, 'pi')).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -113,13 +113,59 @@ describe('HTTP conventions', () => {
     expect(await nf.json()).toEqual(SPEC_ERRORS[404]);
     const wm = await ctx.app.handle(new Request('http://localhost/api/preferences/get'));
     expect(wm.status).toBe(405);
+    expect(wm.headers.get('allow')).toBe('POST');
     expect(await wm.json()).toEqual({ defined: false, code: 'METHOD_NOT_SUPPORTED', status: 405, message: 'Method Not Supported', data: {} });
-    // The pages answer GET only: another method is 405 there too.
+    // The pages answer GET (and HEAD) only: another method is 405 there too.
     for (const page of ['/api/health', '/api/openapi.json', '/api/docs', '/api/auth/oauth/github', '/api/auth/oauth/github/callback']) {
       const res = await ctx.app.handle(new Request(`http://localhost${page}`, { method: 'POST' }));
-      expect({ page, status: res.status }).toEqual({ page, status: 405 });
+      expect({ page, status: res.status, allow: res.headers.get('allow') }).toEqual({ page, status: 405, allow: 'GET, HEAD' });
     }
+    expect((await ctx.app.handle(new Request('http://localhost/api/health', { method: 'HEAD' }))).status).toBe(200);
     expect((await ctx.app.handle(new Request('http://localhost/api/auth/oauth/github/elsewhere', { method: 'POST' }))).status).toBe(404);
+  });
+
+  test('routing does not depend on the host: short names, ports, IPv6 literals; an extra leading segment is 404', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const key = ctx.users[0]!.key;
+    for (const host of ['a', 'pi', 'nas', 'a:1', 'pi:8787', 'parley.example.org', '[::1]', '[::1]:8787']) {
+      const prefs = await ctx.app.handle(new Request(`http://${host}/api/preferences/get`, { method: 'POST', headers: { 'x-api-key': key } }));
+      expect({ host, status: prefs.status }).toEqual({ host, status: 200 });
+      const health = await ctx.app.handle(new Request(`http://${host}/api/health`));
+      expect({ host, status: health.status }).toEqual({ host, status: 200 });
+      for (const prefix of ['/x', '/xy', '/xyz']) {
+        const confused = await ctx.app.handle(new Request(`http://${host}${prefix}/api/preferences/get`, { method: 'POST', headers: { 'x-api-key': key } }));
+        expect({ host, prefix, status: confused.status }).toEqual({ host, prefix, status: 404 });
+      }
+    }
+  });
+
+  test('a client that leaves mid-upload → 499, logged as a request at info, not as an error', async () => {
+    const { log, lines } = captureLog();
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });
+    const leaving = new AbortController();
+    // Half of the declared body arrives, then the connection is gone: the read fails as Bun's does.
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"enableMemories":'));
+        leaving.signal.addEventListener('abort', () => controller.error(new DOMException('The connection was closed.', 'AbortError')));
+      },
+    });
+    const answered = ctx.app.handle(
+      new Request('http://localhost/api/preferences/update', {
+        method: 'POST',
+        headers: { 'x-api-key': ctx.users[0]!.key, 'content-type': 'application/json', 'content-length': '36' },
+        body,
+        signal: leaving.signal,
+      }),
+    );
+    await Bun.sleep(5);
+    leaving.abort();
+    const res = await answered;
+    expect(res.status).toBe(499);
+    expect(await res.json()).toEqual({ defined: false, code: 'CLIENT_CLOSED_REQUEST', status: 499, message: 'Client Closed Request', data: {} });
+    const logged = lines.map((l) => JSON.parse(l));
+    expect(logged.filter((l) => l.level === 'error')).toEqual([]);
+    expect(logged.filter((l) => l.msg === 'request').map((l) => [l.level, l.status])).toEqual([['info', 499]]);
   });
 
   test('an unexpected throw → 500 with the spec message, the cause only in the log with the request id', async () => {

@@ -34,7 +34,13 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
   // With a Content-Length (bounded just above) the server reads no more than that: one
   // arrayBuffer() is far cheaper than a stream reader (bench/RESULTS.md). Chunked bodies, which
   // declare no length, are read piece by piece and cut off at the limit.
-  const buf = length !== null ? new Uint8Array(await request.arrayBuffer()) : await readBounded(request, maxBytes);
+  let buf: Uint8Array;
+  try {
+    buf = length !== null ? new Uint8Array(await request.arrayBuffer()) : await readBounded(request, maxBytes);
+  } catch (err) {
+    // A client that leaves mid-upload is no server error: 499, logged as a request, not an error.
+    throw request.signal.aborted && !(err instanceof AppError) ? new AppError('CLIENT_CLOSED_REQUEST', { cause: err }) : err;
+  }
   if (buf.byteLength > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
   // A body must say it is JSON. Without a Content-Type it is refused too: a browser sends a Blob
   // body with no type and no preflight, so accepting one would let a page on a sibling subdomain

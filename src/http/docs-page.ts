@@ -1,5 +1,6 @@
 import type { AnyOperation } from './operation';
 import { compileInput } from './body';
+import { errorStatusesOf } from './openapi';
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const json = (v: unknown) => esc(JSON.stringify(JSON.parse(JSON.stringify(v)), null, 2));
@@ -25,7 +26,7 @@ export function docsPage(ops: readonly AnyOperation[]): string {
 <p>${esc(op.summary)}</p>${op.description ? `<p>${esc(op.description)}</p>` : ''}
 <details><summary>Request body</summary><pre>${json(compileInput(op.input).schema)}</pre></details>
 <details><summary>${op.kind === 'sse' ? 'Event data' : 'Response body'}</summary><pre>${json(op.output)}</pre></details>
-<p class="err">Errors: ${[...new Set([400, ...(op.public ? [] : [401]), ...(op.errors ?? []), 500])].sort((a, b) => a - b).join(', ')} — always the envelope <code>{defined, code, status, message, data}</code>.</p></section>`,
+<p class="err">Errors: ${errorStatusesOf(op).join(', ')} — always the envelope <code>{defined, code, status, message, data}</code>.</p></section>`,
           )
           .join('\n'),
     )
@@ -36,6 +37,6 @@ body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding
 code,pre{font:13px ui-monospace,monospace}pre{background:#f5f5f5;padding:.75rem;overflow:auto}
 section{border-top:1px solid #ddd;padding:.5rem 0}h3{margin:.5rem 0}.err{color:#555}
 </style></head><body><h1>Parley API</h1>
-<p>Every operation is <code>POST /api/&lt;category&gt;/&lt;name&gt;</code> with a JSON body, authenticated by a session cookie, <code>Authorization: Bearer &lt;token&gt;</code> or <code>x-api-key</code>. Machine-readable: <a href="/api/openapi.json">/api/openapi.json</a>.</p>
+<p>Every operation is <code>POST /api/&lt;category&gt;/&lt;name&gt;</code> with a JSON body, authenticated by a session cookie, <code>Authorization: Bearer &lt;token&gt;</code> or <code>x-api-key</code>. Another method on an operation's path answers 405 with <code>Allow: POST</code>. Machine-readable: <a href="/api/openapi.json">/api/openapi.json</a>.</p>
 <nav>${nav}</nav>${sections}</body></html>`;
 }

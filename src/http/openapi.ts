@@ -18,14 +18,49 @@ const ENVELOPE = {
 const statusText = (status: number) =>
   Object.entries(errorTable).find(([, s]) => s.status === status)?.[0] ?? 'Error';
 
+/**
+ * Every error status an operation can answer: what the pipeline in src/http/register.ts answers
+ * for any row of its kind, plus the row's own `errors`. The OpenAPI document and /api/docs list
+ * these, so a change to the pipeline is a change here.
+ */
+export function errorStatusesOf(op: AnyOperation): number[] {
+  const statuses = new Set<number>([
+    400, // malformed UTF-8 or JSON, failed validation (`issues`), left while waiting for a turn
+    413, // a body over PARLEY_MAX_BODY_BYTES
+    415, // a body that is not declared JSON
+    500,
+    ...(op.errors ?? []),
+  ]);
+  if (!op.public) statuses.add(401); // before anything else
+  if (op.rateLimit || op.kind === 'sse') statuses.add(429); // the row's token bucket; the per-user stream cap
+  if (op.kind === 'sse') statuses.add(503); // a stream opened while the server stops
+  return [...statuses].sort((a, b) => a - b);
+}
+
+const retryAfter = { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } };
+
+/**
+ * A path item lists exactly the methods its path takes, so another method's 405 is no operation's
+ * answer: it is this one response, referenced from every path item by the `x-method-not-allowed`
+ * extension. Its `Allow` header names the methods the path item lists.
+ */
+const METHOD_NOT_ALLOWED = {
+  description: 'METHOD_NOT_SUPPORTED: the path does not take this method (operations take POST only; pages GET and HEAD)',
+  headers: { Allow: { description: 'The methods the path takes, e.g. `POST`', schema: { type: 'string' } } },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+};
+const methodNotAllowed = { 'x-method-not-allowed': { $ref: '#/components/responses/MethodNotAllowed' } };
+
 /** Strip TypeBox's symbol keys and `[Kind]` markers by a JSON round trip: what is left is JSON Schema. */
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema));
 
-/** OpenAPI 3.1 for every operation, built from the same table that mounts the routes. */
-export function buildOpenApi(ops: readonly AnyOperation[], version = '1.1.2') {
-  const paths: Record<string, unknown> = {};
+/**
+ * OpenAPI 3.1 for every operation, built from the same table that mounts the routes, and for the
+ * pages (`pages`: path items of GET routes that are not operation rows, e.g. the sign-in flow's).
+ */
+export function buildOpenApi(ops: readonly AnyOperation[], pages: Record<string, object> = {}, version = '1.1.2') {
+  const paths: Record<string, object> = {};
   for (const op of ops) {
-    const statuses = [...new Set([400, ...(op.public ? [] : [401]), ...(op.errors ?? []), 500])].sort();
     const responses: Record<string, unknown> = {
       200:
         op.kind === 'sse'
@@ -35,9 +70,10 @@ export function buildOpenApi(ops: readonly AnyOperation[], version = '1.1.2') {
             }
           : { description: 'Success', content: { 'application/json': { schema: plain(op.output) } } },
     };
-    for (const s of statuses)
+    for (const s of errorStatusesOf(op))
       responses[s] = {
         description: statusText(s),
+        ...(s === 429 || s === 503 ? { headers: retryAfter } : {}),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
       };
     paths[`/api/${op.path}`] = {
@@ -59,16 +95,20 @@ export function buildOpenApi(ops: readonly AnyOperation[], version = '1.1.2') {
   paths['/api/health'] = {
     get: { summary: 'Liveness for supervisors (no credential needed)', security: [], responses: { 200: { description: 'OK' } } },
   };
+  Object.assign(paths, pages);
+  for (const path in paths) paths[path] = { ...methodNotAllowed, ...paths[path] };
   return {
     openapi: '3.1.0',
     info: {
       title: 'Parley',
       version,
-      description: 'Every operation is `POST /api/<category>/<name>` with a JSON body. Errors use one envelope.',
+      description:
+        'Every operation is `POST /api/<category>/<name>` with a JSON body. Errors use one envelope. Another method on a known path answers 405 with `Allow` (`x-method-not-allowed` on each path).',
     },
     paths,
     components: {
       schemas: { ErrorEnvelope: ENVELOPE },
+      responses: { MethodNotAllowed: METHOD_NOT_ALLOWED },
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: 'parley_session' },
         bearer: { type: 'http', scheme: 'bearer' },

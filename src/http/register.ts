@@ -12,6 +12,7 @@ import { guardStream } from './stream-guard';
 import { PushStream, pushStreamResponse } from './push-stream';
 import { TurnAbandoned, type Turnstile } from './turnstile';
 import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStreamHeaders } from './request-stamp';
+import { invalidHostError } from './hostless-request';
 
 /**
  * Mount each operation as `POST /api/<path>`: authenticate, receive and bound the body, wait for
@@ -136,6 +137,10 @@ export const pageRoute =
     const stamp = startRequest();
     let res: Response;
     try {
+      // Bun passes some Hosts that are no host through into the URL ("pi:abc", "[::1"). Pages
+      // may build URLs from the request's (the sign-in flow does), operations never do: a page
+      // checks, once, what an operation need not pay for on every request.
+      if (!URL.canParse(ctx.request.url)) throw invalidHostError();
       res = await fn(ctx);
     } catch (err) {
       res = renderError(err, deps, stamp.id, pathOf(ctx.request.url));

@@ -44,9 +44,13 @@ export function stampStreamHeaders(headers: Record<string, unknown>, stamp: Requ
   headers['x-request-id'] = stamp.id;
 }
 
-/** Path of a request URL without `new URL()`: the log needs only the path, never the query. */
+/**
+ * Path of a request URL without `new URL()`: the log needs only the path, never the query. The
+ * path starts at the first "/" after the scheme's "//" whatever the host's length, or at once
+ * when the URL is the path alone (Bun's form for a request without a usable Host).
+ */
 export function pathOf(url: string): string {
-  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  const slash = url.charCodeAt(0) === 47 ? 0 : url.indexOf('/', url.indexOf('//') + 2);
   if (slash < 0) return '/';
   const q = url.indexOf('?', slash);
   return q < 0 ? url.slice(slash) : url.slice(slash, q);
