@@ -285,6 +285,12 @@ export const settings = {
     doc: '`openai-chat` research loop: rounds of search → read → follow-up queries.',
     parse: int(1, 5),
   }),
+  aiImageAllowLan: setting({
+    env: 'PARLEY_AI_IMAGE_ALLOW_LAN',
+    default: 'false',
+    doc: 'Let image URLs in chat and research requests be `http:` and name private, loopback or LAN hosts (for a model server on your network that fetches images from it). False: only `data:image/...` and `https:` URLs to public hosts reach the AI provider, which may fetch them. Leave false on a public server.',
+    parse: bool,
+  }),
   // --- widgets, credits, images, push ---
   adRewardMaxAmount: setting({
     env: 'PARLEY_AD_REWARD_MAX_AMOUNT',

@@ -1,0 +1,58 @@
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildBinaryOnce } from './build-binary';
+import { startFakeOpenAI } from './fakes/openai';
+import { waitForListening } from '../scripts/lib/wait-for-listening';
+
+// Issue 19's trust items, through the compiled executable: what a client sends reaches only
+// what it may. These spawn processes; shared machines can be slow, and nothing here asserts on time.
+setDefaultTimeout(120_000);
+
+const openai = startFakeOpenAI();
+afterAll(() => openai.stop());
+
+/** A fresh data dir with the given users (each with a session), and `serve` on port 0 with `env`. */
+async function withServer(emails: string[], env: Record<string, string>, body: (url: string, tokens: string[], base: Record<string, string>) => Promise<void>) {
+  const out = await buildBinaryOnce();
+  const base = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-trust-')), 'data'), ...env };
+  const tokens = emails.map((email) => {
+    expect(Bun.spawnSync([out, 'user', 'create', '--email', email], { env: base }).exitCode).toBe(0);
+    return JSON.parse(Bun.spawnSync([out, 'session', 'create', '--email', email, '--json'], { env: base }).stdout.toString()).token as string;
+  });
+  const proc = Bun.spawn([out, 'serve', '--port', '0'], { env: base, stdout: 'pipe', stderr: 'pipe' });
+  try {
+    await body(await waitForListening(proc), tokens, base);
+  } finally {
+    proc.kill('SIGTERM');
+    await proc.exited;
+  }
+}
+
+const post = (url: string, path: string, token: string, body: unknown) =>
+  fetch(`${url}/api/${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+describe('the compiled binary: image URLs reach the AI provider only when safe', () => {
+  test('chat/stream with a file: and an http://127.0.0.1 image → 400 naming both; the fake model server never sees either', async () => {
+    const env = { PARLEY_AI_PROVIDER: 'openai-chat', PARLEY_AI_BASE_URL: openai.url, PARLEY_AI_API_KEY: 'sk-test', PARLEY_AI_MODEL: 'small' };
+    await withServer(['ann@example.org'], env, async (url, [ann]) => {
+      const images = [{ imageUrl: 'file:///etc/passwd' }, { imageUrl: 'http://127.0.0.1:8787/api/health' }];
+      const refused = await post(url, 'chat/stream', ann!, { message: 'What is in these?', images });
+      const text = await refused.text(); // the whole answer: a stream, had one started, runs to its end
+      expect(JSON.stringify(openai.requests)).not.toContain('file:///etc/passwd');
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(text).data.issues.map((i: { path: unknown }) => i.path)).toEqual([
+        ['images', 0, 'imageUrl'],
+        ['images', 1, 'imageUrl'],
+      ]);
+      // The fake is wired: a public https image does reach it.
+      const allowed = await post(url, 'chat/stream', ann!, { message: 'And this?', images: [{ imageUrl: 'https://img.example/ok.png' }] });
+      expect(await allowed.text()).toContain('"type":"done"');
+      const upstream = JSON.stringify(openai.requests);
+      expect(upstream).toContain('https://img.example/ok.png');
+      expect(upstream).not.toContain('file:///etc/passwd');
+      expect(upstream).not.toContain('127.0.0.1:8787');
+    });
+  });
+});
