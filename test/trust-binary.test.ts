@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBinaryOnce } from './build-binary';
 import { startFakeOpenAI } from './fakes/openai';
+import { sharedFakeExpo } from './fakes/expo';
 import { waitForListening } from '../scripts/lib/wait-for-listening';
 
 // Issue 19's trust items, through the compiled executable: what a client sends reaches only
@@ -53,6 +54,30 @@ describe('the compiled binary: image URLs reach the AI provider only when safe',
       expect(upstream).toContain('https://img.example/ok.png');
       expect(upstream).not.toContain('file:///etc/passwd');
       expect(upstream).not.toContain('127.0.0.1:8787');
+    });
+  });
+});
+
+describe('the compiled binary: push tokens', () => {
+  test("two users, one token: the second user's registration does not take the first user's device until that user signs out", async () => {
+    const fake = sharedFakeExpo();
+    const env = { PARLEY_EXPO_BASE_URL: fake.url, PARLEY_PUSH_RECEIPT_DELAY_MS: '0', PARLEY_INTERNAL_EMAIL_DOMAIN: 'parley.test' };
+    const TOKEN = 'ExponentPushToken[trust-bin-phone]';
+    await withServer(['dev@parley.test', 'eve@parley.test'], env, async (url, [dev, eve]) => {
+      const register = async (as: string) => expect(await (await post(url, 'notifications/registerPushToken', as, { token: TOKEN, platform: 'ios' })).json()).toEqual({ success: true });
+      const testPush = async (as: string) => {
+        fake.reset();
+        const report = (await (await post(url, 'notifications/sendTestWebhookNotification', as, { conversationId: 'c', status: 'completed' })).json()) as { tokenCount: number };
+        return { tokenCount: report.tokenCount, delivered: fake.delivered.map((m) => m.to) };
+      };
+      await register(dev!);
+      await register(eve!); // Eve learned Dev's token
+      expect(await testPush(eve!)).toEqual({ tokenCount: 0, delivered: [] });
+      expect(await testPush(dev!)).toEqual({ tokenCount: 1, delivered: [TOKEN] });
+      // The phone changes hands: Dev signs out on it, Eve signs in and the app registers the same token.
+      expect((await post(url, 'auth/signOut', dev!, {})).status).toBe(200);
+      await register(eve!);
+      expect(await testPush(eve!)).toEqual({ tokenCount: 1, delivered: [TOKEN] });
     });
   });
 });
