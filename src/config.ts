@@ -160,7 +160,7 @@ export const settings = {
   publicUrl: setting({
     env: 'PARLEY_PUBLIC_URL',
     default: '',
-    doc: 'The address users reach Parley at (e.g. `https://parley.example.org`), used to build OAuth callback URLs. Empty: taken from each request; set it behind a reverse proxy.',
+    doc: 'The address users reach Parley at (e.g. `https://parley.example.org`), used to build OAuth callback URLs. Needed to sign in with an identity provider: empty, sign-in answers a `no_public_url` page (the request\'s own Host header is never trusted for it).',
     parse: optHttpUrl,
   }),
   signup: setting({

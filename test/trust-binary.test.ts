@@ -81,3 +81,24 @@ describe('the compiled binary: push tokens', () => {
     });
   });
 });
+
+describe('the compiled binary: OAuth callback address', () => {
+  test('without PARLEY_PUBLIC_URL a sign-in start with a spoofed Host is refused with the no_public_url page, and doctor says why', async () => {
+    const env = { PARLEY_OAUTH_GITHUB_CLIENT_ID: 'gh-id', PARLEY_OAUTH_GITHUB_CLIENT_SECRET: 'gh-secret' };
+    await withServer([], env, async (url, _, base) => {
+      const res = await fetch(`${url}/api/auth/oauth/github`, { redirect: 'manual', headers: { host: 'evil.example', 'x-forwarded-proto': 'https' } });
+      const page = await res.text();
+      expect({ status: res.status, location: res.headers.get('location') }).toEqual({ status: 503, location: null });
+      expect(page).toContain('<code>no_public_url</code>');
+      expect(page).not.toContain('evil.example');
+      const doctor = Bun.spawnSync([await buildBinaryOnce(), 'doctor', '--json'], { env: base });
+      expect(JSON.parse(doctor.stdout.toString()).checks.find((c: { name: string }) => c.name === 'sign-in')).toMatchObject({ status: 'fail' });
+    });
+    // With it, the callback address is the configured one whatever the Host header says.
+    await withServer([], { ...env, PARLEY_PUBLIC_URL: 'https://parley.example.org' }, async (url) => {
+      const res = await fetch(`${url}/api/auth/oauth/github`, { redirect: 'manual', headers: { host: 'evil.example' } });
+      expect(res.status).toBe(302);
+      expect(new URL(res.headers.get('location')!).searchParams.get('redirect_uri')).toBe('https://parley.example.org/api/auth/oauth/github/callback');
+    });
+  });
+});
