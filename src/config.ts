@@ -160,7 +160,7 @@ export const settings = {
   publicUrl: setting({
     env: 'PARLEY_PUBLIC_URL',
     default: '',
-    doc: 'The address users reach Parley at (e.g. `https://parley.example.org`), used to build OAuth callback URLs. Empty: taken from each request; set it behind a reverse proxy.',
+    doc: 'The address users reach Parley at (e.g. `https://parley.example.org`), used to build OAuth callback URLs. Needed to sign in with an identity provider: empty, sign-in answers a `no_public_url` page (the request\'s own Host header is never trusted for it).',
     parse: optHttpUrl,
   }),
   signup: setting({
@@ -284,6 +284,12 @@ export const settings = {
     default: '2',
     doc: '`openai-chat` research loop: rounds of search → read → follow-up queries.',
     parse: int(1, 5),
+  }),
+  aiImageAllowLan: setting({
+    env: 'PARLEY_AI_IMAGE_ALLOW_LAN',
+    default: 'false',
+    doc: 'Let image URLs in chat and research requests be `http:` and name private, loopback or LAN hosts (for a model server on your network that fetches images from it). False: only `data:image/...` and `https:` URLs to public hosts reach the AI provider, which may fetch them. Leave false on a public server.',
+    parse: bool,
   }),
   // --- widgets, credits, images, push ---
   adRewardMaxAmount: setting({

@@ -53,7 +53,7 @@ const T0 = Date.parse('2026-06-01T12:00:00.000Z');
 
 describe('bad input, for every operation', () => {
   // A configured provider, so the sign-in routes run their real code paths.
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], now: () => T0, config: { oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret' } });
+  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], now: () => T0, config: { oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret', publicUrl: 'http://localhost' } });
   const ann = ctx.users[0] as TestUser;
 
   const send = (path: string, raw: RawBody) =>

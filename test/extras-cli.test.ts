@@ -7,6 +7,8 @@ import { openDataDir } from '../src/db/connection';
 import { findUserByEmail } from '../src/account/account.store';
 import { registerPushToken, listPushTokens } from '../src/notifications/push-token.store';
 import { listLedger } from '../src/credits/credit.store';
+import { createSession } from '../src/auth/auth.store';
+import { DAY_MS } from '../src/time';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -47,8 +49,10 @@ describe('credits and notify CLI', () => {
     fake.reset();
     const db = openDataDir(dir);
     const ann = findUserByEmail(db, 'ann@example.org')!;
-    registerPushToken(db, ann.id, 'ExponentPushToken[ok-cli]', 'ios');
-    registerPushToken(db, ann.id, 'ExponentPushToken[gone-cli]', 'android');
+    // As the app registers them: with its session, which must still be live for pushes to go out.
+    const sessionId = createSession(db, ann.id, DAY_MS).row.id;
+    registerPushToken(db, ann.id, 'ExponentPushToken[ok-cli]', 'ios', Date.now(), { sessionId });
+    registerPushToken(db, ann.id, 'ExponentPushToken[gone-cli]', 'android', Date.now(), { sessionId });
     db.$client.close();
     const env = { PARLEY_EXPO_BASE_URL: fake.url, PARLEY_PUSH_RECEIPT_DELAY_MS: '0' };
     const r = await parley(['notify', 'test', '--email', 'ann@example.org', '--conversation', 'conv-cli', '--status', 'completed', ...d], env);

@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, test, setDefaultTimeout } from 'bun:test';
-import { createTestContext, SPEC_ERRORS } from './helpers';
+import { bearer, createTestContext, SPEC_ERRORS, type TestContext, type TestUser } from './helpers';
+import { revokeApiKey, revokeSession } from '../src/auth/auth.store';
+import { DAY_MS } from '../src/time';
 import { sharedFakeExpo } from './fakes/expo';
 import { createExpoClient } from '../src/notifications/expo-client';
 import { createExpoNotifier } from '../src/notifications/research-push';
@@ -24,19 +26,16 @@ const tok = (tag: string, i = 0) => `ExponentPushToken[${tag}-${i}]`;
 beforeEach(() => fake.reset());
 
 describe('push tokens', () => {
-  test('register (idempotent, moves between users), unregister, validation, 401', async () => {
+  test('register (idempotent), unregister, validation, 401', async () => {
     const { ctx, dev, ann } = await setup();
     expect((await ctx.json('notifications/registerPushToken', { token: tok('ok'), platform: 'ios' }, dev)).body).toEqual({ success: true });
     expect((await ctx.json('notifications/registerPushToken', { token: tok('ok'), platform: 'ios' }, dev)).body).toEqual({ success: true });
     expect(listPushTokens(ctx.db, dev.user.id)).toEqual([tok('ok')]);
-    await ctx.json('notifications/registerPushToken', { token: tok('ok'), platform: 'android' }, ann);
-    expect(listPushTokens(ctx.db, dev.user.id)).toEqual([]);
-    expect(listPushTokens(ctx.db, ann.user.id)).toEqual([tok('ok')]);
     // Someone else's token is left alone; the caller's is removed; both answer success.
-    expect((await ctx.json('notifications/unregisterPushToken', { token: tok('ok') }, dev)).body).toEqual({ success: true });
-    expect(listPushTokens(ctx.db, ann.user.id)).toEqual([tok('ok')]);
     expect((await ctx.json('notifications/unregisterPushToken', { token: tok('ok') }, ann)).body).toEqual({ success: true });
-    expect(listPushTokens(ctx.db, ann.user.id)).toEqual([]);
+    expect(listPushTokens(ctx.db, dev.user.id)).toEqual([tok('ok')]);
+    expect((await ctx.json('notifications/unregisterPushToken', { token: tok('ok') }, dev)).body).toEqual({ success: true });
+    expect(listPushTokens(ctx.db, dev.user.id)).toEqual([]);
 
     const bad = await ctx.json('notifications/registerPushToken', { token: 'not-a-token', platform: 'ios' }, dev);
     expect(bad.status).toBe(400);
@@ -44,6 +43,69 @@ describe('push tokens', () => {
     expect((await ctx.json('notifications/registerPushToken', { token: tok('ok'), platform: 'symbian' }, dev)).status).toBe(400);
     expect((await ctx.json('notifications/registerPushToken', { token: tok('ok'), platform: 'ios' })).body).toEqual(SPEC_ERRORS[401]);
     expect((await ctx.json('notifications/unregisterPushToken', { token: tok('ok') })).status).toBe(401);
+  });
+});
+
+describe('push tokens: who holds a device', () => {
+  // Both users internal, so each can ask for a test push to "all of my devices".
+  const twoInternal = () => setup([{ email: 'dev@parley.test' }, { email: 'eve@parley.test' }]);
+  const testPush = async (ctx: TestContext, as: Record<string, string> | TestUser) => {
+    fake.reset();
+    const report = (await ctx.json('notifications/sendTestWebhookNotification', { conversationId: 'c', status: 'completed' }, as)).body;
+    return { tokenCount: report.tokenCount, delivered: fake.delivered.map((m) => m.to) };
+  };
+
+  test("another user's registration leaves a token with its signed-in owner; it moves once the owner signs out", async () => {
+    const { ctx, dev, ann: eve } = await twoInternal();
+    const phone = bearer(dev); // the app's session on the phone
+    expect((await ctx.json('notifications/registerPushToken', { token: tok('phone'), platform: 'ios' }, phone)).body).toEqual({ success: true });
+
+    // Eve learned the token: she is answered as for any registration, and gets nothing of it.
+    expect((await ctx.json('notifications/registerPushToken', { token: tok('phone'), platform: 'android' }, eve)).body).toEqual({ success: true });
+    expect(listPushTokens(ctx.db, dev.user.id)).toEqual([tok('phone')]);
+    expect(listPushTokens(ctx.db, eve.user.id)).toEqual([]);
+    expect(await testPush(ctx, eve)).toEqual({ tokenCount: 0, delivered: [] });
+    expect(await testPush(ctx, dev)).toEqual({ tokenCount: 1, delivered: [tok('phone')] });
+
+    // Dev signs out on the phone: his pushes stop there at once, and the next user signing in takes it.
+    expect((await ctx.json('auth/signOut', {}, phone)).status).toBe(200);
+    expect(await testPush(ctx, dev)).toEqual({ tokenCount: 0, delivered: [] });
+    const eveOnPhone = bearer(eve);
+    expect((await ctx.json('notifications/registerPushToken', { token: tok('phone'), platform: 'ios' }, eveOnPhone)).body).toEqual({ success: true });
+    expect(listPushTokens(ctx.db, eve.user.id)).toEqual([tok('phone')]);
+    expect(await testPush(ctx, eve)).toEqual({ tokenCount: 1, delivered: [tok('phone')] });
+    // Dev, signed in elsewhere, cannot take it back while Eve's session holds it.
+    expect((await ctx.json('notifications/registerPushToken', { token: tok('phone'), platform: 'ios' }, dev)).body).toEqual({ success: true });
+    expect(listPushTokens(ctx.db, eve.user.id)).toEqual([tok('phone')]);
+  });
+
+  test('a token registered with an API key is held until that key is revoked; an expired session frees its tokens too', async () => {
+    let now = Date.now();
+    const { ctx, dev, ann: eve } = await twoInternal();
+    ctx.deps.now = () => now;
+    await ctx.json('notifications/registerPushToken', { token: tok('key'), platform: 'ios' }, dev);
+    await ctx.json('notifications/registerPushToken', { token: tok('key'), platform: 'ios' }, eve);
+    expect(listPushTokens(ctx.db, dev.user.id)).toEqual([tok('key')]);
+    expect((await ctx.json('auth/revokeApiKey', { keyId: dev.keyId }, bearer(dev))).status).toBe(200);
+    await ctx.json('notifications/registerPushToken', { token: tok('key'), platform: 'ios' }, eve);
+    expect(listPushTokens(ctx.db, eve.user.id)).toEqual([tok('key')]);
+
+    await ctx.json('notifications/registerPushToken', { token: tok('old'), platform: 'ios' }, bearer(dev));
+    now += (ctx.deps.config.sessionTtlDays + 1) * DAY_MS; // the phone was not used for longer than a session lives
+    await ctx.json('notifications/registerPushToken', { token: tok('old'), platform: 'ios' }, eve);
+    expect(listPushTokens(ctx.db, eve.user.id)).toEqual([tok('key'), tok('old')]);
+  });
+
+  test('a token registered before Parley kept the credential stays while its owner has any live credential', async () => {
+    const { ctx, dev, ann: eve } = await twoInternal();
+    registerPushToken(ctx.db, dev.user.id, tok('legacy'), 'ios'); // a row from before the holder columns
+    await ctx.json('notifications/registerPushToken', { token: tok('legacy'), platform: 'ios' }, eve);
+    expect(listPushTokens(ctx.db, dev.user.id)).toEqual([tok('legacy')]);
+    expect(await testPush(ctx, dev)).toEqual({ tokenCount: 1, delivered: [tok('legacy')] });
+    revokeApiKey(ctx.db, dev.keyId);
+    revokeSession(ctx.db, dev.sessionId);
+    await ctx.json('notifications/registerPushToken', { token: tok('legacy'), platform: 'ios' }, eve);
+    expect(listPushTokens(ctx.db, eve.user.id)).toEqual([tok('legacy')]);
   });
 });
 

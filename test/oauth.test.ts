@@ -3,6 +3,8 @@ import { createTestContext, captureLog, type TestContext } from './helpers';
 import { startFakeOAuthProvider, type Flavour } from './fakes/oauth-provider';
 import type { Config } from '../src/config';
 import { findUserByEmail, listUsers } from '../src/account/account.store';
+import { checkOAuthPublicUrl } from '../src/ops/oauth-check';
+import { testConfig } from '../src/config';
 
 const CLIENT = { clientId: 'parley-client', clientSecret: 'parley-secret' };
 const fake = startFakeOAuthProvider(CLIENT);
@@ -10,8 +12,9 @@ afterAll(() => fake.stop());
 
 const APP = 'http://app.example.org/home';
 
-/** Every configurable-address provider, pointed at the fake. */
+/** Every configurable-address provider, pointed at the fake; Parley at the address the tests call it by. */
 const providerConfig = (): Partial<Config> => ({
+  publicUrl: 'http://localhost',
   oauthGiteaClientId: CLIENT.clientId,
   oauthGiteaClientSecret: CLIENT.clientSecret,
   oauthGiteaBaseUrl: fake.baseUrl('gitea'),
@@ -251,11 +254,42 @@ describe('sign-in with configurable-address providers (real arctic code against 
     }
   });
 
-  test('PARLEY_PUBLIC_URL builds the callback address behind a proxy', async () => {
+  test('PARLEY_PUBLIC_URL builds the callback address behind a proxy; the Host and X-Forwarded-* headers do not', async () => {
     const ctx = context({ publicUrl: 'https://parley.example.org' });
-    const start = await ctx.app.handle(new Request('http://localhost/api/auth/oauth/gitea'));
+    const spoofed = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' };
+    const start = await ctx.app.handle(new Request('http://evil.example/api/auth/oauth/gitea', { headers: spoofed }));
     expect(location(start).searchParams.get('redirect_uri')).toBe('https://parley.example.org/api/auth/oauth/gitea/callback');
     expect(location(start).href.startsWith(`${fake.baseUrl('gitea')}/login/oauth/authorize?`)).toBe(true);
+  });
+
+  test('without PARLEY_PUBLIC_URL both routes answer the no_public_url page: no redirect, no cookie, a warning at start-up', async () => {
+    const { log, lines } = captureLog();
+    const ctx = createTestContext({ log, config: { ...providerConfig(), appUrl: APP, publicUrl: undefined } });
+    expect(lines.map((l) => JSON.parse(l)).find((l) => l.msg?.includes('PARLEY_PUBLIC_URL'))).toMatchObject({ level: 'warn', providers: ['gitea', 'forgejo', 'gitlab', 'keycloak', 'authentik'] });
+    for (const path of ['gitea', 'gitea/callback?code=c&state=s']) {
+      const res = await ctx.app.handle(new Request(`http://evil.example/api/auth/oauth/${path}`, { headers: { host: 'evil.example' } }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('location')).toBeNull();
+      const page = await res.text();
+      expect(page).toContain('<code>no_public_url</code>');
+      expect(page).toContain('PARLEY_PUBLIC_URL');
+      expect(page).not.toContain('evil.example');
+      expect(res.headers.getSetCookie().every((c) => c.includes('Max-Age=0'))).toBe(true);
+    }
+    expect(fake.authorizeRequests).toHaveLength(0);
+    // An unknown provider is still that, whatever else is missing.
+    expect((await ctx.app.handle(new Request('http://localhost/api/auth/oauth/nope'))).status).toBe(404);
+  });
+
+  test("doctor's sign-in check: fails with a provider and no PARLEY_PUBLIC_URL, silent without providers", () => {
+    expect(checkOAuthPublicUrl(testConfig())).toEqual([]);
+    const [missing] = checkOAuthPublicUrl(testConfig({ ...providerConfig(), publicUrl: undefined }));
+    expect(missing).toMatchObject({ name: 'sign-in', status: 'fail' });
+    expect(missing!.detail).toContain('PARLEY_PUBLIC_URL');
+    expect(missing!.fix).toContain('/api/auth/oauth/<id>/callback');
+    expect(checkOAuthPublicUrl(testConfig({ ...providerConfig(), publicUrl: 'https://parley.example.org' }))).toEqual([
+      { name: 'sign-in', status: 'ok', detail: 'gitea, forgejo, gitlab, keycloak, authentik; callbacks at https://parley.example.org/api/auth/oauth/<id>/callback' },
+    ]);
   });
 });
 

@@ -81,7 +81,7 @@ describe('cookies', () => {
     });
 
     test(`the sign-in flow's cookies too (PARLEY_COOKIE_SECURE=${secure}), and its redirect carries the security headers`, async () => {
-      const ctx = createTestContext({ config: { cookieSecure: secure, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret' } });
+      const ctx = createTestContext({ config: { cookieSecure: secure, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret', publicUrl: 'http://localhost' } });
       const res = await ctx.app.handle(new Request('http://localhost/api/auth/oauth/github'));
       expect(res.status).toBe(302);
       expectSecurityHeaders(res, 'OAuth redirect');

@@ -34,11 +34,19 @@ function cookieOf(request: Request, name: string): string | undefined {
   }
 }
 
-const callbackUrl = (deps: AppDeps, request: Request, id: string) =>
-  `${deps.config.publicUrl ?? new URL(request.url).origin}/api/auth/oauth/${id}/callback`;
-
-function providerFor(deps: AppDeps, request: Request, id: string): OAuthProvider | undefined {
-  return isProviderId(id) ? buildProvider(deps.config, id, callbackUrl(deps, request, id)) : undefined;
+/**
+ * The provider, with the callback URL built from PARLEY_PUBLIC_URL only. Never from the request:
+ * its Host header is whatever the client sent, and behind a TLS proxy its scheme is http, so a
+ * callback built from it can point the provider (and the user's code) at another host, or fail
+ * the provider's exact match. Trusting X-Forwarded-* instead would need a list of trusted proxies,
+ * one more setting to get right; the public URL is needed at the provider's console anyway.
+ */
+function providerFor(deps: AppDeps, id: string): OAuthProvider | OAuthErrorCode {
+  if (!isProviderId(id)) return 'unknown_provider';
+  const { publicUrl } = deps.config;
+  const provider = buildProvider(deps.config, id, `${publicUrl}/api/auth/oauth/${id}/callback`);
+  if (!provider) return 'unknown_provider';
+  return publicUrl ? provider : 'no_public_url';
 }
 
 /** A native app's return address: a custom scheme from the allow-list, checked again on the way back. */
@@ -62,8 +70,8 @@ function redirect(to: URL | string, headers = new Headers()): Response {
 
 /** `GET /api/auth/oauth/:provider[?redirect=myapp://…]` */
 export function startSignIn(deps: AppDeps, request: Request, id: string): Response {
-  const provider = providerFor(deps, request, id);
-  if (!provider) return errorPage('unknown_provider');
+  const provider = providerFor(deps, id);
+  if (typeof provider === 'string') return errorPage(provider);
   const requested = new URL(request.url).searchParams.get('redirect') ?? undefined;
   const native = nativeRedirect(deps, requested);
   // Never send anyone to an address that is not on the list, not even with an error.
@@ -102,8 +110,8 @@ export async function finishSignIn(deps: AppDeps, request: Request, id: string):
   const headers = new Headers();
   for (const name of [STATE, VERIFIER, REDIRECT]) headers.append('set-cookie', flowCookie(name, '', 0, config.cookieSecure));
   const native = nativeRedirect(deps, cookieOf(request, REDIRECT));
-  const provider = providerFor(deps, request, id);
-  if (!provider) return errorPage('unknown_provider', headers);
+  const provider = providerFor(deps, id);
+  if (typeof provider === 'string') return errorPage(provider, headers);
 
   try {
     const query = new URL(request.url).searchParams;

@@ -13,6 +13,10 @@ export const OAUTH_ERRORS = {
   signup_closed: { status: 403, message: 'There is no account for this e-mail address, and sign-up is closed.' },
   signup_not_allowed: { status: 403, message: 'This e-mail address may not sign up on this server.' },
   server_error: { status: 500, message: 'Something went wrong on this server. Please try again later.' },
+  no_public_url: {
+    status: 503,
+    message: "This server does not know the address it is reached at, so it cannot sign you in with an identity provider. Its administrator must set PARLEY_PUBLIC_URL.",
+  },
 } as const;
 
 export type OAuthErrorCode = keyof typeof OAUTH_ERRORS;

@@ -10,6 +10,8 @@ import { configuredProviderIds, partlyConfiguredProviderIds, providerName } from
 export function oauthRoutes(deps: AppDeps) {
   const partial = partlyConfiguredProviderIds(deps.config);
   if (partial.length) deps.log.warn('sign-in providers with missing settings are not offered', { providers: partial });
+  if (!deps.config.publicUrl && configuredProviderIds(deps.config).length)
+    deps.log.warn('sign-in with an identity provider is refused until PARLEY_PUBLIC_URL is set', { providers: configuredProviderIds(deps.config) });
   return new Elysia({ name: 'oauth' })
     .get('/api/auth/oauth/:provider', pageRoute<{ request: Request; params: { provider: string } }>(deps, ({ request, params }) => startSignIn(deps, request, params.provider)))
     .get('/api/auth/oauth/:provider/callback', pageRoute<{ request: Request; params: { provider: string } }>(deps, ({ request, params }) => finishSignIn(deps, request, params.provider)));
@@ -54,6 +56,7 @@ export const oauthOpenApiPaths = {
         302: { description: 'To the provider' },
         400: { description: 'HTML page, error code `invalid_redirect`' },
         404: { description: 'HTML page, error code `unknown_provider`' },
+        503: { description: 'HTML page, error code `no_public_url`: `PARLEY_PUBLIC_URL` is not set' },
       },
     },
   },

@@ -7,6 +7,7 @@ import { appendItem, createConversation, findConversationById, listItems } from 
 import { createResponse, findResponseById, isTerminal, listUnfinishedResponses, setResponseStatus } from './response.store';
 import { chatTools } from './chat.tools';
 import { endingEvent, type EventWriter } from './event-log';
+import { checkImageUrl, imageUrlPolicy } from '../net/image-url';
 
 /** Seconds a client over the concurrency cap is told to wait (Retry-After). */
 const CAP_RETRY_AFTER_S = 10;
@@ -18,6 +19,7 @@ const STUDY_PROMPT =
 const RESEARCH_PROMPT = 'You are Parley doing deep research: search widely, compare sources, and write a structured report that cites its sources.';
 
 export const CANCELLED_MESSAGE = 'The response was cancelled.';
+export const IMAGE_URL_REFUSED = 'An image in this conversation has a URL that Parley does not pass to the AI provider';
 export const RESTART_MESSAGE = 'The server restarted before the response finished, and the AI provider cannot continue it.';
 
 export interface StartInput {
@@ -177,13 +179,25 @@ function buildMessages(deps: AppDeps, response: ResponseRow): AiMessage[] {
   const system = response.kind === 'research' ? RESEARCH_PROMPT : conversation?.studyMode ? STUDY_PROMPT : SYSTEM_PROMPT;
   const items = listItems(deps.db, response.conversationId).filter((i) => i.role === 'user' || i.role === 'assistant');
   const messages: AiMessage[] = [{ role: 'system', content: system }];
+  const policy = imageUrlPolicy(deps.config);
   for (const item of items) {
     const images = (item.parts as { type?: string; imageUrl?: string; detail?: AiImage['detail'] }[])
       .filter((p) => p?.type === 'input_image' && typeof p.imageUrl === 'string')
-      .map((p) => ({ imageUrl: p.imageUrl!, ...(p.detail ? { detail: p.detail } : {}) }));
+      .map((p) => ({ imageUrl: providerImageUrl(p.imageUrl!, policy), ...(p.detail ? { detail: p.detail } : {}) }));
     messages.push({ role: item.role as 'user' | 'assistant', content: item.content, ...(images.length ? { images } : {}) });
   }
   return messages;
+}
+
+/**
+ * A stored image URL checked again as it goes to the provider: an earlier turn may have stored it
+ * before the rule existed or while PARLEY_AI_IMAGE_ALLOW_LAN was on. The turn then fails with an
+ * in-stream error rather than hand the model server a URL it must not fetch.
+ */
+function providerImageUrl(raw: string, policy: ReturnType<typeof imageUrlPolicy>): string {
+  const c = checkImageUrl(raw, policy);
+  if (!c.ok) throw new AiError(`${IMAGE_URL_REFUSED} (${c.reason}). Truncate the conversation before that message, or start a new one.`);
+  return c.url;
 }
 
 /**

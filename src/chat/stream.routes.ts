@@ -1,6 +1,7 @@
 import { t } from 'elysia';
 import { defineOperation, type OpContext } from '../http/operation';
-import { notFound } from '../http/errors';
+import { invalidInput, notFound, type ValidationIssue } from '../http/errors';
+import { checkImageUrl, imageUrlPolicy } from '../net/image-url';
 import { readLastEventId } from '../http/sse';
 import { canWriteConversation, findConversationById } from './conversation.store';
 import { findResponseById, isTerminal } from './response.store';
@@ -23,7 +24,8 @@ const StreamEvent = t.Object({ type: t.String() }, { additionalProperties: true,
 const STREAM_DESCRIPTION =
   'Answers `text/event-stream`. Every frame is `event: message` with `id: <responseId>:<seq>` and JSON data whose `type` selects the event: ' +
   '`conversation.created` (only for a new conversation) → `response.created` → output events → `done`, or `error` {message} and the end. ' +
-  'Failures after authentication are in-stream `error` events. The turn runs in the background: a request carrying `Last-Event-ID` resumes ' +
+  'An image URL the AI provider must not be given (anything but `data:image/...` and `https:` to a public host, unless `PARLEY_AI_IMAGE_ALLOW_LAN`) → 400 with `issues` before the stream. ' +
+  'Other failures after authentication are in-stream `error` events. The turn runs in the background: a request carrying `Last-Event-ID` resumes ' +
   'that response after that event instead of starting new work. Quiet streams carry `{"type":"keepalive"}` frames (no id) and comment lines. ' +
   'Over the concurrency cap → 429 before the stream.';
 
@@ -34,8 +36,27 @@ export function canSeeResponse(deps: AppDeps, user: User, responseId: string) {
   return r.userId === user.id || canWriteConversation(deps.db, r.conversationId, user.id) ? r : undefined;
 }
 
+/**
+ * The request's images as the AI provider will get them, or a 400 naming each refused URL: the
+ * model server may fetch them (src/net/image-url.ts). Checked before a reconnect too, so one
+ * request body answers alike whether or not it carries Last-Event-ID.
+ */
+function checkedImages(deps: AppDeps, images: typeof TurnInput.static.images) {
+  if (!images) return undefined;
+  const policy = imageUrlPolicy(deps.config);
+  const issues: ValidationIssue[] = [];
+  const checked = images.map((image, i) => {
+    const c = checkImageUrl(image.imageUrl, policy);
+    if (!c.ok) issues.push({ path: ['images', i, 'imageUrl'], message: c.reason });
+    return c.ok ? { ...image, imageUrl: c.url } : image;
+  });
+  if (issues.length) throw invalidInput(issues);
+  return checked;
+}
+
 function streamTurn(kind: 'chat' | 'research') {
   return ({ input, user, deps, request }: OpContext<typeof TurnInput.static>) => {
+    const images = checkedImages(deps, input.images);
     const lastEventId = readLastEventId(request);
     if (lastEventId) {
       const at = parseEventId(lastEventId);
@@ -48,8 +69,8 @@ function streamTurn(kind: 'chat' | 'research') {
       conversation = findConversationById(deps.db, input.conversationId);
       if (!conversation || !canWriteConversation(deps.db, conversation.id, user.id)) return errorOnlyStream('The conversation was not found or you cannot write to it.');
     }
-    if (!input.message.trim() && !input.images?.length) return errorOnlyStream('The message is empty.');
-    const response = startResponse(deps, { userId: user.id, kind, message: input.message, images: input.images, model: input.model, conversation });
+    if (!input.message.trim() && !images?.length) return errorOnlyStream('The message is empty.');
+    const response = startResponse(deps, { userId: user.id, kind, message: input.message, images, model: input.model, conversation });
     return followResponse(deps, response.id, 0, request.signal);
   };
 }

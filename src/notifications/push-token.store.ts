@@ -5,15 +5,21 @@ import { pushTokens, type PushToken } from '../db/schema';
 export const PUSH_PLATFORMS = ['ios', 'android', 'web'] as const;
 export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
 
+/** The credential a token was registered with: a session (an app on the device) or an API key. */
+export type PushTokenHolder = { sessionId?: string; apiKeyId?: string };
+
+export const findPushToken = (db: Db, token: string): PushToken | undefined => db.select().from(pushTokens).where(eq(pushTokens.token, token)).get();
+
 /**
- * Save a device's token for a user. A token names one device, so registering it again (another
- * user signed in on that device) moves it rather than duplicating it.
+ * Save a device's token for a user and the credential that registered it, replacing whatever the
+ * row said. Whether another user's token may be taken is decided by the caller (push-token-holder.ts).
  */
-export function registerPushToken(db: Db, userId: string, token: string, platform: PushPlatform, now = Date.now()): PushToken {
+export function registerPushToken(db: Db, userId: string, token: string, platform: PushPlatform, now = Date.now(), holder: PushTokenHolder = {}): PushToken {
+  const by = { sessionId: holder.sessionId ?? null, apiKeyId: holder.apiKeyId ?? null };
   return db
     .insert(pushTokens)
-    .values({ token, userId, platform, createdAt: now, updatedAt: now })
-    .onConflictDoUpdate({ target: pushTokens.token, set: { userId, platform, updatedAt: now } })
+    .values({ token, userId, platform, createdAt: now, updatedAt: now, ...by })
+    .onConflictDoUpdate({ target: pushTokens.token, set: { userId, platform, updatedAt: now, ...by } })
     .returning()
     .get();
 }
@@ -23,8 +29,10 @@ export function unregisterPushToken(db: Db, userId: string, token: string): bool
   return db.delete(pushTokens).where(and(eq(pushTokens.token, token), eq(pushTokens.userId, userId))).returning({ t: pushTokens.token }).all().length > 0;
 }
 
-export const listPushTokens = (db: Db, userId: string): string[] =>
-  db.select({ token: pushTokens.token }).from(pushTokens).where(eq(pushTokens.userId, userId)).orderBy(pushTokens.createdAt).all().map((r) => r.token);
+export const listPushTokenRows = (db: Db, userId: string): PushToken[] =>
+  db.select().from(pushTokens).where(eq(pushTokens.userId, userId)).orderBy(pushTokens.createdAt).all();
+
+export const listPushTokens = (db: Db, userId: string): string[] => listPushTokenRows(db, userId).map((r) => r.token);
 
 /** Forget tokens the push service reported as no longer registered. */
 export function removePushTokens(db: Db, tokens: string[]): number {

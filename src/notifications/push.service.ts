@@ -2,13 +2,14 @@ import type { ExpoPushMessage, ExpoPushReceipt } from 'expo-server-sdk';
 import type { Db } from '../db/connection';
 import type { Logger } from '../log';
 import type { PushClient } from './expo-client';
-import { listPushTokens, removePushTokens } from './push-token.store';
+import { removePushTokens } from './push-token.store';
+import { deliverableTokens } from './push-token-holder';
 
 /** The answer of `notifications/sendTestWebhookNotification` (and `parley notify test`). */
 export interface PushReport {
   /** At least one push was accepted and nothing failed (invalid tokens do not count as failures). */
   ok: boolean;
-  /** Tokens the user had when the push started. */
+  /** Tokens the user had when the push started (registered by a credential that is still live). */
   tokenCount: number;
   /** Pushes Expo accepted (an `ok` ticket). */
   sent: number;
@@ -41,7 +42,7 @@ const isGone = (r: { status: string; details?: { error?: string } }) => r.status
 
 /** Send one push to every token of a user, in the SDK's chunks. Never throws for delivery failures. */
 export async function sendPushToUser(deps: PushDeps, userId: string, content: PushContent): Promise<SentPushes> {
-  const tokens = listPushTokens(deps.db, userId);
+  const tokens = deliverableTokens(deps.db, userId);
   const report: PushReport = { ok: false, tokenCount: tokens.length, sent: 0, invalidTokens: 0, errors: 0, receiptIdsRequested: 0, receiptsMissing: 0 };
   const receipts = new Map<string, string>();
   if (!deps.push || !tokens.length) return { report, receipts };

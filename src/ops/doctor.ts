@@ -1,6 +1,7 @@
 import type { Config } from '../config';
 import { checkConfigSense, checkDataDir, checkDatabase, type Check } from './checks';
 import { checkImageCodec } from './image-check';
+import { checkOAuthPublicUrl } from './oauth-check';
 import { probeProviders } from './probes';
 
 export type { Check } from './checks';
@@ -19,6 +20,7 @@ export async function runDoctor(opts: { config?: Config; configError?: string; d
   if (dir.status === 'ok') checks.push(...checkDatabase(opts.dataDir));
   checks.push(await checkImageCodec());
   if (opts.config) checks.push(...(await probeProviders(opts.config)));
+  if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
   return checks;
 }
 

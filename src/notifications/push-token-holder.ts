@@ -1,0 +1,52 @@
+import type { Credential } from '../auth/authenticate';
+import { findApiKeyById, findSessionById, listActiveSessions, listApiKeys } from '../auth/auth.store';
+import { writeTx, type Db } from '../db/connection';
+import type { PushToken } from '../db/schema';
+import { findPushToken, listPushTokenRows, registerPushToken, type PushPlatform } from './push-token.store';
+
+/**
+ * Who a push token belongs to. A token names one app install on one device, and whoever knows it
+ * could register it: a member who saw it in a shared log, a screenshot. So a token is held by the
+ * credential that registered it, usually the app's session on that device. While that session is
+ * live the device is its user's in Parley's eyes (the device holds that very session), and another
+ * user's registration leaves the token where it is. Once the session ended (signed out, revoked,
+ * expired) the next user to register the token gets it: the phone that changed hands, or a second
+ * person signing in on a shared tablet. Pushes go only to tokens whose holder is live, so a user
+ * who signed out on a device stops getting pushes there at once. docs/extras.md.
+ */
+
+const holderOf = (c: Credential) => (c.kind === 'session' ? { sessionId: c.sessionId } : { apiKeyId: c.keyId });
+
+/** Is the credential that registered `row` still signed in? */
+export function holderIsLive(db: Db, row: PushToken, now: number): boolean {
+  if (row.sessionId) {
+    const s = findSessionById(db, row.sessionId);
+    return !!s && s.revokedAt == null && s.expiresAt > now;
+  }
+  if (row.apiKeyId) {
+    const k = findApiKeyById(db, row.apiKeyId);
+    return !!k && k.revokedAt == null;
+  }
+  // Registered before Parley kept the credential: any live credential of the owner may be it.
+  return listActiveSessions(db, row.userId, now).length > 0 || listApiKeys(db, row.userId).some((k) => k.revokedAt == null);
+}
+
+/**
+ * Register `token` for the caller, unless another user's live credential holds it. Returns
+ * whether the caller now holds it; the route answers the same either way, so the answer tells
+ * nobody whose token it is.
+ */
+export function claimPushToken(db: Db, userId: string, credential: Credential, token: string, platform: PushPlatform, now: number): boolean {
+  return writeTx(db, (tx) => {
+    const row = findPushToken(tx, token);
+    if (row && row.userId !== userId && holderIsLive(tx, row, now)) return false;
+    registerPushToken(tx, userId, token, platform, now, holderOf(credential));
+    return true;
+  });
+}
+
+/** The user's tokens a push may go to: those whose registering credential is still live. */
+export const deliverableTokens = (db: Db, userId: string, now = Date.now()): string[] =>
+  listPushTokenRows(db, userId)
+    .filter((row) => holderIsLive(db, row, now))
+    .map((row) => row.token);
