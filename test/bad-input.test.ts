@@ -191,7 +191,7 @@ describe('bad input: the Host header', () => {
 
   test('any Host (any length, port, IP literal, none, garbage) on any route: routed by the path alone, never a 5xx', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-host-'));
-    const server = await startServer(testConfig({ dataDir, port: 0, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret' }), silentLogger);
+    const server = await startServer(testConfig({ dataDir, port: 0, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret', publicUrl: 'http://localhost' }), silentLogger);
     try {
       const send = (r: { method: string; path: string }, h: string | null) =>
         rawRequest(server.port, [`${r.method} ${r.path} HTTP/1.${h === null ? 0 : 1}`, ...(h === null ? [] : [`Host: ${h}`]), 'Content-Length: 0'].join('\r\n'));

@@ -51,6 +51,7 @@ beforeAll(async () => {
     // A configured sign-in provider, so the sign-in pages run their real code.
     PARLEY_OAUTH_GITHUB_CLIENT_ID: 'id',
     PARLEY_OAUTH_GITHUB_CLIENT_SECRET: 'secret',
+    PARLEY_PUBLIC_URL: 'http://localhost',
   };
   expect(Bun.spawnSync([out, 'user', 'create', '--email', 'ann@example.org'], { env }).exitCode).toBe(0);
   key = JSON.parse(Bun.spawnSync([out, 'apikey', 'create', '--email', 'ann@example.org', '--json'], { env }).stdout.toString()).key;
