@@ -5,7 +5,7 @@ import { startFakeOpenAI } from './fakes/openai';
 import type { Config } from '../src/config';
 import { checkImageUrl } from '../src/net/image-url';
 import { appendItem } from '../src/chat/conversation.store';
-import { IMAGE_URL_REFUSED } from '../src/chat/respond';
+import { IMAGE_LEFT_OUT } from '../src/chat/respond';
 
 const openai = startFakeOpenAI();
 afterAll(() => openai.stop());
@@ -94,7 +94,7 @@ describe('chat/stream and chat/streamDeepResearch with image URLs', () => {
     expect(upstreamText()).toContain('http://192.168.1.20/cam.jpg');
   });
 
-  test('an image URL stored earlier and refused now → the next turn ends with an in-stream error, the URL never sent', async () => {
+  test('an image URL stored earlier and refused now is left out of the next turn, with a note: the conversation keeps working, the URL never sent', async () => {
     const ctx = createTestContext({ users, config: chatConfig() });
     const ann = ctx.users[0]!;
     const first = await readFrames(await ctx.call('chat/stream', { message: 'Hi' }, ann));
@@ -102,8 +102,9 @@ describe('chat/stream and chat/streamDeepResearch with image URLs', () => {
     // As a turn taken while PARLEY_AI_IMAGE_ALLOW_LAN was on (or before the rule) left it.
     appendItem(ctx.db, { conversationId, role: 'user', content: 'And this?', authorId: ann.user.id, parts: [{ type: 'input_image', imageUrl: 'http://127.0.0.1:9/secret.png' }] });
     const frames = await readFrames(await ctx.call('chat/stream', { message: 'Well?', conversationId }, ann));
-    expect(typesOf(frames)).toEqual(['response.created', 'error']);
-    expect(frames[1]!.data.message).toStartWith(IMAGE_URL_REFUSED);
+    expect(typesOf(frames)).toContain('done');
+    expect(typesOf(frames)).not.toContain('error');
+    expect(upstreamText()).toContain(IMAGE_LEFT_OUT);
     expect(upstreamText()).not.toContain('127.0.0.1:9');
   });
 });

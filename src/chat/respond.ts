@@ -19,7 +19,7 @@ const STUDY_PROMPT =
 const RESEARCH_PROMPT = 'You are Parley doing deep research: search widely, compare sources, and write a structured report that cites its sources.';
 
 export const CANCELLED_MESSAGE = 'The response was cancelled.';
-export const IMAGE_URL_REFUSED = 'An image in this conversation has a URL that Parley does not pass to the AI provider';
+export const IMAGE_LEFT_OUT = 'An image of this message was left out: Parley does not pass its URL to the AI provider';
 export const RESTART_MESSAGE = 'The server restarted before the response finished, and the AI provider cannot continue it.';
 
 export interface StartInput {
@@ -181,23 +181,20 @@ function buildMessages(deps: AppDeps, response: ResponseRow): AiMessage[] {
   const messages: AiMessage[] = [{ role: 'system', content: system }];
   const policy = imageUrlPolicy(deps.config);
   for (const item of items) {
-    const images = (item.parts as { type?: string; imageUrl?: string; detail?: AiImage['detail'] }[])
-      .filter((p) => p?.type === 'input_image' && typeof p.imageUrl === 'string')
-      .map((p) => ({ imageUrl: providerImageUrl(p.imageUrl!, policy), ...(p.detail ? { detail: p.detail } : {}) }));
-    messages.push({ role: item.role as 'user' | 'assistant', content: item.content, ...(images.length ? { images } : {}) });
+    const images: AiImage[] = [];
+    let content = item.content;
+    for (const p of item.parts as { type?: string; imageUrl?: string; detail?: AiImage['detail'] }[]) {
+      if (p?.type !== 'input_image' || typeof p.imageUrl !== 'string') continue;
+      const checked = checkImageUrl(p.imageUrl, policy);
+      // Stored by an earlier turn, before the rule existed or while PARLEY_AI_IMAGE_ALLOW_LAN was
+      // on: left out, with a note the model can see, rather than handed to a model server that
+      // must not fetch it. Failing the turn instead would break every later turn of the conversation.
+      if (!checked.ok) content += `\n[${IMAGE_LEFT_OUT} (${checked.reason}).]`;
+      else images.push({ imageUrl: checked.url, ...(p.detail ? { detail: p.detail } : {}) });
+    }
+    messages.push({ role: item.role as 'user' | 'assistant', content, ...(images.length ? { images } : {}) });
   }
   return messages;
-}
-
-/**
- * A stored image URL checked again as it goes to the provider: an earlier turn may have stored it
- * before the rule existed or while PARLEY_AI_IMAGE_ALLOW_LAN was on. The turn then fails with an
- * in-stream error rather than hand the model server a URL it must not fetch.
- */
-function providerImageUrl(raw: string, policy: ReturnType<typeof imageUrlPolicy>): string {
-  const c = checkImageUrl(raw, policy);
-  if (!c.ok) throw new AiError(`${IMAGE_URL_REFUSED} (${c.reason}). Truncate the conversation before that message, or start a new one.`);
-  return c.url;
 }
 
 /**
