@@ -41,14 +41,20 @@ export function dbCommands(program: Command) {
         sqlite.close();
         const progress = createProgress('backing up');
         const mb = (size / 1e6).toFixed(1);
+        // Ctrl-C or a stop of the timer's unit: remove the unfinished copy before exiting.
+        const interrupted = new AbortController();
+        const stop = () => interrupted.abort();
+        process.once('SIGINT', stop).once('SIGTERM', stop);
         try {
-          await backupFile(source, target, size, (f) => progress.update(f, `of ${mb} MB`));
+          await backupFile(source, target, size, (f) => progress.update(f, `of ${mb} MB`), interrupted.signal);
         } catch (err) {
           throw new CliError((err as Error).message);
         } finally {
           progress.done();
+          process.off('SIGINT', stop).off('SIGTERM', stop);
         }
         output(opts, { file: target }, `backup written to ${target}`);
       }),
     );
+
 }

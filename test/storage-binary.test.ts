@@ -1,0 +1,86 @@
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildBinaryOnce } from './build-binary';
+import { waitForListening } from '../scripts/lib/wait-for-listening';
+
+// These tests spawn the compiled binary many times; shared machines can be slow, and no test here
+// asserts on time.
+setDefaultTimeout(120_000);
+
+const tmp = (name: string) => mkdtempSync(join(tmpdir(), `parley-storage-${name}-`));
+const modeOf = (path: string) => (statSync(path).mode & 0o777).toString(8);
+const byName = (checks: any[], name: string) => checks.find((c) => c.name === name);
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  const p = Bun.spawn([await buildBinaryOnce(), ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdout: 'pipe', stderr: 'pipe' });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { out, err, code };
+}
+
+/**
+ * Start `parley serve` on `dataDir`: the running server, or how it ended when it refused to
+ * start (a server that starts when it should not is stopped again, not left running).
+ */
+async function serve(dataDir: string) {
+  const proc = Bun.spawn([await buildBinaryOnce(), 'serve', '--port', '0', '--data-dir', dataDir], { env: { PATH: process.env.PATH ?? '' }, stdout: 'pipe', stderr: 'pipe' });
+  const url = await waitForListening(proc).catch(() => undefined);
+  const stop = async () => {
+    proc.kill('SIGTERM');
+    return proc.exited;
+  };
+  if (url) return { url, stop, refused: undefined };
+  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  return { url, stop, refused: { code, err } };
+}
+
+/** A migrated data dir plus `rows` filler rows (with an index, so that copying it takes a while). */
+async function dataDirWithRows(name: string, rows: number) {
+  const dir = tmp(name);
+  const data = join(dir, 'data');
+  expect((await run(['migrate', '--data-dir', data])).code).toBe(0);
+  const db = new Database(join(data, 'parley.db'));
+  db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+  // One statement, one transaction: tens of MB in a couple of seconds.
+  db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${rows}) INSERT INTO filler (body) SELECT hex(randomblob(64)) FROM n`);
+  db.exec('CREATE INDEX filler_body ON filler (body)');
+  db.close();
+  return { dir, data };
+}
+
+describe('the compiled binary: backups', () => {
+  test('a backup killed mid-copy leaves nothing under the final name; the next one cleans up and is complete', async () => {
+    const rows = 200_000;
+    const { dir, data } = await dataDirWithRows('killed-backup', rows);
+    const backups = join(dir, 'backups');
+    mkdirSync(backups);
+    const target = join(backups, 'nightly.db');
+
+    const proc = Bun.spawn([await buildBinaryOnce(), 'backup', target, '--data-dir', data], { stdout: 'ignore', stderr: 'ignore' });
+    // Kill it once the copy has started writing (whatever name it writes to).
+    const writing = () =>
+      readdirSync(backups).some((f) => {
+        try {
+          return statSync(join(backups, f)).size > 0;
+        } catch {
+          return false; // renamed or removed between the listing and the stat
+        }
+      });
+    while (proc.exitCode === null && !writing()) await Bun.sleep(2);
+    proc.kill('SIGKILL');
+    await proc.exited;
+    expect(proc.signalCode).toBe('SIGKILL'); // killed mid-copy, not after finishing
+    expect(existsSync(target)).toBe(false);
+
+    // The next run removes the killed run's leftover and writes a complete, verified copy.
+    const again = await run(['backup', target, '--data-dir', data]);
+    expect(again).toMatchObject({ code: 0, err: '' });
+    expect(readdirSync(backups)).toEqual(['nightly.db']);
+    const copy = new Database(target, { readonly: true });
+    expect(copy.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+    expect(copy.query('SELECT count(*) AS n FROM filler').get()).toEqual({ n: rows });
+    copy.close();
+  });
+});
