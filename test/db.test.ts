@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
@@ -7,7 +7,7 @@ import { openDataDir, openDatabase } from '../src/db/connection';
 import { migrate, pendingMigrations } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
 import { backupDatabase } from '../src/db/backup';
-import { tablesAfter } from '../src/db/inspect-database';
+import { tablesAfter, UnusableDatabaseError } from '../src/db/inspect-database';
 import { partialName, removeStalePartials } from '../src/db/partial-file';
 import { createUser } from '../src/account/account.store';
 import { appendItem, createConversation, listItems } from '../src/chat/conversation.store';
@@ -162,6 +162,22 @@ describe('database', () => {
       { tag: 'b', sql: 'CREATE TABLE `__new_x` (`a` text NOT NULL);--> statement-breakpoint\nDROP TABLE `x`;--> statement-breakpoint\nALTER TABLE `__new_x` RENAME TO `x`;\nDROP TABLE IF EXISTS y;' },
     ];
     expect([...tablesAfter(rebuild)]).toEqual(['x']);
+  });
+
+  test('openDataDir: a new database is created already marked as Parley\'s; an empty parley.db is refused untouched', () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'parley-open-')), 'data');
+    const db = openDataDir(dir);
+    expect(pendingMigrations(db.$client)).toEqual(migrations.map((m) => m.tag));
+    expect(db.$client.query("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: '_parley_migrations' }]);
+    db.$client.close();
+    expect(readdirSync(dir).filter((f) => f.endsWith('.partial'))).toEqual([]);
+
+    const empty = mkdtempSync(join(tmpdir(), 'parley-open-empty-'));
+    writeFileSync(join(empty, 'parley.db'), '');
+    expect(() => openDataDir(empty)).toThrow(UnusableDatabaseError);
+    expect(() => openDataDir(empty)).toThrow(`refusing to open ${join(empty, 'parley.db')}: it holds no tables`);
+    expect(Bun.file(join(empty, 'parley.db')).size).toBe(0);
+    expect(existsSync(join(empty, 'parley.db-wal'))).toBe(false);
   });
 
   test('removeStalePartials removes what dead processes left, not what live ones write', () => {

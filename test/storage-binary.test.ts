@@ -84,3 +84,74 @@ describe('the compiled binary: backups', () => {
     copy.close();
   });
 });
+
+describe('the compiled binary: a database file that is not Parley\'s', () => {
+  /**
+   * Each case is a data dir whose parley.db would have `serve` start on an empty database; the
+   * fix names a restore, or (another application's file) the data directory setting.
+   */
+  const cases: Record<string, (data: string) => void | Promise<void>> = {
+    'a 0-byte parley.db (an interrupted copy)': (data) => writeFileSync(join(data, 'parley.db'), ''),
+    'a table-less SQLite file (a backup killed before its schema was written)': (data) => {
+      const db = new Database(join(data, 'parley.db'), { create: true });
+      db.exec('PRAGMA user_version = 7'); // writes the header page, no table
+      db.close();
+    },
+    'another application\'s database': (data) => {
+      const db = new Database(join(data, 'parley.db'), { create: true });
+      db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)');
+      db.close();
+    },
+    'a migration record whose tables are missing': async (data) => {
+      expect((await run(['migrate', '--data-dir', data])).code).toBe(0);
+      const db = new Database(join(data, 'parley.db'));
+      db.exec('PRAGMA foreign_keys = OFF; DROP TABLE api_keys; DROP TABLE sessions;');
+      db.close();
+    },
+  };
+
+  for (const [name, make] of Object.entries(cases))
+    test(`${name}: doctor fails naming the fix; serve and the admin commands refuse it and leave it as it is`, async () => {
+      const data = join(tmp('foreign'), 'data');
+      mkdirSync(data);
+      await make(data);
+      const file = join(data, 'parley.db');
+      const before = await Bun.file(file).bytes();
+
+      const doctor = await run(['doctor', '--json', '--data-dir', data]);
+      expect(doctor.code).toBe(1);
+      const check = byName(JSON.parse(doctor.out).checks, 'database');
+      expect(check).toMatchObject({ status: 'fail' });
+      expect(check.detail).toStartWith(`${file}: `);
+      expect(check.fix).toContain(name.startsWith('another') ? '--data-dir' : 'parley restore');
+
+      const served = await serve(data);
+      if (served.url) await served.stop();
+      expect(served.refused?.code).toBe(2);
+      expect(served.refused?.err).toStartWith(`parley: refusing to open ${file}: `);
+      for (const args of [['user', 'list'], ['migrate']]) {
+        const r = await run([...args, '--data-dir', data]);
+        expect({ args, code: r.code, refused: r.err.startsWith(`parley: refusing to open ${file}: `) }).toEqual({ args, code: 2, refused: true });
+      }
+      expect(await Bun.file(file).bytes()).toEqual(before);
+    });
+
+  test('a parley.db-wal left without its parley.db: refused, not replayed onto a new database', async () => {
+    const live = join(tmp('live'), 'parley.db');
+    const db = new Database(live, { create: true });
+    db.exec('PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1);'); // still open: the WAL stays
+    const data = join(tmp('orphan-wal'), 'data');
+    mkdirSync(data);
+    writeFileSync(join(data, 'parley.db-wal'), await Bun.file(`${live}-wal`).bytes());
+    db.close();
+
+    const served = await serve(data);
+    if (served.url) await served.stop();
+    expect(served.refused?.code).toBe(2);
+    expect(served.refused?.err).toContain('parley.db-wal');
+    expect(existsSync(join(data, 'parley.db'))).toBe(false);
+    const doctor = await run(['doctor', '--json', '--data-dir', data]);
+    expect(doctor.code).toBe(1);
+    expect(byName(JSON.parse(doctor.out).checks, 'database')).toMatchObject({ status: 'fail' });
+  });
+});

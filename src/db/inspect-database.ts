@@ -1,4 +1,5 @@
 import { Database } from 'bun:sqlite';
+import { existsSync, statSync } from 'node:fs';
 import { MIGRATIONS_TABLE, appliedMigrations } from './migrate';
 import { migrations as embedded, type EmbeddedMigration } from './migrations';
 
@@ -6,6 +7,13 @@ import { migrations as embedded, type EmbeddedMigration } from './migrations';
 export interface DatabaseProblem {
   problem: string;
   fix: string;
+}
+
+/** `parley serve` and the admin commands refuse a database file with a problem: exit 2, this message. */
+export class UnusableDatabaseError extends Error {
+  constructor(file: string, { problem, fix }: DatabaseProblem) {
+    super(`refusing to open ${file}: ${problem}. To fix: ${fix}`);
+  }
 }
 
 const RESTORE = 'restore a backup (`parley restore FILE`, docs/self-hosting.md, "Restore")';
@@ -67,6 +75,19 @@ export function findSchemaProblem(sqlite: Database): DatabaseProblem | undefined
       fix: RESTORE,
     };
   return undefined;
+}
+
+/**
+ * A parley.db that is missing while its write-ahead log is not: SQLite would replay that log
+ * onto a new database (an old database's pages onto an empty file), so it is refused too.
+ */
+export function findOrphanWal(file: string): DatabaseProblem | undefined {
+  const wal = `${file}-wal`;
+  if (existsSync(file) || !existsSync(wal) || statSync(wal).size === 0) return undefined;
+  return {
+    problem: `it is missing, but ${wal} is there: the database was moved or deleted without its write-ahead log`,
+    fix: `put the database back; or, to start a new empty database, move ${wal} and ${file}-shm away too`,
+  };
 }
 
 /**
