@@ -155,3 +155,43 @@ describe('the compiled binary: a database file that is not Parley\'s', () => {
     expect(byName(JSON.parse(doctor.out).checks, 'database')).toMatchObject({ status: 'fail' });
   });
 });
+
+describe('the compiled binary: private files', () => {
+  test('a fresh serve and a fresh user create make a 0700 data dir and a 0600 database; a backup is 0600', async () => {
+    const served = join(tmp('private-serve'), 'data');
+    const server = await serve(served);
+    expect(server.refused).toBeUndefined();
+    try {
+      expect(modeOf(served)).toBe('700');
+      for (const f of ['parley.db', 'parley.db-wal', 'parley.db-shm']) expect({ f, mode: modeOf(join(served, f)) }).toEqual({ f, mode: '600' });
+      const backup = join(tmp('private-backup'), 'copy.db');
+      expect((await run(['backup', backup, '--data-dir', served])).code).toBe(0);
+      expect(modeOf(backup)).toBe('600');
+    } finally {
+      await server.stop();
+    }
+
+    const created = join(tmp('private-cli'), 'data');
+    expect((await run(['user', 'create', '--email', 'ann@example.org', '--data-dir', created])).code).toBe(0);
+    expect(modeOf(created)).toBe('700');
+    expect(modeOf(join(created, 'parley.db'))).toBe('600');
+  });
+
+  test('doctor warns (exit 0) about a data dir and database others can read, naming the chmod', async () => {
+    const data = join(tmp('open-modes'), 'data');
+    expect((await run(['migrate', '--data-dir', data])).code).toBe(0);
+    chmodSync(data, 0o755);
+    chmodSync(join(data, 'parley.db'), 0o644);
+    const doctor = await run(['doctor', '--json', '--data-dir', data]);
+    expect(doctor.code).toBe(0);
+    const check = byName(JSON.parse(doctor.out).checks, 'permissions');
+    expect(check).toMatchObject({ status: 'warn' });
+    expect(check.fix).toContain(`chmod 700 ${data}`);
+    expect(check.fix).toContain(`chmod 600 ${join(data, 'parley.db')}`);
+
+    // The fix as written (it names doctor's own -shm too: a read-only open of a WAL database makes
+    // one, with the database's mode) makes the warning go away.
+    expect(Bun.spawnSync(['sh', '-c', check.fix]).exitCode).toBe(0);
+    expect(byName(JSON.parse((await run(['doctor', '--json', '--data-dir', data])).out).checks, 'permissions')).toMatchObject({ status: 'ok' });
+  });
+});

@@ -24,14 +24,14 @@ export function backupDatabase(sqlite: Database, file: string): void {
  * complete, checked and on disk: a backup killed half-way (a timer's run cut short, the OOM
  * killer, power loss) must not leave a file under the final name, where an empty or table-less
  * copy looked fine to SQLite and restored as an empty database. Returns the temporary file,
- * created empty (VACUUM INTO fills an empty file; `wx`: never another run's) after removing what
- * killed runs left in that directory.
+ * created empty with mode 0600 (VACUUM INTO fills an empty file; made first, the copy is
+ * private whatever the umask) after removing what killed runs left in that directory.
  */
 function startBackup(target: string): string {
   if (existsSync(target)) throw new Error(`${target} already exists; refusing to overwrite it`);
   removeStalePartials(dirname(target), 'backup');
   const partial = partialName(target, 'backup');
-  closeSync(openSync(partial, 'wx'));
+  closeSync(openSync(partial, 'wx', 0o600));
   return partial;
 }
 

@@ -37,7 +37,9 @@ function withPragmas(sqlite: Database): Db {
  * anything to such a file.
  */
 export function openDataDir(dataDir: string): Db {
-  mkdirSync(dataDir, { recursive: true });
+  // Private from the start: the database holds every account and conversation. An existing
+  // directory keeps its mode (doctor warns when others can read it).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, DB_FILE);
   const orphan = findOrphanWal(file);
   if (orphan) throw new UnusableDatabaseError(file, orphan);
@@ -52,14 +54,15 @@ export function openDataDir(dataDir: string): Db {
 }
 
 /**
- * Make a new, empty Parley database at `file`, its migration record already in it. It is
- * written under a temporary name and linked into place, so `file` never exists without Parley's mark, whoever is killed
+ * Make a new, empty Parley database at `file`: mode 0600 (SQLite gives its -wal and -shm files
+ * the database's mode), its migration record already in it. It is written under a temporary
+ * name and linked into place, so `file` never exists without Parley's mark, whoever is killed
  * when, and a process that loses a race to create it uses the winner's.
  */
 function createDatabaseFile(file: string): void {
   removeStalePartials(dirname(file), 'create');
   const partial = partialName(file, 'create');
-  closeSync(openSync(partial, 'wx'));
+  closeSync(openSync(partial, 'wx', 0o600));
   const sqlite = new Database(partial, { readwrite: true });
   try {
     sqlite.exec('PRAGMA journal_mode = OFF'); // no -journal file to leave behind: the rename is the commit
