@@ -195,3 +195,51 @@ describe('the compiled binary: private files', () => {
     expect(byName(JSON.parse((await run(['doctor', '--json', '--data-dir', data])).out).checks, 'permissions')).toMatchObject({ status: 'ok' });
   });
 });
+
+describe('the compiled binary: restore', () => {
+  test('restore checks the backup, refuses while the server runs, keeps the database it replaces and swaps the backup in', async () => {
+    const dir = tmp('restore');
+    const data = join(dir, 'data');
+    const users = async () => JSON.parse((await run(['user', 'list', '--json', '--data-dir', data])).out).map((u: any) => u.email);
+    expect((await run(['user', 'create', '--email', 'ann@example.org', '--data-dir', data])).code).toBe(0);
+    const backup = join(dir, 'ann.db');
+    expect((await run(['backup', backup, '--data-dir', data])).code).toBe(0);
+    expect((await run(['user', 'create', '--email', 'bob@example.org', '--data-dir', data])).code).toBe(0);
+
+    // A server has the database open: swapping the file under it would lose what it writes next.
+    const server = await serve(data);
+    expect(server.refused).toBeUndefined();
+    const busy = await run(['restore', backup, '--data-dir', data]);
+    await server.stop();
+    expect(busy.code).toBe(2);
+    expect(busy.err).toContain('is in use');
+
+    // Backups that would not work: refused before anything changes.
+    const empty = join(dir, 'empty.db');
+    writeFileSync(empty, '');
+    const newer = join(dir, 'newer.db');
+    writeFileSync(newer, await Bun.file(backup).bytes());
+    const future = new Database(newer);
+    future.exec("INSERT INTO _parley_migrations (tag, applied_at) VALUES ('9999_from_the_future', 1)");
+    future.close();
+    for (const [file, says] of [[empty, 'holds no tables'], [newer, 'newer Parley'], [join(dir, 'missing.db'), 'no such file']] as const) {
+      const r = await run(['restore', file, '--data-dir', data]);
+      expect({ file, code: r.code, says: r.err.includes(says) }).toEqual({ file, code: 2, says: true });
+    }
+    expect(readdirSync(data).sort()).toEqual(['parley.db']);
+    expect(await users()).toEqual(['ann@example.org', 'bob@example.org']);
+
+    const restored = await run(['restore', backup, '--data-dir', data, '--json']);
+    expect(restored).toMatchObject({ code: 0, err: '' });
+    const { file, kept, pending } = JSON.parse(restored.out);
+    expect({ file, pending }).toEqual({ file: join(data, 'parley.db'), pending: [] });
+    expect(kept).toMatch(/\/parley-before-restore-\d{8}T\d{6}Z\.db$/);
+    expect(readdirSync(data).sort()).toEqual([kept.split('/').pop(), 'parley.db']);
+    expect(modeOf(file)).toBe('600');
+    expect(await users()).toEqual(['ann@example.org']);
+    const old = new Database(kept, { readonly: true });
+    expect(old.query('SELECT email FROM users ORDER BY email').all()).toEqual([{ email: 'ann@example.org' }, { email: 'bob@example.org' }]);
+    old.close();
+    expect((await run(['doctor', '--data-dir', data])).code).toBe(0);
+  });
+});
