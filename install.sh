@@ -103,7 +103,8 @@ fi
 
 if [ -n "$data_dir" ]; then
   data_dir=$(abs "$data_dir")
-  install -d -m 0750 "$data_dir"
+  # Private: the database holds every account and conversation (doctor warns otherwise).
+  install -d -m 0700 "$data_dir"
   echo "==> data directory $data_dir"
 fi
 

@@ -3,6 +3,7 @@ import { loadConfig, ConfigError, type Config } from '../src/config';
 import { openDataDir, type Db } from '../src/db/connection';
 import { migrate, pendingMigrations } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
+import { UnusableDatabaseError } from '../src/db/inspect-database';
 import { readEnvFile, type EnvFile } from './env-file';
 
 export interface CommonOptions {
@@ -80,7 +81,7 @@ export function runAction<A extends unknown[]>(fn: (...args: A) => unknown | Pro
     try {
       await fn(...args);
     } catch (err) {
-      const known = err instanceof CliError || err instanceof ConfigError;
+      const known = err instanceof CliError || err instanceof ConfigError || err instanceof UnusableDatabaseError;
       process.stderr.write(`parley: ${known ? (err as Error).message : String((err as Error)?.message ?? err)}\n`);
       process.exit(known ? 2 : 1);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
@@ -7,6 +7,8 @@ import { openDataDir, openDatabase } from '../src/db/connection';
 import { migrate, pendingMigrations } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
 import { backupDatabase } from '../src/db/backup';
+import { tablesAfter, UnusableDatabaseError } from '../src/db/inspect-database';
+import { partialName, removeStalePartials } from '../src/db/partial-file';
 import { createUser } from '../src/account/account.store';
 import { appendItem, createConversation, listItems } from '../src/chat/conversation.store';
 import { createResponse } from '../src/chat/response.store';
@@ -143,5 +145,48 @@ describe('database', () => {
     expect((copy.query('PRAGMA integrity_check').get() as any).integrity_check).toBe('ok');
     expect((copy.query('SELECT count(*) AS n FROM users').get() as any).n).toBe(200);
     expect(() => backupDatabase(db.$client, file)).toThrow('already exists');
+  });
+
+  test('tablesAfter knows the tables the embedded migrations leave, and follows drops and renames', () => {
+    const db = openDatabase(':memory:');
+    migrate(db.$client);
+    const actual = db.$client
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name != '_parley_migrations'")
+      .all()
+      .map((r) => r.name)
+      .filter((t) => !/_fts_(data|idx|docsize|config|content)$/.test(t)); // FTS5's own shadow tables
+    expect([...tablesAfter(migrations)].sort()).toEqual(actual.sort());
+    // drizzle-kit's table rebuild
+    const rebuild = [
+      { tag: 'a', sql: 'CREATE TABLE `x` (`a` text);--> statement-breakpoint\nCREATE TABLE IF NOT EXISTS "y" (b);' },
+      { tag: 'b', sql: 'CREATE TABLE `__new_x` (`a` text NOT NULL);--> statement-breakpoint\nDROP TABLE `x`;--> statement-breakpoint\nALTER TABLE `__new_x` RENAME TO `x`;\nDROP TABLE IF EXISTS y;' },
+    ];
+    expect([...tablesAfter(rebuild)]).toEqual(['x']);
+  });
+
+  test('openDataDir: a new database is created already marked as Parley\'s; an empty parley.db is refused untouched', () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'parley-open-')), 'data');
+    const db = openDataDir(dir);
+    expect(pendingMigrations(db.$client)).toEqual(migrations.map((m) => m.tag));
+    expect(db.$client.query("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: '_parley_migrations' }]);
+    db.$client.close();
+    expect(readdirSync(dir).filter((f) => f.endsWith('.partial'))).toEqual([]);
+
+    const empty = mkdtempSync(join(tmpdir(), 'parley-open-empty-'));
+    writeFileSync(join(empty, 'parley.db'), '');
+    expect(() => openDataDir(empty)).toThrow(UnusableDatabaseError);
+    expect(() => openDataDir(empty)).toThrow(`refusing to open ${join(empty, 'parley.db')}: it holds no tables`);
+    expect(Bun.file(join(empty, 'parley.db')).size).toBe(0);
+    expect(existsSync(join(empty, 'parley.db-wal'))).toBe(false);
+  });
+
+  test('removeStalePartials removes what dead processes left, not what live ones write', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-partials-'));
+    const dead = Bun.spawnSync(['true']).pid; // exited: its pid is free (until reused)
+    const names = [`x.db.backup-${dead}.partial`, `x.db.backup-${dead}.partial-journal`, `x.db.backup-1.partial`, 'x.db', 'x.db.partial'];
+    for (const n of names) writeFileSync(join(dir, n), '');
+    writeFileSync(partialName(join(dir, 'y.db'), 'backup'), ''); // this process's own
+    expect(removeStalePartials(dir, 'backup').sort()).toEqual([`x.db.backup-${dead}.partial`, `x.db.backup-${dead}.partial-journal`]);
+    expect(readdirSync(dir).sort()).toEqual([`x.db`, 'x.db.backup-1.partial', 'x.db.partial', `y.db.backup-${process.pid}.partial`]);
   });
 });

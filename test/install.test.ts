@@ -24,6 +24,7 @@ describe('install.sh', () => {
     expect(statSync(bin).mode & 0o777).toBe(0o755);
     expect(Bun.spawnSync([bin, '--version']).stdout.toString()).toMatch(/^parley \d+\.\d+\.\d+ \(commit \w+\)\n$/);
     expect(statSync(join(t, 'data')).isDirectory()).toBe(true);
+    expect(statSync(join(t, 'data')).mode & 0o777).toBe(0o700);
     expect(first.out).toContain('Next steps:');
     expect(first.out).toContain('systemctl enable --now parley');
 
@@ -109,10 +110,12 @@ describe.skipIf(!canIsolate)('install.sh --systemd as root, isolated', () => {
     expect(p.stderr.toString()).toBe('');
     expect(p.exitCode).toBe(0);
     const [owners, envFile, users, doctor] = p.stdout.toString().trim().split('\n');
-    expect(owners).toBe('parleytest:parleytest 750');
+    expect(owners).toBe('parleytest:parleytest 700');
     expect(envFile).toBe('root:parleytest 640');
     expect(users).toBe('1');
     expect(JSON.parse(doctor!).ok).toBe(true);
+    // The service's data dir and database are private: doctor has no warning about them.
+    expect(JSON.parse(doctor!).checks.find((c: { name: string }) => c.name === 'permissions')).toMatchObject({ status: 'ok' });
     // Nothing leaked out of the namespace.
     expect(Bun.spawnSync(['id', '-u', 'parleytest']).exitCode).not.toBe(0);
   }, 60_000);

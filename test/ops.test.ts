@@ -43,8 +43,8 @@ describe('parley doctor', () => {
     const { ok, checks } = JSON.parse(r.out);
     expect(ok).toBe(true);
     expect(checks.map((c: any) => [c.name, c.status])).toEqual([
-      ['config', 'ok'], ['data directory', 'ok'], ['database', 'ok'], ['migrations', 'ok'], ['image codec', 'ok'],
-      ...checks.slice(5).map((c: any) => [c.name, 'skip']),
+      ['config', 'ok'], ['data directory', 'ok'], ['database', 'ok'], ['migrations', 'ok'], ['permissions', 'ok'], ['image codec', 'ok'],
+      ...checks.slice(6).map((c: any) => [c.name, 'skip']),
     ]);
     const human = parley(['doctor', '--data-dir', dir]);
     expect(human.out).toContain('no problems found');

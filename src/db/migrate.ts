@@ -3,6 +3,10 @@ import { migrations as embedded, type EmbeddedMigration } from './migrations';
 
 const STATEMENT_BREAK = '--> statement-breakpoint';
 
+/** Parley's record of the migrations applied: its presence is what marks a database as Parley's. */
+export const MIGRATIONS_TABLE = '_parley_migrations';
+export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`;
+
 /**
  * Apply the embedded migrations that have not run yet, in order, each in its own transaction,
  * recording each in `_parley_migrations`. Returns the tags applied by this call. `onProgress`
@@ -13,15 +17,8 @@ export function migrate(
   list: EmbeddedMigration[] = embedded,
   onProgress: (done: number, total: number, tag?: string) => void = () => {},
 ): string[] {
-  sqlite.exec(
-    'CREATE TABLE IF NOT EXISTS _parley_migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)',
-  );
-  const done = new Set(
-    sqlite
-      .query<{ tag: string }, []>('SELECT tag FROM _parley_migrations')
-      .all()
-      .map((r) => r.tag),
-  );
+  sqlite.exec(CREATE_MIGRATIONS_TABLE);
+  const done = new Set(appliedMigrations(sqlite));
   const applied: string[] = [];
   const todo = list.filter((m) => !done.has(m.tag));
   for (const m of todo) {
@@ -44,17 +41,24 @@ export function migrate(
   return applied;
 }
 
+/** Tags recorded as applied to this database (none without the record). */
+export function appliedMigrations(sqlite: Database): string[] {
+  const exists = sqlite.query(`SELECT 1 FROM sqlite_master WHERE type='table' AND name='${MIGRATIONS_TABLE}'`).get();
+  if (!exists) return [];
+  return sqlite
+    .query<{ tag: string }, []>(`SELECT tag FROM ${MIGRATIONS_TABLE}`)
+    .all()
+    .map((r) => r.tag);
+}
+
 /** Tags of embedded migrations not yet applied to this database. */
 export function pendingMigrations(sqlite: Database, list: EmbeddedMigration[] = embedded): string[] {
-  const exists = sqlite
-    .query("SELECT 1 FROM sqlite_master WHERE type='table' AND name='_parley_migrations'")
-    .get();
-  if (!exists) return list.map((m) => m.tag);
-  const done = new Set(
-    sqlite
-      .query<{ tag: string }, []>('SELECT tag FROM _parley_migrations')
-      .all()
-      .map((r) => r.tag),
-  );
+  const done = new Set(appliedMigrations(sqlite));
   return list.filter((m) => !done.has(m.tag)).map((m) => m.tag);
+}
+
+/** Tags applied to this database that this binary does not know: a newer Parley migrated it. */
+export function unknownMigrations(sqlite: Database, list: EmbeddedMigration[] = embedded): string[] {
+  const known = new Set(list.map((m) => m.tag));
+  return appliedMigrations(sqlite).filter((t) => !known.has(t));
 }

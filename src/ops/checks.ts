@@ -3,8 +3,9 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config';
 import { DB_FILE } from '../db/connection';
-import { pendingMigrations } from '../db/migrate';
+import { pendingMigrations, unknownMigrations } from '../db/migrate';
 import { migrations } from '../db/migrations';
+import { checkParleyDatabase } from './storage-checks';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -37,7 +38,7 @@ export function checkDataDir(dir: string): Check {
 export function checkDatabase(dir: string, access: (file: string, mode: number) => void = accessSync): Check[] {
   const file = join(dir, DB_FILE);
   if (!existsSync(file))
-    return [{ name: 'database', status: 'warn', detail: `${file} does not exist yet`, fix: '`parley migrate` creates it; `parley serve` does too at start' }];
+    return [checkParleyDatabase(file) ?? { name: 'database', status: 'warn', detail: `${file} does not exist yet`, fix: '`parley migrate` creates it; `parley serve` does too at start' }];
   try {
     access(file, constants.R_OK);
   } catch {
@@ -70,6 +71,8 @@ export function checkDatabase(dir: string, access: (file: string, mode: number) 
     const problems = rows.map((r) => r.integrity_check).filter((r) => r !== 'ok');
     if (problems.length)
       return [{ name: 'database', status: 'fail', detail: `${file}: ${problems.slice(0, 3).join('; ')}`, fix: 'stop Parley and restore the latest backup (docs/self-hosting.md, "Restore")' }];
+    const unusable = checkParleyDatabase(file, sqlite);
+    if (unusable) return [unusable];
     return [{ name: 'database', status: 'ok', detail: `${file} (integrity ok)` }, checkMigrations(sqlite)];
   } catch (err) {
     return [{ name: 'database', status: 'fail', detail: `${file}: ${(err as Error).message}`, fix: 'restore the latest backup (docs/self-hosting.md, "Restore"), or move the file away to start empty' }];
@@ -81,11 +84,7 @@ export function checkDatabase(dir: string, access: (file: string, mode: number) 
 function checkMigrations(sqlite: Database): Check {
   const name = 'migrations';
   const pending = pendingMigrations(sqlite);
-  const hasTable = sqlite.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name='_parley_migrations'").get();
-  const known = new Set(migrations.map((m) => m.tag));
-  const unknown = hasTable
-    ? sqlite.query<{ tag: string }, []>('SELECT tag FROM _parley_migrations').all().map((r) => r.tag).filter((t) => !known.has(t))
-    : [];
+  const unknown = unknownMigrations(sqlite);
   if (unknown.length)
     return { name, status: 'fail', detail: `the database was migrated by a newer Parley (${unknown.join(', ')})`, fix: 'install that newer binary again, or restore the backup taken before the upgrade' };
   if (pending.length)

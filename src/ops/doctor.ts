@@ -3,6 +3,7 @@ import { checkConfigSense, checkDataDir, checkDatabase, type Check } from './che
 import { checkImageCodec } from './image-check';
 import { checkOAuthPublicUrl } from './oauth-check';
 import { probeProviders } from './probes';
+import { checkPermissions } from './storage-checks';
 
 export type { Check } from './checks';
 
@@ -17,7 +18,7 @@ export async function runDoctor(opts: { config?: Config; configError?: string; d
   else checks.push({ name: 'config', status: 'fail', detail: opts.configError ?? 'unreadable', fix: 'fix the setting named above (docs/configuration.md)' });
   const dir = checkDataDir(opts.dataDir);
   checks.push(dir);
-  if (dir.status === 'ok') checks.push(...checkDatabase(opts.dataDir));
+  if (dir.status === 'ok') checks.push(...checkDatabase(opts.dataDir), checkPermissions(opts.dataDir));
   checks.push(await checkImageCodec());
   if (opts.config) checks.push(...(await probeProviders(opts.config)));
   if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
