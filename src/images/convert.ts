@@ -2,6 +2,7 @@ import type { Transformer } from '@napi-rs/image';
 import { loadCodec } from './load-codec';
 import { readImageHeader } from './image-header';
 import { decodeGifFirstFrame } from './gif';
+import { stripIcoChunks, stripPngChunks } from './strip-compressed-chunks';
 import { collectAfterDecode } from './collect-after-decode';
 import type { OpacityGuess } from './opacity-guess';
 
@@ -146,10 +147,11 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
 
   const header = readImageHeader(bytes);
   if (!header) return fail('UNSUPPORTED_FORMAT', 'not an image format Parley converts (PNG, JPEG, WebP, AVIF, GIF, BMP, TIFF, ICO, PNM, QOI)');
-  const { format, width, height } = header;
+  const { format, width, height, channelBytes } = header;
   if (width === undefined || height === undefined) return fail('DECODE_FAILED', `the ${format} header is truncated or malformed`);
-  if (width * height > limits.maxPixels)
-    return fail('TOO_LARGE', `the image is ${width} × ${height} pixels, more than ${limits.maxPixels}`);
+  // 16-bit channels take twice the memory of 8-bit ones from decoding on, so they count twice.
+  if (width * height * channelBytes > limits.maxPixels)
+    return fail('TOO_LARGE', `the image is ${width} × ${height} pixels${channelBytes > 1 ? ` of ${8 * channelBytes}-bit channels, which count ${channelBytes} times,` : ','} more than ${limits.maxPixels}`);
 
   // Outside the try: a codec that cannot load is a server fault (500, logged), not a bad image.
   const { Transformer } = await loadCodec();
@@ -161,7 +163,8 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
     }
     // One Transformer for everything: it keeps the image it decoded for metadata(), so the
     // conversion does not decode it a second time (that doubled the time, bench/RESULTS.md).
-    const source = new Transformer(bytes);
+    const input = format === 'png' ? stripPngChunks(bytes) : format === 'ico' ? stripIcoChunks(bytes) : bytes;
+    const source = new Transformer(input);
     const meta = await source.metadata(true);
     // rotate() with no argument applies the EXIF orientation; without one it would only copy
     // the pixels (15–20 % of a 12 MP conversion), so it is skipped.
@@ -212,7 +215,7 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
     // ...other layouts (grey + alpha, 16-bit) by compositing over a white canvas, which costs a
     // PNG encode and decode more (×6 the plain transcode on 12 MP, bench/RESULTS.md).
     // (A fresh Transformer when the RGBA8 attempt above has used `oriented` already.)
-    const rotated = await (meta.colorType === RGBA8 ? orient(new Transformer(bytes)) : oriented).png();
+    const rotated = await (meta.colorType === RGBA8 ? orient(new Transformer(input)) : oriented).png();
     const size = readImageHeader(rotated);
     if (!size?.width || !size.height) throw new Error('rotated PNG without dimensions');
     const white = new Uint8Array(size.width * size.height * 4).fill(255);
