@@ -468,7 +468,7 @@ describe('GIF decoding (no native GIF decoder: Parley decodes the first frame it
       let wrong = 0;
       for (let i = 0; i < indices.length; i++) {
         const c = palette[indices[i]!]!;
-        if (img.rgba[i * 4] !== c[0] || img.rgba[i * 4 + 1] !== c[1] || img.rgba[i * 4 + 2] !== c[2]) wrong++;
+        if (img.rgb[i * 3] !== c[0] || img.rgb[i * 3 + 1] !== c[1] || img.rgb[i * 3 + 2] !== c[2]) wrong++;
       }
       expect({ w, h, wrong }).toEqual({ w, h, wrong: 0 });
     }
@@ -478,7 +478,7 @@ describe('GIF decoding (no native GIF decoder: Parley decodes the first frame it
     // A 4×2 frame at (2, 1) on a 8×4 screen; index 1 is transparent.
     const gif = buildGif({ width: 4, height: 2, screenW: 8, screenH: 4, left: 2, top: 1, palette: [[0, 0, 200], [0, 255, 0]], indices: Uint8Array.from([0, 1, 0, 1, 1, 0, 1, 0]), transparent: 1 });
     const img = await decodeGifFirstFrame(gif);
-    const px = (x: number, y: number) => [...img.rgba.subarray((y * 8 + x) * 4, (y * 8 + x) * 4 + 3)];
+    const px = (x: number, y: number) => [...img.rgb.subarray((y * 8 + x) * 3, (y * 8 + x) * 3 + 3)];
     expect(px(2, 1)).toEqual([0, 0, 200]);
     expect(px(3, 1)).toEqual([255, 255, 255]); // transparent
     expect(px(0, 0)).toEqual([255, 255, 255]); // outside the frame
@@ -530,7 +530,7 @@ describe('hostile bytes (property tests)', () => {
         const corrupt = new Uint8Array([...gif.subarray(0, 13 + 6 + 11), ...rest]);
         try {
           const img = await decodeGifFirstFrame(corrupt);
-          expect(img.rgba.length).toBe(img.width * img.height * 4);
+          expect(img.rgb.length).toBe(img.width * img.height * 3);
         } catch (err) {
           expect(err).toBeInstanceOf(GifDecodeError);
         }
