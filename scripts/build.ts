@@ -61,7 +61,10 @@ async function compressedBinding(file: string): Promise<string> {
 }
 
 const result = await Bun.build({
-  entrypoints: [join(root, 'cli/main.ts')],
+  // The GIF decoder's worker is an entry point of its own: a compiled executable carries a
+  // worker's code only when the build lists it (src/images/decode-gif-in-worker.ts starts it).
+  entrypoints: [join(root, 'cli/main.ts'), join(root, 'src/images/gif-worker.ts')],
+  naming: { entry: '[name].[ext]' },
   compile: {
     target: `bun-linux-${arch}`,
     outfile: values.outfile!,

@@ -306,14 +306,16 @@ export const settings = {
   }),
   imageMaxPixels: setting({
     env: 'PARLEY_IMAGE_MAX_PIXELS',
-    default: String(50_000_000),
-    doc: 'Largest width × height `images/convertImage` decodes, read from the image header before decoding; larger: `TOO_LARGE`.',
+    // 4096 × 4096: a 12 MP phone photo fits, and one conversion stays under ~9 MB per million
+    // pixels (~150 MB), so two at once fit a 1 GB board beside the server (docs/extras.md).
+    default: String(16_777_216),
+    doc: 'Largest width × height `images/convertImage` decodes, read from the image header before decoding; larger: `TOO_LARGE`. Pixels of 16-bit channels count twice. A conversion takes up to ~9 MB per million pixels at its peak: 50 MP photos need `50000000` and ~450 MB per conversion.',
     parse: int(1),
   }),
   imageConcurrency: setting({
     env: 'PARLEY_IMAGE_CONCURRENCY',
     default: '2',
-    doc: 'Conversions `images/convertImage` runs at once; more wait their turn, in order. A 12 MP image holds ~120 MB while it converts, so this bounds the memory a burst of uploads can take.',
+    doc: 'Conversions `images/convertImage` runs at once; more wait their turn, in order. Each holds up to ~9 MB per million pixels of `PARLEY_IMAGE_MAX_PIXELS` while it converts, so this bounds the memory a burst of uploads can take.',
     parse: int(1, 64),
   }),
   imageJpegQuality: setting({

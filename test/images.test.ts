@@ -6,6 +6,9 @@ import fc from 'fast-check';
 import { decodeGifFirstFrame, GifDecodeError } from '../src/images/gif';
 import { buildGif } from './fixtures/gif';
 import { createTurnstile, type Turnstile } from '../src/http/turnstile';
+import { deflateSync } from 'node:zlib';
+import { stripIcoChunks, stripPngChunks } from '../src/images/strip-compressed-chunks';
+import { iccpBomb, icoOf, itxtBomb, pngChunk, zeroPng, ztxtBomb } from './support/image-bombs';
 
 // Generous: the suite shares small machines with other work; these tests make many requests.
 setDefaultTimeout(30_000);
@@ -93,9 +96,9 @@ describe('image header sniffer', () => {
     for (const [name, bytes] of Object.entries(fixtures)) {
       const h = readImageHeader(bytes);
       const format = name === 'webpLossy' ? 'webp' : name;
-      expect({ name, ...h }).toEqual({ name, format: format as any, width: name === 'gif' ? 1 : W, height: name === 'gif' ? 1 : H });
+      expect({ name, ...h }).toEqual({ name, format: format as any, width: name === 'gif' ? 1 : W, height: name === 'gif' ? 1 : H, channelBytes: 1 });
     }
-    expect(readImageHeader(pngHeaderOnly(100_000, 100_000))).toEqual({ format: 'png', width: 100_000, height: 100_000 });
+    expect(readImageHeader(pngHeaderOnly(100_000, 100_000))).toEqual({ format: 'png', width: 100_000, height: 100_000, channelBytes: 1 });
     expect(readImageHeader(new TextEncoder().encode('just some text here'))).toBeUndefined();
   });
 });
@@ -401,6 +404,45 @@ describe('images/convertImage', () => {
     expect((await tight.json('images/convertImage', { dataUrl: dataUrl(fixtures.png!) }, tight.users[0])).body.error.code).toBe('TOO_LARGE');
   });
 
+  test('compressed PNG chunks (iCCP, zTXt, iTXt) are dropped before decoding: bombs in them convert, and no output changes', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const convert = async (bytes: Uint8Array) => (await ctx.json('images/convertImage', { dataUrl: dataUrl(bytes) }, ctx.users[0])).body;
+    // A real image with a small profile and text converts to exactly what it converts to without
+    // them: the codec neither applies the profile nor carries it (or text) into the JPEG. This
+    // pins why dropping them is safe; a codec that starts applying profiles fails it.
+    const pixels = zeroPng({ width: 8, height: 8, colorType: 2 });
+    const profile = pngChunk('iCCP', new Uint8Array([...Buffer.from('sRGB-ish\0'), 0, ...deflateSync(new Uint8Array(3000).fill(9))]));
+    const text = pngChunk('zTXt', new Uint8Array([...Buffer.from('Comment\0'), 0, ...deflateSync(Buffer.from('hello'))]));
+    const withChunks = zeroPng({ width: 8, height: 8, colorType: 2, before: [profile, text] });
+    expect(stripPngChunks(withChunks)).toEqual(pixels);
+    expect(stripPngChunks(pixels)).toBe(pixels); // nothing to drop: the same bytes, no copy
+    expect((await convert(withChunks)).dataUrl).toBe((await convert(pixels)).dataUrl);
+    // Bombs: 100 MB of zeros in each chunk, in a PNG and in a PNG inside an ICO.
+    for (const bomb of [iccpBomb(1e8), ztxtBomb(1e8), itxtBomb(1e8)]) expect(await convert(bomb)).toMatchObject({ success: true, originalFormat: 'png' });
+    const ico = icoOf(iccpBomb(1e8));
+    expect(stripIcoChunks(ico).length).toBe(icoOf(zeroPng()).length);
+    expect(await convert(ico)).toMatchObject({ success: true, originalFormat: 'ico' });
+    // A chunk running past the end stops the walk; the decoder refuses the file as before.
+    const cut = withChunks.subarray(0, 40);
+    expect(stripPngChunks(cut)).toBe(cut);
+  });
+
+  test('16-bit channels count twice against the pixel limit, in every header that declares them', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageMaxPixels: 100 } });
+    const convert = async (bytes: Uint8Array) => (await ctx.json('images/convertImage', { dataUrl: dataUrl(bytes) }, ctx.users[0])).body;
+    expect(readImageHeader(zeroPng({ width: 8, height: 8, bitDepth: 16 }))?.channelBytes).toBe(2);
+    expect(readImageHeader(new TextEncoder().encode('P6 8 8 65535\n'))?.channelBytes).toBe(2);
+    expect(readImageHeader(new TextEncoder().encode('P6 8 8 255\n'))?.channelBytes).toBe(1);
+    expect(readImageHeader(new TextEncoder().encode('P7\nWIDTH 8\nHEIGHT 8\nDEPTH 4\nMAXVAL 65535\nENDHDR\n'))?.channelBytes).toBe(2);
+    // 8 × 8 = 64 pixels: within 100 at 8 bits, 128 at 16 bits.
+    expect(await convert(zeroPng({ width: 8, height: 8 }))).toMatchObject({ success: true });
+    expect(await convert(zeroPng({ width: 8, height: 8, bitDepth: 16 }))).toEqual({
+      success: false,
+      error: { code: 'TOO_LARGE', message: 'the image is 8 × 8 pixels of 16-bit channels, which count 2 times, more than 100' },
+    });
+    expect(await convert(zeroPng({ width: 7, height: 7, bitDepth: 16 }))).toMatchObject({ success: true });
+  });
+
   test('conversion runs off the event loop: a cheap request finishes first', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     const big = dataUrl(await noise(1000, 1000).png());
@@ -426,7 +468,7 @@ describe('GIF decoding (no native GIF decoder: Parley decodes the first frame it
       let wrong = 0;
       for (let i = 0; i < indices.length; i++) {
         const c = palette[indices[i]!]!;
-        if (img.rgba[i * 4] !== c[0] || img.rgba[i * 4 + 1] !== c[1] || img.rgba[i * 4 + 2] !== c[2]) wrong++;
+        if (img.rgb[i * 3] !== c[0] || img.rgb[i * 3 + 1] !== c[1] || img.rgb[i * 3 + 2] !== c[2]) wrong++;
       }
       expect({ w, h, wrong }).toEqual({ w, h, wrong: 0 });
     }
@@ -436,7 +478,7 @@ describe('GIF decoding (no native GIF decoder: Parley decodes the first frame it
     // A 4×2 frame at (2, 1) on a 8×4 screen; index 1 is transparent.
     const gif = buildGif({ width: 4, height: 2, screenW: 8, screenH: 4, left: 2, top: 1, palette: [[0, 0, 200], [0, 255, 0]], indices: Uint8Array.from([0, 1, 0, 1, 1, 0, 1, 0]), transparent: 1 });
     const img = await decodeGifFirstFrame(gif);
-    const px = (x: number, y: number) => [...img.rgba.subarray((y * 8 + x) * 4, (y * 8 + x) * 4 + 3)];
+    const px = (x: number, y: number) => [...img.rgb.subarray((y * 8 + x) * 3, (y * 8 + x) * 3 + 3)];
     expect(px(2, 1)).toEqual([0, 0, 200]);
     expect(px(3, 1)).toEqual([255, 255, 255]); // transparent
     expect(px(0, 0)).toEqual([255, 255, 255]); // outside the frame
@@ -488,7 +530,7 @@ describe('hostile bytes (property tests)', () => {
         const corrupt = new Uint8Array([...gif.subarray(0, 13 + 6 + 11), ...rest]);
         try {
           const img = await decodeGifFirstFrame(corrupt);
-          expect(img.rgba.length).toBe(img.width * img.height * 4);
+          expect(img.rgb.length).toBe(img.width * img.height * 3);
         } catch (err) {
           expect(err).toBeInstanceOf(GifDecodeError);
         }

@@ -1,7 +1,8 @@
 import type { Transformer } from '@napi-rs/image';
 import { loadCodec } from './load-codec';
 import { readImageHeader } from './image-header';
-import { decodeGifFirstFrame } from './gif';
+import { decodeGifInWorker } from './decode-gif-in-worker';
+import { stripIcoChunks, stripPngChunks } from './strip-compressed-chunks';
 import { collectAfterDecode } from './collect-after-decode';
 import type { OpacityGuess } from './opacity-guess';
 
@@ -86,19 +87,20 @@ function hexValue(c: number | undefined): number {
 // Colour types with an alpha channel (JsColorType La8, Rgba8, La16, Rgba16, Rgba32F).
 const WITH_ALPHA = new Set([1, 3, 5, 7, 9]);
 const RGBA8 = 3;
-/** Bytes blended between two yields: a 12 MP image never holds the event loop for long. */
-const FLATTEN_SLICE = 4 * 1024 * 1024;
 
 /** Words ANDed between two early-exit checks: a transparent pixel near the top ends the scan soon. */
 const SCAN_BLOCK = 65536;
+/** Blocks scanned between two yields to the event loop (16 MB, a few milliseconds). */
+const BLOCKS_PER_TURN = 64;
 
 /**
  * Every alpha byte 255? Read as signed 32-bit words (the alpha of little-endian RGBA is the top
  * byte) and AND eight at a time: all alphas are 255 exactly when the top byte of the AND is.
  * Signed words stay small integers to the JIT and the unrolled AND has no branch per pixel:
- * 14 → 7 ms on 12 MP against a compare per word (bench/RESULTS.md, change 13).
+ * 14 → 7 ms on 12 MP against a compare per word (bench/RESULTS.md, change 13). It yields every
+ * 16 MB, so 50 million pixels do not hold the event loop for their whole scan.
  */
-function isOpaque(px: Uint8Array): boolean {
+async function isOpaque(px: Uint8Array): Promise<boolean> {
   if (px.byteOffset % 4 !== 0) {
     for (let i = 3; i < px.length; i += 4) if (px[i] !== 255) return false;
     return true;
@@ -107,32 +109,23 @@ function isOpaque(px: Uint8Array): boolean {
   const n = words.length;
   const unrolled = n - (n % 8);
   let all = -1;
-  for (let start = 0; start < unrolled; start += SCAN_BLOCK) {
+  for (let start = 0, blocks = 0; start < unrolled; start += SCAN_BLOCK) {
     const end = Math.min(unrolled, start + SCAN_BLOCK);
     for (let i = start; i < end; i += 8)
       all &= words[i]! & words[i + 1]! & words[i + 2]! & words[i + 3]! & words[i + 4]! & words[i + 5]! & words[i + 6]! & words[i + 7]!;
     if (all >> 24 !== -1) return false;
+    if (++blocks % BLOCKS_PER_TURN === 0 && end < unrolled) await new Promise((resolve) => setImmediate(resolve));
   }
   for (let i = unrolled; i < n; i++) all &= words[i]!;
   return all >> 24 === -1;
 }
 
-/** Composite 8-bit RGBA pixels over white, in place (opaque pixels are left as they are). */
-async function flattenOntoWhite(px: Uint8Array): Promise<void> {
-  for (let start = 0; start < px.length; start += FLATTEN_SLICE) {
-    const end = Math.min(px.length, start + FLATTEN_SLICE);
-    for (let i = start + 3; i < end; i += 4) {
-      const a = px[i]!;
-      if (a === 255) continue;
-      const white = 255 * (255 - a);
-      px[i - 3] = (px[i - 3]! * a + white) / 255;
-      px[i - 2] = (px[i - 2]! * a + white) / 255;
-      px[i - 1] = (px[i - 1]! * a + white) / 255;
-      px[i] = 255;
-    }
-    if (end < px.length) await new Promise((resolve) => setImmediate(resolve));
-  }
-}
+/**
+ * One white pixel (a plain PBM: 0 is white), tiled under the image to flatten it: compositing
+ * "destination over" draws the image over white, in the codec's own threads and layout (8 or 16
+ * bits, grey or colour), with nothing but this pixel beside the image it decoded already.
+ */
+const WHITE = new TextEncoder().encode('P1 1 1 0');
 
 /**
  * `guess` says whether an RGBA image's encode may start before its alpha check (opacity-guess.ts);
@@ -146,83 +139,86 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
 
   const header = readImageHeader(bytes);
   if (!header) return fail('UNSUPPORTED_FORMAT', 'not an image format Parley converts (PNG, JPEG, WebP, AVIF, GIF, BMP, TIFF, ICO, PNM, QOI)');
-  const { format, width, height } = header;
+  const { format, width, height, channelBytes } = header;
   if (width === undefined || height === undefined) return fail('DECODE_FAILED', `the ${format} header is truncated or malformed`);
-  if (width * height > limits.maxPixels)
-    return fail('TOO_LARGE', `the image is ${width} × ${height} pixels, more than ${limits.maxPixels}`);
+  // 16-bit channels take twice the memory of 8-bit ones from decoding on, so they count twice.
+  if (width * height * channelBytes > limits.maxPixels)
+    return fail('TOO_LARGE', `the image is ${width} × ${height} pixels${channelBytes > 1 ? ` of ${8 * channelBytes}-bit channels, which count ${channelBytes} times,` : ','} more than ${limits.maxPixels}`);
 
-  // Outside the try: a codec that cannot load is a server fault (500, logged), not a bad image.
-  const { Transformer } = await loadCodec();
+  // Outside the try: a codec that cannot load, or a GIF worker that cannot start, is a server
+  // fault (500, logged), not a bad image.
+  const { Transformer, BlendMode } = await loadCodec();
+  let input = bytes;
+  if (format === 'gif') {
+    const gif = await decodeGifInWorker(bytes);
+    if ('error' in gif) return fail('DECODE_FAILED', `the gif image could not be decoded: ${gif.error}`);
+    input = gif.ppm;
+  } else if (format === 'png') input = stripPngChunks(bytes);
+  else if (format === 'ico') input = stripIcoChunks(bytes);
   try {
-    if (format === 'gif') {
-      const frame = await decodeGifFirstFrame(bytes);
-      const jpeg = await Transformer.fromRgbaPixels(frame.rgba, frame.width, frame.height).jpeg(limits.quality);
-      return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
-    }
     // One Transformer for everything: it keeps the image it decoded for metadata(), so the
     // conversion does not decode it a second time (that doubled the time, bench/RESULTS.md).
-    const source = new Transformer(bytes);
+    const source = new Transformer(input);
     const meta = await source.metadata(true);
     // rotate() with no argument applies the EXIF orientation; without one it would only copy
     // the pixels (15–20 % of a 12 MP conversion), so it is skipped.
-    const orient = (t: Transformer) => ((meta.orientation ?? 1) > 1 ? t.rotate() : t);
+    const rotated = (meta.orientation ?? 1) > 1;
+    const orient = (t: Transformer) => (rotated ? t.rotate() : t);
     const oriented = orient(source);
     if (!WITH_ALPHA.has(meta.colorType)) {
       const jpeg = await oriented.jpeg(limits.quality);
       return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
     }
     // JPEG has no alpha: the encoder would drop it and show whatever colour hides under the
-    // transparent pixels. Flatten onto white first: 8-bit RGBA (most PNGs and WebPs) in place...
+    // transparent pixels, so an image that is not opaque all over is flattened onto white.
     if (meta.colorType === RGBA8) {
       const [w, h] = (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];
       // Most RGBA images are opaque all over (screenshots, exports): then the encoder takes the
-      // image it already decoded, with no copy back in (bench/RESULTS.md change 11). Whether they
-      // are is only known from the pixels, so when the guess says opaque and no rotation is
-      // staged the encode starts at once, beside the copy out and the check (change 25). Both
-      // tasks only read the Transformer's cached decode: metadata(true) above filled it and
-      // parsed the EXIF, and in @napi-rs/image 1.15.0 (pinned; its source read for this) a task
-      // writes to that cache only to decode or to parse EXIF for a rotation. Re-check this on
-      // an upgrade. A transparent image throws the early encode away (cancelled if not started).
+      // image it already decoded as it is (bench/RESULTS.md change 11). Whether they are is only
+      // known from the pixels, so when the guess says opaque and no rotation is staged the
+      // encode starts at once, beside the copy out and the check (change 25). Both tasks only
+      // read the Transformer's cached decode: metadata(true) above filled it and parsed the
+      // EXIF, and in @napi-rs/image 1.15.0 (pinned; its source read for this) a task writes to
+      // that cache only to decode or to parse EXIF for a rotation. Re-check this on an upgrade.
+      // A transparent image throws the early encode away (cancelled if not started).
       const cancel = new AbortController();
-      const early = guess?.likelyOpaque() && (meta.orientation ?? 1) <= 1 ? source.jpeg(limits.quality, cancel.signal) : undefined;
+      const early = guess?.likelyOpaque() && !rotated ? source.jpeg(limits.quality, cancel.signal) : undefined;
       // Handled here, so that one thrown away never rejects unheard; awaited below when it is used.
       const earlyDone = early?.then(noop, noop);
       try {
-        const pixels = await oriented.rawPixels();
-        if (pixels.length === w * h * 4) {
-          const opaque = isOpaque(pixels);
-          guess?.saw(opaque);
-          if (opaque) {
-            const jpeg = await (early ?? oriented.jpeg(limits.quality));
-            return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
-          }
-          cancel.abort();
-          await flattenOntoWhite(pixels);
-          const jpeg = await Transformer.fromRgbaPixels(pixels, w, h).jpeg(limits.quality);
+        const opaque = await hasOpaquePixels(oriented, w * h);
+        if (opaque !== undefined) guess?.saw(opaque);
+        if (opaque) {
+          const jpeg = await (early ?? oriented.jpeg(limits.quality));
           return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
         }
       } finally {
-        // Whatever did not use the early encode (a transparent image, a failed copy, the layout
-        // path below) stops it if it has not started, and otherwise awaits it: it must not run on
-        // past the answer, outside the conversions PARLEY_IMAGE_CONCURRENCY counts.
+        // Whatever did not use the early encode stops it if it has not started, and otherwise
+        // awaits it: it must not run on past the answer, outside the conversions
+        // PARLEY_IMAGE_CONCURRENCY counts, nor beside the flattening below.
         cancel.abort();
         await earlyDone;
       }
     }
-    // ...other layouts (grey + alpha, 16-bit) by compositing over a white canvas, which costs a
-    // PNG encode and decode more (×6 the plain transcode on 12 MP, bench/RESULTS.md).
-    // (A fresh Transformer when the RGBA8 attempt above has used `oriented` already.)
-    const rotated = await (meta.colorType === RGBA8 ? orient(new Transformer(bytes)) : oriented).png();
-    const size = readImageHeader(rotated);
-    if (!size?.width || !size.height) throw new Error('rotated PNG without dimensions');
-    const white = new Uint8Array(size.width * size.height * 4).fill(255);
-    const jpeg = await Transformer.fromRgbaPixels(white, size.width, size.height).overlay(rotated, 0, 0).jpeg(limits.quality);
+    // (A fresh Transformer when a rotation staged on `oriented` has been applied for the pixels above.)
+    const flat = meta.colorType === RGBA8 && rotated ? orient(new Transformer(input)) : oriented;
+    const jpeg = await flat.composite(WHITE, { blend: BlendMode.DestOver, tile: true, left: 0, top: 0 }).jpeg(limits.quality);
     return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
   } catch (err) {
     return fail('DECODE_FAILED', `the ${format} image could not be decoded: ${(err as Error).message ?? String(err)}`);
   } finally {
     collectAfterDecode(width * height);
   }
+}
+
+/**
+ * Whether the 8-bit RGBA pixels are all opaque; undefined when the codec's copy is not the
+ * expected layout. A function of its own so the 4 bytes a pixel copied out are garbage (and
+ * collectable) before the image is flattened.
+ */
+async function hasOpaquePixels(t: Transformer, pixels: number): Promise<boolean | undefined> {
+  const px = await t.rawPixels();
+  return px.length === pixels * 4 ? isOpaque(px) : undefined;
 }
 
 const noop = () => {};

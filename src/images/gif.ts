@@ -3,21 +3,25 @@
  * first frame itself: the frame's LZW stream decoded onto the logical screen. Parley flattens
  * transparency onto white anyway, so the canvas starts white and opaque, and the pixels the frame
  * leaves transparent (or does not reach) stay white. The caller has already bounded width × height
- * from the header. The LZW and pixel loops yield to the event loop every few hundred kilobytes
- * (every 64 rows) so a large GIF never stalls other requests for long.
+ * from the header. It runs in a worker (gif-worker.ts), so it may take its time in one go.
+ *
+ * The result is a binary PPM (P6) file: RGB, which is all a JPEG keeps, so 3 bytes a pixel rather
+ * than 4, and a file the codec decodes on its own threads with no copy into it on the event loop
+ * (`Transformer.fromRgbaPixels` copies its input synchronously: ~1 s for 50 million pixels).
  */
 
-export interface RgbaImage {
+export interface RgbImage {
   width: number;
   height: number;
-  rgba: Uint8Array;
+  /** The whole PPM file. */
+  ppm: Uint8Array;
+  /** Its pixels, row by row, 3 bytes each (a view into `ppm`). */
+  rgb: Uint8Array;
 }
 
 export class GifDecodeError extends Error {}
 
-const yieldTick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-export async function decodeGifFirstFrame(b: Uint8Array): Promise<RgbaImage> {
+export function decodeGifFirstFrame(b: Uint8Array): RgbImage {
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const need = (n: number) => {
     if (n > b.length) throw new GifDecodeError('truncated GIF');
@@ -83,24 +87,26 @@ export async function decodeGifFirstFrame(b: Uint8Array): Promise<RgbaImage> {
   let o = 0;
   for (const p of parts) data.set(p, o), (o += p.length);
 
-  const indices = await lzwDecode(data, minCodeSize, fw * fh);
+  const indices = lzwDecode(data, minCodeSize, fw * fh);
   const width = Math.max(screenW, left + fw);
   const height = Math.max(screenH, top + fh);
-  const rgba = new Uint8Array(width * height * 4).fill(255);
+  const head = new TextEncoder().encode(`P6\n${width} ${height}\n255\n`);
+  const ppm = new Uint8Array(head.length + width * height * 3);
+  ppm.set(head);
+  const rgb = ppm.subarray(head.length).fill(255);
   const rows = fflags & 0x40 ? interlacedRows(fh) : null;
   for (let r = 0; r < fh; r++) {
-    if ((r & 63) === 63) await yieldTick();
     const y = top + (rows ? rows[r]! : r);
     for (let x = 0; x < fw; x++) {
       const idx = indices[r * fw + x]!;
       if (idx === transparent || 3 * idx + 2 >= palette.length) continue;
-      const p = ((y * width) + left + x) * 4;
-      rgba[p] = palette[3 * idx]!;
-      rgba[p + 1] = palette[3 * idx + 1]!;
-      rgba[p + 2] = palette[3 * idx + 2]!;
+      const p = ((y * width) + left + x) * 3;
+      rgb[p] = palette[3 * idx]!;
+      rgb[p + 1] = palette[3 * idx + 1]!;
+      rgb[p + 2] = palette[3 * idx + 2]!;
     }
   }
-  return { width, height, rgba };
+  return { width, height, ppm, rgb };
 }
 
 /** Row r of the stream is image row rows[r] (passes every 8th from 0, 8th from 4, 4th from 2, 2nd from 1). */
@@ -112,7 +118,7 @@ function interlacedRows(h: number): Uint32Array {
 }
 
 /** Variable-width LZW (GIF flavour, codes up to 12 bits). Missing pixels stay index 0. */
-async function lzwDecode(data: Uint8Array, minCodeSize: number, pixels: number): Promise<Uint8Array> {
+function lzwDecode(data: Uint8Array, minCodeSize: number, pixels: number): Uint8Array {
   const out = new Uint8Array(pixels);
   const clear = 1 << minCodeSize;
   const end = clear + 1;
@@ -128,7 +134,6 @@ async function lzwDecode(data: Uint8Array, minCodeSize: number, pixels: number):
   let bits = 0;
   let op = 0;
   for (let i = 0; i < data.length && op < pixels; i++) {
-    if ((i & 0x3ffff) === 0x3ffff) await yieldTick();
     acc |= data[i]! << bits;
     bits += 8;
     while (bits >= size && op < pixels) {

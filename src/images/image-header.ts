@@ -12,6 +12,12 @@ export interface ImageHeader {
   /** Undefined when the header is truncated or malformed (the decoder would fail too). */
   width?: number;
   height?: number;
+  /**
+   * Bytes per channel of the decoded pixels: 2 for 16-bit PNG, TIFF, PNM and AVIF (10 and 12
+   * bits decode to 16), 4 or 8 for 32- and 64-bit TIFF samples, else 1. The decoder's buffers
+   * grow with it, so the pixel limit weighs pixels by it.
+   */
+  channelBytes: number;
 }
 
 const ascii = (b: Uint8Array, at: number, len: number) => String.fromCharCode(...b.subarray(at, at + len));
@@ -47,16 +53,19 @@ export function readImageHeader(b: Uint8Array): ImageHeader | undefined {
   if (!format) return undefined;
   try {
     const dims = READERS[format](b);
-    return dims && dims.width > 0 && dims.height > 0 ? { format, ...dims } : { format };
+    return dims && dims.width > 0 && dims.height > 0 ? { format, channelBytes: 1, ...dims } : { format, channelBytes: 1 };
   } catch {
-    return { format }; // ran off the end of a truncated header
+    return { format, channelBytes: 1 }; // ran off the end of a truncated header
   }
 }
 
-type Dims = { width: number; height: number } | undefined;
+type Dims = { width: number; height: number; channelBytes?: number } | undefined;
+
+/** Bytes a sample of `bits` bits decodes to: 1, 2, 4 or 8 (a nonsense value counts as the most). */
+const bytesOfBits = (bits: number) => Math.min(8, Math.max(1, Math.ceil(bits / 8)));
 
 const READERS: Record<SniffedFormat, (b: Uint8Array) => Dims> = {
-  png: (b) => (ascii(b, 12, 4) === 'IHDR' ? { width: dv(b).getUint32(16), height: dv(b).getUint32(20) } : undefined),
+  png: (b) => (ascii(b, 12, 4) === 'IHDR' ? { width: dv(b).getUint32(16), height: dv(b).getUint32(20), channelBytes: bytesOfBits(b[24]!) } : undefined),
   qoi: (b) => ({ width: dv(b).getUint32(4), height: dv(b).getUint32(8) }),
   jpeg: readJpeg,
   webp: readWebp,
@@ -82,14 +91,16 @@ const READERS: Record<SniffedFormat, (b: Uint8Array) => Dims> = {
   },
   pnm: (b) => {
     // P1–P6: "P6 <w> <h> ..." with comments; P7 (PAM): "WIDTH w\nHEIGHT h".
+    // A maximum value over 255 means 16-bit samples.
     const text = ascii(b, 0, Math.min(b.length, 512)).replace(/#[^\n]*/g, ' ');
     if (text[1] === '7') {
       const w = /WIDTH\s+(\d+)/.exec(text);
       const h = /HEIGHT\s+(\d+)/.exec(text);
-      return w && h ? { width: Number(w[1]), height: Number(h[1]) } : undefined;
+      const max = /MAXVAL\s+(\d+)/.exec(text);
+      return w && h ? { width: Number(w[1]), height: Number(h[1]), channelBytes: max && Number(max[1]) > 255 ? 2 : 1 } : undefined;
     }
-    const m = /^P[1-6]\s+(\d+)\s+(\d+)/.exec(text);
-    return m ? { width: Number(m[1]), height: Number(m[2]) } : undefined;
+    const m = /^P([1-6])\s+(\d+)\s+(\d+)(?:\s+(\d+))?/.exec(text);
+    return m ? { width: Number(m[2]), height: Number(m[3]), channelBytes: '2356'.includes(m[1]!) && Number(m[4] ?? 0) > 255 ? 2 : 1 } : undefined;
   },
 };
 
@@ -157,28 +168,44 @@ function readTiff(b: Uint8Array): Dims {
   const count = v.getUint16(ifd, le);
   let width: number | undefined;
   let height: number | undefined;
+  let bits = 8;
   for (let i = 0; i < count; i++) {
     const e = ifd + 2 + 12 * i;
     const tag = v.getUint16(e, le);
-    if (tag !== 256 && tag !== 257) continue;
-    const value = v.getUint16(e + 2, le) === 3 ? v.getUint16(e + 8, le) : v.getUint32(e + 8, le);
+    if (tag !== 256 && tag !== 257 && tag !== 258) continue;
+    const short = v.getUint16(e + 2, le) === 3;
+    if (tag === 258) {
+      // BitsPerSample: one value per sample, inline when two fit in the entry, else at an offset.
+      const inline = !short || v.getUint32(e + 4, le) <= 2;
+      const at = inline ? e + 8 : v.getUint32(e + 8, le);
+      bits = short ? v.getUint16(at, le) : v.getUint32(at, le);
+      continue;
+    }
+    const value = short ? v.getUint16(e + 8, le) : v.getUint32(e + 8, le);
     if (tag === 256) width = value;
     else height = value;
   }
-  return width !== undefined && height !== undefined ? { width, height } : undefined;
+  return width !== undefined && height !== undefined ? { width, height, channelBytes: bytesOfBits(bits) } : undefined;
 }
 
-/** Every `ispe` (image spatial extents) property in the header; the largest is the canvas to decode. */
+/**
+ * Every `ispe` (image spatial extents) property in the header; the largest is the canvas to
+ * decode. `pixi` (bits per channel) over 8 means 10 or 12 bits, which decode to 16.
+ */
 function readAvif(b: Uint8Array): Dims {
   const v = dv(b);
   let width = 0;
   let height = 0;
+  let bits = 8;
   const end = Math.min(b.length - 16, 1 << 20);
   for (let at = 4; at < end; at++) {
     if (b[at] === 0x69 && b[at + 1] === 0x73 && b[at + 2] === 0x70 && b[at + 3] === 0x65) {
       width = Math.max(width, v.getUint32(at + 8));
       height = Math.max(height, v.getUint32(at + 12));
     }
+    // 'pixi', version and flags, the number of channels, then each channel's bits.
+    if (b[at] === 0x70 && b[at + 1] === 0x69 && b[at + 2] === 0x78 && b[at + 3] === 0x69)
+      for (let c = 0; c < b[at + 8]! && at + 9 + c < b.length; c++) bits = Math.max(bits, b[at + 9 + c]!);
   }
-  return width ? { width, height } : undefined;
+  return width ? { width, height, channelBytes: bits > 8 ? 2 : 1 } : undefined;
 }

@@ -19,7 +19,7 @@ export const imageOperations = [
       'Accepts PNG, JPEG, WebP, AVIF, GIF (first frame), BMP, TIFF, ICO, PNM and QOI, recognised by their bytes (the data URL\'s media type is not trusted). ' +
       'EXIF orientation is applied (JPEG and TIFF) and transparency is flattened onto white. Conversion failures are answered with HTTP 200 and ' +
       '`{success: false, error: {code, message}}`, `code` one of `INVALID_DATA_URL`, `UNSUPPORTED_FORMAT`, `DECODE_FAILED`, `TOO_LARGE` ' +
-      '(over `PARLEY_IMAGE_MAX_BYTES`, or over `PARLEY_IMAGE_MAX_PIXELS` as the image header declares it, checked before decoding). ' +
+      '(over `PARLEY_IMAGE_MAX_BYTES`, or over `PARLEY_IMAGE_MAX_PIXELS` as the image header declares it, checked before decoding; pixels of 16-bit channels count twice). ' +
       'At most `PARLEY_IMAGE_CONCURRENCY` conversions run at once (default 2); the others wait their turn, in order.',
     input: t.Object({ dataUrl: t.String() }),
     output: t.Union([Success, Failure]),
