@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { defineOperation, type OpContext } from '../http/operation';
+import { IMAGE_BODY_BYTES, defineOperation, type OpContext } from '../http/operation';
 import { notFound } from '../http/errors';
 import { readLastEventId } from '../http/sse';
 import { canWriteConversation, findConversationById } from './conversation.store';
@@ -64,6 +64,8 @@ export const streamOperations = [
     kind: 'sse',
     errors: [429],
     rateLimit: 'ai',
+    // A turn's images are data URLs: room for one of the largest images images/convertImage takes.
+    maxBodyBytes: IMAGE_BODY_BYTES,
     handler: streamTurn('research'),
   }),
   defineOperation({
@@ -75,6 +77,7 @@ export const streamOperations = [
     kind: 'sse',
     errors: [429],
     rateLimit: 'ai',
+    maxBodyBytes: IMAGE_BODY_BYTES,
     handler: streamTurn('chat'),
   }),
   defineOperation({

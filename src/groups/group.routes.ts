@@ -66,6 +66,8 @@ export const groupOperations = [
     output: GroupMessageSchema,
     errors: [403, 404, 429],
     rateLimit: 'write',
+    // 20,000 characters are up to 120 KB when a client escapes each as `\uXXXX`.
+    maxBodyBytes: 128 * 1024,
     handler: async ({ input, user, deps }) => {
       const { group, message } = await sendGroupMessage(deps, () => memberGroup(deps, input.groupChatId, user.id), user, input.message);
       startFollowUpIfAddressed(deps, group, message);

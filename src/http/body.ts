@@ -2,6 +2,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { isUtf8 } from 'node:buffer';
 import { AppError, invalidInput, type ValidationIssue } from './errors';
+import { checkJsonShape } from './check-json-shape';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const utf8Unchecked = new TextDecoder('utf-8');
@@ -49,10 +50,12 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
 
 /**
  * A received body as JSON. No body, or an empty one, reads as `{}` so operations without input
- * accept all three forms the interface allows.
+ * accept all three forms the interface allows. Its shape is bounded before it is decoded or
+ * parsed (413 past the bounds), so a parse costs about what the body weighs.
  */
 export function parseJsonBody(buf: Uint8Array): unknown {
   if (buf.byteLength === 0) return {};
+  checkJsonShape(buf);
   const text = decodeUtf8(buf);
   if (text === undefined) throw new AppError('BAD_REQUEST', { message: 'Request body is not valid UTF-8' });
   if (text.trim() === '') return {};
