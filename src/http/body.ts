@@ -1,5 +1,5 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import type { TObject, TSchema } from '@sinclair/typebox';
+import { TransformKind, type TObject, type TSchema } from '@sinclair/typebox';
 import { isUtf8 } from 'node:buffer';
 import { AppError, invalidInput, type ValidationIssue } from './errors';
 import { checkJsonShape } from './check-json-shape';
@@ -88,9 +88,29 @@ async function readBounded(request: Request, maxBytes: number): Promise<Uint8Arr
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
-/** Objects reject unknown fields unless the schema says otherwise: a typo fails loudly. */
+/**
+ * Formats of the string branch Elysia puts beside a number or a boolean (`t.Integer`, `t.Numeric`,
+ * `t.BooleanString`) so that a query string's `"5"` passes, with a transform to convert it. The
+ * validator here checks and never transforms: `"0"` reached handlers as a string and its bounds
+ * went unchecked (`limit: "1000000"` listed everything). Inputs are JSON, where a number is a
+ * number, so the branch is dropped and a string there is a 400 like any other wrong type.
+ */
+const STRING_TWINS = new Set(['integer', 'numeric', 'boolean']);
+
+/**
+ * The schema as validation applies it: objects reject unknown fields unless the schema says
+ * otherwise (a typo fails loudly), and numbers and booleans are JSON numbers and booleans only.
+ */
 function strict(schema: TSchema): TSchema {
   const s = schema as TSchema & Record<string, unknown>;
+  if (Array.isArray(s.anyOf)) {
+    const branches = (s.anyOf as (TSchema & Record<string, unknown>)[]).filter((b) => !(b.type === 'string' && STRING_TWINS.has(b.format as string)));
+    // Elysia's twin is a transformed union of the two: what is left is the plain type, bounds included.
+    if (branches.length === 1 && branches.length < s.anyOf.length) return strict(branches[0]!);
+    const union = { ...s, anyOf: branches.map(strict) } as TSchema & { [TransformKind]?: unknown };
+    delete union[TransformKind];
+    return union;
+  }
   if (s.type === 'object' && s.properties) {
     const properties = Object.fromEntries(
       Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]),

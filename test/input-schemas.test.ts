@@ -1,0 +1,78 @@
+import { describe, expect, test } from 'bun:test';
+import { TransformKind, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { operations } from '../src/app';
+import { compileInput } from '../src/http/body';
+import { createConversation } from '../src/chat/conversation.store';
+import { createTestContext } from './helpers';
+import { sampleValid } from './support/schema-arb';
+
+type Node = TSchema & Record<string, any>;
+
+/** Every node of a schema with its path in the value (`[]` for array items). */
+function nodesOf(schema: Node, path: (string | number)[] = []): { node: Node; path: (string | number)[] }[] {
+  const inner = [
+    ...Object.entries((schema.properties ?? {}) as Record<string, Node>).flatMap(([k, v]) => nodesOf(v, [...path, k])),
+    ...(schema.items ? nodesOf(schema.items, [...path, 0]) : []),
+    ...((schema.anyOf ?? []) as Node[]).flatMap((b) => nodesOf(b, path)),
+  ];
+  return [{ node: schema, path }, ...inner];
+}
+
+const inputs = operations.map((op) => ({ op, schema: compileInput(op.input).schema as Node }));
+
+function setPath(value: any, path: (string | number)[], leaf: unknown): any {
+  if (!path.length) return leaf;
+  const [head, ...rest] = path;
+  const copy = Array.isArray(value) ? [...value] : { ...value };
+  copy[head!] = setPath(copy[head!] ?? (typeof rest[0] === 'number' ? [] : {}), rest, leaf);
+  return copy;
+}
+
+describe('numbers are JSON numbers', () => {
+  test('no operation accepts a numeric string where it takes a number, and every default lies within its own bounds', () => {
+    for (const { op, schema } of inputs)
+      for (const { node, path } of nodesOf(schema)) {
+        const where = `${op.path} ${path.join('.')}`;
+        expect({ where, transform: TransformKind in node }).toEqual({ where, transform: false });
+        expect({ where, stringNumber: node.type === 'string' && ['integer', 'numeric', 'boolean'].includes(node.format) }).toEqual({ where, stringNumber: false });
+        if (node.default !== undefined) {
+          const { default: value, ...bounds } = node;
+          expect({ where, value, withinBounds: Value.Check(bounds as TSchema, value) }).toEqual({ where, value, withinBounds: true });
+        }
+      }
+  });
+
+  test('every numeric field of every operation: the number as a string → 400 naming the field', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ann = ctx.users[0]!;
+    let fields = 0;
+    for (const { op, schema } of inputs)
+      for (const { node, path } of nodesOf(schema)) {
+        if (node.type !== 'integer' && node.type !== 'number') continue;
+        // A field that also takes strings (chat/resumeStream's `after` takes a frame id) is not a number field.
+        const parent = nodesOf(schema).find((n) => n.path.join('.') === path.join('.') && n.node.anyOf);
+        if (parent?.node.anyOf.some((b: Node) => b.type === 'string')) continue;
+        fields++;
+        const number = node.minimum ?? 1;
+        const body = setPath(sampleValid(schema), path, String(number));
+        const res = await ctx.json(op.path, body, ann);
+        const where = `${op.path} ${path.join('.')} = "${number}"`;
+        expect({ where, status: res.status, issuePaths: res.body?.data?.issues?.map((i: any) => i.path.join('.')) }).toEqual({
+          where,
+          status: 400,
+          issuePaths: expect.arrayContaining([path.join('.')]),
+        });
+      }
+    expect(fields).toBeGreaterThanOrEqual(3);
+  });
+
+  test('chat/listConversations: "0" and "1000000" are 400 (they were a 500 and everything), numbers outside the bounds too', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ann = ctx.users[0]!;
+    for (let i = 0; i < 3; i++) createConversation(ctx.db, { ownerId: ann.user.id, title: `c${i}` });
+    for (const limit of ['0', '1000000', '2', 0, 101, 1.5]) expect({ limit, status: (await ctx.json('chat/listConversations', { limit }, ann)).status }).toEqual({ limit, status: 400 });
+    expect((await ctx.json('chat/listConversations', { limit: 2 }, ann)).body.conversations).toHaveLength(2);
+    expect((await ctx.json('chat/listConversations', {}, ann)).body.conversations).toHaveLength(3);
+  });
+});
