@@ -27,4 +27,14 @@ describe('the compiled binary: input rules', () => {
     }
     expect((await json('chat/listConversations', { limit: 2 })).body.conversations).toHaveLength(2);
   });
+
+  test('an unknown field is accepted and ignored (a client of a newer interface keeps working); a known field of the wrong type is not', async () => {
+    const updated = await json('preferences/update', { enableMemories: true, futureField: { nested: [1] } });
+    expect(updated).toEqual({ status: 200, body: { enableMemories: true, showMemoryToolOutput: false } });
+    const group = await json('groupChat/createGroupChat', { name: 'Trip', color: 'teal' });
+    expect(group.status).toBe(200);
+    expect(group.body.name).toBe('Trip');
+    const wrong = await json('preferences/update', { enableMemories: 'yes', futureField: 1 });
+    expect({ status: wrong.status, paths: wrong.body.data.issues.map((i: any) => i.path) }).toEqual({ status: 400, paths: [['enableMemories']] });
+  });
 });

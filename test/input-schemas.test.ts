@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { TransformKind, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { operations } from '../src/app';
+import { createApp, operations } from '../src/app';
 import { compileInput } from '../src/http/body';
 import { createConversation } from '../src/chat/conversation.store';
 import { createTestContext } from './helpers';
@@ -74,5 +74,46 @@ describe('numbers are JSON numbers', () => {
     for (const limit of ['0', '1000000', '2', 0, 101, 1.5]) expect({ limit, status: (await ctx.json('chat/listConversations', { limit }, ann)).status }).toEqual({ limit, status: 400 });
     expect((await ctx.json('chat/listConversations', { limit: 2 }, ann)).body.conversations).toHaveLength(2);
     expect((await ctx.json('chat/listConversations', {}, ann)).body.conversations).toHaveLength(3);
+  });
+});
+
+/** The value with an unknown field added to every object the schema describes by its properties (free-form `data` is left alone). */
+function withUnknownFields(schema: Node, value: any): any {
+  if (schema.anyOf) {
+    const branch = (schema.anyOf as Node[]).find((b) => Value.Check(b, value));
+    return branch ? withUnknownFields(branch, value) : value;
+  }
+  if (schema.type === 'array' && Array.isArray(value)) return value.map((v) => withUnknownFields(schema.items, v));
+  if (schema.type !== 'object' || !schema.properties || !value || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = { futureField: { nested: [1, { deeper: true }] } };
+  for (const [k, v] of Object.entries(value)) out[k] = schema.properties[k] ? withUnknownFields(schema.properties[k], v) : v;
+  return out;
+}
+
+describe('unknown fields are accepted and stripped', () => {
+  test('every operation: a valid input with an unknown field in each of its objects (and prototype keys) reaches the handler without them', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    // The real rows, each answering the input its handler was given.
+    const echo = createApp(ctx.deps, operations.map((op) => ({ ...op, kind: 'json' as const, rateLimit: undefined, handler: ({ input }: { input: unknown }) => ({ input }) })));
+    for (const { op, schema } of inputs) {
+      const sample = sampleValid(schema);
+      // Prototype-looking keys are written into the text: JSON.stringify would drop an own `__proto__`.
+      const text = JSON.stringify(withUnknownFields(schema, sample)).replace(/^\{/, '{"__proto__":{"isAdmin":true},"constructor":1,');
+      const res = await echo.handle(
+        new Request(`http://localhost/api/${op.path}`, { method: 'POST', headers: { 'x-api-key': ctx.users[0]!.key, 'content-type': 'application/json' }, body: text }),
+      );
+      const body = (await res.json()) as any;
+      expect({ op: op.path, status: res.status, received: body.input }).toEqual({ op: op.path, status: 200, received: sample });
+      expect({ op: op.path, ownProto: Object.hasOwn(body.input, '__proto__') }).toEqual({ op: op.path, ownProto: false });
+    }
+  });
+
+  test('a known field of the wrong type is still a 400, and its issue alone is reported', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ann = ctx.users[0]!;
+    const res = await ctx.json('preferences/update', { enableMemories: 'yes', futureField: 1 }, ann);
+    expect(res.status).toBe(400);
+    expect(res.body.data.issues.map((i: any) => i.path)).toEqual([['enableMemories']]);
+    expect((await ctx.json('preferences/update', { enableMemories: true, futureField: 1 }, ann)).body).toEqual({ enableMemories: true, showMemoryToolOutput: false });
   });
 });

@@ -1,4 +1,5 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
 import { TransformKind, type TObject, type TSchema } from '@sinclair/typebox';
 import { isUtf8 } from 'node:buffer';
 import { AppError, invalidInput, type ValidationIssue } from './errors';
@@ -98,39 +99,53 @@ async function readBounded(request: Request, maxBytes: number): Promise<Uint8Arr
 const STRING_TWINS = new Set(['integer', 'numeric', 'boolean']);
 
 /**
- * The schema as validation applies it: objects reject unknown fields unless the schema says
- * otherwise (a typo fails loudly), and numbers and booleans are JSON numbers and booleans only.
+ * The schema as validation applies it: numbers and booleans are JSON numbers and booleans only.
+ * With `close`, every object that does not say otherwise also refuses unknown fields: the exact
+ * check of `compileInput`'s fast path.
  */
-function strict(schema: TSchema): TSchema {
+function inputSchema(schema: TSchema, close: boolean): TSchema {
   const s = schema as TSchema & Record<string, unknown>;
   if (Array.isArray(s.anyOf)) {
     const branches = (s.anyOf as (TSchema & Record<string, unknown>)[]).filter((b) => !(b.type === 'string' && STRING_TWINS.has(b.format as string)));
     // Elysia's twin is a transformed union of the two: what is left is the plain type, bounds included.
-    if (branches.length === 1 && branches.length < s.anyOf.length) return strict(branches[0]!);
-    const union = { ...s, anyOf: branches.map(strict) } as TSchema & { [TransformKind]?: unknown };
+    if (branches.length === 1 && branches.length < s.anyOf.length) return inputSchema(branches[0]!, close);
+    const union = { ...s, anyOf: branches.map((b) => inputSchema(b, close)) } as TSchema & { [TransformKind]?: unknown };
     delete union[TransformKind];
     return union;
   }
   if (s.type === 'object' && s.properties) {
-    const properties = Object.fromEntries(
-      Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]),
+    // Without a prototype: `Value.Clean` keeps a field when `key in properties`, which would keep
+    // `__proto__` and `constructor` (Object.prototype's names) in the handler's input.
+    const properties = Object.assign(
+      Object.create(null) as Record<string, TSchema>,
+      Object.fromEntries(Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, inputSchema(v, close)])),
     );
-    return { ...s, properties, additionalProperties: s.additionalProperties ?? false } as TSchema;
+    return { ...s, properties, ...(close ? { additionalProperties: s.additionalProperties ?? false } : {}) } as TSchema;
   }
-  if (s.type === 'array' && s.items) return { ...s, items: strict(s.items as TSchema) } as TSchema;
+  if (s.type === 'array' && s.items) return { ...s, items: inputSchema(s.items as TSchema, close) } as TSchema;
   return schema;
 }
 
 export interface InputValidator<T> {
   (value: unknown): T;
+  /** What the validator accepts, as documented in /api/openapi.json. */
   schema: TSchema;
 }
 
+/**
+ * A validator for an operation's input. Unknown fields are accepted and stripped, so handlers
+ * never see them, as the interface's RPC stack (zod objects) does: a client built for a newer
+ * version of the interface keeps working. A known field of the wrong type is still a 400.
+ * Bodies without unknown fields, nearly all of them, pass one compiled exact check and nothing
+ * else; the others pass the open check and are cleaned.
+ */
 export function compileInput<T>(schema: TObject): InputValidator<T> {
-  const strictSchema = strict(schema);
-  const check: TypeCheck<TSchema> = TypeCompiler.Compile(strictSchema);
+  const open = inputSchema(schema, false);
+  const exact: TypeCheck<TSchema> = TypeCompiler.Compile(inputSchema(schema, true));
+  const check: TypeCheck<TSchema> = TypeCompiler.Compile(open);
   const validate = ((value: unknown) => {
-    if (check.Check(value)) return value as T;
+    if (exact.Check(value)) return value as T;
+    if (check.Check(value)) return Value.Clean(open, value) as T;
     const issues: ValidationIssue[] = [];
     for (const e of check.Errors(value)) {
       issues.push({ path: e.path.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p)), message: e.message });
@@ -138,6 +153,6 @@ export function compileInput<T>(schema: TObject): InputValidator<T> {
     }
     throw invalidInput(issues);
   }) as InputValidator<T>;
-  validate.schema = strictSchema;
+  validate.schema = open;
   return validate;
 }
