@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { startBinaryServer, type BinaryServer } from './support/binary-server';
+import { compareDocumentedFields } from './support/documented-fields';
 
 // Spawns the compiled binary; a shared machine may be slow. No timing is asserted.
 setDefaultTimeout(120_000);
@@ -36,5 +37,10 @@ describe('the compiled binary: input rules', () => {
     expect(group.body.name).toBe('Trip');
     const wrong = await json('preferences/update', { enableMemories: 'yes', futureField: 1 });
     expect({ status: wrong.status, paths: wrong.body.data.issues.map((i: any) => i.path) }).toEqual({ status: 400, paths: [['enableMemories']] });
+  });
+
+  test('/api/openapi.json says what validation enforces: integer amounts, non-blank names, the Expo token format, bounds', async () => {
+    const openapi = await (await fetch(`${server.url}/api/openapi.json`)).json();
+    expect(await compareDocumentedFields(openapi, json)).toEqual([]);
   });
 });

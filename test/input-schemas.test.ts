@@ -6,6 +6,7 @@ import { compileInput } from '../src/http/body';
 import { createConversation } from '../src/chat/conversation.store';
 import { createTestContext } from './helpers';
 import { sampleValid } from './support/schema-arb';
+import { compareDocumentedFields } from './support/documented-fields';
 
 type Node = TSchema & Record<string, any>;
 
@@ -115,5 +116,17 @@ describe('unknown fields are accepted and stripped', () => {
     expect(res.status).toBe(400);
     expect(res.body.data.issues.map((i: any) => i.path)).toEqual([['enableMemories']]);
     expect((await ctx.json('preferences/update', { enableMemories: true, futureField: 1 }, ann)).body).toEqual({ enableMemories: true, showMemoryToolOutput: false });
+  });
+});
+
+describe('the OpenAPI document says what validation enforces', () => {
+  test('integer amounts, non-blank names, the Expo token format, bounds and lengths: the documented schema and the server agree value by value', async () => {
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const openapi = await (await ctx.app.handle(new Request('http://localhost/api/openapi.json'))).json();
+    const send = async (op: string, body: unknown) => {
+      const res = await ctx.json(op, body, ctx.users[0]);
+      return { status: res.status, body: res.body };
+    };
+    expect(await compareDocumentedFields(openapi, send)).toEqual([]);
   });
 });
