@@ -1,34 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import { TransformKind, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { createApp, operations } from '../src/app';
-import { compileInput } from '../src/http/body';
 import { createConversation } from '../src/chat/conversation.store';
 import { createTestContext } from './helpers';
 import { sampleValid } from './support/schema-arb';
 import { compareDocumentedFields } from './support/documented-fields';
-
-type Node = TSchema & Record<string, any>;
-
-/** Every node of a schema with its path in the value (`[]` for array items). */
-function nodesOf(schema: Node, path: (string | number)[] = []): { node: Node; path: (string | number)[] }[] {
-  const inner = [
-    ...Object.entries((schema.properties ?? {}) as Record<string, Node>).flatMap(([k, v]) => nodesOf(v, [...path, k])),
-    ...(schema.items ? nodesOf(schema.items, [...path, 0]) : []),
-    ...((schema.anyOf ?? []) as Node[]).flatMap((b) => nodesOf(b, path)),
-  ];
-  return [{ node: schema, path }, ...inner];
-}
-
-const inputs = operations.map((op) => ({ op, schema: compileInput(op.input).schema as Node }));
-
-function setPath(value: any, path: (string | number)[], leaf: unknown): any {
-  if (!path.length) return leaf;
-  const [head, ...rest] = path;
-  const copy = Array.isArray(value) ? [...value] : { ...value };
-  copy[head!] = setPath(copy[head!] ?? (typeof rest[0] === 'number' ? [] : {}), rest, leaf);
-  return copy;
-}
+import { createEchoApp, nodesOf, operationInputs as inputs, setPath, withUnknownFields, type Node } from './support/input-walk';
 
 describe('numbers are JSON numbers', () => {
   test('no operation accepts a numeric string where it takes a number, and every default lies within its own bounds', () => {
@@ -78,31 +55,14 @@ describe('numbers are JSON numbers', () => {
   });
 });
 
-/** The value with an unknown field added to every object the schema describes by its properties (free-form `data` is left alone). */
-function withUnknownFields(schema: Node, value: any): any {
-  if (schema.anyOf) {
-    const branch = (schema.anyOf as Node[]).find((b) => Value.Check(b, value));
-    return branch ? withUnknownFields(branch, value) : value;
-  }
-  if (schema.type === 'array' && Array.isArray(value)) return value.map((v) => withUnknownFields(schema.items, v));
-  if (schema.type !== 'object' || !schema.properties || !value || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = { futureField: { nested: [1, { deeper: true }] } };
-  for (const [k, v] of Object.entries(value)) out[k] = schema.properties[k] ? withUnknownFields(schema.properties[k], v) : v;
-  return out;
-}
-
 describe('unknown fields are accepted and stripped', () => {
   test('every operation: a valid input with an unknown field in each of its objects (and prototype keys) reaches the handler without them', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
-    // The real rows, each answering the input its handler was given.
-    const echo = createApp(ctx.deps, operations.map((op) => ({ ...op, kind: 'json' as const, rateLimit: undefined, handler: ({ input }: { input: unknown }) => ({ input }) })));
+    const echo = createEchoApp(createTestContext({ users: [{ email: 'ann@example.org' }] }));
     for (const { op, schema } of inputs) {
       const sample = sampleValid(schema);
       // Prototype-looking keys are written into the text: JSON.stringify would drop an own `__proto__`.
       const text = JSON.stringify(withUnknownFields(schema, sample)).replace(/^\{/, '{"__proto__":{"isAdmin":true},"constructor":1,');
-      const res = await echo.handle(
-        new Request(`http://localhost/api/${op.path}`, { method: 'POST', headers: { 'x-api-key': ctx.users[0]!.key, 'content-type': 'application/json' }, body: text }),
-      );
+      const res = await echo(op.path, text);
       const body = (await res.json()) as any;
       expect({ op: op.path, status: res.status, received: body.input }).toEqual({ op: op.path, status: 200, received: sample });
       expect({ op: op.path, ownProto: Object.hasOwn(body.input, '__proto__') }).toEqual({ op: op.path, ownProto: false });

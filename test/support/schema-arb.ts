@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { setPath } from './input-walk';
 
 /**
  * fast-check arbitraries from an operation's input schema (TypeBox schemas are JSON Schema), so
@@ -76,14 +77,6 @@ function fieldPaths(schema: Schema, prefix: string[] = [], depth = 0): { path: s
     { path: [...prefix, k], schema: v, required: required.has(k) },
     ...fieldPaths(v, [...prefix, k], depth + 1),
   ]);
-}
-
-function setPath(obj: any, path: string[], value: unknown): any {
-  if (!path.length) return value;
-  const [head, ...rest] = path;
-  const base = obj && typeof obj === 'object' && !Array.isArray(obj) ? { ...obj } : {};
-  base[head!] = setPath(base[head!], rest, value);
-  return base;
 }
 
 function deletePath(obj: any, path: string[]): any {
