@@ -3,7 +3,7 @@ import type { AppDeps } from '../deps';
 import { authenticate } from '../auth/authenticate';
 import { WatchedCredential } from '../auth/credential-watch';
 import { compileInput } from './body';
-import { collectAfterBody } from './collect-after-body';
+import { collectAfterBody } from './collect-soon';
 import { parseJsonBody, readBody } from './body';
 import { AppError, errorResponse, unauthorized } from './errors';
 import { bodyLimitOf, type AnyOperation } from './operation';
