@@ -43,14 +43,14 @@ export const imagesFigure: Figure = {
           answer = await res.json().catch(() => undefined);
           if (res.status !== 200 || !answer?.success) throw new Error(`convertImage answered ${res.status}: ${JSON.stringify(answer).slice(0, 200)}`);
         });
-        // What the data URL's round trip costs before any image work: the same body with one field
-        // too many, refused by validation after it was sent, read and parsed. The in-process
-        // baseline pays none of it.
-        const refused = JSON.stringify({ dataUrl, unknownField: true });
+        // What the data URL's round trip costs before any image work: the same data URL as an
+        // array (a wrong type; an unknown field would be accepted), refused by validation after it
+        // was sent, read and parsed. The in-process baseline pays none of it.
+        const refused = JSON.stringify({ dataUrl: [dataUrl] });
         const transportMs = await timeMedian(runs, async () => {
           const res = await post(refused);
           await res.arrayBuffer();
-          if (res.status !== 400) throw new Error(`an unknown field answered ${res.status}`);
+          if (res.status !== 400) throw new Error(`a data URL in an array answered ${res.status}`);
         });
         measured.push({ image, mb, napiMs, parley: { parleyMs, transportMs, originalFormat: answer.originalFormat as string, outputChars: answer.dataUrl.length as number } });
       }

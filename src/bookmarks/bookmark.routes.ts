@@ -41,13 +41,10 @@ export const bookmarkOperations = [
   defineOperation({
     path: 'bookmarks/createGroup',
     summary: 'Create a bookmark group',
-    input: t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }),
+    // Not blank: at least one character that is not white space (the name is stored trimmed).
+    input: t.Object({ name: t.String({ minLength: 1, maxLength: 200, pattern: '\\S' }) }),
     output: GroupSchema,
-    handler: ({ input, user, deps }) => {
-      const name = input.name.trim();
-      if (!name) throw invalidInput([{ path: ['name'], message: 'must not be blank' }]);
-      return groupView(createBookmarkGroup(deps.db, user.id, name, deps.now()));
-    },
+    handler: ({ input, user, deps }) => groupView(createBookmarkGroup(deps.db, user.id, input.name.trim(), deps.now())),
   }),
   defineOperation({
     path: 'bookmarks/listGroups',

@@ -25,6 +25,8 @@ import { cancelResponse } from './respond';
 import { ConversationSchema, ItemSchema, conversationView, itemView, decodeCursor, encodeCursor } from './chat.view';
 
 const ConversationId = t.Object({ conversationId: t.String() });
+/** A page of chat/listConversations: the schema documents the default the handler applies. */
+const CONVERSATION_PAGE = { minimum: 1, maximum: 100, default: 20 };
 const Success = t.Object({ success: t.Boolean() });
 
 /** Reasons of an unsuccessful truncate (docs/chat.md). */
@@ -56,10 +58,10 @@ export const chatOperations = [
   defineOperation({
     path: 'chat/listConversations',
     summary: 'The conversations the caller owns or writes to, most recently active first',
-    input: t.Object({ cursor: t.Optional(t.String()), limit: t.Optional(t.Integer({ minimum: 1, maximum: 100 })) }),
+    input: t.Object({ cursor: t.Optional(t.String()), limit: t.Optional(t.Integer(CONVERSATION_PAGE)) }),
     output: t.Object({ conversations: t.Array(ConversationSchema), nextCursor: t.Union([t.String(), t.Null()]) }),
     handler: ({ input, user, deps }) => {
-      const limit = input.limit ?? 20;
+      const limit = input.limit ?? CONVERSATION_PAGE.default;
       // No cursor, or an empty one, is the first page. One this operation did not give out is
       // refused, rather than quietly read as the first page.
       const before = input.cursor ? decodeCursor(input.cursor) : undefined;

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { defineOperation, type OpContext } from '../http/operation';
+import { IMAGE_BODY_BYTES, defineOperation, type OpContext } from '../http/operation';
 import { invalidInput, notFound, type ValidationIssue } from '../http/errors';
 import { checkImageUrl, imageUrlPolicy } from '../net/image-url';
 import { readLastEventId } from '../http/sse';
@@ -85,6 +85,8 @@ export const streamOperations = [
     kind: 'sse',
     errors: [429],
     rateLimit: 'ai',
+    // A turn's images are data URLs: room for one of the largest images images/convertImage takes.
+    maxBodyBytes: IMAGE_BODY_BYTES,
     handler: streamTurn('research'),
   }),
   defineOperation({
@@ -96,6 +98,7 @@ export const streamOperations = [
     kind: 'sse',
     errors: [429],
     rateLimit: 'ai',
+    maxBodyBytes: IMAGE_BODY_BYTES,
     handler: streamTurn('chat'),
   }),
   defineOperation({

@@ -21,12 +21,12 @@ export const creditOperations = [
       'Works only when the server runs with `PARLEY_ENV=development`; in production it answers `granted: false` and grants nothing ' +
       '(production grants come from server-side verification callbacks). Each `adId` grants once per user: a repeat answers ' +
       '`granted: false` with the balance unchanged. `amount` must be a positive integer no larger than `PARLEY_AD_REWARD_MAX_AMOUNT`, else 400.',
-    input: t.Object({ adId: t.String({ minLength: 1, maxLength: 200 }), amount: t.Number() }),
+    // The largest amount is a setting, so the handler checks that bound; the schema says the rest.
+    input: t.Object({ adId: t.String({ minLength: 1, maxLength: 200 }), amount: t.Integer({ minimum: 1 }) }),
     output: t.Object({ granted: t.Boolean(), bonusBalance: t.Number() }),
     handler: ({ input, user, deps }) => {
       const max = deps.config.adRewardMaxAmount;
-      if (!Number.isInteger(input.amount) || input.amount < 1 || input.amount > max)
-        throw invalidInput([{ path: ['amount'], message: `must be an integer from 1 to ${max}` }]);
+      if (input.amount > max) throw invalidInput([{ path: ['amount'], message: `must be at most ${max}` }]);
       if (deps.config.env !== 'development') return { granted: false, bonusBalance: bonusBalanceOf(deps.db, user.id) };
       return grantCredits(deps.db, { userId: user.id, amount: input.amount, reason: 'ad_reward', adId: input.adId }, deps.now());
     },

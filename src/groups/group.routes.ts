@@ -22,6 +22,8 @@ import { HOUR_MS } from '../time';
 
 const GroupRef = t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }) });
 const Success = t.Object({ success: t.Boolean() });
+/** A page of groupChat/listMessages: the schema documents the default the handler applies. */
+const MESSAGE_PAGE = { minimum: 1, maximum: 200, default: 50 };
 
 /** The group, if the caller is a member: unknown → 404, not a member → 403. */
 function memberGroup(deps: AppDeps, groupChatId: string, userId: string) {
@@ -66,6 +68,8 @@ export const groupOperations = [
     output: GroupMessageSchema,
     errors: [403, 404, 429],
     rateLimit: 'write',
+    // 20,000 characters are up to 120 KB when a client escapes each as `\uXXXX`.
+    maxBodyBytes: 128 * 1024,
     handler: async ({ input, user, deps }) => {
       const { group, message } = await sendGroupMessage(deps, () => memberGroup(deps, input.groupChatId, user.id), user, input.message);
       startFollowUpIfAddressed(deps, group, message);
@@ -146,13 +150,13 @@ export const groupOperations = [
     input: t.Object({
       groupChatId: t.String({ minLength: 1, maxLength: 100 }),
       before: t.Optional(t.String({ maxLength: 100 })),
-      limit: t.Optional(t.Integer({ minimum: 1, maximum: 200 })),
+      limit: t.Optional(t.Integer(MESSAGE_PAGE)),
     }),
     output: t.Object({ messages: t.Array(GroupMessageSchema), hasMore: t.Boolean() }),
     errors: [403, 404],
     handler: ({ input, user, deps }) => {
       const group = memberGroup(deps, input.groupChatId, user.id);
-      const page = listGroupItems(deps.db, group.conversationId, { beforeId: input.before, limit: input.limit ?? 50 });
+      const page = listGroupItems(deps.db, group.conversationId, { beforeId: input.before, limit: input.limit ?? MESSAGE_PAGE.default });
       const ai = assistantSender(deps.config.aiHandle);
       const messages = page.items.map((i) =>
         groupMessageOf(i, i.role === 'assistant' ? ai : i.authorId ? { id: i.authorId, name: i.senderName ?? '', image: i.senderImage ?? '' } : formerMember),

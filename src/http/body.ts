@@ -1,7 +1,9 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import type { TObject, TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { TransformKind, type TObject, type TSchema } from '@sinclair/typebox';
 import { isUtf8 } from 'node:buffer';
 import { AppError, invalidInput, type ValidationIssue } from './errors';
+import { checkJsonShape } from './check-json-shape';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const utf8Unchecked = new TextDecoder('utf-8');
@@ -55,10 +57,12 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
 
 /**
  * A received body as JSON. No body, or an empty one, reads as `{}` so operations without input
- * accept all three forms the interface allows.
+ * accept all three forms the interface allows. Its shape is bounded before it is decoded or
+ * parsed (413 past the bounds), so a parse costs about what the body weighs.
  */
 export function parseJsonBody(buf: Uint8Array): unknown {
   if (buf.byteLength === 0) return {};
+  checkJsonShape(buf);
   const text = decodeUtf8(buf);
   if (text === undefined) throw new AppError('BAD_REQUEST', { message: 'Request body is not valid UTF-8' });
   if (text.trim() === '') return {};
@@ -91,29 +95,63 @@ async function readBounded(request: Request, maxBytes: number): Promise<Uint8Arr
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
-/** Objects reject unknown fields unless the schema says otherwise: a typo fails loudly. */
-function strict(schema: TSchema): TSchema {
+/**
+ * Formats of the string branch Elysia puts beside a number or a boolean (`t.Integer`, `t.Numeric`,
+ * `t.BooleanString`) so that a query string's `"5"` passes, with a transform to convert it. The
+ * validator here checks and never transforms: `"0"` reached handlers as a string and its bounds
+ * went unchecked (`limit: "1000000"` listed everything). Inputs are JSON, where a number is a
+ * number, so the branch is dropped and a string there is a 400 like any other wrong type.
+ */
+const STRING_TWINS = new Set(['integer', 'numeric', 'boolean']);
+
+/**
+ * The schema as validation applies it: numbers and booleans are JSON numbers and booleans only.
+ * With `close`, every object that does not say otherwise also refuses unknown fields: the exact
+ * check of `compileInput`'s fast path.
+ */
+function inputSchema(schema: TSchema, close: boolean): TSchema {
   const s = schema as TSchema & Record<string, unknown>;
-  if (s.type === 'object' && s.properties) {
-    const properties = Object.fromEntries(
-      Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]),
-    );
-    return { ...s, properties, additionalProperties: s.additionalProperties ?? false } as TSchema;
+  if (Array.isArray(s.anyOf)) {
+    const branches = (s.anyOf as (TSchema & Record<string, unknown>)[]).filter((b) => !(b.type === 'string' && STRING_TWINS.has(b.format as string)));
+    // Elysia's twin is a transformed union of the two: what is left is the plain type, bounds included.
+    if (branches.length === 1 && branches.length < s.anyOf.length) return inputSchema(branches[0]!, close);
+    const union = { ...s, anyOf: branches.map((b) => inputSchema(b, close)) } as TSchema & { [TransformKind]?: unknown };
+    delete union[TransformKind];
+    return union;
   }
-  if (s.type === 'array' && s.items) return { ...s, items: strict(s.items as TSchema) } as TSchema;
+  if (s.type === 'object' && s.properties) {
+    // Without a prototype: `Value.Clean` keeps a field when `key in properties`, which would keep
+    // `__proto__` and `constructor` (Object.prototype's names) in the handler's input.
+    const properties = Object.assign(
+      Object.create(null) as Record<string, TSchema>,
+      Object.fromEntries(Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, inputSchema(v, close)])),
+    );
+    return { ...s, properties, ...(close ? { additionalProperties: s.additionalProperties ?? false } : {}) } as TSchema;
+  }
+  if (s.type === 'array' && s.items) return { ...s, items: inputSchema(s.items as TSchema, close) } as TSchema;
   return schema;
 }
 
 export interface InputValidator<T> {
   (value: unknown): T;
+  /** What the validator accepts, as documented in /api/openapi.json. */
   schema: TSchema;
 }
 
+/**
+ * A validator for an operation's input. Unknown fields are accepted and stripped, so handlers
+ * never see them, as the interface's RPC stack (zod objects) does: a client built for a newer
+ * version of the interface keeps working. A known field of the wrong type is still a 400.
+ * Bodies without unknown fields, nearly all of them, pass one compiled exact check and nothing
+ * else; the others pass the open check and are cleaned.
+ */
 export function compileInput<T>(schema: TObject): InputValidator<T> {
-  const strictSchema = strict(schema);
-  const check: TypeCheck<TSchema> = TypeCompiler.Compile(strictSchema);
+  const open = inputSchema(schema, false);
+  const exact: TypeCheck<TSchema> = TypeCompiler.Compile(inputSchema(schema, true));
+  const check: TypeCheck<TSchema> = TypeCompiler.Compile(open);
   const validate = ((value: unknown) => {
-    if (check.Check(value)) return value as T;
+    if (exact.Check(value)) return value as T;
+    if (check.Check(value)) return Value.Clean(open, value) as T;
     const issues: ValidationIssue[] = [];
     for (const e of check.Errors(value)) {
       issues.push({ path: e.path.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p)), message: e.message });
@@ -121,6 +159,6 @@ export function compileInput<T>(schema: TObject): InputValidator<T> {
     }
     throw invalidInput(issues);
   }) as InputValidator<T>;
-  validate.schema = strictSchema;
+  validate.schema = open;
   return validate;
 }

@@ -1,5 +1,6 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { AppDeps } from '../deps';
+import type { Config } from '../config';
 import type { Principal } from '../auth/authenticate';
 import type { User } from '../db/schema';
 import type { RateLimitBucket } from './rate-limit';
@@ -41,6 +42,11 @@ interface OperationFields<I extends TObject, O extends TSchema> {
    */
   rateLimit?: RateLimitBucket;
   /**
+   * The largest body this operation reads, in bytes (413 past it): a number, or one read from the
+   * settings. Default `SMALL_BODY_BYTES`. `PARLEY_MAX_BODY_BYTES` caps every row.
+   */
+  maxBodyBytes?: number | ((config: Config) => number);
+  /**
    * JSON only: the turnstile requests of this operation wait at, once their body is received and
    * before it is parsed, for operations that hold much memory while they run (src/http/turnstile.ts).
    */
@@ -50,6 +56,26 @@ interface OperationFields<I extends TObject, O extends TSchema> {
    * `retry:` hint and a comment, which EventSource clients ignore before reconnecting).
    */
   finalFrame?: () => unknown;
+}
+
+/**
+ * The default body limit: enough for every input made of ids, names and short text (64 KiB; a
+ * 200-character name is 1.2 KB even with every character escaped as `\uXXXX`). Bounding the
+ * body per operation bounds what reading and parsing it can cost: most operations never need
+ * the megabytes that image-carrying ones do (docs/api.md, "Body limits").
+ */
+export const SMALL_BODY_BYTES = 64 * 1024;
+
+/**
+ * For operations whose input carries an image as a data URL: the base64 of the largest image
+ * Parley converts (4/3 of `PARLEY_IMAGE_MAX_BYTES`) and room for the rest of the input.
+ */
+export const IMAGE_BODY_BYTES = (config: Config) => Math.ceil(config.imageMaxBytes / 3) * 4 + SMALL_BODY_BYTES;
+
+/** The body limit of a row under the given settings. */
+export function bodyLimitOf(op: Pick<OperationFields<TObject, TSchema>, 'maxBodyBytes'>, config: Config): number {
+  const own = typeof op.maxBodyBytes === 'function' ? op.maxBodyBytes(config) : (op.maxBodyBytes ?? SMALL_BODY_BYTES);
+  return Math.min(own, config.maxBodyBytes);
 }
 
 type Handler<C, O extends TSchema> = (ctx: C) => OpResult<Static<O>> | Promise<OpResult<Static<O>>>;

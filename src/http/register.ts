@@ -3,9 +3,10 @@ import type { AppDeps } from '../deps';
 import { authenticate } from '../auth/authenticate';
 import { WatchedCredential } from '../auth/credential-watch';
 import { compileInput } from './body';
+import { collectAfterBody } from './collect-soon';
 import { parseJsonBody, readBody } from './body';
 import { AppError, errorResponse, unauthorized } from './errors';
-import type { AnyOperation } from './operation';
+import { bodyLimitOf, type AnyOperation } from './operation';
 import { createRateLimiter } from './rate-limit';
 import { createSlots } from './limits';
 import { guardStream } from './stream-guard';
@@ -35,6 +36,7 @@ export function registerOperations(
   const streams = createSlots(deps.config.maxStreamsPerUser);
   for (const op of ops) {
     const validate = compileInput(op.input);
+    const maxBodyBytes = bodyLimitOf(op, deps.config);
     const path = `/api/${op.path}`;
     const finish = (request: Request, res: Response, stamp: ReturnType<typeof startRequest>) => {
       logRequest(deps.log, request, res.status, stamp, path);
@@ -53,12 +55,16 @@ export function registerOperations(
           const auth = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
           const principal = auth?.principal;
           if (!principal && !op.public) throw unauthorized();
-          const body = await readBody(request, deps.config.maxBodyBytes);
+          let body: Uint8Array | undefined = await readBody(request, maxBodyBytes);
           // Operations that hold much memory while they run wait here: their body received (an
           // upload left unread would be closed as idle, and a slow one would hold a turn) but not
           // yet decoded, so a waiting request holds its bytes and nothing more.
           if (op.turns) releaseTurn = await takeTurn(op.turns(deps), request.signal);
+          collectAfterBody(body.byteLength);
           const input = validate(parseJsonBody(body));
+          // Parsed, the bytes are garbage: a conversion or a stream that runs on must not keep
+          // megabytes of them alive.
+          body = undefined;
           // Limits are per user: anonymous calls to public rows are not counted here (a shared
           // "anonymous" bucket would let one client lock everyone out; per-address limits
           // belong to the reverse proxy).

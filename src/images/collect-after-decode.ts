@@ -1,24 +1,17 @@
+import { collectSoon } from '../http/collect-soon';
+
 /**
- * A full garbage collection soon after a large image was decoded, at most one pending at a time.
+ * A full garbage collection soon after a large image was decoded (src/http/collect-soon.ts).
  *
  * A 12 MP conversion leaves ~100 MB behind (the request body, its strings, the decoded file, the
  * pixels copied out), much of it in buffers the collector does not weigh by their size: the heap
  * grew instead of being collected, and conversions ran among collector pauses (381–828 ms for
  * the same 12 MP image, 388–407 ms with this; peak memory in docs/extras.md). A collection costs
  * 8–17 ms of the event loop, so small images are not worth it, and a burst of conversions shares
- * one: the garbage is the whole process's, which makes this the one piece of process-wide state
- * in the images domain.
+ * one.
  */
 const LARGE_PIXELS = 4_000_000;
 
-let pending = false;
-
 export function collectAfterDecode(pixels: number): void {
-  if (pixels < LARGE_PIXELS || pending) return;
-  pending = true;
-  // After the answer is out: the handler's references (the data URL, the result) are gone by then.
-  setImmediate(() => {
-    pending = false;
-    Bun.gc(true);
-  });
+  if (pixels >= LARGE_PIXELS) collectSoon();
 }

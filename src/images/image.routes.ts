@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { defineOperation } from '../http/operation';
+import { IMAGE_BODY_BYTES, defineOperation } from '../http/operation';
 import { convertImageToJpeg } from './convert';
 
 const Success = t.Object({ success: t.Literal(true), dataUrl: t.String(), originalFormat: t.String() });
@@ -25,6 +25,7 @@ export const imageOperations = [
     output: t.Union([Success, Failure]),
     // Requests queue once their body is received, before it is decoded: a waiting upload holds its bytes only.
     turns: (deps) => deps.imageConversions,
+    maxBodyBytes: IMAGE_BODY_BYTES,
     handler: ({ input, deps }) =>
       convertImageToJpeg(
         input.dataUrl,

@@ -1,8 +1,8 @@
 import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
-import { forbidden, invalidInput } from '../http/errors';
+import { forbidden } from '../http/errors';
 import { newId } from '../ids';
-import { PUSH_PLATFORMS, isExpoPushToken, unregisterPushToken } from './push-token.store';
+import { EXPO_PUSH_TOKEN_PATTERN, PUSH_PLATFORMS, unregisterPushToken } from './push-token.store';
 import { claimPushToken } from './push-token-holder';
 import { RESEARCH_STATUSES, sendTestResearchPush } from './research-push';
 
@@ -22,10 +22,9 @@ export const notificationOperations = [
     summary: "Register this device's Expo push token for the caller",
     description:
       "Idempotent. The token is held by the calling credential (the app's session on that device). A token another user registered moves to the caller only once the credential that registered it has ended (signed out, revoked, expired); until then it stays with that user, and the answer is the same `{success: true}`. Pushes go only to tokens whose credential is live. Not an Expo push token: 400.",
-    input: t.Object({ token: t.String({ maxLength: 512 }), platform: t.Union(PUSH_PLATFORMS.map((p) => t.Literal(p))) }),
+    input: t.Object({ token: t.String({ maxLength: 512, pattern: EXPO_PUSH_TOKEN_PATTERN }), platform: t.Union(PUSH_PLATFORMS.map((p) => t.Literal(p))) }),
     output: t.Object({ success: t.Boolean() }),
     handler: ({ input, user, principal, deps }) => {
-      if (!isExpoPushToken(input.token)) throw invalidInput([{ path: ['token'], message: 'not an Expo push token' }]);
       if (!claimPushToken(deps.db, user.id, principal.credential, input.token, input.platform, deps.now()))
         deps.log.warn('push token not moved: another user is signed in with it', { userId: user.id });
       return { success: true };

@@ -40,7 +40,10 @@ export function removePushTokens(db: Db, tokens: string[]): number {
   return db.delete(pushTokens).where(inArray(pushTokens.token, tokens)).returning({ t: pushTokens.token }).all().length;
 }
 
-/** Same test as the SDK's `Expo.isExpoPushToken` (the SDK itself is loaded lazily, see expo-client.ts). */
-export const isExpoPushToken = (token: string): boolean =>
-  ((token.startsWith('ExponentPushToken[') || token.startsWith('ExpoPushToken[')) && token.endsWith(']')) ||
-  /^[a-z\d]{8}-[a-z\d]{4}-[a-z\d]{4}-[a-z\d]{4}-[a-z\d]{12}$/i.test(token);
+/**
+ * An Expo push token, as a JSON Schema pattern for the input schema (so /api/openapi.json says
+ * it): the same test as the SDK's `Expo.isExpoPushToken` (`ExponentPushToken[…]`,
+ * `ExpoPushToken[…]` or a UUID-shaped id, any case), which cannot run here: the SDK is loaded
+ * lazily (expo-client.ts).
+ */
+export const EXPO_PUSH_TOKEN_PATTERN = '^(?:Expo(?:nent)?PushToken\\[[\\s\\S]*\\]|[a-zA-Z\\d]{8}-[a-zA-Z\\d]{4}-[a-zA-Z\\d]{4}-[a-zA-Z\\d]{4}-[a-zA-Z\\d]{12})$';

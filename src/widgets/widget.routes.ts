@@ -52,6 +52,8 @@ export const widgetOperations = [
     input: t.Object({ threadId: t.String(), data: t.Record(t.String(), t.Unknown()) }),
     output: ThreadMessageSchema,
     errors: [403, 404, 409],
+    // `data` is free-form and stored as given: room for a long message, not for files.
+    maxBodyBytes: 1024 * 1024,
     handler: ({ input, user, deps }) => {
       const thread = ownThread(deps.db, input.threadId, user.id);
       if (thread.status !== 'active') throw new AppError('CONFLICT', { message: 'The thread is archived' });

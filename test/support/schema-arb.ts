@@ -1,9 +1,10 @@
 import fc from 'fast-check';
+import { setPath } from './input-walk';
 
 /**
  * fast-check arbitraries from an operation's input schema (TypeBox schemas are JSON Schema), so
  * the bad-input properties cover every operation, including ones added later, without a line
- * of their own. Supported: object, string (length, enum/const), number/integer (bounds),
+ * of their own. Supported: object, string (length, pattern, enum/const), number/integer (bounds),
  * boolean, null, array, anyOf/oneOf/union of literals. Anything else is "any JSON".
  */
 type Schema = Record<string, any>;
@@ -26,6 +27,7 @@ export function validArb(schema: Schema): fc.Arbitrary<unknown> {
       const min = schema.minLength ?? 0;
       const max = Math.min(schema.maxLength ?? 40, Math.max(min, 40));
       if (schema.format === 'date-time') return fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString());
+      if (schema.pattern !== undefined) return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= min && s.length <= (schema.maxLength ?? Infinity));
       return fc.string({ minLength: min, maxLength: max });
     }
     case 'integer':
@@ -75,14 +77,6 @@ function fieldPaths(schema: Schema, prefix: string[] = [], depth = 0): { path: s
     { path: [...prefix, k], schema: v, required: required.has(k) },
     ...fieldPaths(v, [...prefix, k], depth + 1),
   ]);
-}
-
-function setPath(obj: any, path: string[], value: unknown): any {
-  if (!path.length) return value;
-  const [head, ...rest] = path;
-  const base = obj && typeof obj === 'object' && !Array.isArray(obj) ? { ...obj } : {};
-  base[head!] = setPath(base[head!], rest, value);
-  return base;
 }
 
 function deletePath(obj: any, path: string[]): any {

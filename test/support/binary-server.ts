@@ -1,0 +1,51 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildBinaryOnce } from '../build-binary';
+import { waitForListening } from '../../scripts/lib/wait-for-listening';
+
+export interface BinaryServer {
+  url: string;
+  pid: number;
+  /** An API key of ann@example.org, made with the binary's own CLI. */
+  key: string;
+  /** POST a body (a value, sent as JSON, or raw text) to /api/<path> with the key. */
+  post(path: string, body: unknown): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/** `parley serve` from the compiled binary on a fresh data dir and port 0, default settings plus `env`. */
+export async function startBinaryServer(env: Record<string, string> = {}): Promise<BinaryServer> {
+  const out = await buildBinaryOnce();
+  const fullEnv = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-bin-server-')), 'data'), ...env };
+  const created = Bun.spawnSync([out, 'user', 'create', '--email', 'ann@example.org'], { env: fullEnv });
+  if (created.exitCode !== 0) throw new Error(`user create failed: ${created.stderr.toString()}`);
+  const { key } = JSON.parse(Bun.spawnSync([out, 'apikey', 'create', '--email', 'ann@example.org', '--json'], { env: fullEnv }).stdout.toString());
+  const proc = Bun.spawn([out, 'serve', '--port', '0'], { env: fullEnv, stdout: 'pipe', stderr: 'pipe' });
+  const url = await waitForListening(proc).catch((err) => {
+    proc.kill();
+    throw err;
+  });
+  return {
+    url,
+    pid: proc.pid,
+    key,
+    post: (path, body) =>
+      fetch(`${url}/api/${path}`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+      }),
+    async stop() {
+      proc.kill('SIGTERM');
+      await proc.exited;
+    },
+  };
+}
+
+/** VmHWM (the peak resident set since the process started) and VmRSS of a process, in MB. */
+export function memoryOf(pid: number): { hwm: number; rss: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+  return { hwm: kb('VmHWM') / 1024, rss: kb('VmRSS') / 1024 };
+}
