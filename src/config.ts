@@ -314,8 +314,8 @@ export const settings = {
   }),
   imageConcurrency: setting({
     env: 'PARLEY_IMAGE_CONCURRENCY',
-    default: '2',
-    doc: 'Conversions `images/convertImage` runs at once; more wait their turn, in order. Each holds up to ~9 MB per million pixels of `PARLEY_IMAGE_MAX_PIXELS` while it converts, so this bounds the memory a burst of uploads can take.',
+    default: '1',
+    doc: 'Conversions `images/convertImage` runs at once; more wait their turn, in order. Each holds up to ~9 MB per million pixels of `PARLEY_IMAGE_MAX_PIXELS` while it converts, so this bounds the memory a burst of uploads can take: 1 keeps the server under 300 MB on a 1 GB board; 2–4 on machines with 2 GB or more.',
     parse: int(1, 64),
   }),
   imageJpegQuality: setting({

@@ -20,7 +20,7 @@ export const imageOperations = [
       'EXIF orientation is applied (JPEG and TIFF) and transparency is flattened onto white. Conversion failures are answered with HTTP 200 and ' +
       '`{success: false, error: {code, message}}`, `code` one of `INVALID_DATA_URL`, `UNSUPPORTED_FORMAT`, `DECODE_FAILED`, `TOO_LARGE` ' +
       '(over `PARLEY_IMAGE_MAX_BYTES`, or over `PARLEY_IMAGE_MAX_PIXELS` as the image header declares it, checked before decoding; pixels of 16-bit channels count twice). ' +
-      'At most `PARLEY_IMAGE_CONCURRENCY` conversions run at once (default 2); the others wait their turn, in order.',
+      'At most `PARLEY_IMAGE_CONCURRENCY` conversions run at once (default 1); the others wait their turn, in order.',
     input: t.Object({ dataUrl: t.String() }),
     output: t.Union([Success, Failure]),
     // Requests queue once their body is received, before it is decoded: a waiting upload holds its bytes only.
