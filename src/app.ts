@@ -54,7 +54,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      openapi = JSON.stringify(buildOpenApi(ops, oauthOpenApiPaths));
+      openapi = JSON.stringify(buildOpenApi(ops, oauthOpenApiPaths, undefined, deps.config));
     }
     return openapi;
   };

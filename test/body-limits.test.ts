@@ -57,6 +57,15 @@ describe('body limits per operation', () => {
     expect(converted.body.success).toBe(false);
     expect(converted.body.error.code).not.toBe('TOO_LARGE');
   });
+
+  test('/api/openapi.json states each operation\'s body limit, the one this server enforces', async () => {
+    const spec = (await (await ctx.app.handle(new Request('http://localhost/api/openapi.json'))).json()) as any;
+    for (const op of operations) {
+      const body = spec.paths[`/api/${op.path}`].post.requestBody;
+      expect({ path: op.path, max: body['x-max-body-bytes'] }).toEqual({ path: op.path, max: bodyLimitOf(op, ctx.deps.config) });
+      expect(body.description).toContain(`at most ${bodyLimitOf(op, ctx.deps.config)} bytes`);
+    }
+  });
 });
 
 describe('JSON shape bounds, before the parse', () => {

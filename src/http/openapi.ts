@@ -1,6 +1,10 @@
-import type { AnyOperation } from './operation';
+import type { Config } from '../config';
+import { bodyLimitOf, type AnyOperation } from './operation';
 import { errorTable } from './errors';
 import { compileInput } from './body';
+import { JSON_MAX_DEPTH, JSON_MAX_KEY_BYTES, JSON_MAX_VALUES } from './check-json-shape';
+
+const BODY_SHAPE = `nesting at most ${JSON_MAX_DEPTH} deep, at most ${JSON_MAX_VALUES} values, keys at most ${JSON_MAX_KEY_BYTES} bytes`;
 
 const ENVELOPE = {
   type: 'object',
@@ -26,7 +30,7 @@ const statusText = (status: number) =>
 export function errorStatusesOf(op: AnyOperation): number[] {
   const statuses = new Set<number>([
     400, // malformed UTF-8 or JSON, failed validation (`issues`), left while waiting for a turn
-    413, // a body over PARLEY_MAX_BODY_BYTES
+    413, // a body over the operation's limit (bodyLimitOf), or JSON past the shape bounds
     415, // a body that is not declared JSON
     500,
     ...(op.errors ?? []),
@@ -57,8 +61,10 @@ const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema));
 /**
  * OpenAPI 3.1 for every operation, built from the same table that mounts the routes, and for the
  * pages (`pages`: path items of GET routes that are not operation rows, e.g. the sign-in flow's).
+ * With `config`, each request body states the largest size this server accepts for it (some
+ * limits follow settings).
  */
-export function buildOpenApi(ops: readonly AnyOperation[], pages: Record<string, object> = {}, version = '1.1.2') {
+export function buildOpenApi(ops: readonly AnyOperation[], pages: Record<string, object> = {}, version = '1.1.2', config?: Config) {
   const paths: Record<string, object> = {};
   for (const op of ops) {
     const responses: Record<string, unknown> = {
@@ -86,6 +92,7 @@ export function buildOpenApi(ops: readonly AnyOperation[], pages: Record<string,
         security: op.public ? [] : [{ session: [] }, { bearer: [] }, { apiKey: [] }],
         requestBody: {
           required: false,
+          ...(config ? { description: `JSON, at most ${bodyLimitOf(op, config)} bytes (${BODY_SHAPE}); larger: 413.`, 'x-max-body-bytes': bodyLimitOf(op, config) } : {}),
           content: { 'application/json': { schema: plain(compileInput(op.input).schema) } },
         },
         responses,
