@@ -264,7 +264,7 @@ describe('images/convertImage', () => {
     expect(turns.waiting).toBe(1);
     leaving.abort();
     const res = await answered;
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(499);
     expect(((await res.json()) as { message: string }).message).toBe('The request was cancelled before its turn.');
     holdTurn();
     // Had it kept its place, it would hold the turn now.

@@ -29,7 +29,7 @@ const statusText = (status: number) =>
  */
 export function errorStatusesOf(op: AnyOperation): number[] {
   const statuses = new Set<number>([
-    400, // malformed UTF-8 or JSON, failed validation (`issues`), left while waiting for a turn
+    400, // malformed UTF-8 or JSON, failed validation (`issues`)
     413, // a body over the operation's limit (bodyLimitOf), or JSON past the shape bounds
     415, // a body that is not declared JSON
     500,

@@ -123,12 +123,15 @@ export function registerOperations(
 
 const noop = () => {};
 
-/** A turn at the operation's turnstile; a client that left while waiting gets (and reads) nothing. */
+/**
+ * A turn at the operation's turnstile; a client that left while waiting gets (and reads) nothing:
+ * 499, like a client that leaves mid-upload (src/http/body.ts), so it is no error in the log.
+ */
 async function takeTurn(turns: Turnstile, signal: AbortSignal): Promise<() => void> {
   try {
     return await turns.acquire(signal);
   } catch (err) {
-    if (err instanceof TurnAbandoned) throw new AppError('BAD_REQUEST', { message: err.message });
+    if (err instanceof TurnAbandoned) throw new AppError('CLIENT_CLOSED_REQUEST', { message: err.message });
     throw err;
   }
 }
