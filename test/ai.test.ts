@@ -223,7 +223,9 @@ describe('AI providers', () => {
     ]);
     const last = openai.requests.findLast((r) => r.path === 'POST /v1/chat/completions')!.body;
     expect(last.messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url: 'https://x/y.png' } });
-    expect(last.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c1', content: 'ok' });
+    // The model's call id `c1` goes back in the nine-character form Mistral's templates demand, the same on both sides.
+    expect(last.messages.at(-2).tool_calls).toEqual([{ id: 'call00001', type: 'function', function: { name: 'echo', arguments: '{"word":"yo"}' } }]);
+    expect(last.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call00001', name: 'echo', content: 'ok' });
   });
 
   test('openai-chat: a model that keeps calling tools may call none in the last round, and answers', async () => {

@@ -92,6 +92,25 @@ describe('assistant follow-up', () => {
     await resumed.close();
   });
 
+  test('on a Chat Completions server: one system message, members speaking in a row sent as one user turn naming each', async () => {
+    openai.chatScript = () => ({ deltas: [{ content: 'On it.' }] });
+    const { ctx, ann, bob } = setup({ aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiApiKey: 'none' });
+    const g = await groupWith(ctx, ann, [bob]);
+    const s = await subscribe(ctx, ann, g.id);
+    await send(ctx, ann, g.id, 'shall we go to Lyon?');
+    await send(ctx, bob, g.id, 'or Nice');
+    await send(ctx, ann, g.id, '@ai which is warmer in May?');
+    for (;;) {
+      const f = await s.nextData(5000);
+      if (f.data.type === 'message.created' && f.data.message.role === 'assistant') break;
+    }
+    await s.close();
+    const req = openai.requests.findLast((r) => r.path === 'POST /v1/chat/completions')!.body;
+    expect(req.messages.map((m: any) => m.role)).toEqual(['system', 'user']);
+    expect(req.messages[0].content).toContain('@ai');
+    expect(req.messages[1].content).toBe('Ann: shall we go to Lyon?\n\nBob: or Nice\n\nAnn: @ai which is warmer in May?');
+  });
+
   test('when the provider fails: the message is kept and subscribers get assistant.failed', async () => {
     openai.responsesScript = () => ({ fail: 500 });
     const { ctx, ann } = setup(withResponses);

@@ -6,6 +6,7 @@ import { ThinkSplitter } from './think-splitter';
 import { runResearch, type ResearchSettings } from './research-loop';
 import type { SearchProvider } from './search';
 import { webSearchTool } from './web-search-tool';
+import { shapeChatMessages, type ChatTurn } from './shape-chat-messages';
 
 export interface ChatProviderConfig {
   baseUrl?: string;
@@ -48,7 +49,7 @@ export function createChatClient(client: OpenAI): ChatClient {
     stream: (opts) => streamWithTools(client, opts),
     async complete({ model, messages, signal }) {
       try {
-        const res: any = await client.chat.completions.create({ model, messages: toChatMessages(messages) as any }, { signal });
+        const res: any = await client.chat.completions.create({ model, messages: shapeChatMessages(messages) as any }, { signal });
         const msg = res.choices?.[0]?.message ?? {};
         return { text: String(msg.content ?? ''), reasoning: String(msg.reasoning_content ?? msg.reasoning ?? '') };
       } catch (err) {
@@ -66,7 +67,8 @@ async function* streamWithTools(
   opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal },
 ): AsyncGenerator<AiEvent> {
   const tools = opts.tools ?? [];
-  const messages: any[] = toChatMessages(opts.messages);
+  // Every round's request is shaped anew from the whole turn so far (shape-chat-messages.ts).
+  const turns: ChatTurn[] = [...opts.messages];
   let partAdded = false;
   for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
     // The last round forbids tools (tool_choice "none"; still listed, since the history holds
@@ -79,7 +81,7 @@ async function* streamWithTools(
         .create(
         {
           model: opts.model,
-          messages,
+          messages: shapeChatMessages(turns),
           stream: true,
           ...(tools.length
             ? {
@@ -152,31 +154,14 @@ async function* streamWithTools(
     const made = calls.filter(Boolean);
     if (!made.length) return;
     if (last) throw new AiError('The model kept calling tools instead of answering.');
-    messages.push({
-      role: 'assistant',
-      content: text || null,
-      tool_calls: made.map((c, i) => ({ id: c.id || `call_${round}_${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } })),
-    });
+    const callIds = made.map((c, i) => c.id || `call_${round}_${i}`);
+    turns.push({ role: 'assistant', content: text, toolCalls: made.map((c, i) => ({ id: callIds[i]!, name: c.name, arguments: c.arguments })) });
     for (const [i, c] of made.entries()) {
       const pending: AiEvent[] = [];
-      const callId = c.id || `call_${round}_${i}`;
+      const callId = callIds[i]!;
       const output = await runTool(tools, { callId, name: c.name, arguments: c.arguments }, (e) => pending.push(e), `round ${round}:${i}:${callId}`);
       yield* pending;
-      messages.push({ role: 'tool', tool_call_id: callId, content: output });
+      turns.push({ role: 'tool', callId, name: c.name, content: output });
     }
   }
-}
-
-export function toChatMessages(messages: AiMessage[]): unknown[] {
-  return messages.map((m) =>
-    m.role === 'user' && m.images?.length
-      ? {
-          role: 'user',
-          content: [
-            { type: 'text', text: m.content },
-            ...m.images.map((i) => ({ type: 'image_url', image_url: { url: i.imageUrl, ...(i.detail ? { detail: i.detail } : {}) } })),
-          ],
-        }
-      : { role: m.role, content: m.content },
-  );
 }

@@ -131,5 +131,7 @@ function reportMessages(messages: AiMessage[], sources: Source[], searched: bool
     : searched
       ? 'You are writing a research report. The web search found nothing usable; answer from your own knowledge and say so.'
       : 'You are writing a research report. No web search is configured on this server; answer from your own knowledge and say so.';
-  return [{ role: 'system', content: instructions }, ...messages];
+  // After the conversation's own system prompt: the request shaper merges every system text into
+  // one leading message, in order (shape-chat-messages.ts).
+  return [...messages.filter((m) => m.role === 'system'), { role: 'system', content: instructions }, ...messages.filter((m) => m.role !== 'system')];
 }

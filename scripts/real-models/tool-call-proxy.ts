@@ -1,0 +1,64 @@
+/**
+ * Between Parley and llama-server for the one thing a tiny model cannot do: call a tool. A chat
+ * request whose newest user text holds `TOOL_MARKER` and that offers `search_history` gets a
+ * scripted streamed call of that tool instead of the model's answer; every other request —
+ * including the next round, which carries the call and its result through the real chat
+ * template — goes to llama-server unchanged. So the tool round's request shape is tested against
+ * the real server even though the model never asks for it.
+ */
+export const TOOL_MARKER = 'Search my history.';
+
+export interface ToolCallProxy {
+  url: string;
+  apiUrl: string;
+  /** Tool calls scripted so far. */
+  scripted: number;
+  stop(): void;
+}
+
+export function startToolCallProxy(upstream: string): ToolCallProxy {
+  const proxy: ToolCallProxy = {
+    url: '',
+    apiUrl: '',
+    scripted: 0,
+    stop: () => server.stop(true),
+  };
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    idleTimeout: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const body = req.method === 'POST' ? await req.text() : undefined;
+      if (url.pathname === '/v1/chat/completions' && body) {
+        const parsed = JSON.parse(body);
+        if (wantsScriptedCall(parsed)) {
+          proxy.scripted++;
+          return scriptedCall(parsed.model);
+        }
+      }
+      const headers = new Headers(req.headers);
+      headers.delete('host');
+      headers.delete('content-length');
+      return fetch(`${upstream}${url.pathname}${url.search}`, { method: req.method, headers, body });
+    },
+  });
+  proxy.url = `http://127.0.0.1:${server.port}`;
+  proxy.apiUrl = `${proxy.url}/v1`;
+  return proxy;
+}
+
+function wantsScriptedCall(body: any): boolean {
+  const messages: any[] = body.messages ?? [];
+  const last = messages.at(-1);
+  const text = typeof last?.content === 'string' ? last.content : '';
+  return last?.role === 'user' && text.includes(TOOL_MARKER) && (body.tools ?? []).some((t: any) => t.function?.name === 'search_history');
+}
+
+function scriptedCall(model: string): Response {
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const call = { index: 0, id: 'scripted-call-1', type: 'function', function: { name: 'search_history', arguments: '{"query":"picnic"}' } };
+  const sse = chunk({ role: 'assistant', content: null, tool_calls: [call] }) + chunk({}, 'tool_calls') + 'data: [DONE]\n\n';
+  return new Response(sse, { headers: { 'content-type': 'text/event-stream' } });
+}
