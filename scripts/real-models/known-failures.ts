@@ -21,7 +21,8 @@ const OUTPUT_FORMAT =
 const NO_VISION =
   'llama-server runs the model without vision (no --mmproj) and refuses any image with HTTP 500; Parley sends images to every server and the turn fails';
 const OVER_CONTEXT =
-  "The request outgrows the 4,096-token context (this template's own preamble, Parley's tool definitions, the history): Parley sends everything, with no budget";
+  "The request outgrows the 4,096-token context (this template's own preamble, Parley's tool definitions, the history, research extracts; near the limit it depends on what the tiny model said before): Parley sends everything, with no budget";
+const BUDGET = 'item 4 (context budget: drop tool definitions and old turns, trim page extracts, to fit)';
 
 export const KNOWN_FAILURES: KnownFailure[] = [
   { template: '*', shape: 'image', reason: NO_VISION, fixedBy: 'item 5 (capabilities: retry without images, say so in the stream)' },
@@ -39,10 +40,10 @@ export const KNOWN_FAILURES: KnownFailure[] = [
     (template): KnownFailure => ({ template, shape: '*', reason: OUTPUT_FORMAT, fixedBy: 'none with this model' }),
   ),
   { template: 'deepseek-ai-DeepSeek-V3.2.jinja', shape: 'history tool', reason: OUTPUT_FORMAT, fixedBy: 'none with this model' },
-  { template: 'CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja', shape: '*', reason: OVER_CONTEXT, fixedBy: 'item 4 (context budget: drop tool definitions and old turns to fit)' },
-  { template: 'GigaChat3-10B-A1.8B.jinja', shape: 'long chat', reason: OVER_CONTEXT, fixedBy: 'item 4 (context budget)' },
-  { template: 'GigaChat3.1-10B-A1.8B.jinja', shape: 'long chat', reason: OVER_CONTEXT, fixedBy: 'item 4 (context budget)' },
-  { template: 'GigaChat3.1-10B-A1.8B.jinja', shape: 'research', reason: OVER_CONTEXT, fixedBy: 'item 4 (context budget: trim page extracts to fit)' },
+  { template: 'CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja', shape: '*', reason: OVER_CONTEXT, fixedBy: BUDGET },
+  { template: 'GigaChat3-10B-A1.8B.jinja', shape: 'long chat', reason: OVER_CONTEXT, fixedBy: BUDGET },
+  { template: 'GigaChat3.1-10B-A1.8B.jinja', shape: 'long chat', reason: OVER_CONTEXT, fixedBy: BUDGET },
+  { template: 'GigaChat3.1-10B-A1.8B.jinja', shape: 'research', reason: OVER_CONTEXT, fixedBy: BUDGET },
   {
     template: 'google-gemma-2-2b-it.jinja',
     shape: 'history tool',

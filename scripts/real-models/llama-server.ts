@@ -5,6 +5,7 @@
  */
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { captureOutput } from './capture-output';
 
 const root = resolve(import.meta.dir, '../..');
 
@@ -83,13 +84,7 @@ export async function startLlamaServer(opts: LlamaServerOptions): Promise<LlamaS
     ...(opts.templateFile ? ['--reasoning', opts.reasoning ?? 'off'] : []),
   ];
   const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' });
-  let seen = '';
-  const collect = async (stream: ReadableStream<Uint8Array>) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) seen += decoder.decode(chunk, { stream: true });
-  };
-  void collect(proc.stdout);
-  void collect(proc.stderr);
+  const output = captureOutput(proc);
   const stop = async () => {
     proc.kill('SIGTERM');
     const killer = setTimeout(() => proc.kill('SIGKILL'), 5000);
@@ -100,15 +95,15 @@ export async function startLlamaServer(opts: LlamaServerOptions): Promise<LlamaS
   let url: string | undefined;
   // It prints the address once bound, and answers /health 200 once the model is loaded.
   while (Date.now() < deadline && proc.exitCode === null) {
-    url ??= /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(seen)?.[1];
+    url ??= /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1];
     if (url) {
       const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
-      if (ok) return { url, apiUrl: `${url}/v1`, log: () => seen, stop };
+      if (ok) return { url, apiUrl: `${url}/v1`, log: output, stop };
     }
     await Bun.sleep(50);
   }
   await stop();
-  throw new Error(`llama-server did not become healthy:\n${seen.split('\n').slice(-15).join('\n')}`);
+  throw new Error(`llama-server did not become healthy:\n${output().split('\n').slice(-15).join('\n')}`);
 }
 
 function contextOverride(model: string, contextTokens: number): string[] {

@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { waitForListening } from '../lib/wait-for-listening';
+import { captureOutput } from './capture-output';
 
 const root = resolve(import.meta.dir, '../..');
 
@@ -28,6 +29,8 @@ export interface Parley {
   log(): string;
   /** The `cause` of the last warning or error it logged (why a group follow-up failed: its event says only that it did). */
   lastLogCause(): string | undefined;
+  /** Requests the model server refused so far (set when a proxy sits in between, run-shapes.ts). */
+  upstreamRefusals?: () => string[];
   stop(): Promise<void>;
 }
 
@@ -49,13 +52,7 @@ export async function startParley(bin: string, env: Record<string, string>, emai
     proc.kill('SIGKILL');
     throw err;
   }
-  let seen = '';
-  const collect = async (stream: ReadableStream<Uint8Array>) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) seen += decoder.decode(chunk, { stream: true });
-  };
-  void collect(proc.stdout);
-  void collect(proc.stderr);
+  const output = captureOutput(proc);
   const call = (path: string, body: unknown, key = keys[0]!, signal?: AbortSignal) =>
     fetch(`${url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
   return {
@@ -63,9 +60,9 @@ export async function startParley(bin: string, env: Record<string, string>, emai
     keys,
     call,
     json: async (path, body, key) => (await call(path, body, key)).json(),
-    log: () => seen,
+    log: output,
     lastLogCause: () =>
-      seen
+      output()
         .split('\n')
         .map((line) => {
           try {
@@ -83,7 +80,7 @@ export async function startParley(bin: string, env: Record<string, string>, emai
   };
 }
 
-/** The `data` objects of an event stream's frames, as they arrive, until it ends or `until` says so. */
+/** The `data` objects of an event stream's frames, as they arrive (comment lines skipped), until it ends or `signal` aborts. */
 export async function* readEvents(res: Response, signal?: AbortSignal): AsyncGenerator<any> {
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();

@@ -35,7 +35,7 @@ export async function startParleyFor(rig: Rig): Promise<Parley> {
       },
       EMAILS,
     );
-    return { ...p, stop: () => p.stop().finally(() => proxy.stop()) };
+    return { ...p, upstreamRefusals: () => proxy.refused, stop: () => p.stop().finally(() => proxy.stop()) };
   } catch (err) {
     proxy.stop();
     throw err;

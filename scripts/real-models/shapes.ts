@@ -22,6 +22,15 @@ const LONG_CHAT_TURNS = 6;
 const PIXEL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 export async function runShape(p: Parley, shape: ShapeName): Promise<ShapeResult> {
+  const refusedBefore = p.upstreamRefusals?.().length ?? 0;
+  const result = await runShapeOnce(p, shape);
+  // A refusal Parley recovered from (a research plan falls back to the question) still fails the shape.
+  const refused = p.upstreamRefusals?.().slice(refusedBefore) ?? [];
+  if (result.ok && refused.length) return { ok: false, detail: `answered, but the model server refused a request on the way: ${refused[0]}` };
+  return result;
+}
+
+async function runShapeOnce(p: Parley, shape: ShapeName): Promise<ShapeResult> {
   const signal = AbortSignal.timeout(SHAPE_TIMEOUT_MS);
   try {
     switch (shape) {

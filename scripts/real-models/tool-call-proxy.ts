@@ -13,6 +13,12 @@ export interface ToolCallProxy {
   apiUrl: string;
   /** Tool calls scripted so far. */
   scripted: number;
+  /**
+   * Requests llama-server refused, as `HTTP <status>: <message>`: Parley hides some refusals on
+   * purpose (a failed research plan falls back to searching the question), and the matrix must
+   * still see them.
+   */
+  refused: string[];
   stop(): void;
 }
 
@@ -21,6 +27,7 @@ export function startToolCallProxy(upstream: string): ToolCallProxy {
     url: '',
     apiUrl: '',
     scripted: 0,
+    refused: [],
     stop: () => server.stop(true),
   };
   const server = Bun.serve({
@@ -40,7 +47,11 @@ export function startToolCallProxy(upstream: string): ToolCallProxy {
       const headers = new Headers(req.headers);
       headers.delete('host');
       headers.delete('content-length');
-      return fetch(`${upstream}${url.pathname}${url.search}`, { method: req.method, headers, body });
+      const res = await fetch(`${upstream}${url.pathname}${url.search}`, { method: req.method, headers, body });
+      if (res.ok) return res;
+      const text = await res.text();
+      proxy.refused.push(`HTTP ${res.status}: ${text}`);
+      return new Response(text, { status: res.status, headers: res.headers });
     },
   });
   proxy.url = `http://127.0.0.1:${server.port}`;
