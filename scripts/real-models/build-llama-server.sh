@@ -12,7 +12,8 @@
 set -euo pipefail
 
 NLC_VERSION=3.22.1
-cache_root="${PARLEY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/parley}"
+# HOME may be unset under a bare CI runner or a service manager: the system temp dir then.
+cache_root="${PARLEY_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-${TMPDIR:-/tmp}}/.cache}/parley}"
 dest="$cache_root/llama-server-nlc$NLC_VERSION"
 
 if [[ -x "$dest/bin/llama-server" && -d "$dest/templates" ]]; then
