@@ -113,3 +113,27 @@ describe('capabilities: images', () => {
     expect(chatRequests().map(hasTools)).toEqual([true, true]);
   });
 });
+
+describe('web search in everyday chat (item 8)', () => {
+  test('with a search provider, chat/stream offers web_search and relays its events', async () => {
+    const ctx = context({ searchProvider: 'searxng', searxngUrl: searx.url });
+    openai.chatScript = (body) =>
+      body.messages.at(-1).role === 'tool'
+        ? { deltas: [{ content: 'Found it.' }] }
+        : { deltas: [{ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'web_search', arguments: '{"query":"tides"}' } }] }], finish_reason: 'tool_calls' };
+    const frames = await stream(ctx, { message: 'Why tides?' });
+    expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'web_search.in_progress', 'web_search.completed', 'content_part.added', 'text.delta', 'done']);
+    expect(frames[2]!.data).toMatchObject({ query: 'tides', numResults: 5 });
+    expect(frames[3]!.data.results[0]).toMatchObject({ title: 'tides — result 1' });
+    expect(chatRequests()[0].tools.map((t: any) => t.function.name)).toContain('web_search');
+    // The results stay with the answer, as research's do.
+    const { body } = await ctx.json('chat/getConversation', { conversationId: frames[0]!.data.conversationId }, ctx.users[0]);
+    expect(body.items.at(-1).parts.map((p: any) => p.type)).toEqual(['web_search.completed']);
+  });
+
+  test('without a search provider, no web_search is offered', async () => {
+    openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
+    await stream(context(), { message: 'Hi' });
+    expect(chatRequests()[0].tools.map((t: any) => t.function.name)).not.toContain('web_search');
+  });
+});
