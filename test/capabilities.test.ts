@@ -10,6 +10,7 @@ import { startFakeOpenAI } from './fakes/openai';
 import { startFakeSearxng } from './fakes/searxng';
 import type { Config } from '../src/config';
 import { IMAGE_NOT_SENT } from '../src/ai/openai-chat';
+import { probeCapabilities } from '../src/ops/probe-capabilities';
 
 const openai = startFakeOpenAI();
 const searx = startFakeSearxng();
@@ -135,5 +136,34 @@ describe('web search in everyday chat (item 8)', () => {
     openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
     await stream(context(), { message: 'Hi' });
     expect(chatRequests()[0].tools.map((t: any) => t.function.name)).not.toContain('web_search');
+  });
+});
+
+describe('parley doctor: what the server accepts', () => {
+  const target = (settings: { tools?: 'auto' | 'on' | 'off'; images?: 'auto' | 'on' | 'off' } = {}) => ({
+    provider: 'openai-chat',
+    baseUrl: openai.url,
+    model: 'small',
+    settings: { tools: settings.tools ?? 'auto', images: settings.images ?? 'auto' },
+  });
+
+  test('one probe with a tool and one with a 1×1 image; a refusal warns on auto and fails on on', async () => {
+    openai.chatScript = (body) => (hasImage(body) ? NO_IMAGES : { deltas: [{ content: 'OK' }] });
+    const auto = await probeCapabilities(target());
+    expect(auto).toMatchObject({ name: 'AI capabilities', status: 'warn' });
+    expect(auto.detail).toBe('tools: accepted, images: refused (HTTP 500: image input is not supported - hint: if this is unexpected, you may need to provide the mmproj); Parley leaves them out (auto)');
+    expect(auto.fix).toContain('--mmproj');
+    expect(chatRequests().every((b) => b.max_tokens === 1)).toBe(true);
+    expect(await probeCapabilities(target({ images: 'on' }))).toMatchObject({ status: 'fail' });
+    expect(await probeCapabilities(target({ images: 'off' }))).toMatchObject({ status: 'ok', detail: 'tools: accepted' });
+    expect((await probeCapabilities({ ...target(), provider: 'openai-responses' })).status).toBe('skip');
+  });
+
+  test("llama-server's /props saying the template has no tools counts, though the request passed", async () => {
+    openai.chatScript = () => ({ deltas: [{ content: 'OK' }] });
+    openai.props = { chat_template_caps: { supports_tools: false }, modalities: { vision: true } };
+    const check = await probeCapabilities(target());
+    expect(check).toMatchObject({ status: 'warn', detail: 'tools: not supported (/props: the chat template has no tools), images: accepted; Parley leaves them out (auto)' });
+    expect(check.fix).toContain('--jinja');
   });
 });
