@@ -30,18 +30,13 @@ const LEFT_OUT = 'An image was left out';
 
 /** In front of llama-server, answering 404 for `/props` as servers other than llama.cpp's do. */
 function hideProps(upstream: string): { apiUrl: string; stop(): void } {
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    idleTimeout: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      if (url.pathname === '/props') return new Response('not found', { status: 404 });
-      const headers = new Headers(req.headers);
-      headers.delete('host');
-      return fetch(`${upstream}${url.pathname}${url.search}`, { method: req.method, headers, body: req.method === 'POST' ? await req.text() : undefined });
-    },
-  });
+  const forward = async (req: Request) => {
+    const { pathname, search } = new URL(req.url);
+    if (pathname === '/props') return new Response('not found', { status: 404 });
+    const body = req.method === 'POST' ? await req.text() : undefined;
+    return fetch(`${upstream}${pathname}${search}`, { method: req.method, headers: { 'content-type': 'application/json' }, body });
+  };
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', idleTimeout: 0, fetch: forward });
   return { apiUrl: `http://127.0.0.1:${server.port}/v1`, stop: () => server.stop(true) };
 }
 
