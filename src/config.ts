@@ -237,6 +237,18 @@ export const settings = {
     doc: 'Model used for `chat/streamDeepResearch` when the request names none. With `openai-chat` use a model your server has.',
     parse: str,
   }),
+  aiTools: setting({
+    env: 'PARLEY_AI_TOOLS',
+    default: 'auto',
+    doc: '`openai-chat`: whether the model server is offered tools (canvas, history search, web search). `auto`: yes, unless its `/props` (llama-server) says the chat template takes none or it refuses them once (then that turn is retried without them, and no later turn offers them until Parley restarts). `on`: always. `off`: never.',
+    parse: oneOf('auto', 'on', 'off'),
+  }),
+  aiVision: setting({
+    env: 'PARLEY_AI_VISION',
+    default: 'auto',
+    doc: '`openai-chat`: whether images are sent to the model server. `auto`: yes, unless its `/props` (llama-server) says the model has no vision or it refuses an image once (then that turn is retried without images, the answer says so, and later turns leave images out until Parley restarts). `on`: always. `off`: never (the answer says an image was left out).',
+    parse: oneOf('auto', 'on', 'off'),
+  }),
   searchProvider: setting({
     env: 'PARLEY_SEARCH_PROVIDER',
     default: 'none',

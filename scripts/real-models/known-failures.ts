@@ -18,14 +18,11 @@ const ALWAYS_THINKING =
   "The template always opens a thinking block (whatever --reasoning says) and the tiny model never closes it: everything it says is reasoning, so there is no answer. A real thinking model closes the block. Until item 6 Parley even ends such a turn with `done`";
 const OUTPUT_FORMAT =
   "llama-server must parse the model's output in this template's own format (e.g. gpt-oss's channels) and the tiny model cannot write it; a real model of the family does. Not a Parley defect";
-const NO_VISION =
-  'llama-server runs the model without vision (no --mmproj) and refuses any image with HTTP 500; Parley sends images to every server and the turn fails';
 const OVER_CONTEXT =
   "The request outgrows the 4,096-token context (this template's own preamble, Parley's tool definitions, the history, research extracts; near the limit it depends on what the tiny model said before): Parley sends everything, with no budget";
 const BUDGET = 'item 4 (context budget: drop tool definitions and old turns, trim page extracts, to fit)';
 
 export const KNOWN_FAILURES: KnownFailure[] = [
-  { template: '*', shape: 'image', reason: NO_VISION, fixedBy: 'item 5 (capabilities: retry without images, say so in the stream)' },
   ...[
     'Apriel-1.6-15b-Thinker-fixed.jinja',
     'Cohere2MoE.jinja',
@@ -47,8 +44,9 @@ export const KNOWN_FAILURES: KnownFailure[] = [
   {
     template: 'google-gemma-2-2b-it.jinja',
     shape: 'history tool',
-    reason: "The template has no tool role and demands strict user/assistant alternation, so the tool result after the model's call is refused (HTTP 400, \"Conversation roles must alternate\"). Parley offers tools to every server; llama-server's /props says this template supports none",
-    fixedBy: 'item 5 (capabilities: no tools where the server takes none)',
+    reason:
+      "The template has no tools (llama-server's /props: supports_tools false), so Parley offers none (item 5) and the model cannot call the history tool: the turn answers without it, but the shape asks for a tool round. Before item 5 the tool result was refused (HTTP 400, \"Conversation roles must alternate\")",
+    fixedBy: 'none: the template takes no tools (the cell is not applicable)',
   },
 ];
 

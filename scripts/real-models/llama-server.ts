@@ -43,6 +43,8 @@ export interface LlamaServerOptions {
    * full; a bound keeps each request short. (Parley sends no `max_tokens` of its own yet.)
    */
   maxAnswerTokens?: number;
+  /** `--no-jinja` (no template file): the server's legacy templates, which refuse any request with tools. */
+  noJinja?: boolean;
   /** llama-server's `--reasoning` with a template file (default `off`, see below). */
   reasoning?: 'on' | 'off' | 'auto';
   dir?: string;
@@ -78,6 +80,7 @@ export async function startLlamaServer(opts: LlamaServerOptions): Promise<LlamaS
     // was trained on as much as asked (quality does not matter here, the request shapes do).
     ...contextOverride(opts.model, opts.contextTokens),
     ...(opts.templateFile ? ['--jinja', '--chat-template-file', opts.templateFile] : []),
+    ...(opts.noJinja && !opts.templateFile ? ['--no-jinja'] : []),
     // Thinking templates open a thinking block the tiny model never closes: all it says would be
     // reasoning, never an answer. A real thinking model closes it; here the request shapes are
     // what is tested, so the rig turns thinking off unless a test asks for it.

@@ -7,6 +7,7 @@ import { runResearch, type ResearchSettings } from './research-loop';
 import type { SearchProvider } from './search';
 import { webSearchTool } from './web-search-tool';
 import { shapeChatMessages, type ChatTurn } from './shape-chat-messages';
+import { createCapabilities, type Capabilities } from './capabilities';
 
 export interface ChatProviderConfig {
   baseUrl?: string;
@@ -15,6 +16,8 @@ export interface ChatProviderConfig {
   researchModel: string;
   search?: SearchProvider;
   research: ResearchSettings;
+  /** What the server accepts (capabilities.ts); default: `auto` for both. */
+  capabilities?: Capabilities;
 }
 
 /**
@@ -24,7 +27,7 @@ export interface ChatProviderConfig {
  */
 export function createChatProvider(cfg: ChatProviderConfig): AiProvider {
   const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1 });
-  const chat = createChatClient(client);
+  const chat = createChatClient(client, cfg.capabilities ?? createCapabilities({ tools: 'auto', images: 'auto' }, cfg.baseUrl));
   return {
     name: 'openai-chat',
     canResume: false,
@@ -44,9 +47,9 @@ export interface ChatClient {
   complete(opts: { model: string; messages: AiMessage[]; signal?: AbortSignal }): Promise<{ text: string; reasoning: string }>;
 }
 
-export function createChatClient(client: OpenAI): ChatClient {
+export function createChatClient(client: OpenAI, caps: Capabilities): ChatClient {
   return {
-    stream: (opts) => streamWithTools(client, opts),
+    stream: (opts) => streamWithTools(client, caps, opts),
     async complete({ model, messages, signal }) {
       try {
         const res: any = await client.chat.completions.create({ model, messages: shapeChatMessages(messages) as any }, { signal });
@@ -62,21 +65,44 @@ export function createChatClient(client: OpenAI): ChatClient {
 /** Model calls and tool runs in one turn, at most: a model stuck calling tools must not loop for ever. */
 const MAX_TOOL_ROUNDS = 8;
 
+/** What the model sees where an image was left out, and what the user is told when it was theirs, now. */
+export const IMAGE_NOT_SENT = 'An image was left out: the AI model on this server does not accept images.';
+
+/** The turns with their images left out, each replaced by a note the model can read. */
+function withoutImages(turns: ChatTurn[]): ChatTurn[] {
+  return turns.map((t) => ('images' in t && t.images?.length ? { role: t.role, content: `${t.content}\n[${IMAGE_NOT_SENT}]` } : t));
+}
+
 async function* streamWithTools(
   client: OpenAI,
+  caps: Capabilities,
   opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal },
 ): AsyncGenerator<AiEvent> {
-  const tools = opts.tools ?? [];
+  let tools = opts.tools?.length && (await caps.allows('tools')) ? opts.tools : [];
   // Every round's request is shaped anew from the whole turn so far (shape-chat-messages.ts).
-  const turns: ChatTurn[] = [...opts.messages];
+  let turns: ChatTurn[] = [...opts.messages];
   let partAdded = false;
+  // The newest message's own images are the user's to hear about; older ones are left out quietly.
+  const hasImages = (t: ChatTurn) => 'images' in t && !!t.images?.length;
+  let sentImages = turns.some(hasImages);
+  const leaveOutImages = function* (): Generator<AiEvent> {
+    const told = hasImages(turns.at(-1)!);
+    turns = withoutImages(turns);
+    sentImages = false;
+    if (!told) return;
+    partAdded = true;
+    yield { type: 'content_part.added' };
+    yield { type: 'text.delta', delta: `*${IMAGE_NOT_SENT}*\n\n` };
+  };
+  if (sentImages && !(await caps.allows('images'))) yield* leaveOutImages();
   for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
     // The last round forbids tools (tool_choice "none"; still listed, since the history holds
     // tool calls some servers check against them): a model that kept calling them must now answer
     // with what it has, rather than the turn ending as completed with nothing said.
     const last = round === MAX_TOOL_ROUNDS - 1;
-    let stream: AsyncIterable<any[]>;
-    try {
+    let stream: AsyncIterable<any[]> | undefined;
+    // A refusal of the tools or the images (capabilities.ts) is retried once without them.
+    while (!stream) try {
       const res = await client.chat.completions
         .create(
         {
@@ -95,7 +121,10 @@ async function* streamWithTools(
         .asResponse();
       stream = parseSseBatches(res.body, opts.signal);
     } catch (err) {
-      throw describeUpstream(err, opts.signal);
+      const drop = opts.signal?.aborted ? undefined : caps.refused(err, { tools: tools.length > 0, images: sentImages });
+      if (!drop) throw describeUpstream(err, opts.signal);
+      if (drop === 'tools') tools = [];
+      else yield* leaveOutImages();
     }
     const splitter = new ThinkSplitter();
     let reasoningOpen = false;

@@ -3,6 +3,7 @@ import type { AiProvider } from './ai.types';
 import { createChatProvider } from './openai-chat';
 import { createResponsesProvider } from './openai-responses';
 import { createSearxngSearch, type SearchProvider } from './search';
+import { createCapabilities } from './capabilities';
 
 /** Pages read by the research loop: enough text to cite, small enough for a Raspberry Pi. */
 const PAGE_MAX_BYTES = 512 * 1024;
@@ -22,6 +23,7 @@ export function createAiProvider(config: Config): AiProvider | undefined {
       return createChatProvider({
         ...common,
         search: createSearchProvider(config),
+        capabilities: createCapabilities({ tools: config.aiTools, images: config.aiVision }, config.aiBaseUrl),
         research: {
           breadth: config.researchBreadth,
           depth: config.researchDepth,

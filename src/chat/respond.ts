@@ -78,6 +78,10 @@ async function runResponse(
     const streamOpts: StreamChatOptions = {
       model: response.model,
       research: response.kind === 'research',
+      // Everyday chat may search the web too, through the configured search provider (the
+      // `web_search` function of openai-chat, docs/chat.md). Not on openai-responses: there it
+      // would mean OpenAI's own paid search on every turn, which nobody configured.
+      webSearch: response.kind === 'chat' && ai.name === 'openai-chat',
       messages: resume ? [] : buildMessages(deps, response),
       tools: chatTools(deps, { userId: response.userId, conversationId: response.conversationId, responseId: response.id }),
       signal,

@@ -1,5 +1,7 @@
 import { settingList, type Config } from '../config';
 import type { Check } from './checks';
+import { probeCapabilities } from './probe-capabilities';
+import type { CapabilitySetting } from '../ai/capabilities';
 
 /**
  * The value of the setting read from `env`, or undefined when this build has no such row.
@@ -82,5 +84,12 @@ export async function probeProviders(config: Config): Promise<Check[]> {
   return Promise.all([
     probeAi({ provider: str('PARLEY_AI_PROVIDER'), baseUrl: str('PARLEY_AI_BASE_URL'), apiKey: str('PARLEY_AI_API_KEY'), models }),
     probeSearxng(str('PARLEY_SEARCH_PROVIDER'), str('PARLEY_SEARXNG_URL')),
+    probeCapabilities({
+      provider: str('PARLEY_AI_PROVIDER'),
+      baseUrl: str('PARLEY_AI_BASE_URL'),
+      apiKey: str('PARLEY_AI_API_KEY'),
+      model: str('PARLEY_AI_MODEL'),
+      settings: { tools: str('PARLEY_AI_TOOLS') as CapabilitySetting | undefined, images: str('PARLEY_AI_VISION') as CapabilitySetting | undefined },
+    }),
   ]);
 }

@@ -33,7 +33,10 @@ export interface FakeOpenAI {
   requests: { path: string; body: any }[];
   /** Events of a Responses turn (between response.in_progress and the terminal event). */
   responsesScript: (body: any) => UpstreamEvent[] | { fail: number } | { terminal: UpstreamEvent[] };
-  chatScript: (body: any) => ChatTurn | { fail: number };
+  /** `message`: the refusal's text (default `fake upstream failure`), e.g. llama-server's "tools param requires --jinja flag". */
+  chatScript: (body: any) => ChatTurn | { fail: number; message?: string };
+  /** What `GET /props` answers (llama-server's server properties); undefined: 404, as other servers. */
+  props?: unknown;
   /** Milliseconds between two upstream events (background clock). */
   eventDelayMs: number;
   /** End each create/retrieve stream after this many events, mid-response (a dropped upstream connection); the response runs on. */
@@ -147,7 +150,7 @@ export function startFakeOpenAI(): FakeOpenAI {
       }
       if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
         const turn = fake.chatScript(body);
-        if ('fail' in turn) return Response.json({ error: { message: 'fake upstream failure', type: 'server_error' } }, { status: turn.fail });
+        if ('fail' in turn) return Response.json({ error: { code: turn.fail, message: turn.message ?? 'fake upstream failure', type: 'server_error' } }, { status: turn.fail });
         const id = `chatcmpl_${++n}`;
         if (!body.stream) {
           const content = turn.deltas.map((d) => d.content ?? '').join('');
@@ -181,6 +184,7 @@ export function startFakeOpenAI(): FakeOpenAI {
           { headers: { 'content-type': 'text/event-stream' } },
         );
       }
+      if (req.method === 'GET' && url.pathname === '/props' && fake.props !== undefined) return Response.json(fake.props);
       return Response.json({ error: { message: 'not found' } }, { status: 404 });
     },
   });

@@ -1,0 +1,75 @@
+import OpenAI from 'openai';
+
+/**
+ * What a Chat Completions server accepts besides text: tools and images. Many refuse them
+ * outright (llama-server without `--jinja`: "tools param requires --jinja flag"; without
+ * `--mmproj`: HTTP 500 "image input is not supported"; Ollama with a model lacking either), and
+ * a refusal repeated on every turn would break every conversation. So, per setting:
+ * `on` always sends, `off` never does, and `auto` asks the server where it says (llama-server's
+ * `/props`), otherwise sends until the first refusal and then stops for the life of the process.
+ */
+export type CapabilitySetting = 'auto' | 'on' | 'off';
+export type Capability = 'tools' | 'images';
+
+export interface Capabilities {
+  /** Whether this request may carry tools / images. */
+  allows(what: Capability): Promise<boolean>;
+  /**
+   * A request carrying `sent` was refused with `err`: the capability to drop for one retry, now
+   * remembered as unsupported, or `undefined` when the refusal is not about either.
+   */
+  refused(err: unknown, sent: Record<Capability, boolean>): Capability | undefined;
+}
+
+/** What llama-server's `GET /props` says (other servers answer 404: nothing known). */
+export interface ServerProps {
+  tools?: boolean;
+  images?: boolean;
+}
+
+/** `/props` must not hold up a turn: a server that does not answer quickly is asked nothing. */
+const PROPS_TIMEOUT_MS = 2000;
+
+/** Words of a refusal that name the capability (llama-server's and Ollama's messages). */
+const REFUSAL: Record<Capability, RegExp> = {
+  tools: /\btools?\b|--jinja|function/i,
+  images: /\bimages?\b|vision|mmproj|multimodal|image_url/i,
+};
+
+export function createCapabilities(settings: Record<Capability, CapabilitySetting>, baseUrl: string | undefined): Capabilities {
+  const learned: Partial<Record<Capability, boolean>> = {};
+  let props: Promise<ServerProps> | undefined;
+  return {
+    async allows(what) {
+      if (settings[what] !== 'auto') return settings[what] === 'on';
+      if (learned[what] !== undefined) return learned[what]!;
+      props ??= readServerProps(baseUrl);
+      return (await props)[what] ?? true;
+    },
+    refused(err, sent) {
+      if (!(err instanceof OpenAI.APIError) || !err.status || err.status < 400) return undefined;
+      const what = (['images', 'tools'] as const).find((c) => sent[c] && settings[c] === 'auto' && REFUSAL[c].test(err.message));
+      if (what) learned[what] = false;
+      return what;
+    },
+  };
+}
+
+/**
+ * llama-server's `/props` beside its `/v1` API root: `chat_template_caps.supports_tools` (false
+ * when the model's chat template has no place for tools: they would be dropped or refused) and
+ * `modalities.vision` (false without a multimodal projector). Anything else: nothing known.
+ */
+export async function readServerProps(baseUrl: string | undefined): Promise<ServerProps> {
+  if (!baseUrl) return {};
+  try {
+    const res = await fetch(`${baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/props`, { signal: AbortSignal.timeout(PROPS_TIMEOUT_MS) });
+    if (!res.ok) return {};
+    const body = (await res.json()) as { chat_template_caps?: { supports_tools?: unknown }; modalities?: { vision?: unknown } };
+    const tools = body?.chat_template_caps?.supports_tools;
+    const vision = body?.modalities?.vision;
+    return { ...(typeof tools === 'boolean' ? { tools } : {}), ...(typeof vision === 'boolean' ? { images: vision } : {}) };
+  } catch {
+    return {};
+  }
+}

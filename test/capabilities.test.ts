@@ -1,0 +1,169 @@
+/**
+ * Issue 18 items 5 and 8, through HTTP on a real database: what a Chat Completions server accepts
+ * (tools, images) is configured, read from llama-server's /props, or learned from its first
+ * refusal and remembered; and everyday chat may search the web.
+ */
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
+import { createTestContext, type TestContext } from './helpers';
+import { readFrames, typesOf, type Frame } from './sse';
+import { startFakeOpenAI } from './fakes/openai';
+import { startFakeSearxng } from './fakes/searxng';
+import type { Config } from '../src/config';
+import { IMAGE_NOT_SENT } from '../src/ai/openai-chat';
+import { probeCapabilities } from '../src/ops/probe-capabilities';
+
+const openai = startFakeOpenAI();
+const searx = startFakeSearxng();
+afterAll(() => {
+  openai.stop();
+  searx.stop();
+});
+
+/** llama-server's own refusals (no `--jinja`; no `--mmproj`). */
+const NO_TOOLS = { fail: 500, message: 'tools param requires --jinja flag' };
+const NO_IMAGES = { fail: 500, message: 'image input is not supported - hint: if this is unexpected, you may need to provide the mmproj' };
+const PIXEL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+
+const hasImage = (body: any) => JSON.stringify(body.messages).includes('image_url');
+const hasTools = (body: any) => Array.isArray(body.tools) && body.tools.length > 0;
+/** What each request carried, runs of the same collapsed (the OpenAI SDK itself retries a 500 once). */
+const changes = (xs: boolean[]) => xs.filter((x, i) => i === 0 || x !== xs[i - 1]);
+const chatRequests = () => openai.requests.filter((r) => r.path === 'POST /v1/chat/completions').map((r) => r.body);
+const answer = (frames: Frame[]) => frames.filter((f) => f.data.type === 'text.delta').map((f) => f.data.delta).join('');
+
+function context(extra: Partial<Config> = {}): TestContext {
+  return createTestContext({
+    users: [{ email: 'ann@example.org' }],
+    config: { aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', researchModel: 'small', fetchAllowPrivate: true, researchBreadth: 1, researchDepth: 1, ...extra },
+  });
+}
+const stream = (ctx: TestContext, body: unknown, path = 'chat/stream') => ctx.call(path, body, ctx.users[0]).then(readFrames);
+
+beforeEach(() => {
+  openai.requests.length = 0;
+  openai.props = undefined;
+});
+
+describe('capabilities: tools', () => {
+  test('auto: a server that refuses tools gets the turn again without them, and no later turn offers them', async () => {
+    const ctx = context();
+    openai.chatScript = (body) => (hasTools(body) ? NO_TOOLS : { deltas: [{ content: 'Plain answer.' }] });
+    const first = await stream(ctx, { message: 'Hi' });
+    expect(typesOf(first).at(-1)).toBe('done');
+    expect(answer(first)).toBe('Plain answer.');
+    expect(changes(chatRequests().map(hasTools))).toEqual([true, false]);
+    const conversationId = first[0]!.data.conversationId;
+    expect(answer(await stream(ctx, { message: 'Again', conversationId }))).toBe('Plain answer.');
+    const seen = chatRequests().map(hasTools);
+    expect(seen.at(-1)).toBe(false);
+    expect(changes(seen)).toEqual([true, false]);
+  });
+
+  test('auto: deep research still writes its report on a server that refuses tools', async () => {
+    const ctx = context();
+    openai.chatScript = (body) => (hasTools(body) ? NO_TOOLS : body.stream ? { deltas: [{ content: 'Report.' }] } : { deltas: [{ content: '["q"]' }] });
+    const frames = await stream(ctx, { message: 'Research cats' }, 'chat/streamDeepResearch');
+    expect(typesOf(frames).at(-1)).toBe('done');
+    expect(answer(frames)).toBe('Report.');
+  });
+
+  test("llama-server's /props saying the template takes no tools: none are sent", async () => {
+    const ctx = context();
+    openai.props = { chat_template_caps: { supports_tools: false }, modalities: { vision: true } };
+    openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
+    expect(typesOf(await stream(ctx, { message: 'Hi', images: [{ imageUrl: PIXEL }] })).at(-1)).toBe('done');
+    expect(chatRequests().map(hasTools)).toEqual([false]);
+    expect(chatRequests().map(hasImage)).toEqual([true]);
+  });
+
+  test('on: a refusal is the turn’s error (no retry); off: no tools at all', async () => {
+    openai.chatScript = (body) => (hasTools(body) ? NO_TOOLS : { deltas: [{ content: 'ok' }] });
+    const on = await stream(context({ aiTools: 'on' }), { message: 'Hi' });
+    expect(typesOf(on).at(-1)).toBe('error');
+    expect(changes(chatRequests().map(hasTools))).toEqual([true]);
+    openai.requests.length = 0;
+    expect(typesOf(await stream(context({ aiTools: 'off' }), { message: 'Hi' })).at(-1)).toBe('done');
+    expect(chatRequests().map(hasTools)).toEqual([false]);
+  });
+});
+
+describe('capabilities: images', () => {
+  test('auto: a refused image is left out of that turn (the answer says so) and of every later one, which keep working', async () => {
+    const ctx = context();
+    openai.chatScript = (body) => (hasImage(body) ? NO_IMAGES : { deltas: [{ content: 'A story.' }] });
+    const first = await stream(ctx, { message: 'What is this?', images: [{ imageUrl: PIXEL }] });
+    expect(typesOf(first)).toEqual(['conversation.created', 'response.created', 'content_part.added', 'text.delta', 'text.delta', 'done']);
+    expect(answer(first)).toBe(`*${IMAGE_NOT_SENT}*\n\nA story.`);
+    // The model is told too, in the message that carried the image.
+    expect(JSON.stringify(chatRequests().at(-1).messages)).toContain(IMAGE_NOT_SENT);
+    const conversationId = first[0]!.data.conversationId;
+    const next = await stream(ctx, { message: 'And then?', conversationId });
+    expect(typesOf(next).at(-1)).toBe('done');
+    expect(answer(next)).toBe('A story.');
+    expect(changes(chatRequests().map(hasImage))).toEqual([true, false]);
+  });
+
+  test("off, or /props saying the model has no vision: images are never sent, and the user hears so", async () => {
+    openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
+    const off = await stream(context({ aiVision: 'off' }), { message: 'Look', images: [{ imageUrl: PIXEL }] });
+    expect(answer(off)).toBe(`*${IMAGE_NOT_SENT}*\n\nok`);
+    openai.props = { chat_template_caps: { supports_tools: true }, modalities: { vision: false } };
+    const props = await stream(context(), { message: 'Look', images: [{ imageUrl: PIXEL }] });
+    expect(answer(props)).toBe(`*${IMAGE_NOT_SENT}*\n\nok`);
+    expect(chatRequests().map(hasImage)).toEqual([false, false]);
+    expect(chatRequests().map(hasTools)).toEqual([true, true]);
+  });
+});
+
+describe('web search in everyday chat (item 8)', () => {
+  test('with a search provider, chat/stream offers web_search and relays its events', async () => {
+    const ctx = context({ searchProvider: 'searxng', searxngUrl: searx.url });
+    openai.chatScript = (body) =>
+      body.messages.at(-1).role === 'tool'
+        ? { deltas: [{ content: 'Found it.' }] }
+        : { deltas: [{ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'web_search', arguments: '{"query":"tides"}' } }] }], finish_reason: 'tool_calls' };
+    const frames = await stream(ctx, { message: 'Why tides?' });
+    expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'web_search.in_progress', 'web_search.completed', 'content_part.added', 'text.delta', 'done']);
+    expect(frames[2]!.data).toMatchObject({ query: 'tides', numResults: 5 });
+    expect(frames[3]!.data.results[0]).toMatchObject({ title: 'tides — result 1' });
+    expect(chatRequests()[0].tools.map((t: any) => t.function.name)).toContain('web_search');
+    // The results stay with the answer, as research's do.
+    const { body } = await ctx.json('chat/getConversation', { conversationId: frames[0]!.data.conversationId }, ctx.users[0]);
+    expect(body.items.at(-1).parts.map((p: any) => p.type)).toEqual(['web_search.completed']);
+  });
+
+  test('without a search provider, no web_search is offered', async () => {
+    openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
+    await stream(context(), { message: 'Hi' });
+    expect(chatRequests()[0].tools.map((t: any) => t.function.name)).not.toContain('web_search');
+  });
+});
+
+describe('parley doctor: what the server accepts', () => {
+  const target = (settings: { tools?: 'auto' | 'on' | 'off'; images?: 'auto' | 'on' | 'off' } = {}) => ({
+    provider: 'openai-chat',
+    baseUrl: openai.url,
+    model: 'small',
+    settings: { tools: settings.tools ?? 'auto', images: settings.images ?? 'auto' },
+  });
+
+  test('one probe with a tool and one with a 1×1 image; a refusal warns on auto and fails on on', async () => {
+    openai.chatScript = (body) => (hasImage(body) ? NO_IMAGES : { deltas: [{ content: 'OK' }] });
+    const auto = await probeCapabilities(target());
+    expect(auto).toMatchObject({ name: 'AI capabilities', status: 'warn' });
+    expect(auto.detail).toBe('tools: accepted, images: refused (HTTP 500: image input is not supported - hint: if this is unexpected, you may need to provide the mmproj); Parley leaves them out (auto)');
+    expect(auto.fix).toContain('--mmproj');
+    expect(chatRequests().every((b) => b.max_tokens === 1)).toBe(true);
+    expect(await probeCapabilities(target({ images: 'on' }))).toMatchObject({ status: 'fail' });
+    expect(await probeCapabilities(target({ images: 'off' }))).toMatchObject({ status: 'ok', detail: 'tools: accepted' });
+    expect((await probeCapabilities({ ...target(), provider: 'openai-responses' })).status).toBe('skip');
+  });
+
+  test("llama-server's /props saying the template has no tools counts, though the request passed", async () => {
+    openai.chatScript = () => ({ deltas: [{ content: 'OK' }] });
+    openai.props = { chat_template_caps: { supports_tools: false }, modalities: { vision: true } };
+    const check = await probeCapabilities(target());
+    expect(check).toMatchObject({ status: 'warn', detail: 'tools: not supported (/props: the chat template has no tools), images: accepted; Parley leaves them out (auto)' });
+    expect(check.fix).toContain('--jinja');
+  });
+});
