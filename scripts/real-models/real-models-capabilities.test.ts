@@ -88,11 +88,13 @@ async function doctorCapabilities(bin: string, apiUrl: string) {
 
 describe('item 5: llama-server without --jinja (refuses any request with tools)', () => {
   const r = rig({ noJinja: true });
+  // With /props hidden, Parley meets these on purpose: the missing /props, then the one refusal it learns from.
+  const learning = /^HTTP (404: not found|500: .*tools param requires --jinja)/;
   for (const [how, p] of [['/props read', () => r.withProps()], ['/props hidden: learned from the refusal', () => r.withoutProps()]] as const) {
     test(`chat and research turns still answer (${how})`, async () => {
-      expect(await runShape(p(), 'first turn')).toMatchObject({ ok: true });
+      expect(await runShape(p(), 'first turn', learning)).toMatchObject({ ok: true });
       expect(await runShape(p(), 'research')).toMatchObject({ ok: true });
-      // Remembered: the next turn answers too.
+      // Remembered: the next turn answers too, with no refusal at all.
       expect(await runShape(p(), 'first turn')).toMatchObject({ ok: true });
     });
   }
