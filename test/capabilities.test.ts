@@ -67,12 +67,12 @@ describe('capabilities: tools', () => {
     expect(answer(frames)).toBe('Report.');
   });
 
-  test("llama-server's /props saying the template takes no tools: none are sent", async () => {
+  test("llama-server's /props saying the template renders no tools: tools are still sent (llama-server takes them through its generic format)", async () => {
     const ctx = context();
     openai.props = { chat_template_caps: { supports_tools: false }, modalities: { vision: true } };
     openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
     expect(typesOf(await stream(ctx, { message: 'Hi', images: [{ imageUrl: PIXEL }] })).at(-1)).toBe('done');
-    expect(chatRequests().map(hasTools)).toEqual([false]);
+    expect(chatRequests().map(hasTools)).toEqual([true]);
     expect(chatRequests().map(hasImage)).toEqual([true]);
   });
 
@@ -159,11 +159,11 @@ describe('parley doctor: what the server accepts', () => {
     expect((await probeCapabilities({ ...target(), provider: 'openai-responses' })).status).toBe('skip');
   });
 
-  test("llama-server's /props saying the template has no tools counts, though the request passed", async () => {
+  test("llama-server's /props: no vision counts though the request passed; a template that renders no tools does not (the request decides)", async () => {
     openai.chatScript = () => ({ deltas: [{ content: 'OK' }] });
-    openai.props = { chat_template_caps: { supports_tools: false }, modalities: { vision: true } };
+    openai.props = { chat_template_caps: { supports_tools: false }, modalities: { vision: false } };
     const check = await probeCapabilities(target());
-    expect(check).toMatchObject({ status: 'warn', detail: 'tools: not supported (/props: the chat template has no tools), images: accepted; Parley leaves them out (auto)' });
-    expect(check.fix).toContain('--jinja');
+    expect(check).toMatchObject({ status: 'warn', detail: 'tools: accepted, images: not supported (/props: no vision); Parley leaves them out (auto)' });
+    expect(check.fix).toContain('--mmproj');
   });
 });

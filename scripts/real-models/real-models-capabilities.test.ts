@@ -88,7 +88,8 @@ async function doctorCapabilities(bin: string, apiUrl: string) {
 
 describe('item 5: llama-server without --jinja (refuses any request with tools)', () => {
   const r = rig({ noJinja: true });
-  // With /props hidden, Parley meets these on purpose: the missing /props, then the one refusal it learns from.
+  // Parley meets these on purpose: a missing /props (hidden), then the one refusal it learns from
+  // (/props says nothing of tools that Parley trusts: docs/chat.md).
   const learning = /^HTTP (404: not found|500: .*tools param requires --jinja)/;
   for (const [how, p] of [['/props read', () => r.withProps()], ['/props hidden: learned from the refusal', () => r.withoutProps()]] as const) {
     test(`chat and research turns still answer (${how})`, async () => {

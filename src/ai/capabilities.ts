@@ -6,7 +6,7 @@ import OpenAI from 'openai';
  * `--mmproj`: HTTP 500 "image input is not supported"; Ollama with a model lacking either), and
  * a refusal repeated on every turn would break every conversation. So, per setting:
  * `on` always sends, `off` never does, and `auto` asks the server where it says (llama-server's
- * `/props`), otherwise sends until the first refusal and then stops for the life of the process.
+ * `/props`: vision), otherwise sends until the first refusal and then stops for the life of the process.
  */
 export type CapabilitySetting = 'auto' | 'on' | 'off';
 export type Capability = 'tools' | 'images';
@@ -23,7 +23,6 @@ export interface Capabilities {
 
 /** What llama-server's `GET /props` says (other servers answer 404: nothing known). */
 export interface ServerProps {
-  tools?: boolean;
   images?: boolean;
 }
 
@@ -44,7 +43,7 @@ export function createCapabilities(settings: Record<Capability, CapabilitySettin
       if (settings[what] !== 'auto') return settings[what] === 'on';
       if (learned[what] !== undefined) return learned[what]!;
       props ??= readServerProps(baseUrl);
-      return (await props)[what] ?? true;
+      return what === 'images' ? ((await props).images ?? true) : true;
     },
     refused(err, sent) {
       if (!(err instanceof OpenAI.APIError) || !err.status || err.status < 400) return undefined;
@@ -56,19 +55,21 @@ export function createCapabilities(settings: Record<Capability, CapabilitySettin
 }
 
 /**
- * llama-server's `/props` beside its `/v1` API root: `chat_template_caps.supports_tools` (false
- * when the model's chat template has no place for tools: they would be dropped or refused) and
- * `modalities.vision` (false without a multimodal projector). Anything else: nothing known.
+ * llama-server's `/props` beside its `/v1` API root: `modalities.vision` (false without a
+ * multimodal projector: every image is refused). Not `chat_template_caps.supports_tools`: it is
+ * false for templates that do not render tool definitions themselves, yet llama-server still
+ * takes tools for them through its generic tool format, and the chat-template matrix saw tool
+ * rounds answer on six such templates (DeepSeek-R1-Distill, DeepSeek-V3.1, Phi-3.5, SmolLM3…).
+ * Tools are judged by a refusal instead. Anything else: nothing known.
  */
 export async function readServerProps(baseUrl: string | undefined): Promise<ServerProps> {
   if (!baseUrl) return {};
   try {
     const res = await fetch(`${baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/props`, { signal: AbortSignal.timeout(PROPS_TIMEOUT_MS) });
     if (!res.ok) return {};
-    const body = (await res.json()) as { chat_template_caps?: { supports_tools?: unknown }; modalities?: { vision?: unknown } };
-    const tools = body?.chat_template_caps?.supports_tools;
+    const body = (await res.json()) as { modalities?: { vision?: unknown } };
     const vision = body?.modalities?.vision;
-    return { ...(typeof tools === 'boolean' ? { tools } : {}), ...(typeof vision === 'boolean' ? { images: vision } : {}) };
+    return typeof vision === 'boolean' ? { images: vision } : {};
   } catch {
     return {};
   }

@@ -47,12 +47,12 @@ export async function probeCapabilities(t: CapabilityTarget): Promise<Check> {
   for (const c of asked) {
     const refusal = await probe(t, c);
     if (refusal === 'unreachable') return { name, status: 'skip', detail: 'the model server did not answer /chat/completions (see "AI provider")' };
-    const propsSayNo = props[c] === false;
+    const propsSayNo = c === 'images' && props.images === false;
     if (refusal === undefined && !propsSayNo) {
       parts.push(`${c}: accepted`);
       continue;
     }
-    parts.push(`${c}: ${refusal ? `refused (${refusal})` : `not supported (/props: ${c === 'tools' ? 'the chat template has no tools' : 'no vision'})`}`);
+    parts.push(`${c}: ${refusal ? `refused (${refusal})` : 'not supported (/props: no vision)'}`);
     fixes.push(FIX[c]);
     if (t.settings[c] === 'on') status = 'fail';
     else if (status === 'ok') status = 'warn';
