@@ -22,6 +22,7 @@ export function createAiProvider(config: Config): AiProvider | undefined {
       return createChatProvider({
         ...common,
         search: createSearchProvider(config),
+        idleTimeoutMs: config.aiIdleTimeoutS * 1000,
         research: {
           breadth: config.researchBreadth,
           depth: config.researchDepth,

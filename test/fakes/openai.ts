@@ -13,7 +13,7 @@ export type UpstreamEvent = Record<string, unknown> & { type: string };
 export interface ChatTurn {
   /** Streamed deltas in order. */
   deltas: { content?: string; reasoning_content?: string; tool_calls?: unknown[] }[];
-  finish_reason?: 'stop' | 'tool_calls';
+  finish_reason?: 'stop' | 'tool_calls' | 'length';
   /** Wait this long before the first streamed chunk (a model thinking quietly). */
   pauseMs?: number;
 }
@@ -33,7 +33,8 @@ export interface FakeOpenAI {
   requests: { path: string; body: any }[];
   /** Events of a Responses turn (between response.in_progress and the terminal event). */
   responsesScript: (body: any) => UpstreamEvent[] | { fail: number } | { terminal: UpstreamEvent[] };
-  chatScript: (body: any) => ChatTurn | { fail: number };
+  /** `fail`: answer with that status and `message` as the error (llama-server puts a template's traceback there). */
+  chatScript: (body: any) => ChatTurn | { fail: number; message?: string };
   /** Milliseconds between two upstream events (background clock). */
   eventDelayMs: number;
   /** End each create/retrieve stream after this many events, mid-response (a dropped upstream connection); the response runs on. */
@@ -147,7 +148,7 @@ export function startFakeOpenAI(): FakeOpenAI {
       }
       if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
         const turn = fake.chatScript(body);
-        if ('fail' in turn) return Response.json({ error: { message: 'fake upstream failure', type: 'server_error' } }, { status: turn.fail });
+        if ('fail' in turn) return Response.json({ error: { message: turn.message ?? 'fake upstream failure', type: 'server_error' } }, { status: turn.fail });
         const id = `chatcmpl_${++n}`;
         if (!body.stream) {
           const content = turn.deltas.map((d) => d.content ?? '').join('');
