@@ -4,7 +4,7 @@ import type { AppDeps } from '../deps';
 import { findGroupById } from './group.store';
 import { listGroupItems } from './group-message.store';
 import { appendItem } from '../chat/conversation.store';
-import { publishProgress, publishRecorded, recordGroupEvent } from './group-events';
+import { endAnswer, publishProgress, publishRecorded, recordGroupEvent } from './group-events';
 import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
 import { AiError, AnswerCutError, type AiEvent, type AiMessage } from '../ai/ai.types';
 import { searchFailureOf } from '../ai/web-search-tool';
@@ -18,7 +18,11 @@ export function mentionsAssistant(text: string, handle: string): boolean {
 /** Fire-and-forget: the sender's response never waits for the assistant. */
 export function startFollowUpIfAddressed(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string): void {
   if (!group.intelligentResponses || !mentionsAssistant(trigger.content, deps.config.aiHandle)) return;
-  void runFollowUp(deps, group, trigger, requestId).catch((err) => deps.log.error('group follow-up crashed', { groupId: group.id, cause: String(err) }));
+  void runFollowUp(deps, group, trigger, requestId).catch((err) => {
+    deps.log.error('group follow-up crashed', { requestId, groupId: group.id, cause: String(err) });
+    // No outcome will be published to end it: its deltas must not stay kept for resume.
+    endAnswer(deps, group.id, trigger.id);
+  });
 }
 
 const NO_PROVIDER = 'No AI provider is configured on this server.';
