@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { createTestContext, type TestUser } from './helpers';
 import { groupWith, send, subscribe } from './group-helpers';
 import { startFakeOpenAI } from './fakes/openai';
-import type { Frame } from './group-sse';
+import type { Frame, SseReader } from './group-sse';
 
 /**
  * docs/realtime.md, "Resume": a client that reconnects with `Last-Event-ID` in the middle of an
@@ -22,7 +22,17 @@ function setup() {
   return { ctx, ann: ctx.users[0] as TestUser, bob: ctx.users[1] as TestUser };
 }
 
-const isAnswer = (f: Frame & { data: any }) => f.data.type === 'message.created' && f.data.message.role === 'assistant';
+/** The frames up to and including the assistant's message, then the stream closed. */
+async function untilAnswer(sse: SseReader): Promise<(Frame & { data: any })[]> {
+  const got: (Frame & { data: any })[] = [];
+  for (;;) {
+    const f = await sse.nextData(5000);
+    got.push(f);
+    if (f.data.type === 'message.created' && f.data.message.role === 'assistant') break;
+  }
+  await sse.close();
+  return got;
+}
 
 describe('group resume mid-answer', () => {
   test('reconnecting from a delta id replays the deltas in between, then the live ones: every delta once, in order', async () => {
@@ -40,13 +50,7 @@ describe('group resume mid-answer', () => {
     // Deltas go out while nobody of Bob's listens.
     await Bun.sleep(150);
     const again = await subscribe(ctx, bob, g.id, lastId);
-    const rest: (Frame & { data: any })[] = [];
-    for (;;) {
-      const f = await again.nextData(5000);
-      rest.push(f);
-      if (isAnswer(f)) break;
-    }
-    await again.close();
+    const rest = await untilAnswer(again);
     openai.eventDelayMs = 0;
     const deltas = [...seen, ...rest].filter((f) => f.data.type === 'assistant.text.delta');
     expect(deltas.map((f) => f.data.delta)).toEqual(DELTAS);
@@ -69,13 +73,7 @@ describe('group resume mid-answer', () => {
     await first.nextData(5000);
     await first.close();
     const again = await subscribe(ctx, bob, g.id, question.id);
-    const rest: (Frame & { data: any })[] = [];
-    for (;;) {
-      const f = await again.nextData(5000);
-      rest.push(f);
-      if (isAnswer(f)) break;
-    }
-    await again.close();
+    const rest = await untilAnswer(again);
     openai.eventDelayMs = 0;
     expect(rest.filter((f) => f.data.type === 'assistant.text.delta').map((f) => f.data.delta)).toEqual(DELTAS.slice(0, 10));
     // Once the answer is stored, a resume from before it gets the message, not its deltas.

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { buildBinaryOnce } from '../../test/build-binary';
 import { llamaServerDir, startLlamaServer, testModelPath, type LlamaServer, type LlamaServerOptions } from './llama-server';
 import { readEvents, startParley, type Parley } from './parley-binary';
+import { stallAfter, startSseProxy, type SseProxy } from './sse-proxy';
 
 // Real processes on a shared 2-core machine; nothing here asserts on time. A stall that Parley
 // does not end by itself (Bun's 5-minute fetch timer) fails its test by this timeout.
@@ -27,10 +28,10 @@ const ONLY_THOUGHT = 'The model only thought and wrote no answer (its reasoning 
 const SEARX_DOWN = 'http://127.0.0.1:9';
 
 /** One llama-server and one parley in front of it (through `front`, e.g. a stalling proxy), for a describe block. */
-function rig(server: Partial<LlamaServerOptions>, env: Record<string, string> = {}, front?: (apiUrl: string) => { apiUrl: string; stop(): void }) {
+function rig(server: Partial<LlamaServerOptions>, env: Record<string, string> = {}, front?: (apiUrl: string) => SseProxy) {
   let llama: LlamaServer | undefined;
   let parley: Parley | undefined;
-  let proxy: { apiUrl: string; stop(): void } | undefined;
+  let proxy: SseProxy | undefined;
   beforeAll(async () => {
     llama = await startLlamaServer({ dir, model, contextTokens: 4096, ...server });
     proxy = front?.(llama.apiUrl);
@@ -129,7 +130,8 @@ describe('a template that always opens a thinking block: reasoning and no answer
 });
 
 describe('an AI server that stalls mid-stream', () => {
-  const p = rig({ maxAnswerTokens: 64 }, { PARLEY_AI_IDLE_TIMEOUT_S: '5' }, stallingProxy);
+  // Two events (the role, a token), then silence with the socket open.
+  const p = rig({ maxAnswerTokens: 64 }, { PARLEY_AI_IDLE_TIMEOUT_S: '5' }, (apiUrl) => startSseProxy(apiUrl, stallAfter(2)));
 
   test('hits PARLEY_AI_IDLE_TIMEOUT_S, and the error says so', async () => {
     const { events } = await turn(p(), 'chat/stream', { message: 'Tell me a story about a dog.' });
@@ -165,43 +167,6 @@ describe('SearxNG down during deep research', () => {
     expect(logLines(p()).some((l) => l.msg === 'web search failed' && l.requestId === requestId)).toBe(true);
   });
 });
-
-/**
- * Between Parley and llama-server: passes requests through, but of a streamed answer forwards
- * only the first chunks, then holds the connection open and sends nothing more (a model server
- * that hung mid-answer).
- */
-function stallingProxy(apiUrl: string) {
-  const upstream = apiUrl.replace(/\/v1$/, '');
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    idleTimeout: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const res = await fetch(`${upstream}${url.pathname}${url.search}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'POST' ? await req.text() : undefined });
-      if (!res.headers.get('content-type')?.includes('event-stream')) return res;
-      const reader = res.body!.getReader();
-      let forwarded = 0;
-      return new Response(
-        new ReadableStream({
-          async pull(controller) {
-            // Two chunks (the role, a token or two), then silence with the socket open.
-            if (forwarded++ >= 2) {
-              void reader.cancel();
-              return new Promise(() => {});
-            }
-            const { value, done } = await reader.read();
-            if (done) controller.close();
-            else controller.enqueue(value);
-          },
-        }),
-        { headers: { 'content-type': 'text/event-stream' } },
-      );
-    },
-  });
-  return { apiUrl: `http://127.0.0.1:${server.port}/v1`, stop: () => server.stop(true) };
-}
 
 /** A ChatML template that refuses any user message with the word "forbidden", as strict templates refuse what they do not take. */
 function strictTemplate(): string {

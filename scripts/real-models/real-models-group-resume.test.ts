@@ -8,67 +8,30 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { buildBinaryOnce } from '../../test/build-binary';
 import { llamaServerDir, startLlamaServer, testModelPath, type LlamaServer } from './llama-server';
 import { startParley, type Parley } from './parley-binary';
+import { oneEventEvery, startSseProxy, type SseProxy } from './sse-proxy';
 
 setDefaultTimeout(90_000);
 
 /** Milliseconds the proxy holds each event of a streamed answer. */
-const CHUNK_DELAY_MS = 40;
+const EVENT_DELAY_MS = 40;
 
 let llama: LlamaServer | undefined;
 let parley: Parley | undefined;
-let proxy: ReturnType<typeof Bun.serve> | undefined;
+let proxy: SseProxy | undefined;
 
 beforeAll(async () => {
   llama = await startLlamaServer({ dir: llamaServerDir(), model: testModelPath(), contextTokens: 4096, maxAnswerTokens: 48 });
-  const upstream = llama.url;
-  proxy = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    idleTimeout: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const res = await fetch(`${upstream}${url.pathname}${url.search}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'POST' ? await req.text() : undefined });
-      if (!res.headers.get('content-type')?.includes('event-stream')) return res;
-      // The tiny model writes its whole answer in a few milliseconds, often in one network chunk:
-      // the proxy passes it on one SSE event at a time.
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
-      const encoder = new TextEncoder();
-      let buf = '';
-      return new Response(
-        new ReadableStream({
-          async pull(controller) {
-            for (;;) {
-              const at = buf.indexOf('\n\n');
-              if (at >= 0) {
-                await Bun.sleep(CHUNK_DELAY_MS);
-                controller.enqueue(encoder.encode(buf.slice(0, at + 2)));
-                buf = buf.slice(at + 2);
-                return;
-              }
-              const { value, done } = await reader.read();
-              if (done) {
-                if (buf) controller.enqueue(encoder.encode(buf));
-                return controller.close();
-              }
-              buf += decoder.decode(value, { stream: true });
-            }
-          },
-        }),
-        { headers: { 'content-type': 'text/event-stream' } },
-      );
-    },
-  });
+  proxy = startSseProxy(llama.apiUrl, oneEventEvery(EVENT_DELAY_MS));
   parley = await startParley(
     await buildBinaryOnce(),
-    { PARLEY_AI_PROVIDER: 'openai-chat', PARLEY_AI_BASE_URL: `http://127.0.0.1:${proxy.port}/v1`, PARLEY_AI_MODEL: 'tiny' },
+    { PARLEY_AI_PROVIDER: 'openai-chat', PARLEY_AI_BASE_URL: proxy.apiUrl, PARLEY_AI_MODEL: 'tiny' },
     ['ann@parley.test', 'bob@parley.test'],
   );
 });
 
 afterAll(async () => {
   await parley?.stop();
-  proxy?.stop(true);
+  proxy?.stop();
   await llama?.stop();
 });
 
@@ -121,7 +84,7 @@ test('group resume mid-answer: the deltas in between are replayed, every delta o
   }
   firstAc.abort();
   // The model writes on while Bob is away.
-  await Bun.sleep(5 * CHUNK_DELAY_MS);
+  await Bun.sleep(5 * EVENT_DELAY_MS);
 
   const againAc = new AbortController();
   const after: Frame[] = [];
