@@ -297,6 +297,12 @@ export const settings = {
     doc: '`openai-chat` research loop: rounds of search → read → follow-up queries.',
     parse: int(1, 5),
   }),
+  aiIdleTimeoutS: setting({
+    env: 'PARLEY_AI_IDLE_TIMEOUT_S',
+    default: '180',
+    doc: "`openai-chat`: seconds Parley waits for the AI server to send something (the first token, the next one, a non-streamed answer) before it stops the turn with an error saying so. Waiting for the first token counts: a big prompt on a Raspberry Pi-hosted model can take a minute before it. Replaces Bun's own silent 5-minute limit.",
+    parse: int(5, 86400),
+  }),
   aiImageAllowLan: setting({
     env: 'PARLEY_AI_IMAGE_ALLOW_LAN',
     default: 'false',

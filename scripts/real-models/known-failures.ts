@@ -15,7 +15,7 @@ export interface KnownFailure {
 }
 
 const ALWAYS_THINKING =
-  "The template always opens a thinking block (whatever --reasoning says) and the tiny model never closes it: everything it says is reasoning, so there is no answer. A real thinking model closes the block. Until item 6 Parley even ends such a turn with `done`";
+  "The template always opens a thinking block (whatever --reasoning says) and the tiny model never closes it: everything it says is reasoning, so there is no answer. A real thinking model closes the block. Since item 6 Parley ends such a turn honestly, with an `error` (\"The model reached its length limit while still thinking…\" or \"The model only thought and wrote no answer…\"), not `done`: the matrix cell still fails, as it should";
 const OUTPUT_FORMAT =
   "llama-server must parse the model's output in this template's own format (e.g. gpt-oss's channels) and the tiny model cannot write it; a real model of the family does. Not a Parley defect";
 const OVER_CONTEXT =
@@ -32,7 +32,7 @@ export const KNOWN_FAILURES: KnownFailure[] = [
     'MiniMax-M2.jinja',
     'NVIDIA-Nemotron-Nano-v2.jinja',
     'StepFun3.5-Flash.jinja',
-  ].map((template): KnownFailure => ({ template, shape: '*', reason: ALWAYS_THINKING, fixedBy: 'none with this model (item 6 makes the ending an honest error)' })),
+  ].map((template): KnownFailure => ({ template, shape: '*', reason: ALWAYS_THINKING, fixedBy: 'none with this model (since item 6 the ending is an honest error)' })),
   ...['CohereForAI-c4ai-command-r-plus-tool_use.jinja', 'meetkai-functionary-medium-v3.2.jinja', 'muse-glimmer.jinja', 'openai-gpt-oss-120b.jinja'].map(
     (template): KnownFailure => ({ template, shape: '*', reason: OUTPUT_FORMAT, fixedBy: 'none with this model' }),
   ),

@@ -96,6 +96,8 @@ export interface StreamChatOptions {
   toolOutputs?: readonly ToolCallOutput[];
   /** Called with a function tool's output right after its events were handed over (providers that can resume). */
   onToolOutput?: (toolOutput: ToolCallOutput) => void;
+  /** A problem the turn survives (a failed web search), with details for the operator's log. */
+  warn?: (msg: string, fields: Record<string, unknown>) => void;
 }
 
 export interface AiProvider {
@@ -117,8 +119,25 @@ export interface AiProvider {
  */
 export const SHUTDOWN_REASON = 'parley-shutdown';
 
-/** A failure the user may see verbatim in an `error` event (no secrets, no stack). */
-export class AiError extends Error {}
+/**
+ * A failure the user may see verbatim in an `error` event (no secrets, no stack): a short,
+ * human sentence. `detail` is what the upstream said (a template's traceback, a status line):
+ * for the log with the request id, never for the user.
+ */
+export class AiError extends Error {
+  constructor(
+    message: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The model stopped at its output or context limit (`finish_reason: "length"`): the text so far
+ * was relayed and is kept, but the answer is not whole (docs/chat.md, "Endings").
+ */
+export class AnswerCutError extends AiError {}
 
 export const NO_PROVIDER_MESSAGE =
   'No AI provider is configured on this server. Set PARLEY_AI_PROVIDER to openai-responses or openai-chat, with PARLEY_AI_BASE_URL, PARLEY_AI_API_KEY and PARLEY_AI_MODEL (see docs/configuration.md).';

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
-import { AiError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type StreamChatOptions } from './ai.types';
-import { describeUpstream, runTool } from './upstream';
+import { AiError, AnswerCutError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type StreamChatOptions } from './ai.types';
+import { CANCELLED, IdleLimit, fetchWithoutBunTimeout, runTool } from './upstream';
 import { parseSseBatches } from './sse-parse';
 import { ThinkSplitter } from './think-splitter';
 import { runResearch, type ResearchSettings } from './research-loop';
@@ -16,6 +16,8 @@ export interface ChatProviderConfig {
   researchModel: string;
   search?: SearchProvider;
   research: ResearchSettings;
+  /** PARLEY_AI_IDLE_TIMEOUT_S, in milliseconds. */
+  idleTimeoutMs: number;
   /** What the server accepts (capabilities.ts); default: `auto` for both. */
   capabilities?: Capabilities;
 }
@@ -26,15 +28,15 @@ export interface ChatProviderConfig {
  * restarted server cannot resume an upstream turn (`canResume: false`).
  */
 export function createChatProvider(cfg: ChatProviderConfig): AiProvider {
-  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1 });
-  const chat = createChatClient(client, cfg.capabilities ?? createCapabilities({ tools: 'auto', images: 'auto' }, cfg.baseUrl));
+  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1, fetch: fetchWithoutBunTimeout });
+  const chat = createChatClient(client, cfg.capabilities ?? createCapabilities({ tools: 'auto', images: 'auto' }, cfg.baseUrl), cfg.idleTimeoutMs);
   return {
     name: 'openai-chat',
     canResume: false,
     streamChat(opts) {
       const model = opts.model ?? (opts.research ? cfg.researchModel : cfg.model);
       if (opts.research) return runResearch(chat, { ...opts, model }, cfg.search, cfg.research);
-      const tools = [...(opts.tools ?? []), ...(opts.webSearch && cfg.search ? [webSearchTool(cfg.search)] : [])];
+      const tools = [...(opts.tools ?? []), ...(opts.webSearch && cfg.search ? [webSearchTool(cfg.search, opts.warn)] : [])];
       return chat.stream({ model, messages: opts.messages, tools, signal: opts.signal });
     },
   };
@@ -47,20 +49,28 @@ export interface ChatClient {
   complete(opts: { model: string; messages: AiMessage[]; signal?: AbortSignal }): Promise<{ text: string; reasoning: string }>;
 }
 
-export function createChatClient(client: OpenAI, caps: Capabilities): ChatClient {
+export function createChatClient(client: OpenAI, caps: Capabilities, idleTimeoutMs: number): ChatClient {
   return {
-    stream: (opts) => streamWithTools(client, caps, opts),
+    stream: (opts) => streamWithTools(client, caps, opts, idleTimeoutMs),
     async complete({ model, messages, signal }) {
+      // Not streamed: the whole answer is one quiet spell, under the same limit.
+      const idle = new IdleLimit(idleTimeoutMs, signal);
       try {
-        const res: any = await client.chat.completions.create({ model, messages: shapeChatMessages(messages) as any }, { signal });
+        const res: any = await client.chat.completions.create({ model, messages: shapeChatMessages(messages) as any }, { signal: idle.signal });
         const msg = res.choices?.[0]?.message ?? {};
         return { text: String(msg.content ?? ''), reasoning: String(msg.reasoning_content ?? msg.reasoning ?? '') };
       } catch (err) {
-        throw describeUpstream(err);
+        throw idle.describe(err, signal);
+      } finally {
+        idle.stop();
       }
     },
   };
 }
+
+export const CUT_OFF = 'The answer was cut off: the model reached its length limit (its context or max_tokens).';
+export const CUT_OFF_THINKING = 'The model reached its length limit while still thinking, before it wrote an answer.';
+export const ONLY_THOUGHT = 'The model only thought and wrote no answer (its reasoning never ended). Try again, or use a chat template that closes the thinking block.';
 
 /** Model calls and tool runs in one turn, at most: a model stuck calling tools must not loop for ever. */
 const MAX_TOOL_ROUNDS = 8;
@@ -77,11 +87,15 @@ async function* streamWithTools(
   client: OpenAI,
   caps: Capabilities,
   opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal },
+  idleTimeoutMs: number,
 ): AsyncGenerator<AiEvent> {
   let tools = opts.tools?.length && (await caps.allows('tools')) ? opts.tools : [];
   // Every round's request is shaped anew from the whole turn so far (shape-chat-messages.ts).
   let turns: ChatTurn[] = [...opts.messages];
   let partAdded = false;
+  let thought = false;
+  // Text the model wrote (the note about a left-out image is Parley's, not an answer).
+  let answered = false;
   // The newest message's own images are the user's to hear about; older ones are left out quietly.
   const hasImages = (t: ChatTurn) => 'images' in t && !!t.images?.length;
   let sentImages = turns.some(hasImages);
@@ -101,6 +115,7 @@ async function* streamWithTools(
     // with what it has, rather than the turn ending as completed with nothing said.
     const last = round === MAX_TOOL_ROUNDS - 1;
     let stream: AsyncIterable<any[]> | undefined;
+    let idle = new IdleLimit(idleTimeoutMs, opts.signal);
     // A refusal of the tools or the images (capabilities.ts) is retried once without them.
     while (!stream) try {
       const res = await client.chat.completions
@@ -116,19 +131,22 @@ async function* streamWithTools(
               }
             : {}),
         } as any,
-          { signal: opts.signal },
+          { signal: idle.signal },
         )
         .asResponse();
-      stream = parseSseBatches(res.body, opts.signal);
+      stream = parseSseBatches(res.body, idle.signal);
     } catch (err) {
-      const drop = opts.signal?.aborted ? undefined : caps.refused(err, { tools: tools.length > 0, images: sentImages });
-      if (!drop) throw describeUpstream(err, opts.signal);
+      idle.stop();
+      const drop = opts.signal?.aborted || idle.fired ? undefined : caps.refused(err, { tools: tools.length > 0, images: sentImages });
+      if (!drop) throw idle.describe(err, opts.signal);
       if (drop === 'tools') tools = [];
       else yield* leaveOutImages();
+      idle = new IdleLimit(idleTimeoutMs, opts.signal);
     }
     const splitter = new ThinkSplitter();
     let reasoningOpen = false;
     let text = '';
+    let finishReason: string | undefined;
     const calls: { id: string; name: string; arguments: string }[] = [];
     const toText = function* (piece: string): Generator<AiEvent> {
       if (reasoningOpen) {
@@ -141,23 +159,26 @@ async function* streamWithTools(
         yield { type: 'content_part.added' };
       }
       text += piece;
+      answered = true;
       yield { type: 'text.delta', delta: piece };
     };
     try {
-      for await (const chunks of stream)
+      for await (const chunks of stream) {
+        idle.touch();
         for (const chunk of chunks) {
-        if (chunk.error) throw new AiError(`The AI provider reported an error: ${chunk.error.message ?? 'unknown'}`);
+        if (chunk.error) throw new AiError('The AI provider failed while answering.', String(chunk.error.message ?? JSON.stringify(chunk.error)));
+        finishReason = chunk.choices?.[0]?.finish_reason ?? finishReason;
         const delta = chunk.choices?.[0]?.delta;
         if (!delta) continue;
         const reasoning = delta.reasoning_content ?? delta.reasoning;
         if (typeof reasoning === 'string' && reasoning) {
-          reasoningOpen = true;
+          reasoningOpen = thought = true;
           yield { type: 'reasoning_text.delta', delta: reasoning };
         }
         if (typeof delta.content === 'string' && delta.content) {
           for (const p of splitter.push(delta.content)) {
             if (p.kind === 'reasoning') {
-              reasoningOpen = true;
+              reasoningOpen = thought = true;
               yield { type: 'reasoning_text.delta', delta: p.text };
             } else yield* toText(p.text);
           }
@@ -170,18 +191,30 @@ async function* streamWithTools(
           if (tc.function?.arguments) calls[i].arguments += tc.function.arguments;
         }
         }
+      }
     } catch (err) {
-      throw describeUpstream(err, opts.signal);
+      throw idle.describe(err, opts.signal);
+    } finally {
+      idle.stop();
     }
     // An aborted stream may end quietly: do not mistake it for the end of the answer.
-    if (opts.signal?.aborted) throw new AiError('The response was cancelled.');
+    if (opts.signal?.aborted) throw new AiError(CANCELLED);
+    if (idle.fired) throw idle.describe(undefined, opts.signal);
     for (const p of splitter.flush()) {
-      if (p.kind === 'reasoning') yield { type: 'reasoning_text.delta', delta: p.text };
-      else yield* toText(p.text);
+      if (p.kind === 'reasoning') {
+        thought = true;
+        yield { type: 'reasoning_text.delta', delta: p.text };
+      } else yield* toText(p.text);
     }
     if (reasoningOpen) yield { type: 'reasoning_text.done' };
+    // Endings that are not an answer (docs/chat.md, "Endings"): the text so far stays, but the
+    // turn must not be stored as completed.
+    if (finishReason === 'length') throw new AnswerCutError(answered ? CUT_OFF : CUT_OFF_THINKING);
     const made = calls.filter(Boolean);
-    if (!made.length) return;
+    if (!made.length) {
+      if (!answered && thought) throw new AiError(ONLY_THOUGHT);
+      return;
+    }
     if (last) throw new AiError('The model kept calling tools instead of answering.');
     const callIds = made.map((c, i) => c.id || `call_${round}_${i}`);
     turns.push({ role: 'assistant', content: text, toolCalls: made.map((c, i) => ({ id: callIds[i]!, name: c.name, arguments: c.arguments })) });

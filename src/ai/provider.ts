@@ -24,6 +24,7 @@ export function createAiProvider(config: Config): AiProvider | undefined {
         ...common,
         search: createSearchProvider(config),
         capabilities: createCapabilities({ tools: config.aiTools, images: config.aiVision }, config.aiBaseUrl),
+        idleTimeoutMs: config.aiIdleTimeoutS * 1000,
         research: {
           breadth: config.researchBreadth,
           depth: config.researchDepth,

@@ -4,6 +4,7 @@ import type { ChatClient } from './openai-chat';
 import { readPage, type ReadPageOptions } from './read-page';
 import type { SearchProvider } from './search';
 import { stripThink } from './think-splitter';
+import { searchWeb } from './web-search-tool';
 
 export interface ResearchSettings {
   /** Queries per round, and pages read per round. */
@@ -48,8 +49,9 @@ export async function* runResearch(
         searched.add(query.toLowerCase());
         const numResults = settings.breadth * 2;
         yield { type: 'web_search.in_progress', itemId: newId(), query, numResults };
-        const results = await search.search(query, { count: numResults, signal: opts.signal }).catch(() => []);
-        yield { type: 'web_search.completed', results };
+        const events: AiEvent[] = [];
+        const { results } = await searchWeb(search, query, { count: numResults, signal: opts.signal }, (e) => events.push(e), opts.warn);
+        yield* events;
         found.push(results);
       }
       // Best pages: the top result of each query first, then the second ones, …

@@ -20,10 +20,10 @@ export function createSearxngSearch(baseUrl: string, timeoutMs = 10_000): Search
       let res: Response;
       try {
         res = await fetch(url, { signal, headers: { accept: 'application/json' } });
-      } catch {
-        throw new AiError('The search provider could not be reached.');
+      } catch (err) {
+        throw new AiError('The search provider could not be reached.', err instanceof Error ? err.message : String(err));
       }
-      if (!res.ok) throw new AiError(`The search provider answered HTTP ${res.status}.`);
+      if (!res.ok) throw new AiError('The search provider answered with an error.', `HTTP ${res.status}: ${(await res.text().catch(() => '')).slice(0, 500)}`);
       const body = (await res.json().catch(() => ({}))) as { results?: { url?: string; title?: string; content?: string }[] };
       return (body.results ?? [])
         .filter((r) => typeof r.url === 'string' && /^https?:\/\//.test(r.url))

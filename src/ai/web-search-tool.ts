@@ -1,9 +1,9 @@
 import { newId } from '../ids';
-import type { AiTool } from './ai.types';
+import { AiError, type AiEvent, type AiTool, type StreamChatOptions, type WebSearchResult } from './ai.types';
 import type { SearchProvider } from './search';
 
 /** The `web_search` function offered to chat-completions models when a search provider is set. */
-export function webSearchTool(search: SearchProvider): AiTool {
+export function webSearchTool(search: SearchProvider, warn?: StreamChatOptions['warn']): AiTool {
   return {
     name: 'web_search',
     description: 'Search the web. Returns titles, links and snippets of the best results.',
@@ -12,9 +12,44 @@ export function webSearchTool(search: SearchProvider): AiTool {
       const query = typeof args.query === 'string' && args.query.trim() ? args.query.trim() : '';
       if (!query) return 'No query given.';
       emit({ type: 'web_search.in_progress', itemId: newId(), query, numResults: 5 });
-      const results = await search.search(query, { count: 5 }).catch(() => []);
-      emit({ type: 'web_search.completed', results });
+      const { results, failure } = await searchWeb(search, query, { count: 5 }, emit, warn);
+      if (failure) return `${failure} No results.`;
       return results.map((r, i) => `[${i + 1}] ${r.title} (${r.link})\n${r.snippet}`).join('\n\n') || 'No results.';
     },
   };
 }
+
+/** How a failed search shows in a stream; `searchFailureOf` reads it back (the group assistant). */
+const FAILED_PREFIX = 'The web search failed: ';
+
+/**
+ * One search, and its `web_search.completed`. A failure (SearxNG down, answering 5xx) does not end
+ * the turn, but must not pass for "no results": the stream's union has no failed search, so a
+ * short reasoning note says so just before the empty `web_search.completed` (docs/research.md),
+ * and the log gets the details (`warn`, with the request id).
+ */
+export async function searchWeb(
+  search: SearchProvider,
+  query: string,
+  opts: { count: number; signal?: AbortSignal },
+  emit: (e: AiEvent) => void,
+  warn?: StreamChatOptions['warn'],
+): Promise<{ results: WebSearchResult[]; failure?: string }> {
+  try {
+    const results = await search.search(query, opts);
+    emit({ type: 'web_search.completed', results });
+    return { results };
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    const failure = err instanceof AiError ? err.message : 'The search provider failed.';
+    warn?.('web search failed', { provider: search.name, query, cause: err instanceof AiError ? (err.detail ?? err.message) : String(err) });
+    emit({ type: 'reasoning_text.delta', delta: FAILED_PREFIX + failure });
+    emit({ type: 'reasoning_text.done' });
+    emit({ type: 'web_search.completed', results: [] });
+    return { results: [], failure };
+  }
+}
+
+/** The failure a reasoning note of `searchWeb` reports, or undefined for any other reasoning. */
+export const searchFailureOf = (reasoning: string): string | undefined =>
+  reasoning.startsWith(FAILED_PREFIX) ? reasoning.slice(FAILED_PREFIX.length) : undefined;

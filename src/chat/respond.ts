@@ -30,6 +30,8 @@ export interface StartInput {
   model?: string;
   /** An existing conversation the caller may write to; undefined makes a new one. */
   conversation?: Conversation;
+  /** The request that started the turn: the log's lines about it carry it. */
+  requestId?: string;
 }
 
 /**
@@ -59,7 +61,7 @@ export function startResponse(deps: AppDeps, input: StartInput): ResponseRow {
     finish(deps, response, writer, 'failed', NO_PROVIDER_MESSAGE);
     return findResponseById(deps.db, response.id)!;
   }
-  deps.tasks.start({ id: response.id, userId: input.userId, run: (signal) => runResponse(deps, response, writer, signal) });
+  deps.tasks.start({ id: response.id, userId: input.userId, run: (signal) => runResponse(deps, response, writer, signal, undefined, input.requestId) });
   return response;
 }
 
@@ -70,8 +72,10 @@ async function runResponse(
   writer: EventWriter,
   signal: AbortSignal,
   resume?: { text: string; parts: unknown[] },
+  requestId?: string,
 ): Promise<void> {
   const ai = deps.ai!;
+  const where = { requestId, responseId: response.id };
   setResponseStatus(deps.db, response.id, 'in_progress', deps.now());
   const output = resume ?? { text: '', parts: [] };
   try {
@@ -89,6 +93,7 @@ async function runResponse(
       onToolOutput: (toolOutput) => writer.recordToolOutput(toolOutput),
       resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
       toolOutputs: resume ? deps.events.statements.toolOutputsOf(response.id) : undefined,
+      warn: (msg, fields) => deps.log.warn(msg, { ...where, ...fields }),
     };
     const batches = ai.streamChatBatches ? ai.streamChatBatches(streamOpts) : single(ai.streamChat(streamOpts));
     for await (const batch of batches) {
@@ -109,7 +114,9 @@ async function runResponse(
     if (signal.aborted) finish(deps, response, writer, 'cancelled', CANCELLED_MESSAGE, output);
     else {
       const message = err instanceof AiError ? err.message : 'The response failed unexpectedly.';
-      if (!(err instanceof AiError)) deps.log.error('response failed', { responseId: response.id, cause: err instanceof Error ? err.stack : String(err) });
+      // What the upstream said (a template's traceback) is for the operator, not the user.
+      if (err instanceof AiError) deps.log.warn('response failed', { ...where, error: message, ...(err.detail ? { upstream: err.detail } : {}) });
+      else deps.log.error('response failed', { ...where, cause: err instanceof Error ? err.stack : String(err) });
       finish(deps, response, writer, 'failed', message, output);
     }
   }

@@ -55,7 +55,7 @@ function checkedImages(deps: AppDeps, images: typeof TurnInput.static.images) {
 }
 
 function streamTurn(kind: 'chat' | 'research') {
-  return ({ input, user, deps, request }: OpContext<typeof TurnInput.static>) => {
+  return ({ input, user, deps, request, requestId }: OpContext<typeof TurnInput.static>) => {
     const images = checkedImages(deps, input.images);
     const lastEventId = readLastEventId(request);
     if (lastEventId) {
@@ -70,7 +70,7 @@ function streamTurn(kind: 'chat' | 'research') {
       if (!conversation || !canWriteConversation(deps.db, conversation.id, user.id)) return errorOnlyStream('The conversation was not found or you cannot write to it.');
     }
     if (!input.message.trim() && !images?.length) return errorOnlyStream('The message is empty.');
-    const response = startResponse(deps, { userId: user.id, kind, message: input.message, images, model: input.model, conversation });
+    const response = startResponse(deps, { userId: user.id, kind, message: input.message, images, model: input.model, conversation, requestId });
     return followResponse(deps, response.id, 0, request.signal);
   };
 }

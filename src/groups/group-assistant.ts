@@ -4,9 +4,10 @@ import type { AppDeps } from '../deps';
 import { findGroupById } from './group.store';
 import { listGroupItems } from './group-message.store';
 import { appendItem } from '../chat/conversation.store';
-import { publishProgress, publishRecorded, recordGroupEvent } from './group-events';
+import { endAnswer, publishProgress, publishRecorded, recordGroupEvent } from './group-events';
 import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
-import type { AiEvent, AiMessage } from '../ai/ai.types';
+import { AiError, AnswerCutError, type AiEvent, type AiMessage } from '../ai/ai.types';
+import { searchFailureOf } from '../ai/web-search-tool';
 
 /** `@ai` (or the configured handle) as a word of its own, in any case. */
 export function mentionsAssistant(text: string, handle: string): boolean {
@@ -15,23 +16,29 @@ export function mentionsAssistant(text: string, handle: string): boolean {
 }
 
 /** Fire-and-forget: the sender's response never waits for the assistant. */
-export function startFollowUpIfAddressed(deps: AppDeps, group: GroupChat, trigger: GroupMessage): void {
+export function startFollowUpIfAddressed(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string): void {
   if (!group.intelligentResponses || !mentionsAssistant(trigger.content, deps.config.aiHandle)) return;
-  void runFollowUp(deps, group, trigger).catch((err) => deps.log.error('group follow-up crashed', { groupId: group.id, cause: String(err) }));
+  void runFollowUp(deps, group, trigger, requestId).catch((err) => {
+    deps.log.error('group follow-up crashed', { requestId, groupId: group.id, cause: String(err) });
+    // No outcome will be published to end it: its deltas must not stay kept for resume.
+    endAnswer(deps, group.id, trigger.id);
+  });
 }
 
 const NO_PROVIDER = 'No AI provider is configured on this server.';
 const PROVIDER_FAILED = 'The AI provider failed to answer. Try again later.';
 /** A provider that neither answers nor fails must not keep a follow-up (and its memory) forever. */
 const ANSWER_TIMEOUT_MS = 5 * 60_000;
+const TOO_SLOW = 'The AI provider did not finish its answer within five minutes.';
 
 /**
  * Answer `trigger` in the group. Progress (`assistant.*`) goes out live only; the outcome — the
  * assistant's `message.created` or `assistant.failed` — is stored and numbered like every
  * durable event, so a client that reconnects learns how the follow-up ended.
  */
-export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: GroupMessage): Promise<void> {
+export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string): Promise<void> {
   const replyTo = trigger.id;
+  const where = { requestId, groupId: group.id, replyTo };
   publishProgress(deps, group.id, { type: 'assistant.started', replyTo });
   if (!deps.ai) return void fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
 
@@ -39,8 +46,17 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   const parts: WebSearchPart[] = [];
   // The provider's completed event does not repeat the search's item id; searches run one at a time.
   let searchId = '';
+  // A failed search's note (web-search-tool.ts) comes just before its empty `web_search.completed`.
+  let searchError: string | undefined;
+  let cutOff: string | undefined;
+  const deadline = AbortSignal.timeout(ANSWER_TIMEOUT_MS);
   try {
-    const turns = deps.ai.streamChat({ messages: contextOf(deps, group), webSearch: true, signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) });
+    const turns = deps.ai.streamChat({
+      messages: contextOf(deps, group),
+      webSearch: true,
+      signal: deadline,
+      warn: (msg, fields) => deps.log.warn(msg, { ...where, ...fields }),
+    });
     for await (const ev of turns) {
       if (ev.type === 'text.delta') {
         text += ev.delta;
@@ -51,15 +67,32 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
         parts.push(part);
         publishProgress(deps, group.id, { type: 'assistant.web_search.in_progress', replyTo, itemId: ev.itemId, part });
       } else if (ev.type === 'web_search.completed') {
-        publishProgress(deps, group.id, { type: 'assistant.web_search.completed', replyTo, itemId: searchId, results: ev.results });
+        publishProgress(deps, group.id, {
+          type: 'assistant.web_search.completed',
+          replyTo,
+          itemId: searchId,
+          results: ev.results,
+          ...(searchError ? { error: searchError } : {}),
+        });
+        searchError = undefined;
+      } else if (ev.type === 'reasoning_text.delta') {
+        searchError = searchFailureOf(ev.delta) ?? searchError;
       } else if (ev.type === 'error') {
         throw new Error(ev.message);
       }
       // Reasoning, images and tool progress are not part of a group answer.
     }
   } catch (err) {
-    deps.log.warn('group follow-up: provider failed', { groupId: group.id, cause: err instanceof Error ? err.message : String(err) });
-    return void fail(deps, group, replyTo, 'provider_error', PROVIDER_FAILED);
+    deps.log.warn('group follow-up: provider failed', {
+      ...where,
+      cause: err instanceof Error ? err.message : String(err),
+      ...(err instanceof AiError && err.detail ? { upstream: err.detail } : {}),
+    });
+    // A cut answer keeps its text (docs/realtime.md); other failures say why, in the provider
+    // layer's short words (never the upstream's own text).
+    if (err instanceof AnswerCutError && text.trim()) cutOff = err.message;
+    else if (deadline.aborted) return void fail(deps, group, replyTo, 'provider_error', TOO_SLOW);
+    else return void fail(deps, group, replyTo, 'provider_error', err instanceof AiError ? err.message : PROVIDER_FAILED);
   }
   if (!text.trim() && parts.length === 0) return void fail(deps, group, replyTo, 'provider_error', PROVIDER_FAILED);
 
@@ -69,7 +102,7 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
     if (!findGroupById(deps.db, group.id)) return undefined;
     const item = appendItem(deps.db, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
     const message = groupMessageOf(item, assistantSender(deps.config.aiHandle));
-    return recordGroupEvent(deps.db, group.id, { type: 'message.created', message, replyTo }, now);
+    return recordGroupEvent(deps.db, group.id, { type: 'message.created', message, replyTo, ...(cutOff ? { cutOff } : {}) }, now);
   });
   if (event) publishRecorded(deps, group.id, event);
 }

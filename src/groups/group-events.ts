@@ -13,12 +13,22 @@ import { messageFrame } from '../http/sse';
  */
 export interface GroupEvent {
   seq: number | null;
+  /** A progress event's place `<seq>.<n>` (durable events are `seq` alone). */
+  at?: EventPosition;
   type: string;
   data: { type: string } & Record<string, unknown>;
   frame: Uint8Array;
 }
 
 export const groupTopic = (groupId: string) => `group:${groupId}`;
+
+/** Where an event stands in a group's order: durable `seq` is `{seq, n: 0}`, progress `<seq>.<n>` is `{seq, n}`. */
+export interface EventPosition {
+  seq: number;
+  n: number;
+}
+
+export const isAfter = (a: EventPosition, b: EventPosition) => a.seq > b.seq || (a.seq === b.seq && a.n > b.n);
 
 const encoder = new TextEncoder();
 
@@ -58,8 +68,13 @@ export function recordGroupEvent(db: Db, groupId: string, data: GroupEvent['data
 
 export function publishRecorded(deps: AppDeps, groupId: string, ev: RecordedEvent): void {
   const counters = countersOf(deps.bus);
-  if (ev.data.type === 'group.deleted') counters.delete(groupId);
-  else counters.set(groupId, { seq: ev.seq, n: 0 });
+  if (ev.data.type === 'group.deleted') {
+    counters.delete(groupId);
+    answersOf(deps.bus).delete(groupId);
+  } else counters.set(groupId, { seq: ev.seq, n: 0 });
+  // The answer's outcome is stored: a resume from now on replays it instead of its deltas.
+  const replyTo = ev.data.replyTo;
+  if (typeof replyTo === 'string' && (ev.data.type === 'message.created' || ev.data.type === 'assistant.failed')) endAnswer(deps, groupId, replyTo);
   const event: GroupEvent = { seq: ev.seq, type: ev.data.type, data: ev.data, frame: encodeFrame(String(ev.seq), ev.json, deps.config.sseRetryMs) };
   deps.bus.publish(groupTopic(groupId), event);
 }
@@ -69,7 +84,53 @@ export function publishProgress(deps: AppDeps, groupId: string, data: GroupEvent
   const counters = countersOf(deps.bus);
   let c = counters.get(groupId);
   if (!c) counters.set(groupId, (c = { seq: findGroupById(deps.db, groupId)?.lastSeq ?? 0, n: 0 }));
-  const id = `${c.seq}.${++c.n}`;
-  const event: GroupEvent = { seq: null, type: data.type, data, frame: encodeFrame(id, JSON.stringify(data), deps.config.sseRetryMs) };
+  const at = { seq: c.seq, n: ++c.n };
+  const event: GroupEvent = { seq: null, at, type: data.type, data, frame: encodeFrame(`${at.seq}.${at.n}`, JSON.stringify(data), deps.config.sseRetryMs) };
+  keepForResume(deps, groupId, event);
   deps.bus.publish(groupTopic(groupId), event);
+}
+
+/**
+ * The progress events of each answer still being written, per app and group, by the message they
+ * answer: a client that reconnects mid-answer gets the deltas it missed (docs/realtime.md,
+ * "Resume"), which the store does not have. An answer's go when its outcome is published.
+ */
+const answers = new WeakMap<Bus, Map<string, Map<string, GroupEvent[] | 'too long'>>>();
+function answersOf(bus: Bus) {
+  let m = answers.get(bus);
+  if (!m) answers.set(bus, (m = new Map()));
+  return m;
+}
+
+/**
+ * Progress events one answer keeps for resume, at most. A group answer is bounded by the model's
+ * answer length; this bounds the memory (~150 bytes a frame) of one that is not. Past it, the
+ * answer's deltas are not replayed: a resume gets the live tail and the finished message.
+ */
+const MAX_REPLAYED_PER_ANSWER = 4096;
+
+function keepForResume(deps: AppDeps, groupId: string, event: GroupEvent): void {
+  const replyTo = event.data.replyTo;
+  if (typeof replyTo !== 'string') return;
+  const byGroup = answersOf(deps.bus);
+  let group = byGroup.get(groupId);
+  if (!group) byGroup.set(groupId, (group = new Map()));
+  const kept = group.get(replyTo) ?? [];
+  if (kept === 'too long') return;
+  kept.push(event);
+  group.set(replyTo, kept.length > MAX_REPLAYED_PER_ANSWER ? 'too long' : kept);
+}
+
+/** The answer to `replyTo` ended (or its follow-up crashed): its progress is no longer replayed. */
+export function endAnswer(deps: AppDeps, groupId: string, replyTo: string): void {
+  const group = answersOf(deps.bus).get(groupId);
+  group?.delete(replyTo);
+  if (group && !group.size) answersOf(deps.bus).delete(groupId);
+}
+
+/** Progress events of the answers being written after `after`, in order. */
+export function progressAfter(deps: AppDeps, groupId: string, after: EventPosition): GroupEvent[] {
+  const out: GroupEvent[] = [];
+  for (const kept of answersOf(deps.bus).get(groupId)?.values() ?? []) if (kept !== 'too long') for (const e of kept) if (isAfter(e.at!, after)) out.push(e);
+  return out.sort((a, b) => (isAfter(a.at!, b.at!) ? 1 : -1));
 }

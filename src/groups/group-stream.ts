@@ -1,6 +1,7 @@
 import type { AppDeps } from '../deps';
 import type { GroupChat } from '../db/schema';
 import { listGroupEventsAfter } from './group-events.store';
+import { isAfter, progressAfter, type EventPosition } from './group-events';
 import type { FanoutBatch, FanoutMember, Membership } from './group-fanout';
 import { joinFrames, messageFrame } from '../http/sse';
 import { PushStream, type StopReason, type StreamWriter } from '../http/push-stream';
@@ -10,11 +11,12 @@ const OPEN = encoder.encode(': open\n\n');
 
 /**
  * Event ids are the group's sequence numbers in decimal, `<seq>.<n>` for progress events (resume
- * from those replays after `seq`); anything else is ignored (live tail only).
+ * from those replays the stored events after `seq` and the progress after `<seq>.<n>`); anything
+ * else is ignored (live tail only).
  */
-export function parseEventId(raw: string | undefined): number | undefined {
-  const m = raw ? /^(\d{1,15})(?:\.\d{1,15})?$/.exec(raw) : null;
-  return m ? Number(m[1]) : undefined;
+export function parseEventId(raw: string | undefined): EventPosition | undefined {
+  const m = raw ? /^(\d{1,15})(?:\.(\d{1,15}))?$/.exec(raw) : null;
+  return m ? { seq: Number(m[1]), n: m[2] ? Number(m[2]) : 0 } : undefined;
 }
 
 /**
@@ -32,7 +34,8 @@ export function parseEventId(raw: string | undefined): number | undefined {
  */
 export class GroupStream extends PushStream implements FanoutMember {
   private out: StreamWriter | undefined;
-  private lastSent = Number.NEGATIVE_INFINITY;
+  /** The last event sent, durable or progress: anything at or before it is not sent again. */
+  private lastSent: EventPosition = { seq: Number.NEGATIVE_INFINITY, n: 0 };
   /** No more events are taken. */
   private closing = false;
   private membership: Membership | undefined;
@@ -57,8 +60,9 @@ export class GroupStream extends PushStream implements FanoutMember {
     out.write(this.head(parseEventId(this.lastEventId)), 1);
   }
 
-  private head(after: number | undefined): Uint8Array {
-    if (after === undefined) return OPEN;
+  private head(position: EventPosition | undefined): Uint8Array {
+    if (position === undefined) return OPEN;
+    const after = position.seq;
     const { db, config } = this.deps;
     const group = this.group;
     let head = ': open\n\n';
@@ -73,9 +77,23 @@ export class GroupStream extends PushStream implements FanoutMember {
       const data = { type: 'stream.reset', reason: unknown ? 'unknown_event_id' : 'events_expired' };
       head += messageFrame(JSON.stringify(data), String(from), config.sseRetryMs);
     }
-    for (const row of rows) head += messageFrame(row.data, String(row.seq), config.sseRetryMs);
-    this.lastSent = rows.length ? rows[rows.length - 1]!.seq : from;
-    return encoder.encode(head);
+    // The stored events and, between them, the deltas of answers still being written (kept in
+    // memory, group-events.ts), merged in the order they were published.
+    const progress = unknown ? [] : progressAfter(this.deps, group.id, position);
+    this.lastSent = unknown ? { seq: from, n: 0 } : position;
+    const frames: Uint8Array[] = [];
+    let p = 0;
+    const sendProgressUpTo = (limit: EventPosition) => {
+      for (; p < progress.length && !isAfter(progress[p]!.at!, limit); p++) frames.push(progress[p]!.frame);
+    };
+    for (const row of rows) {
+      sendProgressUpTo({ seq: row.seq, n: 0 });
+      frames.push(encoder.encode(messageFrame(row.data, String(row.seq), config.sseRetryMs)));
+      this.lastSent = { seq: row.seq, n: 0 };
+    }
+    sendProgressUpTo({ seq: Number.POSITIVE_INFINITY, n: 0 });
+    if (p > 0) this.lastSent = maxPosition(this.lastSent, progress[p - 1]!.at!);
+    return joinFrames([encoder.encode(head), ...frames]);
   }
 
   /** A batch from the fan-out: the events of it this stream has not sent yet, up to its own end. */
@@ -90,13 +108,14 @@ export class GroupStream extends PushStream implements FanoutMember {
     let last = false;
     for (let i = start; i < events.length && !last; i++) {
       const ev = events[i]!;
-      if (ev.seq !== null) {
-        // Committed before the replay read it, published after: already sent.
-        if (ev.seq <= this.lastSent) {
+      const at = ev.at ?? (ev.seq !== null ? { seq: ev.seq, n: 0 } : undefined);
+      if (at) {
+        // Committed (or kept for resume) before the replay read it, published after: already sent.
+        if (!isAfter(at, this.lastSent)) {
           kept ??= events.slice(start, i).map((e) => e.frame);
           continue;
         }
-        this.lastSent = ev.seq;
+        this.lastSent = at;
       }
       if (kept) kept.push(ev.frame);
       else end = i + 1;
@@ -126,3 +145,5 @@ export class GroupStream extends PushStream implements FanoutMember {
 
 export const openGroupStream = (deps: AppDeps, opts: { group: GroupChat; userId: string; lastEventId?: string }) =>
   new GroupStream(deps, opts.group, opts.userId, opts.lastEventId);
+
+const maxPosition = (a: EventPosition, b: EventPosition) => (isAfter(b, a) ? b : a);

@@ -70,9 +70,9 @@ export const groupOperations = [
     rateLimit: 'write',
     // 20,000 characters are up to 120 KB when a client escapes each as `\uXXXX`.
     maxBodyBytes: 128 * 1024,
-    handler: async ({ input, user, deps }) => {
+    handler: async ({ input, user, deps, requestId }) => {
       const { group, message } = await sendGroupMessage(deps, () => memberGroup(deps, input.groupChatId, user.id), user, input.message);
-      startFollowUpIfAddressed(deps, group, message);
+      startFollowUpIfAddressed(deps, group, message, requestId);
       return message;
     },
   }),

@@ -13,7 +13,7 @@ export type UpstreamEvent = Record<string, unknown> & { type: string };
 export interface ChatTurn {
   /** Streamed deltas in order. */
   deltas: { content?: string; reasoning_content?: string; tool_calls?: unknown[] }[];
-  finish_reason?: 'stop' | 'tool_calls';
+  finish_reason?: 'stop' | 'tool_calls' | 'length';
   /** Wait this long before the first streamed chunk (a model thinking quietly). */
   pauseMs?: number;
 }
@@ -33,7 +33,7 @@ export interface FakeOpenAI {
   requests: { path: string; body: any }[];
   /** Events of a Responses turn (between response.in_progress and the terminal event). */
   responsesScript: (body: any) => UpstreamEvent[] | { fail: number } | { terminal: UpstreamEvent[] };
-  /** `message`: the refusal's text (default `fake upstream failure`), e.g. llama-server's "tools param requires --jinja flag". */
+  /** `fail`: answer with that status and `message` as the error (llama-server's "tools param requires --jinja flag", or a template's traceback). */
   chatScript: (body: any) => ChatTurn | { fail: number; message?: string };
   /** What `GET /props` answers (llama-server's server properties); undefined: 404, as other servers. */
   props?: unknown;

@@ -9,11 +9,13 @@ export interface FakeSearxng {
   pagesRead: string[];
   /** Serve each page this many milliseconds late (a slow web site). */
   pageDelayMs: number;
+  /** Answer every search with this HTTP status (a broken instance); 0: answer normally. */
+  failStatus: number;
   stop(): void;
 }
 
 export function startFakeSearxng(): FakeSearxng {
-  const fake: FakeSearxng = { url: '', queries: [], pagesRead: [], pageDelayMs: 0, stop: () => server.stop(true) };
+  const fake: FakeSearxng = { url: '', queries: [], pagesRead: [], pageDelayMs: 0, failStatus: 0, stop: () => server.stop(true) };
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
@@ -23,6 +25,7 @@ export function startFakeSearxng(): FakeSearxng {
         if (url.searchParams.get('format') !== 'json') return new Response('format not allowed', { status: 403 });
         const q = url.searchParams.get('q') ?? '';
         fake.queries.push(q);
+        if (fake.failStatus) return new Response('<html>Internal Server Error</html>', { status: fake.failStatus });
         const slug = encodeURIComponent(q.toLowerCase().replace(/\W+/g, '-'));
         const results = [1, 2, 3].map((i) => ({
           url: `${fake.url}/page/${slug}-${i}`,
