@@ -15,6 +15,7 @@ import { llamaServerDir, startLlamaServer, testModelPath, type LlamaServer } fro
 import { readEvents, type Parley } from './parley-binary';
 import { startParleyFor } from './run-shapes';
 import { runShape } from './shapes';
+import { forward, startLoopbackProxy, type LoopbackProxy } from './loopback-proxy';
 import { CUT_OFF } from '../../src/ai/openai-chat';
 
 // Real processes on a shared 2-core machine; nothing here asserts on time.
@@ -30,23 +31,15 @@ const PIXEL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAw
 const LEFT_OUT = 'An image was left out';
 
 /** In front of llama-server, answering 404 for `/props` as servers other than llama.cpp's do. */
-function hideProps(upstream: string): { apiUrl: string; stop(): void } {
-  const forward = async (req: Request) => {
-    const { pathname, search } = new URL(req.url);
-    if (pathname === '/props') return new Response('not found', { status: 404 });
-    const body = req.method === 'POST' ? await req.text() : undefined;
-    return fetch(`${upstream}${pathname}${search}`, { method: req.method, headers: { 'content-type': 'application/json' }, body });
-  };
-  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', idleTimeout: 0, fetch: forward });
-  return { apiUrl: `http://127.0.0.1:${server.port}/v1`, stop: () => server.stop(true) };
-}
+const hideProps = (upstream: string) =>
+  startLoopbackProxy((req) => (new URL(req.url).pathname === '/props' ? new Response('not found', { status: 404 }) : forward(upstream, req)));
 
 /** One llama-server, and a parley in front of it: through the rig's proxy (with /props), or with /props hidden. */
 function rig(opts: { noJinja?: boolean }) {
   let server: LlamaServer | undefined;
   let withProps: Parley | undefined;
   let withoutProps: Parley | undefined;
-  let hider: { apiUrl: string; stop(): void } | undefined;
+  let hider: LoopbackProxy | undefined;
   beforeAll(async () => {
     const bin = await buildBinaryOnce();
     server = await startLlamaServer({ dir, model, contextTokens: 4096, noJinja: opts.noJinja });

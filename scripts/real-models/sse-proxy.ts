@@ -1,33 +1,19 @@
+import { forward, startLoopbackProxy, type LoopbackProxy } from './loopback-proxy';
+
 /**
  * A proxy between Parley and llama-server for tests that need the model server to misbehave:
  * every request passes through unchanged, and the body of a streamed answer goes through `shape`
  * (held back, cut off).
  */
-export interface SseProxy {
-  /** What PARLEY_AI_BASE_URL takes. */
-  apiUrl: string;
-  stop(): void;
-}
+export type SseProxy = LoopbackProxy;
 
 export function startSseProxy(apiUrl: string, shape: (events: AsyncGenerator<string>) => ReadableStream<Uint8Array>): SseProxy {
   const upstream = apiUrl.replace(/\/v1$/, '');
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    // A held answer must stay open for as long as the test waits, not Bun's 10 s.
-    idleTimeout: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const res = await fetch(`${upstream}${url.pathname}${url.search}`, {
-        method: req.method,
-        headers: { 'content-type': 'application/json' },
-        body: req.method === 'POST' ? await req.text() : undefined,
-      });
-      if (!res.headers.get('content-type')?.includes('event-stream')) return res;
-      return new Response(shape(sseEvents(res.body!)), { headers: { 'content-type': 'text/event-stream' } });
-    },
+  return startLoopbackProxy(async (req) => {
+    const res = await forward(upstream, req);
+    if (!res.headers.get('content-type')?.includes('event-stream')) return res;
+    return new Response(shape(sseEvents(res.body!)), { headers: { 'content-type': 'text/event-stream' } });
   });
-  return { apiUrl: `http://127.0.0.1:${server.port}/v1`, stop: () => server.stop(true) };
 }
 
 /**

@@ -6,11 +6,11 @@
  * template — goes to llama-server unchanged. So the tool round's request shape is tested against
  * the real server even though the model never asks for it.
  */
+import { forward, startLoopbackProxy, type LoopbackProxy } from './loopback-proxy';
+
 export const TOOL_MARKER = 'Search my history.';
 
-export interface ToolCallProxy {
-  url: string;
-  apiUrl: string;
+export interface ToolCallProxy extends LoopbackProxy {
   /** Tool calls scripted so far. */
   scripted: number;
   /**
@@ -19,44 +19,26 @@ export interface ToolCallProxy {
    * still see them.
    */
   refused: string[];
-  stop(): void;
 }
 
 export function startToolCallProxy(upstream: string): ToolCallProxy {
-  const proxy: ToolCallProxy = {
-    url: '',
-    apiUrl: '',
-    scripted: 0,
-    refused: [],
-    stop: () => server.stop(true),
-  };
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    idleTimeout: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const body = req.method === 'POST' ? await req.text() : undefined;
-      if (url.pathname === '/v1/chat/completions' && body) {
-        const parsed = JSON.parse(body);
-        if (wantsScriptedCall(parsed)) {
-          proxy.scripted++;
-          return scriptedCall(parsed.model);
-        }
+  const counts = { scripted: 0, refused: [] as string[] };
+  const server = startLoopbackProxy(async (req) => {
+    const body = req.method === 'POST' ? await req.text() : undefined;
+    if (new URL(req.url).pathname === '/v1/chat/completions' && body) {
+      const parsed = JSON.parse(body);
+      if (wantsScriptedCall(parsed)) {
+        counts.scripted++;
+        return scriptedCall(parsed.model);
       }
-      const headers = new Headers(req.headers);
-      headers.delete('host');
-      headers.delete('content-length');
-      const res = await fetch(`${upstream}${url.pathname}${url.search}`, { method: req.method, headers, body });
-      if (res.ok) return res;
-      const text = await res.text();
-      proxy.refused.push(`HTTP ${res.status}: ${text}`);
-      return new Response(text, { status: res.status, headers: res.headers });
-    },
+    }
+    const res = await forward(upstream, req, body);
+    if (res.ok) return res;
+    const text = await res.text();
+    counts.refused.push(`HTTP ${res.status}: ${text}`);
+    return new Response(text, { status: res.status, headers: res.headers });
   });
-  proxy.url = `http://127.0.0.1:${server.port}`;
-  proxy.apiUrl = `${proxy.url}/v1`;
-  return proxy;
+  return Object.assign(counts, server);
 }
 
 function wantsScriptedCall(body: any): boolean {
