@@ -240,7 +240,7 @@ export const settings = {
   aiTools: setting({
     env: 'PARLEY_AI_TOOLS',
     default: 'auto',
-    doc: '`openai-chat`: whether the model server is offered tools (canvas, history search, web search). `auto`: yes, unless its `/props` (llama-server) says the chat template takes none or it refuses them once (then that turn is retried without them, and no later turn offers them until Parley restarts). `on`: always. `off`: never.',
+    doc: '`openai-chat`: whether the model server is offered tools (canvas, history search, web search). `auto`: yes, unless it refuses them once (then that turn is retried without them, and no later turn offers them until Parley restarts). `on`: always. `off`: never.',
     parse: oneOf('auto', 'on', 'off'),
   }),
   aiVision: setting({
@@ -302,6 +302,18 @@ export const settings = {
     default: '180',
     doc: "`openai-chat`: seconds Parley waits for the AI server to send something (the first token, the next one, a non-streamed answer) before it stops the turn with an error saying so. Waiting for the first token counts: a big prompt on a Raspberry Pi-hosted model can take a minute before it. Replaces Bun's own silent 5-minute limit.",
     parse: int(5, 86400),
+  }),
+  aiContextTokens: setting({
+    env: 'PARLEY_AI_CONTEXT_TOKENS',
+    default: '0',
+    doc: "`openai-chat`: the model's context window in tokens, for the context budget (older turns left out, tool definitions dropped, page extracts shortened so every request fits, with room for the answer). `0`: ask the server — llama-server's `/props`, vLLM's `/v1/models`, Ollama's `/api/ps` (else 2,048: set this to Ollama's `OLLAMA_CONTEXT_LENGTH`); other servers (OpenAI) get no budget unless this is set.",
+    parse: int(0, 10_000_000),
+  }),
+  aiAnswerTokens: setting({
+    env: 'PARLEY_AI_ANSWER_TOKENS',
+    default: '0',
+    doc: "`openai-chat`, with a known context window: the longest answer in tokens (`max_tokens`), always kept free in the window (at most half of it). `0`: no limit of Parley's own — the answer may use whatever the prompt leaves, and a quarter of the window (at most 4,096) is kept free for it.",
+    parse: int(0, 10_000_000),
   }),
   aiImageAllowLan: setting({
     env: 'PARLEY_AI_IMAGE_ALLOW_LAN',
@@ -418,9 +430,9 @@ export const settings = {
   }),
   groupAiHistory: setting({
     env: 'PARLEY_GROUP_AI_HISTORY',
-    default: '20',
-    doc: 'How many recent group messages the assistant reads as context when it answers.',
-    parse: int(1, 500),
+    default: '100',
+    doc: 'At most how many recent group messages the assistant reads when it answers; the context budget (`PARLEY_AI_CONTEXT_TOKENS`) then keeps as many of the newest as fit the model.',
+    parse: int(1, 1000),
   }),
   groupInviteTtlHours: setting({
     env: 'PARLEY_GROUP_INVITE_TTL_HOURS',

@@ -39,8 +39,9 @@ export interface LlamaServerOptions {
   /** `--jinja --chat-template-file` with this file; without it, the server's default template. */
   templateFile?: string;
   /**
-   * Tokens an answer may have at most, server-side. The tiny model rambles until its context is
-   * full; a bound keeps each request short. (Parley sends no `max_tokens` of its own yet.)
+   * Tokens an answer may have at most, server-side, for requests that name no limit (Parley's
+   * research planner; Parley's own `max_tokens`, PARLEY_AI_ANSWER_TOKENS in parley-binary.ts,
+   * overrides it). The tiny model rambles until its context is full; a bound keeps requests short.
    */
   maxAnswerTokens?: number;
   /** `--no-jinja` (no template file): the server's legacy templates, which refuse any request with tools. */

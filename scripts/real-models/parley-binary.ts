@@ -35,7 +35,14 @@ export interface Parley {
 }
 
 export async function startParley(bin: string, env: Record<string, string>, emails = ['ann@parley.test']): Promise<Parley> {
-  const fullEnv = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-real-data-')), 'data'), ...env };
+  const fullEnv = {
+    PATH: process.env.PATH ?? '',
+    PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-real-data-')), 'data'),
+    // The tiny model rambles until its limit: 64 tokens keep each answer short. Parley's limit
+    // (`max_tokens`) overrides llama-server's --n-predict, so the rig sets both.
+    PARLEY_AI_ANSWER_TOKENS: '64',
+    ...env,
+  };
   const keys: string[] = [];
   for (const email of emails) {
     const user = Bun.spawnSync([bin, 'user', 'create', '--email', email, '--name', email.split('@')[0]!.replace(/^./, (c) => c.toUpperCase())], { env: fullEnv });

@@ -67,7 +67,7 @@ async function chatTurn(p: Parley, body: Record<string, unknown>) {
   }
   const text = events.filter((e) => e.type === 'text.delta').map((e) => e.delta).join('');
   const last = events.at(-1);
-  // The rig cuts every answer at 64 tokens (llama-server's --n-predict), which Parley ends with
+  // The rig cuts every answer at 64 tokens (PARLEY_AI_ANSWER_TOKENS), which Parley ends with
   // the cut-off error after the text (docs/chat.md, "Endings"): that is an answer here.
   const answered = last?.type === 'done' || (last?.type === 'error' && last.message === CUT_OFF && text.trim() !== '');
   return { events, text, last, answered, conversationId: events.find((e) => e.type === 'conversation.created')?.conversationId as string | undefined };

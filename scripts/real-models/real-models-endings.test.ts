@@ -83,7 +83,7 @@ const logLines = (p: Parley) =>
     });
 
 describe('the model stops at its length limit (max tokens)', () => {
-  // llama-server's --n-predict bounds every answer: the tiny model never stops before it.
+  // The rig's answer limit (PARLEY_AI_ANSWER_TOKENS) bounds every answer: the tiny model never stops before it.
   const p = rig({ maxAnswerTokens: 16 });
 
   test('chat: the text streams and stays, and the stream ends with an error saying it was cut, not done', async () => {

@@ -28,5 +28,5 @@ echo "real models: llama-server from $PARLEY_LLAMA_SERVER_DIR ($(cat "$PARLEY_LL
 
 # A path, not a name filter: bunfig.toml's root keeps the plain `bun test` to test/, and only a
 # path starting with ./ reaches a test file outside it.
-if [[ $suite == 1 ]]; then node_modules/.bin/bun test ./scripts/real-models/real-models.test.ts ./scripts/real-models/real-models-capabilities.test.ts ./scripts/real-models/real-models-endings.test.ts ./scripts/real-models/real-models-group-resume.test.ts; fi
+if [[ $suite == 1 ]]; then node_modules/.bin/bun test ./scripts/real-models/real-models.test.ts ./scripts/real-models/real-models-capabilities.test.ts ./scripts/real-models/real-models-endings.test.ts ./scripts/real-models/real-models-group-resume.test.ts ./scripts/real-models/real-models-budget.test.ts; fi
 if [[ $matrix == 1 ]]; then node_modules/.bin/bun run scripts/real-models/template-matrix.ts; fi

@@ -78,7 +78,7 @@ async function turn(p: Parley, path: string, body: unknown, signal: AbortSignal)
 
 /**
  * Text deltas, then `done`, and no `error`; or text deltas cut at the length limit (the rig bounds
- * answers with llama-server's --n-predict, and since issue 18 item 6 a cut answer ends with an
+ * answers at 64 tokens, PARLEY_AI_ANSWER_TOKENS, and since issue 18 item 6 a cut answer ends with an
  * `error` that says so instead of `done`): that is a streamed answer too.
  */
 function judge(events: any[]): ShapeResult {

@@ -33,7 +33,8 @@ export function startToolCallProxy(upstream: string): ToolCallProxy {
       }
     }
     const res = await forward(upstream, req, body);
-    if (res.ok) return res;
+    // Parley's GET probes for other servers' endpoints (Ollama's /api/version) are meant to miss.
+    if (res.ok || req.method !== 'POST') return res;
     const text = await res.text();
     counts.refused.push(`HTTP ${res.status}: ${text}`);
     return new Response(text, { status: res.status, headers: res.headers });

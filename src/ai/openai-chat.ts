@@ -8,6 +8,8 @@ import type { SearchProvider } from './search';
 import { webSearchTool } from './web-search-tool';
 import { shapeChatMessages, type ChatTurn } from './shape-chat-messages';
 import { createCapabilities, type Capabilities } from './capabilities';
+import { answerRoom, fitContext, type RenderRequest } from './fit-context';
+import { createModelContextSource, type ModelContextSource } from './model-context';
 
 export interface ChatProviderConfig {
   baseUrl?: string;
@@ -20,6 +22,14 @@ export interface ChatProviderConfig {
   idleTimeoutMs: number;
   /** What the server accepts (capabilities.ts); default: `auto` for both. */
   capabilities?: Capabilities;
+  /** The context budget (fit-context.ts): the model's window, and PARLEY_AI_ANSWER_TOKENS. */
+  budget?: ContextBudget;
+}
+
+export interface ContextBudget {
+  contexts: ModelContextSource;
+  /** PARLEY_AI_ANSWER_TOKENS; 0: a quarter of the context, at most 4,096. */
+  answerTokens: number;
 }
 
 /**
@@ -29,7 +39,12 @@ export interface ChatProviderConfig {
  */
 export function createChatProvider(cfg: ChatProviderConfig): AiProvider {
   const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1, fetch: fetchWithoutBunTimeout });
-  const chat = createChatClient(client, cfg.capabilities ?? createCapabilities({ tools: 'auto', images: 'auto' }, cfg.baseUrl), cfg.idleTimeoutMs);
+  const chat = createChatClient(
+    client,
+    cfg.capabilities ?? createCapabilities({ tools: 'auto', images: 'auto' }, cfg.baseUrl),
+    cfg.idleTimeoutMs,
+    cfg.budget ?? { contexts: createModelContextSource({ baseUrl: cfg.baseUrl, apiKey: cfg.apiKey, contextTokens: 0 }), answerTokens: 0 },
+  );
   return {
     name: 'openai-chat',
     canResume: false,
@@ -47,16 +62,29 @@ export interface ChatClient {
   stream(opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal }): AsyncGenerator<AiEvent>;
   /** A short non-streamed completion (research planning); reasoning is returned apart. */
   complete(opts: { model: string; messages: AiMessage[]; signal?: AbortSignal }): Promise<{ text: string; reasoning: string }>;
+  /**
+   * The context budget's room beside `messages` (a request of them alone, no tools), with the
+   * model's token counter: for text Parley may shorten to fit (research's page extracts).
+   * Undefined when the model's context is unknown.
+   */
+  spare(opts: { model: string; messages: AiMessage[] }): Promise<{ tokens: number; countText: (text: string) => Promise<number> } | undefined>;
 }
 
-export function createChatClient(client: OpenAI, caps: Capabilities, idleTimeoutMs: number): ChatClient {
+export function createChatClient(client: OpenAI, caps: Capabilities, idleTimeoutMs: number, budget: ContextBudget): ChatClient {
   return {
-    stream: (opts) => streamWithTools(client, caps, opts, idleTimeoutMs),
+    stream: (opts) => streamWithTools(client, caps, opts, idleTimeoutMs, budget),
+    async spare({ model, messages }) {
+      const context = await budget.contexts.get(model);
+      if (!context.contextTokens) return undefined;
+      const used = await context.counter.countRequest(render(messages, []).messages, []);
+      return { tokens: context.contextTokens - answerRoom(context.contextTokens, budget.answerTokens) - used, countText: (text) => context.counter.countText(text) };
+    },
     async complete({ model, messages, signal }) {
+      const request = await fitRequest(budget, model, messages, []);
       // Not streamed: the whole answer is one quiet spell, under the same limit.
       const idle = new IdleLimit(idleTimeoutMs, signal);
       try {
-        const res: any = await client.chat.completions.create({ model, messages: shapeChatMessages(messages) as any }, { signal: idle.signal });
+        const res: any = await client.chat.completions.create({ model, ...request } as any, { signal: idle.signal });
         const msg = res.choices?.[0]?.message ?? {};
         return { text: String(msg.content ?? ''), reasoning: String(msg.reasoning_content ?? msg.reasoning ?? '') };
       } catch (err) {
@@ -78,6 +106,22 @@ const MAX_TOOL_ROUNDS = 8;
 /** What the model sees where an image was left out, and what the user is told when it was theirs, now. */
 export const IMAGE_NOT_SENT = 'An image was left out: the AI model on this server does not accept images.';
 
+const toolWire = (t: AiTool) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } });
+const render: RenderRequest<AiTool> = (turns, tools) => ({ messages: shapeChatMessages(turns), tools: tools.map(toolWire) });
+
+/**
+ * The request's `messages`, `tools` and answer limit, fitted to the model's context
+ * (fit-context.ts). The limit is `max_tokens` for the local servers, which all take it, and
+ * `max_completion_tokens` elsewhere (OpenAI's reasoning models refuse `max_tokens`).
+ */
+async function fitRequest(budget: ContextBudget, model: string, turns: ChatTurn[], tools: AiTool[]): Promise<Record<string, unknown>> {
+  const context = await budget.contexts.get(model);
+  const fitted = await fitContext(turns, tools, context, budget.answerTokens, render);
+  const { messages, tools: wire } = render(fitted.turns, fitted.tools);
+  const limit = fitted.maxTokens === undefined ? {} : { [context.kind === 'other' ? 'max_completion_tokens' : 'max_tokens']: fitted.maxTokens };
+  return { messages, ...(wire.length ? { tools: wire } : {}), ...limit };
+}
+
 /** The turns with their images left out, each replaced by a note the model can read. */
 function withoutImages(turns: ChatTurn[]): ChatTurn[] {
   return turns.map((t) => ('images' in t && t.images?.length ? { role: t.role, content: `${t.content}\n[${IMAGE_NOT_SENT}]` } : t));
@@ -88,6 +132,7 @@ async function* streamWithTools(
   caps: Capabilities,
   opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal },
   idleTimeoutMs: number,
+  budget: ContextBudget,
 ): AsyncGenerator<AiEvent> {
   let tools = opts.tools?.length && (await caps.allows('tools')) ? opts.tools : [];
   // Every round's request is shaped anew from the whole turn so far (shape-chat-messages.ts).
@@ -117,27 +162,18 @@ async function* streamWithTools(
     let stream: AsyncIterable<any[]> | undefined;
     let idle = new IdleLimit(idleTimeoutMs, opts.signal);
     // A refusal of the tools or the images (capabilities.ts) is retried once without them.
+    // What the budget let into the request: a refusal is about what was sent.
+    let sentTools = false;
     while (!stream) try {
+      const request = await fitRequest(budget, opts.model, turns, tools);
+      sentTools = !!request.tools;
       const res = await client.chat.completions
-        .create(
-        {
-          model: opts.model,
-          messages: shapeChatMessages(turns),
-          stream: true,
-          ...(tools.length
-            ? {
-                tools: tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })),
-                ...(last ? { tool_choice: 'none' } : {}),
-              }
-            : {}),
-        } as any,
-          { signal: idle.signal },
-        )
+        .create({ model: opts.model, ...request, stream: true, ...(last && request.tools ? { tool_choice: 'none' } : {}) } as any, { signal: idle.signal })
         .asResponse();
       stream = parseSseBatches(res.body, idle.signal);
     } catch (err) {
       idle.stop();
-      const drop = opts.signal?.aborted || idle.fired ? undefined : caps.refused(err, { tools: tools.length > 0, images: sentImages });
+      const drop = opts.signal?.aborted || idle.fired ? undefined : caps.refused(err, { tools: sentTools, images: sentImages });
       if (!drop) throw idle.describe(err, opts.signal);
       if (drop === 'tools') tools = [];
       else yield* leaveOutImages();

@@ -55,6 +55,9 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
     model,
     background: true,
     store: true,
+    // OpenAI's own context budget: a conversation longer than the model's window loses its oldest
+    // items instead of failing every later turn (the default, `disabled`, answers 400).
+    truncation: 'auto',
     ...(apiTools.length ? { tools: apiTools } : {}),
     ...(opts.research || opts.webSearch ? { include: ['web_search_call.action.sources'] } : {}),
   };

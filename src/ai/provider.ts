@@ -4,6 +4,7 @@ import { createChatProvider } from './openai-chat';
 import { createResponsesProvider } from './openai-responses';
 import { createSearxngSearch, type SearchProvider } from './search';
 import { createCapabilities } from './capabilities';
+import { createModelContextSource } from './model-context';
 
 /** Pages read by the research loop: enough text to cite, small enough for a Raspberry Pi. */
 const PAGE_MAX_BYTES = 512 * 1024;
@@ -25,6 +26,10 @@ export function createAiProvider(config: Config): AiProvider | undefined {
         search: createSearchProvider(config),
         capabilities: createCapabilities({ tools: config.aiTools, images: config.aiVision }, config.aiBaseUrl),
         idleTimeoutMs: config.aiIdleTimeoutS * 1000,
+        budget: {
+          contexts: createModelContextSource({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, contextTokens: config.aiContextTokens }),
+          answerTokens: config.aiAnswerTokens,
+        },
         research: {
           breadth: config.researchBreadth,
           depth: config.researchDepth,

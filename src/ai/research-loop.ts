@@ -71,7 +71,30 @@ export async function* runResearch(
     }
   }
   opts.signal?.throwIfAborted();
+  await fitExcerpts(chat, opts, sources, !!search);
   yield* chat.stream({ model: opts.model, messages: reportMessages(opts.messages, sources, !!search), tools: opts.tools, signal: opts.signal });
+}
+
+/** Of the room beside the question and the instructions, what the page extracts may take; the rest is for tools and history. */
+const EXCERPT_SHARE = 0.75;
+
+/**
+ * The context budget for the report: page extracts shortened, each to an equal share of the room
+ * the model's context has beside the system prompt, the question and the sources' titles, so the
+ * report request fits (the budget then keeps what history and tools it can, fit-context.ts).
+ */
+async function fitExcerpts(chat: ChatClient, opts: StreamChatOptions & { model: string }, sources: Source[], searched: boolean): Promise<void> {
+  if (!sources.length) return;
+  const question = opts.messages.findLast((m) => m.role === 'user');
+  const bare = sources.map((s) => ({ ...s, excerpt: '' }));
+  const spare = await chat.spare({ model: opts.model, messages: reportMessages([...opts.messages.filter((m) => m.role === 'system'), ...(question ? [question] : [])], bare, searched) });
+  if (!spare) return;
+  const share = Math.max(0, Math.floor((spare.tokens * EXCERPT_SHARE) / sources.length));
+  for (const s of sources) {
+    const tokens = await spare.countText(s.excerpt);
+    // Characters in proportion, a little under: tokens follow characters only roughly.
+    if (tokens > share) s.excerpt = s.excerpt.slice(0, Math.floor((s.excerpt.length * share * 0.95) / tokens));
+  }
 }
 
 async function* planQueries(

@@ -1,0 +1,157 @@
+import { AiError } from './ai.types';
+import { IMAGE_TOKENS } from './count-tokens';
+import type { ModelContext } from './model-context';
+import type { ChatTurn } from './shape-chat-messages';
+
+/**
+ * The context budget: a request that fits the model's context window with room for the answer,
+ * so a conversation of any length keeps working (docs/ai-providers.md, "Context budget").
+ *
+ * What is kept, in this order, until the room is used:
+ * 1. the system message(s) and the newest user turn with its tool rounds so far: always (a
+ *    tool's output is shortened before either would be dropped);
+ * 2. the tool definitions, when they fit beside those;
+ * 3. the history, newest first, in whole turns, starting at a user turn.
+ * Older turns are simply left out (every chat product drops the oldest first; summarising them
+ * would cost a model call per turn on a board that runs one answer at a time).
+ */
+
+/** Renders turns and tools as they will be sent (the request shaper), for counting. */
+export type RenderRequest<T> = (turns: ChatTurn[], tools: T[]) => { messages: unknown[]; tools: unknown[] };
+
+export interface Fitted<T> {
+  turns: ChatTurn[];
+  tools: T[];
+  /** The answer's limit (`max_tokens`): PARLEY_AI_ANSWER_TOKENS, else what the context has left after the prompt; undefined when no budget is known. */
+  maxTokens?: number;
+  /** How many older turns were left out, whether the tools were, and how many tool outputs were shortened. */
+  leftOut: { turns: number; tools: boolean; shortened: number };
+}
+
+/** Template tokens around one message, at most, for choosing what to keep (the exact count then checks). */
+const PER_TURN = 8;
+/** Rounds of choose → count exactly → choose again with the difference. */
+const ATTEMPTS = 6;
+export const SHORTENED = '\n[… shortened to fit the model’s context]';
+
+/** The room kept for the answer: PARLEY_AI_ANSWER_TOKENS (at most half the context), or a quarter of the context up to 4,096 tokens. */
+export function answerRoom(contextTokens: number, setting: number): number {
+  return setting > 0 ? Math.min(setting, Math.floor(contextTokens / 2)) : Math.min(4096, Math.floor(contextTokens / 4));
+}
+
+export function tooLongMessage(tokens: number, room: number): string {
+  return `The message is too long for the AI model: it takes about ${tokens} tokens, and the model has room for ${room} beside its answer. Shorten it, or use a model with a larger context.`;
+}
+
+export async function fitContext<T>(turns: ChatTurn[], tools: T[], context: ModelContext, answerSetting: number, render: RenderRequest<T>): Promise<Fitted<T>> {
+  const nothingLeftOut = { turns: 0, tools: false, shortened: 0 };
+  const size = context.contextTokens;
+  if (!size) return { turns, tools, leftOut: nothingLeftOut };
+  const room = size - answerRoom(size, answerSetting);
+  // Set, the answer's room is also its limit; unset, the answer may use all the prompt leaves.
+  const limit = (prompt: number) => (answerSetting > 0 ? answerRoom(size, answerSetting) : size - prompt);
+  const count = async (t: ChatTurn[], k: T[]) => {
+    const r = render(t, k);
+    const n = await context.counter.countRequest(r.messages, r.tools);
+    // What the template adds beyond the text's bytes, at most so far (see bytesBound).
+    context.templateExtra = Math.max(context.templateExtra ?? 0, n - bytesBound(r.messages, r.tools));
+    return n;
+  };
+  // A short conversation needs no count at all (the common case, and the first token waits for it).
+  if (context.counter.exact && context.templateExtra !== undefined) {
+    const r = render(turns, tools);
+    const bound = bytesBound(r.messages, r.tools) + context.templateExtra;
+    if (bound <= room) return { turns, tools, maxTokens: limit(bound), leftOut: nothingLeftOut };
+  }
+
+  const newest = turns.findLastIndex((t) => t.role === 'user');
+  const system = turns.filter((t) => t.role === 'system');
+  const history = turns.slice(0, Math.max(newest, 0)).filter((t) => t.role !== 'system');
+  let current = newest < 0 ? turns.filter((t) => t.role !== 'system') : turns.slice(newest);
+  // Counted newest first and only as far as the room reaches: a long history is never counted whole.
+  const costs: number[] = [];
+  const costOf = async (i: number) => (costs[i] ??= await turnCost(history[i]!, context));
+  let shortened = 0;
+  // Estimated history costs times this: raised when the exact count shows the template costs
+  // more, and remembered for the next turns of this model.
+  let scale = context.historyScale ?? 1;
+  let measured: { fixed: number; toolsCost: number } | undefined;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const fixed = measured?.fixed ?? (await count([...system, ...current], []));
+    if (fixed > room) {
+      // The newest turn alone is too long: its tools' outputs give way, the user's words cannot.
+      const cut = await shortenToolOutputs(current, fixed - room, context);
+      if (!cut) throw new AiError(tooLongMessage(fixed, room));
+      current = cut.turns;
+      shortened += cut.shortened;
+      measured = undefined;
+      continue;
+    }
+    const toolsCost = measured?.toolsCost ?? (tools.length ? (await count([...system, ...current], tools)) - fixed : 0);
+    measured = { fixed, toolsCost };
+    const keepTools = tools.length > 0 && fixed + toolsCost <= room;
+    let free = room - fixed - (keepTools ? toolsCost : 0);
+    let from = history.length;
+    while (from > 0 && (await costOf(from - 1)) * scale <= free) free -= costs[--from]! * scale;
+    // Whole exchanges: the kept history starts with a user turn.
+    while (from < history.length && history[from]!.role !== 'user') from++;
+    const kept = [...system, ...history.slice(from), ...current];
+    const keptTools = keepTools ? tools : [];
+    const n = await count(kept, keptTools);
+    if (n <= room) {
+      const leftOut = { turns: from, tools: tools.length > 0 && !keepTools, shortened };
+      return { turns: kept, tools: keptTools, maxTokens: limit(n), leftOut };
+    }
+    // The per-turn estimates fell short of the exact count: choose again, scaled by how much.
+    const estimated = costs.slice(from).reduce((a, b) => a + b, 0);
+    const actual = n - fixed - (keepTools ? toolsCost : 0);
+    scale = context.historyScale = Math.max(scale * 1.1, (actual / Math.max(estimated, 1)) * 1.05);
+  }
+  throw new AiError(tooLongMessage(await count([...system, ...current], []), room));
+}
+
+/**
+ * An upper bound of a request's tokens without asking the server, but for what the template adds:
+ * a token of text stands for at least one byte of it (byte-level and byte-fallback tokenizers
+ * alike), plus a per-message allowance and the images' fixed cost. The template's own share is
+ * learned from the exact counts made so far (`templateExtra`).
+ */
+export function bytesBound(messages: unknown[], tools: unknown[]): number {
+  let n = tools.length ? Buffer.byteLength(JSON.stringify(tools)) : 0;
+  for (const m of messages as { content?: unknown; tool_calls?: unknown }[]) {
+    n += PER_TURN * 2 + (m.tool_calls ? Buffer.byteLength(JSON.stringify(m.tool_calls)) : 0);
+    if (typeof m.content === 'string') n += Buffer.byteLength(m.content);
+    else if (Array.isArray(m.content)) for (const part of m.content) n += part?.type === 'text' ? Buffer.byteLength(String(part.text ?? '')) : IMAGE_TOKENS;
+  }
+  return n;
+}
+
+async function turnCost(t: ChatTurn, context: ModelContext): Promise<number> {
+  const images = 'images' in t ? (t.images?.length ?? 0) : 0;
+  return PER_TURN + images * IMAGE_TOKENS + (await context.counter.countText(t.content));
+}
+
+/**
+ * The newest turn's tool outputs, the longest first, cut by `excess` tokens (and a little more:
+ * the cut is proportional to characters, which tokens follow only roughly). Undefined when there
+ * is nothing left to cut.
+ */
+async function shortenToolOutputs(turns: ChatTurn[], excess: number, context: ModelContext): Promise<{ turns: ChatTurn[]; shortened: number } | undefined> {
+  const out = [...turns];
+  let left = excess;
+  let shortened = 0;
+  const order = out
+    .map((t, i) => ({ t, i }))
+    .filter(({ t }) => t.role === 'tool' && t.content.length > SHORTENED.length)
+    .sort((a, b) => b.t.content.length - a.t.content.length);
+  for (const { t, i } of order) {
+    if (left <= 0) break;
+    const tokens = await context.counter.countText(t.content);
+    const keepTokens = Math.max(0, tokens - left - PER_TURN * 4);
+    const keepChars = Math.floor((t.content.length * keepTokens) / Math.max(tokens, 1));
+    out[i] = { ...t, content: t.content.slice(0, keepChars) + SHORTENED } as ChatTurn;
+    left -= tokens - keepTokens;
+    shortened++;
+  }
+  return shortened ? { turns: out, shortened } : undefined;
+}
