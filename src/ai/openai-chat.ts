@@ -90,6 +90,7 @@ async function* streamWithTools(
   idleTimeoutMs: number,
 ): AsyncGenerator<AiEvent> {
   let tools = opts.tools?.length && (await caps.allows('tools')) ? opts.tools : [];
+  let toolRole = await caps.allows('toolRole');
   // Every round's request is shaped anew from the whole turn so far (shape-chat-messages.ts).
   let turns: ChatTurn[] = [...opts.messages];
   let partAdded = false;
@@ -116,13 +117,13 @@ async function* streamWithTools(
     const last = round === MAX_TOOL_ROUNDS - 1;
     let stream: AsyncIterable<any[]> | undefined;
     let idle = new IdleLimit(idleTimeoutMs, opts.signal);
-    // A refusal of the tools or the images (capabilities.ts) is retried once without them.
+    // A refusal of the tools, the images or the tool role (capabilities.ts) is retried once without them.
     while (!stream) try {
       const res = await client.chat.completions
         .create(
         {
           model: opts.model,
-          messages: shapeChatMessages(turns),
+          messages: shapeChatMessages(turns, { toolRole }),
           stream: true,
           ...(tools.length
             ? {
@@ -137,9 +138,11 @@ async function* streamWithTools(
       stream = parseSseBatches(res.body, idle.signal);
     } catch (err) {
       idle.stop();
-      const drop = opts.signal?.aborted || idle.fired ? undefined : caps.refused(err, { tools: tools.length > 0, images: sentImages });
+      const sent = { tools: tools.length > 0, images: sentImages, toolRole: toolRole && turns.some((t) => t.role === 'tool') };
+      const drop = opts.signal?.aborted || idle.fired ? undefined : caps.refused(err, sent);
       if (!drop) throw idle.describe(err, opts.signal);
       if (drop === 'tools') tools = [];
+      else if (drop === 'toolRole') toolRole = false;
       else yield* leaveOutImages();
       idle = new IdleLimit(idleTimeoutMs, opts.signal);
     }
