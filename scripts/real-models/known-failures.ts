@@ -43,13 +43,6 @@ export const KNOWN_FAILURES: KnownFailure[] = [
   { template: 'GigaChat3.1-10B-A1.8B.jinja', shape: 'research', reason: OVER_CONTEXT, fixedBy: BUDGET },
   // Both GigaChat templates' research prompts sit within a few tokens of the limit: which one passes depends on the tiny model's plan.
   { template: 'GigaChat3-10B-A1.8B.jinja', shape: 'research', reason: OVER_CONTEXT, fixedBy: BUDGET },
-  {
-    template: 'google-gemma-2-2b-it.jinja',
-    shape: 'history tool',
-    reason:
-      "The template has no tool role and demands strict user/assistant alternation, so the request carrying the tool result after the model's call is refused (HTTP 400, \"Conversation roles must alternate\"); llama-server's generic tool format, which serves other templates without tools, does not change the roles",
-    fixedBy: 'a later change: tool results sent as a user turn for templates without a tool role',
-  },
 ];
 
 export function knownFailure(template: string, shape: ShapeName): KnownFailure | undefined {
