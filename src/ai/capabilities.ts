@@ -16,7 +16,7 @@ export type Capability = 'tools' | 'images';
  * the request carrying a tool's result ("Conversation roles must alternate"); llama-server's
  * generic tool format serves them tool definitions but leaves the roles as they are. No setting
  * and no `/props` answer tells it (`chat_template_caps.supports_tool_calls` is false for templates
- * that take the tool role fine, e.g. Phi-3.5 and SmolLM3): always learned from the refusal, after
+ * that take the tool role fine, e.g. SmolLM3): always learned from the refusal, after
  * which tool results go as marked user turns (shape-chat-messages.ts).
  */
 export type Refusable = Capability | 'toolRole';
