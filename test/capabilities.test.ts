@@ -115,6 +115,60 @@ describe('capabilities: images', () => {
   });
 });
 
+describe('capabilities: the tool role', () => {
+  /** Gemma 2's template as llama-server reports it: a `tool` message breaks its strict alternation. */
+  const NO_TOOL_ROLE = { fail: 400, message: 'Jinja Exception: Conversation roles must alternate user/assistant/user/assistant/...' };
+  const hasToolRole = (body: any) => body.messages.some((m: any) => m.role === 'tool' || m.tool_calls);
+  /** A template without a tool role: refuses `tool` messages, answers a tool's output sent as a user turn, otherwise calls search_history. */
+  const gemma2 = (body: any) =>
+    hasToolRole(body)
+      ? NO_TOOL_ROLE
+      : String(body.messages.at(-1).content).startsWith('[Output of the tool search_history')
+        ? { deltas: [{ content: 'By the lake.' }] }
+        : { deltas: [{ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'search_history', arguments: '{"query":"picnic"}' } }] }], finish_reason: 'tool_calls' as const };
+
+  test('auto: a refused tool result is sent again as a marked user turn, and every later tool round goes that way at once', async () => {
+    const ctx = context();
+    await stream(ctx, { message: 'Our picnic is by the lake.' });
+    openai.requests.length = 0;
+    openai.chatScript = gemma2;
+    const first = await stream(ctx, { message: 'Where is our picnic?' });
+    expect(typesOf(first)).toEqual(['conversation.created', 'response.created', 'history.in_progress', 'history.completed', 'content_part.added', 'text.delta', 'done']);
+    expect(answer(first)).toBe('By the lake.');
+    // The call, the refused round with a tool message, the same round again without the tool role.
+    expect(chatRequests().map(hasToolRole)).toEqual([false, true, false]);
+    const retried = chatRequests().at(-1).messages;
+    expect(retried.map((m: any) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(retried[2].content).toBe('[Called the tool search_history with {"query":"picnic"}]');
+    expect(retried[3].content).toStartWith('[Output of the tool search_history, not written by the user]\n(1) Our picnic is by the lake.');
+    // Tools are still offered: only the roles changed.
+    expect(chatRequests().every(hasTools)).toBe(true);
+
+    openai.requests.length = 0;
+    const next = await stream(ctx, { message: 'And where is it?', conversationId: first[0]!.data.conversationId });
+    expect(typesOf(next).at(-1)).toBe('done');
+    expect(chatRequests().map(hasToolRole)).toEqual([false, false]);
+  });
+
+  test('a server that takes the tool role keeps getting it; a refusal not about roles is the turn’s error', async () => {
+    const ctx = context();
+    openai.chatScript = (body) =>
+      body.messages.at(-1).role === 'tool'
+        ? { deltas: [{ content: 'Nothing there.' }] }
+        : { deltas: [{ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'search_history', arguments: '{"query":"x"}' } }] }], finish_reason: 'tool_calls' };
+    expect(answer(await stream(ctx, { message: 'Find x' }))).toBe('Nothing there.');
+    expect(chatRequests().map(hasToolRole)).toEqual([false, true]);
+    openai.requests.length = 0;
+    openai.chatScript = (body) =>
+      hasToolRole(body)
+        ? { fail: 400, message: 'Bad request: the prompt is malformed' }
+        : { deltas: [{ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'search_history', arguments: '{"query":"x"}' } }] }], finish_reason: 'tool_calls' };
+    const refused = await stream(ctx, { message: 'Find x again' });
+    expect(typesOf(refused).at(-1)).toBe('error');
+    expect(chatRequests().map(hasToolRole)).toEqual([false, true]);
+  });
+});
+
 describe('web search in everyday chat (item 8)', () => {
   test('with a search provider, chat/stream offers web_search and relays its events', async () => {
     const ctx = context({ searchProvider: 'searxng', searxngUrl: searx.url });

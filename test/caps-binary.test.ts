@@ -65,4 +65,31 @@ describe('the compiled binary: capabilities and web search in chat', () => {
       await p.stop();
     }
   }, 120_000);
+
+  test('a template without a tool role (Gemma 2): the refused tool round is sent again with the result as a user turn, and later rounds go so at once', async () => {
+    const p = await startParley(await buildBinaryOnce(), { PARLEY_AI_PROVIDER: 'openai-chat', PARLEY_AI_BASE_URL: openai.url, PARLEY_AI_MODEL: 'small' });
+    try {
+      openai.chatScript = () => ({ deltas: [{ content: 'Noted.' }] });
+      await turn(p, { message: 'Our picnic is by the lake.' });
+      const toolRole = (body: any) => body.messages.some((m: any) => m.role === 'tool' || m.tool_calls);
+      openai.chatScript = (body) =>
+        toolRole(body)
+          ? { fail: 400, message: 'Jinja Exception: Conversation roles must alternate user/assistant/user/assistant/...' }
+          : body.messages.at(-1).content.startsWith('[Output of the tool search_history, not written by the user]')
+            ? { deltas: [{ content: 'By the lake.' }] }
+            : { deltas: [{ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'search_history', arguments: '{"query":"picnic"}' } }] }], finish_reason: 'tool_calls' };
+      openai.requests.length = 0;
+      const first = await turn(p, { message: 'Where is our picnic?' });
+      expect(first.types).toEqual(['conversation.created', 'response.created', 'history.in_progress', 'history.completed', 'content_part.added', 'text.delta', 'done']);
+      expect(first.text).toBe('By the lake.');
+      const sent = () => openai.requests.filter((r) => r.path === 'POST /v1/chat/completions').map((r) => toolRole(r.body));
+      expect(sent()).toEqual([false, true, false]);
+      openai.requests.length = 0;
+      const next = await turn(p, { message: 'Where again?', conversationId: first.events[0].conversationId });
+      expect(next.text).toBe('By the lake.');
+      expect(sent()).toEqual([false, false]);
+    } finally {
+      await p.stop();
+    }
+  }, 120_000);
 });

@@ -92,4 +92,40 @@ describe('shapeChatMessages: requests real chat templates accept', () => {
     ]);
     for (const m of shaped as any[]) for (const id of [m.tool_call_id, ...(m.tool_calls ?? []).map((c: any) => c.id)].filter(Boolean)) expect(id).toMatch(/^[a-zA-Z0-9]{9}$/);
   });
+
+  test('toolRole false (a template without a tool role): calls as assistant text, results as marked user turns, roles alternating', () => {
+    const turns = [
+      { role: 'system', content: 'S' },
+      { role: 'user', content: 'What did I say about tea and picnics?' },
+      {
+        role: 'assistant',
+        content: 'Let me look.',
+        toolCalls: [
+          { id: 'chatcmpl-tool-7f3a', name: 'search_history', arguments: '{"query":"tea"}' },
+          { id: 'x', name: 'search_history', arguments: '' },
+        ],
+      },
+      { role: 'tool', callId: 'chatcmpl-tool-7f3a', name: 'search_history', content: '(1) green tea' },
+      { role: 'tool', callId: 'x', name: 'search_history', content: '' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'y', name: 'generate_canvas', arguments: '{"topic":"Tea"}' }] },
+      { role: 'tool', callId: 'y', name: 'generate_canvas', content: 'Canvas "Tea" created.' },
+    ] as const;
+    const shaped = shapeChatMessages(turns as any, { toolRole: false });
+    expect(shaped).toEqual([
+      { role: 'system', content: 'S' },
+      { role: 'user', content: 'What did I say about tea and picnics?' },
+      { role: 'assistant', content: 'Let me look.\n[Called the tool search_history with {"query":"tea"}]\n[Called the tool search_history with {}]' },
+      {
+        role: 'user',
+        content:
+          '[Output of the tool search_history, not written by the user]\n(1) green tea\n\n[Output of the tool search_history, not written by the user]\n(no output)',
+      },
+      { role: 'assistant', content: '[Called the tool generate_canvas with {"topic":"Tea"}]' },
+      { role: 'user', content: '[Output of the tool generate_canvas, not written by the user]\nCanvas "Tea" created.' },
+    ]);
+    expect(JSON.stringify(shaped)).not.toMatch(/"tool"|tool_calls|tool_call_id/);
+    // Without the option (and with toolRole true) the tool role stays: most templates take it.
+    expect(shapeChatMessages(turns as any, { toolRole: true })).toEqual(shapeChatMessages(turns as any));
+    expect((shapeChatMessages(turns as any) as any[]).filter((m) => m.role === 'tool').length).toBe(3);
+  });
 });

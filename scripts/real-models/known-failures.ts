@@ -35,13 +35,6 @@ export const KNOWN_FAILURES: KnownFailure[] = [
     (template): KnownFailure => ({ template, shape: '*', reason: OUTPUT_FORMAT, fixedBy: 'none with this model' }),
   ),
   { template: 'deepseek-ai-DeepSeek-V3.2.jinja', shape: 'history tool', reason: OUTPUT_FORMAT, fixedBy: 'none with this model' },
-  {
-    template: 'google-gemma-2-2b-it.jinja',
-    shape: 'history tool',
-    reason:
-      "The template has no tool role and demands strict user/assistant alternation, so the request carrying the tool result after the model's call is refused (HTTP 400, \"Conversation roles must alternate\"); llama-server's generic tool format, which serves other templates without tools, does not change the roles",
-    fixedBy: 'a later change: tool results sent as a user turn for templates without a tool role',
-  },
 ];
 
 export function knownFailure(template: string, shape: ShapeName): KnownFailure | undefined {

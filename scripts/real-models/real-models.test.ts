@@ -12,7 +12,7 @@ import { startFakeSearxng } from '../../test/fakes/searxng';
 import { llamaServerDir, startLlamaServer, testModelPath, type LlamaServer } from './llama-server';
 import { readEvents, type Parley } from './parley-binary';
 import { startParleyFor } from './run-shapes';
-import { runShape, SHAPES, type ShapeName } from './shapes';
+import { runShape, SHAPES, TOOL_ROLE_REFUSED, type ShapeName } from './shapes';
 import { knownFailure } from './known-failures';
 
 // Real processes on a shared 2-core machine; nothing here asserts on time.
@@ -63,6 +63,21 @@ describe('issue 18 item 3: requests that strict templates accept', () => {
     const p = withTemplate(template);
     shapeTest(template, 'group', 'a group follow-up after members spoke in a row', p);
     shapeTest(template, 'history tool', 'a history-tool round whose call id the model server chose freely', p);
+  });
+});
+
+describe('issue 18 item 3: a template without a tool role (Gemma 2: strict user/assistant alternation)', () => {
+  const p = withTemplate('google-gemma-2-2b-it.jinja');
+  test('a history-tool round answers: the refused tool result goes again as a user turn, and the next round so at once', async () => {
+    // The first round carrying a tool's result meets the template's refusal (HTTP 400), which
+    // Parley learns from; before the fix the turn ended with that refusal as its error.
+    expect(await runShape(p(), 'history tool', TOOL_ROLE_REFUSED)).toMatchObject({ ok: true });
+    const refusals = p().upstreamRefusals!();
+    expect(refusals.length).toBe(1);
+    expect(refusals[0]).toMatch(TOOL_ROLE_REFUSED);
+    // Remembered for the process: the next tool round is refused nothing.
+    expect(await runShape(p(), 'history tool')).toMatchObject({ ok: true });
+    expect(p().upstreamRefusals!().length).toBe(1);
   });
 });
 

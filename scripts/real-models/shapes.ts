@@ -23,6 +23,13 @@ const LONG_CHAT_TURNS = 6;
 const PIXEL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 /**
+ * The refusal Parley learns the tool role from (capabilities.ts): a template with no `tool` role
+ * and strict alternation (Gemma 2) refuses the first request carrying a tool's result, once per
+ * process; the same round then goes again with the result as a user turn.
+ */
+export const TOOL_ROLE_REFUSED = /^HTTP 400: .*Conversation roles must alternate/;
+
+/**
  * `expected`: refusals the caller provokes on purpose (a server that refuses tools, which Parley
  * must learn from) and that do not fail the shape.
  */

@@ -7,6 +7,7 @@
  * the real server even though the model never asks for it.
  */
 import { forward, startLoopbackProxy, type LoopbackProxy } from './loopback-proxy';
+import { TOOL_OUTPUT_LABEL } from '../../src/ai/shape-chat-messages';
 
 export const TOOL_MARKER = 'Search my history.';
 
@@ -46,6 +47,9 @@ function wantsScriptedCall(body: any): boolean {
   const messages: any[] = body.messages ?? [];
   const last = messages.at(-1);
   const text = typeof last?.content === 'string' ? last.content : '';
+  // A tool's output sent as a user turn (templates without a tool role) may quote an earlier
+  // question holding the marker: it is the next round, for the real template, not a new call.
+  if (text.startsWith(`[${TOOL_OUTPUT_LABEL}`)) return false;
   return last?.role === 'user' && text.includes(TOOL_MARKER) && (body.tools ?? []).some((t: any) => t.function?.name === 'search_history');
 }
 

@@ -10,15 +10,25 @@ import OpenAI from 'openai';
  */
 export type CapabilitySetting = 'auto' | 'on' | 'off';
 export type Capability = 'tools' | 'images';
+/**
+ * What a refusal can take away: a capability, or `toolRole`: tool results as `tool` messages.
+ * Templates without a tool role that demand strict user/assistant alternation (Gemma 2) refuse
+ * the request carrying a tool's result ("Conversation roles must alternate"); llama-server's
+ * generic tool format serves them tool definitions but leaves the roles as they are. No setting
+ * and no `/props` answer tells it (`chat_template_caps.supports_tool_calls` is false for templates
+ * that take the tool role fine, e.g. SmolLM3): always learned from the refusal, after
+ * which tool results go as marked user turns (shape-chat-messages.ts).
+ */
+export type Refusable = Capability | 'toolRole';
 
 export interface Capabilities {
-  /** Whether this request may carry tools / images. */
-  allows(what: Capability): Promise<boolean>;
+  /** Whether this request may carry tools / images / `tool` messages. */
+  allows(what: Refusable): Promise<boolean>;
   /**
-   * A request carrying `sent` was refused with `err`: the capability to drop for one retry, now
-   * remembered as unsupported, or `undefined` when the refusal is not about either.
+   * A request carrying `sent` was refused with `err`: what to drop for one retry, now remembered
+   * as unsupported, or `undefined` when the refusal is about none of them.
    */
-  refused(err: unknown, sent: Record<Capability, boolean>): Capability | undefined;
+  refused(err: unknown, sent: Partial<Record<Refusable, boolean>>): Refusable | undefined;
 }
 
 /** What llama-server's `GET /props` says (other servers answer 404: nothing known). */
@@ -30,24 +40,29 @@ export interface ServerProps {
 const PROPS_TIMEOUT_MS = 2000;
 
 /** Words of a refusal that name the capability (llama-server's and Ollama's messages). */
-const REFUSAL: Record<Capability, RegExp> = {
+const REFUSAL: Record<Refusable, RegExp> = {
   tools: /\btools?\b|--jinja|function/i,
   images: /\bimages?\b|vision|mmproj|multimodal|image_url/i,
+  // "Conversation roles must alternate", "Only user and assistant roles are supported", "Unknown role".
+  toolRole: /\broles?\b/i,
 };
 
 export function createCapabilities(settings: Record<Capability, CapabilitySetting>, baseUrl: string | undefined): Capabilities {
-  const learned: Partial<Record<Capability, boolean>> = {};
+  const learned: Partial<Record<Refusable, boolean>> = {};
+  const setting = (what: Refusable): CapabilitySetting => (what === 'toolRole' ? 'auto' : settings[what]);
   let props: Promise<ServerProps> | undefined;
   return {
     async allows(what) {
-      if (settings[what] !== 'auto') return settings[what] === 'on';
+      if (setting(what) !== 'auto') return setting(what) === 'on';
       if (learned[what] !== undefined) return learned[what]!;
+      if (what === 'toolRole') return true;
       props ??= readServerProps(baseUrl);
       return what === 'images' ? ((await props).images ?? true) : true;
     },
     refused(err, sent) {
       if (!(err instanceof OpenAI.APIError) || !err.status || err.status < 400) return undefined;
-      const what = (['images', 'tools'] as const).find((c) => sent[c] && settings[c] === 'auto' && REFUSAL[c].test(err.message));
+      // The tool role before tools: a template's refusal quotes its own source, which may mention tools.
+      const what = (['images', 'toolRole', 'tools'] as const).find((c) => sent[c] && setting(c) === 'auto' && REFUSAL[c].test(err.message));
       if (what) learned[what] = false;
       return what;
     },

@@ -107,17 +107,28 @@ const MAX_TOOL_ROUNDS = 8;
 export const IMAGE_NOT_SENT = 'An image was left out: the AI model on this server does not accept images.';
 
 const toolWire = (t: AiTool) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } });
-const render: RenderRequest<AiTool> = (turns, tools) => ({ messages: shapeChatMessages(turns), tools: tools.map(toolWire) });
+/** The request's messages and tools as sent (`toolRole`: capabilities.ts). */
+const renderFor =
+  (shape: { toolRole?: boolean } = {}): RenderRequest<AiTool> =>
+  (turns, tools) => ({ messages: shapeChatMessages(turns, shape), tools: tools.map(toolWire) });
+const render = renderFor();
 
 /**
  * The request's `messages`, `tools` and answer limit, fitted to the model's context
  * (fit-context.ts). The limit is `max_tokens` for the local servers, which all take it, and
  * `max_completion_tokens` elsewhere (OpenAI's reasoning models refuse `max_tokens`).
  */
-async function fitRequest(budget: ContextBudget, model: string, turns: ChatTurn[], tools: AiTool[]): Promise<Record<string, unknown>> {
+async function fitRequest(
+  budget: ContextBudget,
+  model: string,
+  turns: ChatTurn[],
+  tools: AiTool[],
+  shape?: { toolRole?: boolean },
+): Promise<Record<string, unknown>> {
   const context = await budget.contexts.get(model);
-  const fitted = await fitContext(turns, tools, context, budget.answerTokens, render);
-  const { messages, tools: wire } = render(fitted.turns, fitted.tools);
+  const shaped = renderFor(shape);
+  const fitted = await fitContext(turns, tools, context, budget.answerTokens, shaped);
+  const { messages, tools: wire } = shaped(fitted.turns, fitted.tools);
   const limit = fitted.maxTokens === undefined ? {} : { [context.kind === 'other' ? 'max_completion_tokens' : 'max_tokens']: fitted.maxTokens };
   return { messages, ...(wire.length ? { tools: wire } : {}), ...limit };
 }
@@ -135,6 +146,7 @@ async function* streamWithTools(
   budget: ContextBudget,
 ): AsyncGenerator<AiEvent> {
   let tools = opts.tools?.length && (await caps.allows('tools')) ? opts.tools : [];
+  let toolRole = await caps.allows('toolRole');
   // Every round's request is shaped anew from the whole turn so far (shape-chat-messages.ts).
   let turns: ChatTurn[] = [...opts.messages];
   let partAdded = false;
@@ -161,11 +173,11 @@ async function* streamWithTools(
     const last = round === MAX_TOOL_ROUNDS - 1;
     let stream: AsyncIterable<any[]> | undefined;
     let idle = new IdleLimit(idleTimeoutMs, opts.signal);
-    // A refusal of the tools or the images (capabilities.ts) is retried once without them.
+    // A refusal of the tools, the images or the tool role (capabilities.ts) is retried once without them.
     // What the budget let into the request: a refusal is about what was sent.
     let sentTools = false;
     while (!stream) try {
-      const request = await fitRequest(budget, opts.model, turns, tools);
+      const request = await fitRequest(budget, opts.model, turns, tools, { toolRole });
       sentTools = !!request.tools;
       const res = await client.chat.completions
         .create({ model: opts.model, ...request, stream: true, ...(last && request.tools ? { tool_choice: 'none' } : {}) } as any, { signal: idle.signal })
@@ -173,9 +185,11 @@ async function* streamWithTools(
       stream = parseSseBatches(res.body, idle.signal);
     } catch (err) {
       idle.stop();
-      const drop = opts.signal?.aborted || idle.fired ? undefined : caps.refused(err, { tools: sentTools, images: sentImages });
+      const sent = { tools: sentTools, images: sentImages, toolRole: toolRole && turns.some((t) => t.role === 'tool') };
+      const drop = opts.signal?.aborted || idle.fired ? undefined : caps.refused(err, sent);
       if (!drop) throw idle.describe(err, opts.signal);
       if (drop === 'tools') tools = [];
+      else if (drop === 'toolRole') toolRole = false;
       else yield* leaveOutImages();
       idle = new IdleLimit(idleTimeoutMs, opts.signal);
     }

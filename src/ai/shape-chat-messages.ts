@@ -22,9 +22,13 @@ export type ChatTurn =
  * - empty turns dropped, and assistant turns before the first user turn (a group history cut
  *   after the question they answered);
  * - tool calls as `tool_calls` on an assistant turn followed by one `tool` message per call,
- *   named, with ids rewritten to nine letters and digits, the same in both places.
+ *   named, with ids rewritten to nine letters and digits, the same in both places;
+ * - or, with `toolRole: false`, for templates that have no `tool` role and demand strict
+ *   user/assistant alternation (Gemma 2: "Conversation roles must alternate"): each call as
+ *   assistant text the model can read, each result as a user turn marked as a tool's output (not
+ *   the user's words), merged with their neighbours like any other turn so roles still alternate.
  */
-export function shapeChatMessages(turns: readonly ChatTurn[]): unknown[] {
+export function shapeChatMessages(turns: readonly ChatTurn[], opts: { toolRole?: boolean } = {}): unknown[] {
   const system = turns
     .filter((t) => t.role === 'system')
     .map((t) => t.content.trim())
@@ -44,7 +48,8 @@ export function shapeChatMessages(turns: readonly ChatTurn[]): unknown[] {
     out.push(pending.role === 'user' ? userMessage(pending.text.join('\n\n'), pending.images) : { role: 'assistant', content: pending.text.join('\n\n') });
     pending = undefined;
   };
-  for (const t of turns) {
+  for (const turn of turns) {
+    const t = opts.toolRole === false ? withoutToolRole(turn) : turn;
     if (t.role === 'system') continue;
     if (t.role === 'tool') {
       flush();
@@ -74,6 +79,20 @@ export function shapeChatMessages(turns: readonly ChatTurn[]): unknown[] {
   }
   flush();
   return out;
+}
+
+/**
+ * The start of a tool's output sent as a user turn: the model must not take what a tool returned
+ * (a web page, an old conversation) for the user's own request.
+ */
+export const TOOL_OUTPUT_LABEL = 'Output of the tool';
+
+/** A tool call or result as a plain turn (a template without a tool role); other turns as they are. */
+function withoutToolRole(t: ChatTurn): ChatTurn {
+  if (t.role === 'tool') return { role: 'user', content: `[${TOOL_OUTPUT_LABEL} ${t.name}, not written by the user]\n${t.content.trim() || '(no output)'}` };
+  if (t.role !== 'assistant' || !('toolCalls' in t)) return t;
+  const calls = t.toolCalls.map((c) => `[Called the tool ${c.name} with ${c.arguments.trim() || '{}'}]`);
+  return { role: 'assistant', content: [t.content.trim(), ...calls].filter(Boolean).join('\n') };
 }
 
 function userMessage(text: string, images: AiImage[]): unknown {
