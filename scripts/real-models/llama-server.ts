@@ -29,7 +29,7 @@ export function llamaServerDir(): string {
 export function cachedLlamaServerDir(): string | undefined {
   const given = process.env.PARLEY_LLAMA_SERVER_DIR;
   if (given) return given;
-  const found = Bun.spawnSync(['bash', join(root, 'scripts/real-models/build-llama-server.sh'), '--cached'], { stdout: 'pipe', stderr: 'ignore' });
+  const found = Bun.spawnSync(['bash', join(root, 'scripts/real-models/build-llama-server.sh'), '--cached'], { env: process.env, stdout: 'pipe', stderr: 'ignore' });
   return found.exitCode === 0 ? found.stdout.toString().trim().split('\n').at(-1) : undefined;
 }
 
