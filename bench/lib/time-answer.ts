@@ -36,11 +36,25 @@ async function timeStream(sent: number, res: Response, textOf: (data: any) => st
   return { firstMs: first - sent, spanMs: last - first, pieces, text };
 }
 
-/** A streamed Chat Completions request, `body` as it is, straight to the model server. */
-export async function timeDirect(completionsUrl: string, body: string): Promise<TimedAnswer> {
-  const sent = nowMs();
-  const res = await fetch(completionsUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  return timeStream(sent, res, (d) => d.choices?.[0]?.delta?.content);
+/**
+ * A streamed Chat Completions request, `body` as it is, straight to the model server. llama-server
+ * sometimes closes a pooled keep-alive connection just as this client reuses it (ECONNRESET before
+ * any answer; seen on a busy machine, never on Parley's side): that request is sent again once,
+ * timed from the new send, and `onResend` counts it.
+ */
+export async function timeDirect(completionsUrl: string, body: string, onResend: () => void = () => {}): Promise<TimedAnswer> {
+  for (let attempt = 0; ; attempt++) {
+    const sent = nowMs();
+    let res: Response;
+    try {
+      res = await fetch(completionsUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    } catch (err) {
+      if (attempt > 0 || (err as { code?: string }).code !== 'ECONNRESET') throw err;
+      onResend();
+      continue;
+    }
+    return timeStream(sent, res, (d) => d.choices?.[0]?.delta?.content);
+  }
 }
 
 /** A `chat/stream` turn through Parley (a new conversation each time). */
