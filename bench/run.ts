@@ -23,8 +23,9 @@ import { fanoutFigure } from './figures/fanout';
 import { researchFigure } from './figures/research';
 import { imagesFigure } from './figures/images';
 import { footprintFigure } from './figures/footprint';
+import { realModelFigure } from './figures/real-model';
 
-const figures: Figure[] = [writeFigure, readFigure, fanoutFigure, researchFigure, imagesFigure, footprintFigure];
+const figures: Figure[] = [writeFigure, readFigure, fanoutFigure, researchFigure, imagesFigure, footprintFigure, realModelFigure];
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),

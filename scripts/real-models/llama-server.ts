@@ -23,6 +23,17 @@ export function llamaServerDir(): string {
 }
 
 /**
+ * The same folder when llama-server is already built, else undefined: never builds. For callers
+ * that must not spend ~10 minutes on a build nobody asked for (the benchmark).
+ */
+export function cachedLlamaServerDir(): string | undefined {
+  const given = process.env.PARLEY_LLAMA_SERVER_DIR;
+  if (given) return given;
+  const found = Bun.spawnSync(['bash', join(root, 'scripts/real-models/build-llama-server.sh'), '--cached'], { env: process.env, stdout: 'pipe', stderr: 'ignore' });
+  return found.exitCode === 0 ? found.stdout.toString().trim().split('\n').at(-1) : undefined;
+}
+
+/**
  * The GGUF model the rig runs: PARLEY_TEST_MODEL, or the tiny stories260K model in the `shared/`
  * folder that sits beside the clone (in CI exactly as on a developer's machine).
  */
@@ -48,6 +59,8 @@ export interface LlamaServerOptions {
   noJinja?: boolean;
   /** llama-server's `--reasoning` with a template file (default `off`, see below). */
   reasoning?: 'on' | 'off' | 'auto';
+  /** More llama-server options, last on its command line (the benchmark's `--temp 0 --seed 1`). */
+  extraArgs?: string[];
   dir?: string;
   timeoutMs?: number;
 }
@@ -86,6 +99,7 @@ export async function startLlamaServer(opts: LlamaServerOptions): Promise<LlamaS
     // reasoning, never an answer. A real thinking model closes it; here the request shapes are
     // what is tested, so the rig turns thinking off unless a test asks for it.
     ...(opts.templateFile ? ['--reasoning', opts.reasoning ?? 'off'] : []),
+    ...(opts.extraArgs ?? []),
   ];
   const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' });
   const output = captureOutput(proc);
