@@ -103,7 +103,8 @@ describe('a group of five with a hundred messages, against a 2,048-token context
     for (let i = 1; i <= 100; i++) {
       const key = keys[i % keys.length]!;
       const addressed = i % 25 === 0;
-      const message = `${addressed ? '@ai ' : ''}Message ${i}: the roses by the fence need water and the tomatoes are nearly ripe.`;
+      // Long enough that the twenty newest alone outgrow the context (a message count cannot be the budget).
+      const message = `${addressed ? '@ai ' : ''}Message ${i}: the roses by the fence need water, the tomatoes are nearly ripe, the beans climb the poles, and someone should mend the gate before the goats get into the lettuce again this week.`;
       if (!addressed) {
         await p().json('groupChat/sendGroupMessage', { groupChatId: group.id, message }, key);
         continue;
