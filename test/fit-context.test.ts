@@ -13,6 +13,7 @@ function contextOf(size: number | undefined, perMessage = 4): ModelContext & { r
   const ctx = {
     kind: 'llama.cpp' as const,
     contextTokens: size,
+    source: 'a test',
     requests: 0,
     counter: {
       exact: true,

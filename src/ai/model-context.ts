@@ -26,6 +26,8 @@ export interface ModelContext {
   kind: ServerKind;
   /** The context window in tokens (prompt and answer together); undefined: unknown, no budget. */
   contextTokens?: number;
+  /** Where the window's size came from, for `parley doctor`. */
+  source: string;
   counter: TokenCounter;
   /** Learned by the budget: the most a request's exact count exceeded its bytes (fit-context.ts `bytesBound`). */
   templateExtra?: number;
@@ -57,14 +59,24 @@ export function createModelContextSource(settings: ModelContextSettings): ModelC
   // One tokenizer cache for the process: a conversation's older turns are counted once.
   const exact = server ? llamaCounter(server) : undefined;
   const probe = async (model: string): Promise<ModelContext> => {
-    const found = server ? await probeServer(server, model) : { kind: 'other' as const };
+    const found: Found = server ? await probeServer(server, model) : { kind: 'other', source: 'not said by the server' };
     const counter = found.kind === 'llama.cpp' && exact ? exact : estimateCounter;
-    return { kind: found.kind, contextTokens: settings.contextTokens || found.contextTokens, counter };
+    if (settings.contextTokens) return { kind: found.kind, contextTokens: settings.contextTokens, source: 'PARLEY_AI_CONTEXT_TOKENS', counter };
+    return { ...found, counter };
   };
   return {
     get(model) {
       const hit = cache.get(model);
-      if (hit && Date.now() - hit.at < REFRESH_MS) return hit.context;
+      if (hit && Date.now() - hit.at >= REFRESH_MS) {
+        // Stale: asked again in the background, so no turn waits for the probe; what the budget
+        // learned of the template stays while the window is the same.
+        hit.at = Date.now();
+        void Promise.all([hit.context, probe(model)]).then(([old, fresh]) => {
+          if (fresh.contextTokens === old.contextTokens && fresh.kind === old.kind) fresh = { ...fresh, templateExtra: old.templateExtra, historyScale: old.historyScale };
+          cache.set(model, { at: Date.now(), context: Promise.resolve(fresh) });
+        });
+      }
+      if (hit) return hit.context;
       const context = probe(model);
       cache.set(model, { at: Date.now(), context });
       return context;
@@ -95,21 +107,25 @@ async function getJson(server: Server, url: string, init?: RequestInit): Promise
 
 const positive = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
 
-async function probeServer(server: Server, model: string): Promise<{ kind: ServerKind; contextTokens?: number }> {
+type Found = Pick<ModelContext, 'kind' | 'contextTokens' | 'source'>;
+
+async function probeServer(server: Server, model: string): Promise<Found> {
   const props = await getJson(server, `${server.root}/props`);
   const nCtx = positive(props?.default_generation_settings?.n_ctx);
-  if (nCtx) return { kind: 'llama.cpp', contextTokens: nCtx };
+  if (nCtx) return { kind: 'llama.cpp', contextTokens: nCtx, source: 'llama-server /props' };
   const ollama = await getJson(server, `${server.root}/api/version`);
   if (typeof ollama?.version === 'string') {
     const ps = await getJson(server, `${server.root}/api/ps`);
     const loaded = (ps?.models ?? []).find((m: any) => m?.name === model || m?.model === model || m?.name === `${model}:latest`);
-    return { kind: 'ollama', contextTokens: positive(loaded?.context_length) ?? OLLAMA_DEFAULT_CONTEXT };
+    const running = positive(loaded?.context_length);
+    if (running) return { kind: 'ollama', contextTokens: running, source: 'Ollama /api/ps, the loaded model' };
+    return { kind: 'ollama', contextTokens: OLLAMA_DEFAULT_CONTEXT, source: 'Ollama with the model not loaded: its smallest default, assumed' };
   }
   const models = await getJson(server, `${server.apiBase}/models`);
   const card = (models?.data ?? []).find((m: any) => m?.id === model);
   const maxLen = positive(card?.max_model_len);
-  if (maxLen) return { kind: 'vllm', contextTokens: maxLen };
-  return { kind: 'other' };
+  if (maxLen) return { kind: 'vllm', contextTokens: maxLen, source: 'vLLM /v1/models' };
+  return { kind: 'other', source: 'not said by the server' };
 }
 
 const estimateCounter: TokenCounter = {

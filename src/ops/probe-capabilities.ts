@@ -1,5 +1,7 @@
 import { readServerProps, type Capability, type CapabilitySetting } from '../ai/capabilities';
 import type { Check } from './checks';
+import { createModelContextSource } from '../ai/model-context';
+import { answerRoom } from '../ai/fit-context';
 
 /** A 1×1 PNG: the smallest image a vision model can be asked about. */
 const PIXEL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
@@ -27,6 +29,23 @@ export interface CapabilityTarget {
   apiKey?: string;
   model?: string;
   settings: Record<Capability, CapabilitySetting | undefined>;
+  /** PARLEY_AI_CONTEXT_TOKENS and PARLEY_AI_ANSWER_TOKENS. */
+  contextTokens?: number;
+  answerTokens?: number;
+}
+
+/** The context budget the turns will get (docs/ai-providers.md, "Context budget"): the window, where it came from, how tokens are counted. */
+export async function probeContextWindow(t: CapabilityTarget): Promise<Check> {
+  const name = 'AI context window';
+  if (t.provider !== 'openai-chat') return { name, status: 'skip', detail: 'only for PARLEY_AI_PROVIDER=openai-chat (OpenAI budgets itself: truncation auto)' };
+  const context = await createModelContextSource({ baseUrl: t.baseUrl, apiKey: t.apiKey, contextTokens: t.contextTokens ?? 0 }).get(t.model ?? '');
+  const size = context.contextTokens;
+  if (!size) return { name, status: 'ok', detail: `unknown (${context.source}): the history is sent whole`, fix: 'for a local model server, set PARLEY_AI_CONTEXT_TOKENS to its context size' };
+  const counted = context.counter.exact ? "counted by the server's tokenizer" : 'estimated (3 bytes a token)';
+  const detail = `${size} tokens (${context.source}), ${counted}; ${answerRoom(size, t.answerTokens ?? 0)} kept for the answer`;
+  if (context.kind === 'ollama' && context.source.includes('assumed'))
+    return { name, status: 'warn', detail, fix: 'set PARLEY_AI_CONTEXT_TOKENS to Ollama\'s OLLAMA_CONTEXT_LENGTH (docs/ai-providers.md, "Ollama")' };
+  return { name, status: 'ok', detail };
 }
 
 /**

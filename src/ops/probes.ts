@@ -1,6 +1,6 @@
 import { settingList, type Config } from '../config';
 import type { Check } from './checks';
-import { probeCapabilities } from './probe-capabilities';
+import { probeCapabilities, probeContextWindow, type CapabilityTarget } from './probe-capabilities';
 import type { CapabilitySetting } from '../ai/capabilities';
 
 /**
@@ -81,15 +81,19 @@ export async function probeSearxng(provider: string | undefined, baseUrl: string
 export async function probeProviders(config: Config): Promise<Check[]> {
   const str = (env: string) => settingByEnv(config, env) as string | undefined;
   const models = [str('PARLEY_AI_MODEL'), str('PARLEY_RESEARCH_MODEL')].filter((m): m is string => !!m);
+  const target: CapabilityTarget = {
+    provider: str('PARLEY_AI_PROVIDER'),
+    baseUrl: str('PARLEY_AI_BASE_URL'),
+    apiKey: str('PARLEY_AI_API_KEY'),
+    model: str('PARLEY_AI_MODEL'),
+    settings: { tools: str('PARLEY_AI_TOOLS') as CapabilitySetting | undefined, images: str('PARLEY_AI_VISION') as CapabilitySetting | undefined },
+    contextTokens: Number(settingByEnv(config, 'PARLEY_AI_CONTEXT_TOKENS') ?? 0),
+    answerTokens: Number(settingByEnv(config, 'PARLEY_AI_ANSWER_TOKENS') ?? 0),
+  };
   return Promise.all([
     probeAi({ provider: str('PARLEY_AI_PROVIDER'), baseUrl: str('PARLEY_AI_BASE_URL'), apiKey: str('PARLEY_AI_API_KEY'), models }),
     probeSearxng(str('PARLEY_SEARCH_PROVIDER'), str('PARLEY_SEARXNG_URL')),
-    probeCapabilities({
-      provider: str('PARLEY_AI_PROVIDER'),
-      baseUrl: str('PARLEY_AI_BASE_URL'),
-      apiKey: str('PARLEY_AI_API_KEY'),
-      model: str('PARLEY_AI_MODEL'),
-      settings: { tools: str('PARLEY_AI_TOOLS') as CapabilitySetting | undefined, images: str('PARLEY_AI_VISION') as CapabilitySetting | undefined },
-    }),
+    probeCapabilities(target),
+    probeContextWindow(target),
   ]);
 }

@@ -37,6 +37,8 @@ export interface FakeOpenAI {
   chatScript: (body: any) => ChatTurn | { fail: number; message?: string };
   /** What `GET /props` answers (llama-server's server properties); undefined: 404, as other servers. */
   props?: unknown;
+  /** Other GET endpoints by path, answered with this JSON: Ollama's `/api/version` and `/api/ps`, `/v1/models` (vLLM's `max_model_len`). */
+  gets: Record<string, unknown>;
   /** Milliseconds between two upstream events (background clock). */
   eventDelayMs: number;
   /** End each create/retrieve stream after this many events, mid-response (a dropped upstream connection); the response runs on. */
@@ -57,6 +59,7 @@ export function startFakeOpenAI(): FakeOpenAI {
     responsesScript: () => textEvents('Hello from the fake.'),
     chatScript: () => ({ deltas: [{ content: 'Hello' }, { content: ' from chat.' }] }),
     eventDelayMs: 0,
+    gets: {},
     responses: new Map(),
     cancelled: [],
     cancelDelayMs: 0,
@@ -185,6 +188,7 @@ export function startFakeOpenAI(): FakeOpenAI {
         );
       }
       if (req.method === 'GET' && url.pathname === '/props' && fake.props !== undefined) return Response.json(fake.props);
+      if (req.method === 'GET' && fake.gets[url.pathname] !== undefined) return Response.json(fake.gets[url.pathname]);
       return Response.json({ error: { message: 'not found' } }, { status: 404 });
     },
   });

@@ -1,0 +1,128 @@
+/**
+ * Issue 18 item 4 through HTTP on a real database, against the fake Chat Completions server
+ * dressed as Ollama, vLLM or an unknown server: where the context window comes from, and that
+ * every request then fits it with room for the answer. (Exact counting through llama-server's
+ * tokenizer is proven against the real server: scripts/real-models/real-models-budget.test.ts.)
+ */
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
+import { createTestContext, type TestContext } from './helpers';
+import { readFrames, typesOf } from './sse';
+import { startFakeOpenAI } from './fakes/openai';
+import type { Config } from '../src/config';
+import { estimateTokens } from '../src/ai/count-tokens';
+import { probeContextWindow } from '../src/ops/probe-capabilities';
+
+const openai = startFakeOpenAI();
+afterAll(() => openai.stop());
+
+function context(extra: Partial<Config> = {}): TestContext {
+  return createTestContext({
+    users: [{ email: 'ann@example.org' }],
+    config: { aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', researchModel: 'small', rateLimitAi: { capacity: 1000, perMs: 1000 }, ...extra },
+  });
+}
+
+const chatRequests = () => openai.requests.filter((r) => r.path === 'POST /v1/chat/completions').map((r) => r.body);
+/** The request's size as Parley estimates it without a tokenizer (count-tokens.ts), plus the tools. */
+const estimated = (body: any) =>
+  16 + body.messages.reduce((n: number, m: any) => n + 8 + estimateTokens(String(m.content)), 0) + (body.tools ? estimateTokens(JSON.stringify(body.tools)) : 0);
+
+/** `turns` chat turns of ~600 bytes each in one conversation, every one answered. */
+async function converse(ctx: TestContext, turns: number): Promise<void> {
+  let conversationId: string | undefined;
+  for (let i = 1; i <= turns; i++) {
+    const frames = await ctx.call('chat/stream', { message: `Turn ${i}: ${'tell me more about the garden. '.repeat(20)}`, ...(conversationId ? { conversationId } : {}) }, ctx.users[0]).then(readFrames);
+    expect(typesOf(frames).at(-1)).toBe('done');
+    conversationId ??= frames[0]!.data.conversationId;
+  }
+}
+
+beforeEach(() => {
+  openai.requests.length = 0;
+  openai.gets = {};
+  openai.props = undefined;
+  openai.chatScript = () => ({ deltas: [{ content: 'A short answer.' }] });
+});
+
+describe('the context window, and requests that fit it', () => {
+  test('Ollama: budgeted to the num_ctx it runs the model at (/api/ps), the oldest turns left out, the newest kept', async () => {
+    openai.gets = { '/api/version': { version: '0.12.6' }, '/api/ps': { models: [{ name: 'small:latest', model: 'small:latest', context_length: 3000 }] } };
+    await converse(context(), 20);
+    const last = chatRequests().at(-1)!;
+    // Room: 3,000 less a quarter kept for the answer.
+    expect(estimated(last)).toBeLessThanOrEqual(2250);
+    expect(last.max_tokens).toBe(3000 - estimated(last));
+    expect(last.messages[0]).toMatchObject({ role: 'system' });
+    expect(last.messages.at(-1).content).toStartWith('Turn 20: ');
+    expect(JSON.stringify(last.messages)).not.toContain('Turn 1: ');
+    // A history that fits goes whole.
+    expect(chatRequests()[1]!.messages.map((m: any) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+  });
+
+  test('Ollama with the model not loaded yet: 2,048 tokens, the smallest default it has shipped', async () => {
+    openai.gets = { '/api/version': { version: '0.12.6' }, '/api/ps': { models: [] } };
+    await converse(context(), 12);
+    const last = chatRequests().at(-1)!;
+    expect(estimated(last)).toBeLessThanOrEqual(1536);
+    expect(last.max_tokens).toBe(2048 - estimated(last));
+  });
+
+  test('vLLM: the window is /v1/models max_model_len', async () => {
+    openai.gets = { '/v1/models': { object: 'list', data: [{ id: 'small', object: 'model', max_model_len: 2500 }] } };
+    await converse(context(), 12);
+    const last = chatRequests().at(-1)!;
+    expect(estimated(last)).toBeLessThanOrEqual(1875);
+    expect(last.max_tokens).toBe(2500 - estimated(last));
+  });
+
+  test('a server that says nothing (OpenAI): no budget, the whole history and no answer limit', async () => {
+    await converse(context(), 8);
+    const last = chatRequests().at(-1)!;
+    expect(last.messages.filter((m: any) => m.role === 'user')).toHaveLength(8);
+    expect(last.max_tokens).toBeUndefined();
+    expect(last.max_completion_tokens).toBeUndefined();
+  });
+
+  test('PARLEY_AI_CONTEXT_TOKENS budgets any server; an unknown one gets max_completion_tokens (OpenAI reasoning models refuse max_tokens)', async () => {
+    await converse(context({ aiContextTokens: 2000, aiAnswerTokens: 300 }), 10);
+    const last = chatRequests().at(-1)!;
+    expect(estimated(last)).toBeLessThanOrEqual(1700);
+    expect(last.max_completion_tokens).toBe(300);
+    expect(last.max_tokens).toBeUndefined();
+  });
+
+  test('the tool definitions give way before the newest message does', async () => {
+    // Parley's tools (canvas, history search) take ~350 estimated tokens: more than 700 tokens have beside the prompt.
+    const ctx = context({ aiContextTokens: 700 });
+    await converse(ctx, 1);
+    const last = chatRequests().at(-1)!;
+    expect(estimated(last)).toBeLessThanOrEqual(525);
+    expect(last.tools).toBeUndefined();
+    expect(last.messages.at(-1).content).toStartWith('Turn 1: ');
+  });
+
+  test('a message too long for the window on its own ends with a clear error and nothing is sent', async () => {
+    const ctx = context({ aiContextTokens: 1000 });
+    const frames = await ctx.call('chat/stream', { message: 'word '.repeat(3000) }, ctx.users[0]).then(readFrames);
+    expect(frames.at(-1)!.data).toMatchObject({ type: 'error' });
+    expect(frames.at(-1)!.data.message).toMatch(/^The message is too long for the AI model: it takes about \d+ tokens, and the model has room for 750 beside its answer\./);
+    expect(chatRequests()).toHaveLength(0);
+  });
+});
+
+describe('parley doctor: the context window', () => {
+  const target = { provider: 'openai-chat', baseUrl: openai.url, model: 'small', settings: { tools: undefined, images: undefined } };
+  test('says where the window comes from and how tokens are counted; warns when Ollama’s is only assumed', async () => {
+    openai.gets = { '/api/version': { version: '0.12.6' }, '/api/ps': { models: [] } };
+    expect(await probeContextWindow(target)).toMatchObject({
+      status: 'warn',
+      detail: '2048 tokens (Ollama with the model not loaded: its smallest default, assumed), estimated (3 bytes a token); 512 kept for the answer',
+    });
+    openai.gets = {};
+    openai.props = { default_generation_settings: { n_ctx: 8192 } };
+    expect(await probeContextWindow(target)).toMatchObject({ status: 'ok', detail: "8192 tokens (llama-server /props), counted by the server's tokenizer; 2048 kept for the answer" });
+    openai.props = undefined;
+    expect(await probeContextWindow(target)).toMatchObject({ status: 'ok', detail: 'unknown (not said by the server): the history is sent whole' });
+    expect(await probeContextWindow({ ...target, contextTokens: 32768, answerTokens: 1000 })).toMatchObject({ detail: '32768 tokens (PARLEY_AI_CONTEXT_TOKENS), estimated (3 bytes a token); 1000 kept for the answer' });
+  });
+});
