@@ -32,7 +32,8 @@ const MESSAGE = 'Tell me a story about a cat who finds a red ball.';
 const WARMUP = 2;
 
 function providerEnv(apiUrl: string): Record<string, string> {
-  return { PARLEY_AI_PROVIDER: 'openai-chat', PARLEY_AI_BASE_URL: apiUrl, PARLEY_AI_API_KEY: 'none', PARLEY_AI_MODEL: 'tiny' };
+  // Parley's answer limit (max_tokens) overrides llama-server's --n-predict: both say ANSWER_TOKENS.
+  return { PARLEY_AI_PROVIDER: 'openai-chat', PARLEY_AI_BASE_URL: apiUrl, PARLEY_AI_API_KEY: 'none', PARLEY_AI_MODEL: 'tiny', PARLEY_AI_ANSWER_TOKENS: String(ANSWER_TOKENS) };
 }
 
 /** One turn through a Parley behind a recording proxy: the Chat Completions body it sends, and every upstream call of the turn. */
