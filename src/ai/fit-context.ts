@@ -57,11 +57,15 @@ export async function fitContext<T>(turns: ChatTurn[], tools: T[], context: Mode
     context.templateExtra = Math.max(context.templateExtra ?? 0, n - bytesBound(r.messages, r.tools));
     return n;
   };
-  // A short conversation needs no count at all (the common case, and the first token waits for it).
+  // A short conversation needs no count at all (the common case, and the first token waits for
+  // it); until the template's share is learned, or without a tokenizer, one count of the whole.
   if (context.counter.exact && context.templateExtra !== undefined) {
     const r = render(turns, tools);
     const bound = bytesBound(r.messages, r.tools) + context.templateExtra;
     if (bound <= room) return { turns, tools, maxTokens: limit(bound), leftOut: nothingLeftOut };
+  } else {
+    const whole = await count(turns, tools);
+    if (whole <= room) return { turns, tools, maxTokens: limit(whole), leftOut: nothingLeftOut };
   }
 
   const newest = turns.findLastIndex((t) => t.role === 'user');
