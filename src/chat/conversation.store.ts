@@ -9,11 +9,11 @@ export function createConversation(
   input: { ownerId: string; title?: string; studyMode?: boolean },
   now = Date.now(),
 ): Conversation {
-  return db
-    .insert(conversations)
-    .values({ id: newId(), ownerId: input.ownerId, title: input.title ?? '', studyMode: input.studyMode ?? false, createdAt: now, updatedAt: now })
-    .returning()
-    .get();
+  // Every first chat turn waits for this before its request goes upstream: a prepared statement,
+  // not drizzle's per-call SQL and RETURNING (bench/RESULTS.md, the real-model figure).
+  const row: Conversation = { id: newId(), ownerId: input.ownerId, title: input.title ?? '', studyMode: input.studyMode ?? false, createdAt: now, updatedAt: now, nextPosition: 0 };
+  hot(db).insertConversation.run(row.id, row.ownerId, row.title, row.studyMode ? 1 : 0, now);
+  return row;
 }
 
 // On the hot path of every conversation operation and every message: prepared once
@@ -35,6 +35,9 @@ const hot = preparedFor((db) => ({
     'UPDATE conversations SET updated_at = ?2, next_position = next_position + 1 WHERE id = ?1',
   ),
   takenPosition: db.$client.prepare<{ position: number }, [string]>('SELECT next_position - 1 AS position FROM conversations WHERE id = ?1'),
+  insertConversation: db.$client.prepare<never, [string, string, string, number, number]>(
+    'INSERT INTO conversations (id, owner_id, title, study_mode, created_at, updated_at, next_position) VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0)',
+  ),
   // A group chat's items stay out of the history index (`searchable`, migrations/0011), whichever
   // path appends them: the conversation says, not the caller.
   insertItem: db.$client.prepare<never, [string, string, number, string, string, string, string | null, number]>(

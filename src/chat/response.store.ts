@@ -3,20 +3,43 @@ import type { Db } from '../db/connection';
 import { responses, responseToolOutputs, type ResponseRow, type ResponseStatus } from '../db/schema';
 import { newId } from '../ids';
 import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
+import { preparedFor } from '../db/prepared';
 
 export const TERMINAL: readonly ResponseStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (s: ResponseStatus) => TERMINAL.includes(s);
+
+// On the path of every AI turn before its request goes upstream: prepared once (src/db/prepared.ts).
+const hot = preparedFor((db) => ({
+  insert: db.$client.prepare<never, [string, string, string, string, string, string, string, number]>(
+    `INSERT INTO responses (id, conversation_id, user_id, kind, status, model, input, last_seq, created_at, updated_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?8)`,
+  ),
+  setStatus: db.$client.prepare<never, [string, string, number]>('UPDATE responses SET status = ?2, updated_at = ?3 WHERE id = ?1'),
+}));
 
 export function createResponse(
   db: Db,
   input: { conversationId: string; userId: string; kind: ResponseRow['kind']; model: string; input: ResponseRow['input']; status?: ResponseStatus },
   now = Date.now(),
 ): ResponseRow {
-  return db
-    .insert(responses)
-    .values({ id: newId(), ...input, status: input.status ?? 'queued', createdAt: now, updatedAt: now })
-    .returning()
-    .get();
+  const row: ResponseRow = {
+    id: newId(),
+    conversationId: input.conversationId,
+    userId: input.userId,
+    kind: input.kind,
+    status: input.status ?? 'queued',
+    model: input.model,
+    input: input.input,
+    upstreamId: null,
+    upstreamSeq: null,
+    error: null,
+    lastSeq: 0,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+  };
+  hot(db).insert.run(row.id, row.conversationId, row.userId, row.kind, row.status, row.model, JSON.stringify(row.input), now);
+  return row;
 }
 
 export const findResponseById = (db: Db, id: string): ResponseRow | undefined => db.select().from(responses).where(eq(responses.id, id)).get();
@@ -27,6 +50,8 @@ export const findResponseById = (db: Db, id: string): ResponseRow | undefined =>
  * reads them.
  */
 export function setResponseStatus(db: Db, id: string, status: ResponseStatus, now: number, error?: string, lastSeq?: number): void {
+  // `in_progress`, as every turn starts: the prepared statement.
+  if (!isTerminal(status) && error === undefined && lastSeq === undefined) return void hot(db).setStatus.run(id, status, now);
   if (isTerminal(status)) db.delete(responseToolOutputs).where(eq(responseToolOutputs.responseId, id)).run();
   db.update(responses)
     .set({

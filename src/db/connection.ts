@@ -80,5 +80,7 @@ function createDatabaseFile(file: string): void {
 
 /** `BEGIN IMMEDIATE` transaction: takes the write lock up front so it never fails half-way on a busy lock. */
 export function writeTx<T>(db: Db, fn: (tx: Db) => T): T {
-  return db.transaction((tx) => fn(tx as unknown as Db), { behavior: 'immediate' });
+  // The transaction runs on the same connection: its `$client` is the database's, so a store's
+  // prepared statements (src/db/prepared.ts) serve inside a transaction as outside.
+  return db.transaction((tx) => fn(Object.assign(tx, { $client: db.$client }) as unknown as Db), { behavior: 'immediate' });
 }
