@@ -20,6 +20,7 @@ export function createConversation(
 // (src/db/prepared.ts).
 const hot = preparedFor((db) => ({
   byId: db.select().from(conversations).where(eq(conversations.id, sql.placeholder('id'))).prepare(),
+  items: db.select().from(conversationItems).where(eq(conversationItems.conversationId, sql.placeholder('id'))).orderBy(asc(conversationItems.position)).prepare(),
   // Plain SQLite rather than drizzle's prepared query: no placeholder filling or row mapping
   // for a yes/no answer, which measurably matters on a read that is all overhead.
   writable: db.$client.prepare<{ ok: number }, [string, string]>(
@@ -84,8 +85,8 @@ export function appendItem(
   return { id, conversationId: input.conversationId, position, role: input.role, content: input.content, parts, authorId, createdAt: now };
 }
 
-export const listItems = (db: Db, conversationId: string): ConversationItem[] =>
-  db.select().from(conversationItems).where(eq(conversationItems.conversationId, conversationId)).orderBy(asc(conversationItems.position)).all();
+/** A conversation's items in order: every AI turn reads them before its request goes upstream (prepared). */
+export const listItems = (db: Db, conversationId: string): ConversationItem[] => hot(db).items.all({ id: conversationId });
 
 export const findItemById = (db: Db, id: string): ConversationItem | undefined =>
   db.select().from(conversationItems).where(eq(conversationItems.id, id)).get();
