@@ -1,0 +1,2 @@
+import { render } from 'preact';
+render(<main>Parley</main>, document.getElementById('app')!);
