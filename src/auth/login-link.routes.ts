@@ -83,7 +83,14 @@ async function useLink(deps: AppDeps, request: Request): Promise<Response> {
 export function loginLinkRoutes(deps: AppDeps) {
   type Ctx = { request: Request };
   return new Elysia({ name: 'login-link' })
-    .get(LOGIN_LINK_PATH, pageRoute<Ctx>(deps, ({ request }) => showLink(deps, request)))
+    .get(LOGIN_LINK_PATH, async (ctx: Ctx) => {
+      const res = await pageRoute<Ctx>(deps, ({ request }) => showLink(deps, request))(ctx);
+      // With the API's `no-referrer`, a browser posts the form with `Origin: null`, which the
+      // POST must refuse (sandboxed frames send it too). `same-origin` sends the real origin to
+      // this server only; the Referer it adds goes nowhere else.
+      res.headers.set('referrer-policy', 'same-origin');
+      return res;
+    })
     // Parley reads the form itself (bounded); Elysia must not read the body first.
     .post(LOGIN_LINK_PATH, pageRoute<Ctx>(deps, ({ request }) => useLink(deps, request)), { parse: 'none' });
 }

@@ -1,2 +1,5 @@
 import { render } from 'preact';
-render(<main>Parley</main>, document.getElementById('app')!);
+import { App } from './app';
+import './style.css';
+
+render(<App />, document.getElementById('app')!);
