@@ -96,6 +96,17 @@ describe('the web app in Chromium, through the compiled binary', () => {
     const { context, page } = await world.signedIn(undefined, world.flaky.url);
     const resumes: string[] = [];
     page.on('request', (r) => r.url().endsWith('/api/chat/resumeStream') && resumes.push(r.postData() ?? ''));
+    // Every text the answer shows while it is being written, across the reload: once it ends the
+    // page shows the stored answer instead, so the streamed text must be judged as it streams.
+    const seen: string[] = [];
+    await page.exposeFunction('recordAnswer', (text: string) => void seen.push(text.trim()));
+    await context.addInitScript(() => {
+      new MutationObserver(() => {
+        const live = document.querySelector('.message.assistant[aria-busy="true"] .markdown');
+        if (live) (globalThis as any).recordAnswer(live.textContent ?? '');
+      }).observe(document, { subtree: true, childList: true, characterData: true });
+    });
+    await page.reload(); // the recorder is in place from the page's start
     await page.getByRole('textbox', { name: 'Message' }).fill('Count slowly');
     await page.keyboard.press('Enter');
     await lastAnswer(page).getByText('w05', { exact: false }).waitFor();
@@ -105,6 +116,11 @@ describe('the web app in Chromium, through the compiled binary', () => {
     await world.flaky.cut(1500); // the stream breaks, and the first retries find no network
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30_000 }); // the answer ended
     expect(await answerText(page)).toBe(expected);
+    // No gap and no duplicate: whatever the page showed while streaming was the answer's start,
+    // and it showed the whole answer before it ended.
+    const wrong = seen.filter((text) => !expected.startsWith(text));
+    expect(wrong).toEqual([]);
+    expect(seen.at(-1)).toBe(expected);
     // The reload followed the answer from its start; the lost network resumed after the last event it had.
     expect(resumes[0]).toContain('"after":0');
     expect(resumes.slice(1).some((body) => /"after":[1-9]/.test(body))).toBe(true);
