@@ -29,7 +29,7 @@ export function App() {
 }
 
 function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
-  const route = useRoute();
+  const { route, visit } = useRoute();
   const [conversations, setConversations] = useState<Conversation[]>([]);
   const [listOpen, setListOpen] = useState(false);
   const refresh = useCallback(() => {
@@ -37,7 +37,7 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
   }, []);
   useEffect(refresh, [refresh]);
   // On a phone the list is a panel over the chat: choosing a conversation closes it.
-  useEffect(() => setListOpen(false), [route]);
+  useEffect(() => setListOpen(false), [visit]);
 
   const signOut = async () => {
     await call('auth/signOut').catch(() => undefined);
@@ -62,7 +62,7 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
         <ConversationList conversations={conversations} current={current} onChanged={refresh} onDeleted={(id) => (id === current ? navigate('/') : undefined, refresh())} />
       </nav>
       <main class="main">
-        <Chat key={current ?? 'new'} conversationId={current} onActivity={refresh} />
+        <Chat key={visit} conversationId={current} onActivity={refresh} />
       </main>
     </div>
   );

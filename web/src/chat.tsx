@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, type Item } from './api';
 import { renderMarkdown } from './markdown';
 import { forgetPending, pendingResponse, resumeAnswer, sendMessage, type Answer } from './turn';
-import { navigate } from './router';
+import { adoptAddress } from './router';
 
 interface Props {
   conversationId: string | undefined;
@@ -16,7 +16,11 @@ export function Chat({ conversationId, onActivity }: Props) {
   const [loadError, setLoadError] = useState<string>();
   const [sent, setSent] = useState<string>();
   const [answer, setAnswer] = useState<Answer>();
-  const following = useRef<AbortController | undefined>(undefined);
+  // One per view: leaving the view (a new visit, signing out) stops following its answer.
+  const following = useRef(new AbortController());
+  useEffect(() => () => following.current.abort(), []);
+  // The conversation this view made by sending its first message: it is already on screen.
+  const created = useRef<string | undefined>(undefined);
   const busy = answer !== undefined && (answer.state === 'waiting' || answer.state === 'streaming');
 
   const load = async (id: string) => {
@@ -26,25 +30,22 @@ export function Chat({ conversationId, onActivity }: Props) {
   };
 
   useEffect(() => {
-    const abort = new AbortController();
-    following.current = abort;
-    if (conversationId) {
-      load(conversationId)
-        .then((loaded) => {
-          const responseId = pendingResponse(conversationId);
-          if (!responseId) return;
-          // The answer is stored as the conversation's last item once it ends: if it is there,
-          // there is nothing to follow (the tab was away while it finished).
-          if (loaded[loaded.length - 1]?.role !== 'user') return forgetPending(conversationId);
-          return resumeAnswer(conversationId, responseId, { onAnswer: setAnswer }, abort.signal).then(() => finish(conversationId));
-        })
-        .catch((err) => setLoadError(err instanceof ApiError && err.status < 500 ? 'This conversation does not exist, or you may not read it.' : 'The conversation could not be loaded.'));
-    }
-    return () => abort.abort();
+    if (!conversationId || conversationId === created.current) return;
+    const signal = following.current.signal;
+    load(conversationId)
+      .then((loaded) => {
+        const responseId = pendingResponse(conversationId);
+        if (!responseId || signal.aborted) return;
+        // The answer is stored as the conversation's last item once it ends: if it is there,
+        // there is nothing to follow (the tab was away while it finished).
+        if (loaded[loaded.length - 1]?.role !== 'user') return forgetPending(conversationId);
+        return resumeAnswer(conversationId, responseId, { onAnswer: setAnswer }, signal).then(() => finish(conversationId));
+      })
+      .catch((err) => setLoadError(err instanceof ApiError && err.status < 500 ? 'This conversation does not exist, or you may not read it.' : 'The conversation could not be loaded.'));
   }, [conversationId]);
 
   const finish = async (id: string) => {
-    if (following.current?.signal.aborted) return;
+    if (following.current.signal.aborted) return;
     await load(id).catch(() => undefined);
     setSent(undefined);
     // The stored items now hold the answer, also a cut or stopped one: keep only its note.
@@ -53,7 +54,6 @@ export function Chat({ conversationId, onActivity }: Props) {
   };
 
   const send = async (message: string) => {
-    const signal = following.current!.signal;
     setSent(message);
     setAnswer(undefined);
     let id = conversationId;
@@ -61,19 +61,16 @@ export function Chat({ conversationId, onActivity }: Props) {
       message,
       conversationId,
       {
-        onConversation: (created) => {
-          id = created;
-          // The new conversation gets its address; this view keeps following the answer.
-          history.replaceState(null, '', `/c/${created}`);
+        onConversation: (made) => {
+          id = created.current = made;
+          adoptAddress(`/c/${made}`);
           onActivity();
         },
         onAnswer: setAnswer,
       },
-      signal,
+      following.current.signal,
     ).catch(() => setAnswer({ text: '', state: 'failed', error: 'The message could not be sent.' }));
     if (id) await finish(id);
-    // Now the router may take the address the conversation got.
-    if (id && !conversationId) navigate(`/c/${id}`, true);
   };
 
   const stop = () => answer?.responseId && call('chat/cancelResponse', { responseId: answer.responseId }).catch(() => undefined);
@@ -88,12 +85,22 @@ export function Chat({ conversationId, onActivity }: Props) {
           <Message key={item.id} role={item.role} text={item.content} />
         ))}
         {sent !== undefined && <Message role="user" text={sent} />}
-        {answer && <Message role="assistant" text={answer.text} answer={answer} />}
+        {answer && (answer.text || busy ? <Message role="assistant" text={answer.text} answer={answer} /> : <Ending answer={answer} />)}
         </ol>
       </div>
       {!conversationId && !items.length && sent === undefined && <p class="hint">Write a message to start a conversation.</p>}
       <Composer busy={busy} onSend={send} onStop={stop} />
     </div>
+  );
+}
+
+/** How an answer that is now stored ended, when that was not a whole answer (stopped, failed). */
+function Ending({ answer }: { answer: Answer }) {
+  if (answer.state === 'done') return null;
+  return (
+    <li class="message note">
+      {answer.state === 'stopped' ? <p class="hint">Stopped.</p> : <p role="alert" class="error">{answer.error}</p>}
+    </li>
   );
 }
 

@@ -8,20 +8,34 @@ export function routeOf(path: string): Route {
   return m ? { name: 'conversation', id: decodeURIComponent(m[1]!) } : { name: 'new' };
 }
 
+/** Go somewhere in the app: a new visit (the view there starts afresh). */
 export function navigate(path: string, replace = false): void {
   if (replace) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
   dispatchEvent(new PopStateEvent('popstate'));
 }
 
-export function useRoute(): Route {
-  const [route, setRoute] = useState(() => routeOf(location.pathname));
+/**
+ * Give the current view its address without a new visit: a new chat that just made its
+ * conversation stays the same view (it is following the answer) while the address becomes `/c/<id>`.
+ */
+export function adoptAddress(path: string): void {
+  history.replaceState(null, '', path);
+  dispatchEvent(new Event(ADOPT));
+}
+const ADOPT = 'parley:adopt';
+
+/** The route, and a visit number that changes when the user goes somewhere (not on `adoptAddress`). */
+export function useRoute(): { route: Route; visit: number } {
+  const [state, setState] = useState(() => ({ route: routeOf(location.pathname), visit: 0 }));
   useEffect(() => {
-    const update = () => setRoute(routeOf(location.pathname));
-    addEventListener('popstate', update);
-    return () => removeEventListener('popstate', update);
+    const visit = () => setState((s) => ({ route: routeOf(location.pathname), visit: s.visit + 1 }));
+    const adopt = () => setState((s) => ({ route: routeOf(location.pathname), visit: s.visit }));
+    addEventListener('popstate', visit);
+    addEventListener(ADOPT, adopt);
+    return () => (removeEventListener('popstate', visit), removeEventListener(ADOPT, adopt));
   }, []);
-  return route;
+  return state;
 }
 
 /** A link that changes the page without loading it again (a plain link for a new tab or a middle click). */

@@ -139,6 +139,11 @@ describe('the web app in Chromium, through the compiled binary', () => {
     await page.getByRole('button', { name: 'Stop' }).click();
     await page.getByText('Stopped.').waitFor();
     await page.getByRole('button', { name: 'Send' }).waitFor();
+    // The note stays once the stored conversation is shown, and the answer stopped where it was.
+    const full = Array.from({ length: 60 }, (_, i) => `w${String(i + 1).padStart(2, '0')}`).join(' ');
+    await expect(page.getByText('Stopped.').isVisible()).resolves.toBe(true);
+    const kept = await answerText(page);
+    expect(full.startsWith(kept) && kept.length < full.length).toBe(true);
     await context.close();
   }, 60_000);
 
