@@ -22,6 +22,12 @@ export function Chat({ conversationId, onActivity }: Props) {
   // The conversation this view made by sending its first message: it is already on screen.
   const created = useRef<string | undefined>(undefined);
   const busy = answer !== undefined && (answer.state === 'waiting' || answer.state === 'streaming');
+  // Keep the newest words in sight while they arrive, unless the reader scrolled up to read.
+  const log = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+  useEffect(() => {
+    if (pinned.current && log.current) log.current.scrollTop = log.current.scrollHeight;
+  }, [items, sent, answer]);
 
   const load = async (id: string) => {
     const r = await call<{ items: Item[] }>('chat/getConversation', { conversationId: id });
@@ -79,7 +85,13 @@ export function Chat({ conversationId, onActivity }: Props) {
   return (
     <div class="chat">
       <h2 class="visually-hidden">{conversationId ? 'Conversation' : 'New chat'}</h2>
-      <div class="messages" role="log" aria-label="Messages">
+      <div
+        class="messages"
+        role="log"
+        aria-label="Messages"
+        ref={log}
+        onScroll={(e) => (pinned.current = e.currentTarget.scrollHeight - e.currentTarget.scrollTop - e.currentTarget.clientHeight < 40)}
+      >
         <ol>
         {items.map((item) => (
           <Message key={item.id} role={item.role} text={item.content} />
