@@ -81,8 +81,9 @@ describe('login links: the browser routes', () => {
     for (const [token, status, words] of [
       [used, 410, 'already used'],
       [expired, 410, 'has expired'],
-      ['pl_unknown', 404, 'not valid'],
-      ['', 404, 'not valid'],
+      [`pl_${'A'.repeat(43)}`, 404, 'not valid'],
+      ['pl_cut-short', 400, 'not valid'],
+      ['', 400, 'not valid'],
     ] as const) {
       for (const res of [await open(token), await press(token)]) {
         expect(res.status).toBe(status);

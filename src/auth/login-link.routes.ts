@@ -18,11 +18,15 @@ export const LOGIN_LINK_PATH = '/api/auth/login-link';
 const MAX_FORM_BYTES = 4096;
 
 const REFUSALS = {
+  malformed: { status: 400, title: 'This sign-in link is not valid', text: 'Check that the whole link was copied, or ask your administrator for a new one.' },
   unknown: { status: 404, title: 'This sign-in link is not valid', text: 'Check that the whole link was copied, or ask your administrator for a new one.' },
   used: { status: 410, title: 'This sign-in link was already used', text: 'A sign-in link works once. Ask your administrator for a new one.' },
   expired: { status: 410, title: 'This sign-in link has expired', text: 'Sign-in links are valid for a few minutes. Ask your administrator for a new one.' },
   foreign: { status: 403, title: 'Sign-in refused', text: 'The sign-in was sent from another site. Open the link yourself and press the button.' },
 } as const;
+
+/** What `parley login-link` makes: `pl_` and 256 bits in base64url. Anything else is a cut or mangled link. */
+const TOKEN = /^pl_[A-Za-z0-9_-]{43}$/;
 
 function refusal(reason: keyof typeof REFUSALS): Response {
   const { status, title, text } = REFUSALS[reason];
@@ -44,6 +48,7 @@ const emailOf = (deps: AppDeps, state: LoginLinkState) => (state.ok ? findUserBy
 /** `GET ?token=…`: the page with the button, or why the link cannot be used. Nothing is used up. */
 function showLink(deps: AppDeps, request: Request): Response {
   const token = new URL(request.url).searchParams.get('token') ?? '';
+  if (!TOKEN.test(token)) return refusal('malformed');
   const state = peekLoginLink(deps.db, token, deps.now());
   const email = emailOf(deps, state);
   if (!state.ok) return refusal(state.reason);
@@ -68,6 +73,7 @@ async function useLink(deps: AppDeps, request: Request): Promise<Response> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   const body = declared > MAX_FORM_BYTES ? '' : (await request.text()).slice(0, MAX_FORM_BYTES);
   const token = new URLSearchParams(body).get('token') ?? '';
+  if (!TOKEN.test(token)) return refusal('malformed');
   const state = redeemLoginLink(deps.db, token, deps.now());
   if (!state.ok) return refusal(state.reason);
   const user = findUserById(deps.db, state.link.userId);
@@ -105,7 +111,12 @@ export const loginLinkOpenApiPaths = {
       description: 'Shows a page with a button that posts the token back; opening the link uses nothing up (mail scanners fetch links). An unknown, used or expired link shows a page saying which.',
       security: [],
       parameters: [{ name: 'token', in: 'query', required: true, schema: { type: 'string' } }],
-      responses: { 200: { description: 'HTML page with the sign-in button' }, 404: { description: 'HTML page: unknown link' }, 410: { description: 'HTML page: used or expired link' } },
+      responses: {
+        200: { description: 'HTML page with the sign-in button' },
+        400: { description: 'HTML page: no token, or not one `parley login-link` makes' },
+        404: { description: 'HTML page: unknown link' },
+        410: { description: 'HTML page: used or expired link' },
+      },
     },
     post: {
       operationId: 'auth.loginLinkUse',
@@ -114,7 +125,13 @@ export const loginLinkOpenApiPaths = {
       description: 'A form post (`token=…`). Sets the session cookie and redirects (303) to `PARLEY_APP_URL`, else to the web app at `/`, else shows a page. A post whose `Origin` is another site is refused (403 page).',
       security: [],
       requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] } } } },
-      responses: { 303: { description: 'To the app, signed in' }, 403: { description: 'HTML page: posted from another site' }, 404: { description: 'HTML page: unknown link' }, 410: { description: 'HTML page: used or expired link' } },
+      responses: {
+        303: { description: 'To the app, signed in' },
+        400: { description: 'HTML page: no token, or not one `parley login-link` makes' },
+        403: { description: 'HTML page: posted from another site' },
+        404: { description: 'HTML page: unknown link' },
+        410: { description: 'HTML page: used or expired link' },
+      },
     },
   },
 };
