@@ -40,7 +40,7 @@ export const operations: readonly AnyOperation[] = [
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */
 const OAUTH_PAGE = /^\/api\/auth\/oauth\/[^/]+(\/callback)?$/;
 /** The web app's paths (src/web/web.routes.ts), when it is served. */
-const WEB_PAGE = /^\/(?:(?:c|assets)\/[^/]+)?$/;
+const WEB_PAGE = /^\/(?:(?:c|assets)\/[^/]+|sessions)?$/;
 /** The methods of the GET routes (pages): Elysia answers a HEAD with the GET route's headers. */
 const PAGE_METHODS = 'GET, HEAD';
 

@@ -29,11 +29,14 @@ describe('the web app is served at / (in development: bundled from web/ on first
     expect(assetsOf(html).length).toBeGreaterThanOrEqual(2);
   }, 30_000);
 
-  test('a conversation\'s address is the same page; a revalidation with the ETag is a 304', async () => {
+  test('a conversation\'s address and /sessions are the same page; a revalidation with the ETag is a 304', async () => {
     const page = await get(ctx, '/');
-    const again = await get(ctx, '/c/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b');
-    expect(again.status).toBe(200);
-    expect(await again.text()).toBe(await page.text());
+    const html = await page.text();
+    for (const path of ['/c/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', '/sessions']) {
+      const again = await get(ctx, path);
+      expect(again.status).toBe(200);
+      expect(await again.text()).toBe(html);
+    }
     const etag = page.headers.get('etag')!;
     const revalidated = await get(ctx, '/', { 'if-none-match': etag });
     expect(revalidated.status).toBe(304);
@@ -72,7 +75,7 @@ describe('the web app is served at / (in development: bundled from web/ on first
 describe('PARLEY_WEB=false: the API alone', () => {
   test('/ and the assets are the JSON 404', async () => {
     const ctx = createTestContext({ config: { web: false } });
-    for (const path of ['/', '/c/abc', '/assets/index.js']) {
+    for (const path of ['/', '/c/abc', '/sessions', '/assets/index.js']) {
       const res = await get(ctx, path);
       expect(res.status).toBe(404);
       expect(await res.json()).toEqual(SPEC_ERRORS[404]);

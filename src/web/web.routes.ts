@@ -21,7 +21,7 @@ export const WEB_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The app's paths: the page itself, one per conversation, and the hashed assets. */
+/** The app's paths: the page itself (at `/`, one per conversation, the sessions), and the hashed assets. */
 export function webRoutes(deps: AppDeps) {
   // Loaded on the first request, once per app: a server that never serves a page never bundles.
   let files: Promise<Map<string, ServedFile>> | undefined;
@@ -45,6 +45,7 @@ export function webRoutes(deps: AppDeps) {
   return new Elysia({ name: 'web' })
     .get('/', page)
     .get('/c/:conversationId', page)
+    .get('/sessions', page)
     .get('/assets/:file', withPolicy(answer('/assets/')));
 }
 

@@ -29,9 +29,15 @@ export async function failure(res: Response): Promise<ApiError> {
   return new ApiError(res.status, envelope?.code ?? 'HTTP_ERROR', envelope?.message ?? `The server answered ${res.status}.`);
 }
 
+/** Fired when the server says the session is gone (expired, ended on another device): the app shows the sign-in page. */
+export const SIGNED_OUT = 'parley:signed-out';
+
 export async function call<T>(operation: string, body: unknown = {}): Promise<T> {
   const res = await post(operation, body);
-  if (!res.ok) throw await failure(res);
+  if (!res.ok) {
+    if (res.status === 401 && operation !== 'auth/getSession') dispatchEvent(new Event(SIGNED_OUT));
+    throw await failure(res);
+  }
   return (await res.json()) as T;
 }
 

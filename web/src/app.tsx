@@ -1,9 +1,10 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, call, type Conversation, type User } from './api';
+import { ApiError, call, SIGNED_OUT, type Conversation, type User } from './api';
 import { SignIn } from './sign-in';
 import { ConversationList } from './conversation-list';
 import { Chat } from './chat';
-import { navigate, useRoute } from './router';
+import { Sessions } from './sessions';
+import { navigate, onLinkClick, useRoute } from './router';
 
 /** The signed-in user, `null` when signed out, `undefined` while asking. */
 function useSession() {
@@ -16,6 +17,9 @@ function useSession() {
         if (err instanceof ApiError && err.status === 401) setUser(null);
         else setError('Parley could not be reached. Reload the page to try again.');
       });
+    const signedOut = () => setUser(null);
+    addEventListener(SIGNED_OUT, signedOut);
+    return () => removeEventListener(SIGNED_OUT, signedOut);
   }, []);
   return { user, setUser, error };
 }
@@ -54,6 +58,9 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
         </button>
         <h1 class="brand">Parley</h1>
         <span class="who">{user.name || user.email}</span>
+        <a href="/sessions" onClick={onLinkClick('/sessions')} aria-current={route.name === 'sessions' ? 'page' : undefined}>
+          Sessions
+        </a>
         <button type="button" onClick={signOut}>
           Sign out
         </button>
@@ -62,7 +69,7 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
         <ConversationList conversations={conversations} current={current} onChanged={refresh} onDeleted={(id) => (id === current ? navigate('/') : undefined, refresh())} />
       </nav>
       <main class="main">
-        <Chat key={visit} conversationId={current} onActivity={refresh} />
+        {route.name === 'sessions' ? <Sessions /> : <Chat key={visit} conversationId={current} onActivity={refresh} />}
       </main>
     </div>
   );

@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 
-/** The app's two places: a new chat (`/`) and a conversation (`/c/<id>`); the server serves the page at both. */
-export type Route = { name: 'new' } | { name: 'conversation'; id: string };
+/** The app's places: a new chat (`/`), a conversation (`/c/<id>`), the user's sessions (`/sessions`); the server serves the page at each. */
+export type Route = { name: 'new' } | { name: 'conversation'; id: string } | { name: 'sessions' };
 
 export function routeOf(path: string): Route {
+  if (path === '/sessions') return { name: 'sessions' };
   const m = /^\/c\/([^/]+)$/.exec(path);
   return m ? { name: 'conversation', id: decodeURIComponent(m[1]!) } : { name: 'new' };
 }

@@ -1,4 +1,4 @@
-import { ApiError, failure, post } from './api';
+import { ApiError, failure, post, SIGNED_OUT } from './api';
 import { readFrames } from './sse';
 
 /** What the page shows of an answer being written. */
@@ -62,6 +62,7 @@ async function follow(open: () => Promise<Response>, start: { conversationId?: s
       const res = await request();
       if (!res.ok) {
         const err = await failure(res);
+        if (res.status === 401) dispatchEvent(new Event(SIGNED_OUT));
         // 404 on a resume: the answer is gone (its conversation was deleted). 4xx will not get better.
         if (res.status < 500 && res.status !== 429) return end('failed', err.message);
         throw err;

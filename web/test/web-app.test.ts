@@ -175,6 +175,22 @@ describe('the web app in Chromium, through the compiled binary', () => {
     await context.close();
   }, 60_000);
 
+  test('sessions: list where one is signed in, end another browser\'s session, then this one\'s', async () => {
+    const other = await world.signedIn({ userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0' });
+    const { context, page } = await world.signedIn();
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.waitForURL(`${world.url}/sessions`);
+    await page.getByText('(this browser)').waitFor();
+    await expectAccessible(page, 'sessions');
+    await page.getByRole('button', { name: /^End the session of Firefox on Linux/ }).click();
+    await page.getByRole('button', { name: /^End the session of Firefox on Linux/ }).waitFor({ state: 'detached' });
+    await other.page.reload();
+    await other.page.getByRole('heading', { name: 'Sign in to Parley' }).waitFor(); // that browser is signed out
+    await page.getByRole('button', { name: 'End this session (sign out)' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Parley' }).waitFor();
+    await Promise.all([context.close(), other.context.close()]);
+  }, 60_000);
+
   test('a phone-sized screen in dark mode: the list opens from the top bar; no serious accessibility violation', async () => {
     world.ai.eventDelayMs = 0;
     world.ai.chatScript = () => ({ deltas: [{ content: 'Small screen, dark.' }] });
