@@ -9,6 +9,7 @@ import { $, type BunPlugin } from 'bun';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { archOfTarget, bindingPackage, fetchCrossDeps, hostArch } from './cross-deps';
+import { bundleWeb, checkWebBudget, kb, WEB_JS_BUDGET_BYTES } from '../src/web/bundle-web';
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -48,6 +49,29 @@ const plugins: BunPlugin[] = [
     },
   },
 ];
+
+// The web app (docs/web.md): bundled here, measured against its budget (the build fails above
+// it), and carried by the executable as strings in place of src/web/embedded-web.ts's empty list.
+const webFiles = await bundleWeb().catch((err: AggregateError) => {
+  for (const log of err.errors ?? [err]) console.error(log);
+  process.exit(1);
+});
+try {
+  const bytes = checkWebBudget(webFiles);
+  console.log(`web app: first-load JavaScript ${kb(bytes)} KB gzip-compressed (budget ${kb(WEB_JS_BUDGET_BYTES)} KB)`);
+} catch (err) {
+  console.error(`build failed: ${(err as Error).message}`);
+  process.exit(1);
+}
+plugins.push({
+  name: 'embedded-web',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]web[\\/]embedded-web\.ts$/ }, () => ({
+      loader: 'ts',
+      contents: `export const embeddedWeb = ${JSON.stringify(webFiles)};`,
+    }));
+  },
+});
 
 /** `<binding>.zst` in .cache/build, made once per binding (level 19 takes a few seconds). */
 async function compressedBinding(file: string): Promise<string> {

@@ -18,6 +18,8 @@ import { creditOperations } from './credits/credit.routes';
 import { imageOperations } from './images/image.routes';
 import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
+import { webRoutes } from './web/web.routes';
+import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/login-link.routes';
 
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [
@@ -37,6 +39,8 @@ export const operations: readonly AnyOperation[] = [
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */
 const OAUTH_PAGE = /^\/api\/auth\/oauth\/[^/]+(\/callback)?$/;
+/** The web app's paths (src/web/web.routes.ts), when it is served. */
+const WEB_PAGE = /^\/(?:(?:c|assets)\/[^/]+|sessions)?$/;
 /** The methods of the GET routes (pages): Elysia answers a HEAD with the GET route's headers. */
 const PAGE_METHODS = 'GET, HEAD';
 
@@ -47,14 +51,16 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   const allowed = new Map<string, string>([
     ...ops.map((op) => [`/api/${op.path}`, 'POST'] as const),
     ...['/api/health', '/api/openapi.json', '/api/docs'].map((page) => [page, PAGE_METHODS] as const),
+    [LOGIN_LINK_PATH, `${PAGE_METHODS}, POST`],
   ]);
-  const allowOf = (path: string) => allowed.get(path) ?? (OAUTH_PAGE.test(path) ? PAGE_METHODS : undefined);
+  const allowOf = (path: string) =>
+    allowed.get(path) ?? (OAUTH_PAGE.test(path) || (deps.config.web && WEB_PAGE.test(path)) ? PAGE_METHODS : undefined);
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
   let openapi: string | undefined;
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      openapi = JSON.stringify(buildOpenApi(ops, oauthOpenApiPaths, undefined, deps.config));
+      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths }, undefined, deps.config));
     }
     return openapi;
   };
@@ -90,7 +96,10 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .get('/api/health', page(() => reply('{"status":"ok"}')))
     .get('/api/openapi.json', page(() => reply(openapiJson())))
     .get('/api/docs', page(() => reply((docs ??= docsPage(ops)), 'text/html; charset=utf-8')))
-    .use(oauthRoutes(deps));
+    .use(oauthRoutes(deps))
+    .use(loginLinkRoutes(deps));
+  // The web app is a client like any other (docs/architecture.md): its routes only hand out files.
+  if (deps.config.web) app.use(webRoutes(deps));
 
   registerOperations(app as unknown as Elysia, ops, deps);
   return app;

@@ -150,11 +150,18 @@ export const settings = {
     doc: 'Comma-separated host names or IP addresses that server-side fetches may reach even when they resolve to private addresses (e.g. `searxng.lan,192.168.1.20`).',
     parse: list,
   }),
+  // --- web app ---
+  web: setting({
+    env: 'PARLEY_WEB',
+    default: 'true',
+    doc: 'Serve the web app at `/` (chat in a browser; its files are inside the binary). `false`: the API alone, and `/` answers the JSON 404.',
+    parse: bool,
+  }),
   // --- oauth ---
   appUrl: setting({
     env: 'PARLEY_APP_URL',
     default: '',
-    doc: 'Where the browser goes after signing in with an identity provider (errors add `?error=<code>`). Empty: Parley shows a small result page.',
+    doc: 'Where the browser goes after signing in with an identity provider or a login link (errors add `?error=<code>`). Empty: the web app at `/` when it is served (`PARLEY_WEB`), else a small result page.',
     parse: optHttpUrl,
   }),
   publicUrl: setting({

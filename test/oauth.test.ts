@@ -213,8 +213,8 @@ describe('sign-in with configurable-address providers (real arctic code against 
     expect(all).not.toContain(setCookies(ok.callback).get('parley_session')!.value);
   });
 
-  test('without PARLEY_APP_URL the flow ends on a page: errors show a code, never a stack', async () => {
-    const ctx = createTestContext({ config: { ...providerConfig(), signup: 'open' } });
+  test('without PARLEY_APP_URL and the web app the flow ends on a page: errors show a code, never a stack', async () => {
+    const ctx = createTestContext({ config: { ...providerConfig(), signup: 'open', web: false } });
     fake.account = { sub: '6', email: 'x<b>@example.org', email_verified: true };
     const ok = (await signIn(ctx, 'gitea')).callback;
     expect(ok.status).toBe(200);
@@ -232,9 +232,23 @@ describe('sign-in with configurable-address providers (real arctic code against 
     expect(page).not.toMatch(/at \w+ \(|\.ts:\d+/);
   });
 
+  test('without PARLEY_APP_URL, with the web app served, the flow lands on it: / signed in, /?error=<code> refused', async () => {
+    const ctx = createTestContext({ config: { ...providerConfig(), signup: 'open' } });
+    fake.account = { sub: '7', email: 'web@example.org', email_verified: true };
+    const ok = (await signIn(ctx, 'gitea')).callback;
+    expect(ok.status).toBe(302);
+    expect(ok.headers.get('location')).toBe('/');
+    expect(setCookies(ok).get('parley_session')!.value).toMatch(/^ps_/);
+    fake.account.email_verified = false;
+    const refused = (await signIn(ctx, 'gitea')).callback;
+    expect(refused.status).toBe(302);
+    expect(refused.headers.get('location')).toBe('/?error=email_not_verified');
+    expect(setCookies(refused).get('parley_session')).toBeUndefined();
+  });
+
   test('an unexpected failure ends on a server_error page; the cause is only logged', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({ log, config: { ...providerConfig(), signup: 'open' } });
+    const ctx = createTestContext({ log, config: { ...providerConfig(), signup: 'open', web: false } });
     ctx.db.$client.exec('DROP TABLE sessions');
     const { callback } = await signIn(ctx, 'authentik');
     expect(callback.status).toBe(500);

@@ -117,7 +117,7 @@ describe('security headers', () => {
       ['health', ctx.app.handle(new Request('http://localhost/api/health')), 200],
       ['openapi', ctx.app.handle(new Request('http://localhost/api/openapi.json')), 200],
       ['docs', ctx.app.handle(new Request('http://localhost/api/docs')), 200],
-      ['unknown GET', ctx.app.handle(new Request('http://localhost/')), 404],
+      ['unknown GET', ctx.app.handle(new Request('http://localhost/nothing-here')), 404],
     ];
     for (const [what, pending, status] of cases) {
       const res = await pending;

@@ -2,11 +2,10 @@ import { generateCodeVerifier, generateState } from 'arctic';
 import { timingSafeEqual } from 'node:crypto';
 import type { AppDeps } from '../deps';
 import { iso } from '../ids';
-import { createSession } from './auth.store';
-import { DAY_MS } from '../time';
-import { readCookie, sessionCookie, SESSION_COOKIE_MAX_AGE_S } from './authenticate';
+import { readCookie } from './authenticate';
+import { browserLanding, openBrowserSession, setSessionCookie } from './browser-session';
 import { buildProvider, isProviderId, type OAuthProvider } from './oauth.providers';
-import { errorPage, NO_STORE, signedInPage, type OAuthErrorCode } from './oauth.page';
+import { errorPage, redirect, signedInPage, type OAuthErrorCode } from './oauth.page';
 import { findOrCreateUser } from './signup';
 
 /**
@@ -61,12 +60,6 @@ function nativeRedirect(deps: AppDeps, raw: string | undefined): URL | undefined
 }
 
 const sameString = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-
-function redirect(to: URL | string, headers = new Headers()): Response {
-  headers.set('location', String(to));
-  for (const [k, v] of Object.entries(NO_STORE)) headers.set(k, v);
-  return new Response(null, { status: 302, headers });
-}
 
 /** `GET /api/auth/oauth/:provider[?redirect=myapp://…]` */
 export function startSignIn(deps: AppDeps, request: Request, id: string): Response {
@@ -135,23 +128,25 @@ export async function finishSignIn(deps: AppDeps, request: Request, id: string):
     const found = findOrCreateUser(deps.db, config, { ...profile, email: profile.email }, deps.now());
     if ('refusal' in found) throw new FlowError(found.refusal);
 
-    const userAgent = request.headers.get('user-agent')?.slice(0, 300);
-    const { token, row } = createSession(deps.db, found.user.id, config.sessionTtlDays * DAY_MS, { userAgent }, deps.now());
+    const { token, row } = openBrowserSession(deps, request, found.user.id);
     log.info('signed in', { provider: provider.id, userId: found.user.id, sessionId: row.id, native: Boolean(native) });
     if (native) {
       native.searchParams.set('token', token);
       native.searchParams.set('expiresAt', iso(row.expiresAt));
       return redirect(native, headers);
     }
-    headers.append('set-cookie', sessionCookie(token, SESSION_COOKIE_MAX_AGE_S, config.cookieSecure));
-    return config.appUrl ? redirect(config.appUrl, headers) : signedInPage(found.user.email, headers);
+    setSessionCookie(headers, token, config);
+    const landing = browserLanding(config);
+    return landing ? redirect(landing, headers) : signedInPage(found.user.email, headers);
   } catch (err) {
     const code = err instanceof FlowError ? err.code : 'server_error';
     if (err instanceof FlowError) log.warn('sign-in failed', { provider: provider.id, code, cause: describe(err.cause) });
     else log.error('sign-in failed', { provider: provider.id, code, cause: describe(err, true) });
-    const target = native ?? (config.appUrl ? new URL(config.appUrl) : undefined);
-    if (!target) return errorPage(code, headers);
-    target.searchParams.set('error', code);
-    return redirect(target, headers);
+    if (native) {
+      native.searchParams.set('error', code);
+      return redirect(native, headers);
+    }
+    const landing = browserLanding(config, code);
+    return landing ? redirect(landing, headers) : errorPage(code, headers);
   }
 }

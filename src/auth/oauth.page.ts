@@ -21,7 +21,7 @@ export const OAUTH_ERRORS = {
 
 export type OAuthErrorCode = keyof typeof OAUTH_ERRORS;
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+export const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -31,16 +31,26 @@ function page(title: string, body: string): string {
 
 export const NO_STORE = { 'cache-control': 'no-store' };
 
-export function errorPage(code: OAuthErrorCode, extraHeaders?: Headers): Response {
-  const { status, message } = OAUTH_ERRORS[code];
+/** A small self-contained HTML page, never stored by a cache (it carries a sign-in's outcome). */
+export function htmlPage(status: number, title: string, body: string, extraHeaders?: Headers): Response {
   const headers = new Headers(extraHeaders);
   headers.set('content-type', 'text/html; charset=utf-8');
   for (const [k, v] of Object.entries(NO_STORE)) headers.set(k, v);
-  return new Response(page('Sign-in failed', `<p>${esc(message)}</p><p>Error code: <code>${code}</code></p>`), { status, headers });
+  return new Response(page(title, body), { status, headers });
+}
+
+/** A redirect that no cache keeps; 303 after a form's POST, so the browser follows with a GET. */
+export function redirect(to: URL | string, headers = new Headers(), status = 302): Response {
+  headers.set('location', String(to));
+  for (const [k, v] of Object.entries(NO_STORE)) headers.set(k, v);
+  return new Response(null, { status, headers });
+}
+
+export function errorPage(code: OAuthErrorCode, extraHeaders?: Headers): Response {
+  const { status, message } = OAUTH_ERRORS[code];
+  return htmlPage(status, 'Sign-in failed', `<p>${esc(message)}</p><p>Error code: <code>${code}</code></p>`, extraHeaders);
 }
 
 export function signedInPage(email: string, headers: Headers): Response {
-  headers.set('content-type', 'text/html; charset=utf-8');
-  for (const [k, v] of Object.entries(NO_STORE)) headers.set(k, v);
-  return new Response(page('Signed in', `<p>You are signed in as <strong>${esc(email)}</strong>. You can close this window.</p>`), { status: 200, headers });
+  return htmlPage(200, 'Signed in', `<p>You are signed in as <strong>${esc(email)}</strong>. You can close this window.</p>`, headers);
 }

@@ -3,6 +3,7 @@ import { DAY_MS, HOUR_MS } from '../time';
 import { pruneResponseEvents } from '../chat/response.store';
 import { pruneGroupEvents } from '../groups/group-events.store';
 import { pruneEndedSessions } from '../auth/auth.store';
+import { pruneLoginLinks } from '../auth/login-link.store';
 
 type PruneDeps = Pick<AppDeps, 'db' | 'config' | 'log' | 'now'>;
 
@@ -14,12 +15,15 @@ const ENDED_SESSION_KEEP_DAYS = 30;
  * - the stored events of responses finished more than
  *   PARLEY_EVENT_RETENTION_DAYS ago; the answers themselves stay in their conversations;
  * - sessions that ended (expired or signed out) more than ENDED_SESSION_KEEP_DAYS ago;
- * - group events older than PARLEY_GROUP_EVENT_RETENTION_DAYS, and invites past their expiry.
+ * - group events older than PARLEY_GROUP_EVENT_RETENTION_DAYS, and invites past their expiry;
+ * - login links used or expired more than a day ago (a day, so "this link was already used"
+ *   can still be told apart from "unknown" the morning after).
  */
 const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> }[] = [
   { name: 'response events', run: (d, now) => ({ events: pruneResponseEvents(d.db, now - d.config.eventRetentionDays * DAY_MS) }) },
   { name: 'sessions', run: (d, now) => ({ sessions: pruneEndedSessions(d.db, now - ENDED_SESSION_KEEP_DAYS * DAY_MS) }) },
   { name: 'group events', run: (d, now) => pruneGroupEvents(d.db, d.config.groupEventRetentionDays, now) },
+  { name: 'login links', run: (d, now) => ({ loginLinks: pruneLoginLinks(d.db, now - DAY_MS) }) },
 ];
 
 /** One pass over everything retention drops; logs what went and what failed. */

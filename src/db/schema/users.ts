@@ -59,3 +59,25 @@ export const sessions = sqliteTable(
 export type User = typeof users.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
 export type Session = typeof sessions.$inferSelect;
+
+/**
+ * One-time sign-in links made by an admin with `parley login-link` (docs/web.md). Only the hash
+ * of the link's secret is stored; redeeming it stamps `usedAt`, so it works once.
+ */
+export const loginLinks = sqliteTable(
+  'login_links',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** SHA-256 of the link's token, hex. */
+    hash: text('hash').notNull().unique(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    usedAt: integer('used_at'),
+  },
+  (t) => [index('login_links_user_idx').on(t.userId)],
+);
+
+export type LoginLink = typeof loginLinks.$inferSelect;

@@ -1,0 +1,58 @@
+import { Elysia } from 'elysia';
+import type { AppDeps } from '../deps';
+import { AppError } from '../http/errors';
+import { pageRoute } from '../http/register';
+import { loadWebFiles, type ServedFile } from './web-files';
+
+/**
+ * The pages' policy: the app's own script, styles and API only. No inline script or style
+ * attribute can run (Markdown answers are rendered into the page: whatever slipped through would
+ * still be inert), no other origin is contacted, and no one may frame the app. It replaces the
+ * API's policy, which allows the docs page's inline script.
+ */
+export const WEB_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The app's paths: the page itself (at `/`, one per conversation, the sessions), and the hashed assets. */
+export function webRoutes(deps: AppDeps) {
+  // Loaded on the first request, once per app: a server that never serves a page never bundles.
+  let files: Promise<Map<string, ServedFile>> | undefined;
+  const filesOnce = () => (files ??= loadWebFiles(deps.log).catch((err) => {
+    files = undefined; // a failed development bundle is tried again on the next request
+    throw err;
+  }));
+
+  const answer = (path: string) =>
+    pageRoute<{ request: Request; params: Record<string, string> }>(deps, async ({ request, params }) => {
+      const file = (await filesOnce()).get(path === '/assets/' ? `/assets/${params.file}` : path);
+      if (!file) throw new AppError('NOT_FOUND');
+      return respond(request, file);
+    });
+  const withPolicy = (handler: ReturnType<typeof answer>) => async (ctx: { request: Request; params: Record<string, string> }) => {
+    const res = await handler(ctx);
+    if (res.status < 400) res.headers.set('content-security-policy', WEB_CSP);
+    return res;
+  };
+  const page = withPolicy(answer('/index.html'));
+  return new Elysia({ name: 'web' })
+    .get('/', page)
+    .get('/c/:conversationId', page)
+    .get('/sessions', page)
+    .get('/assets/:file', withPolicy(answer('/assets/')));
+}
+
+function respond(request: Request, file: ServedFile): Response {
+  const headers = new Headers({ 'content-type': file.type, 'cache-control': file.cacheControl, etag: file.etag, vary: 'accept-encoding' });
+  if (request.headers.get('if-none-match') === file.etag) return new Response(null, { status: 304, headers });
+  const gzip = file.gzip && /\bgzip\b/.test(request.headers.get('accept-encoding') ?? '');
+  if (gzip) headers.set('content-encoding', 'gzip');
+  return new Response(gzip ? file.gzip : file.body, { headers });
+}

@@ -1,0 +1,102 @@
+import { describe, expect, test } from 'bun:test';
+import { createTestContext, SPEC_ERRORS } from './helpers';
+import { checkWebBudget, firstLoadScripts, type WebFile } from '../src/web/bundle-web';
+
+const get = (ctx: ReturnType<typeof createTestContext>, path: string, headers: Record<string, string> = {}) =>
+  ctx.app.handle(new Request(`http://localhost${path}`, { headers }));
+
+/** The page's script and stylesheet, as the HTML names them. */
+const assetsOf = (html: string) => [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+
+describe('the web app is served at / (in development: bundled from web/ on first request)', () => {
+  const ctx = createTestContext();
+
+  test('the page: HTML, not cached, a strict policy, no inline script', async () => {
+    const res = await get(ctx, '/');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toStartWith('text/html');
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    const csp = res.headers.get('content-security-policy')!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await res.text();
+    // Every <script> has a src: an inline one would be refused by the policy anyway.
+    for (const tag of html.match(/<script[^>]*>/g) ?? []) expect(tag).toContain('src=');
+    expect(html).not.toMatch(/https?:\/\//); // no CDN, no external font
+    expect(assetsOf(html).length).toBeGreaterThanOrEqual(2);
+  }, 30_000);
+
+  test('a conversation\'s address and /sessions are the same page; a revalidation with the ETag is a 304', async () => {
+    const page = await get(ctx, '/');
+    const html = await page.text();
+    for (const path of ['/c/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', '/sessions']) {
+      const again = await get(ctx, path);
+      expect(again.status).toBe(200);
+      expect(await again.text()).toBe(html);
+    }
+    const etag = page.headers.get('etag')!;
+    const revalidated = await get(ctx, '/', { 'if-none-match': etag });
+    expect(revalidated.status).toBe(304);
+  });
+
+  test('hashed assets: their content type, cached for good, gzip when asked', async () => {
+    const html = await (await get(ctx, '/')).text();
+    for (const path of assetsOf(html)) {
+      const res = await get(ctx, path, { 'accept-encoding': 'gzip, br' });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toStartWith(path.endsWith('.js') ? 'text/javascript' : 'text/css');
+      expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      expect(res.headers.get('vary')).toBe('accept-encoding');
+      if (path.endsWith('.js')) expect(res.headers.get('content-encoding')).toBe('gzip');
+      const plain = await get(ctx, path);
+      expect(plain.headers.get('content-encoding')).toBeNull();
+    }
+    const missing = await get(ctx, '/assets/nothing-here.js');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual(SPEC_ERRORS[404]);
+  });
+
+  test('the API keeps its JSON 404 and 405 under /api/', async () => {
+    for (const path of ['/api/', '/api/nothing', '/api/c/x', '/api/assets/x.js']) {
+      const res = await get(ctx, path);
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(await res.json()).toEqual(SPEC_ERRORS[404]);
+    }
+    const post = await ctx.app.handle(new Request('http://localhost/', { method: 'POST' }));
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
+
+describe('PARLEY_WEB=false: the API alone', () => {
+  test('/ and the assets are the JSON 404', async () => {
+    const ctx = createTestContext({ config: { web: false } });
+    for (const path of ['/', '/c/abc', '/sessions', '/assets/index.js']) {
+      const res = await get(ctx, path);
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual(SPEC_ERRORS[404]);
+    }
+  });
+});
+
+describe('the size budget', () => {
+  const file = (path: string, text: string): WebFile => ({ path, type: 'text/javascript', text });
+  const files = [
+    file('/index.html', '<script type="module" src="/assets/a-1.js"></script>'),
+    file('/assets/a-1.js', 'x'.repeat(2000) + crypto.randomUUID().repeat(200)),
+    file('/assets/lazy-2.js', 'not loaded first'),
+  ];
+
+  test('counts the scripts the page loads, gzip-compressed', () => {
+    expect(firstLoadScripts(files).map((f) => f.path)).toEqual(['/assets/a-1.js']);
+    expect(checkWebBudget(files)).toBe(Bun.gzipSync(files[1]!.text, { level: 9 }).length);
+  });
+
+  test('a bundle over its budget fails the build', () => {
+    expect(() => checkWebBudget(files, 50)).toThrow(/over its budget of 0\.0 KB/);
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * The web app talks to Parley like any other client: `POST /api/<operation>` with JSON, signed in
+ * by the `parley_session` cookie the browser holds (same origin, so no token is ever visible to
+ * the page's script).
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function post(operation: string, body: unknown = {}, init: { signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<Response> {
+  return fetch(`/api/${operation}`, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', ...init.headers },
+    body: JSON.stringify(body),
+    signal: init.signal,
+  });
+}
+
+/** Read an error envelope into an ApiError (or a plain one for what is not an envelope). */
+export async function failure(res: Response): Promise<ApiError> {
+  const envelope = (await res.json().catch(() => undefined)) as { code?: string; message?: string } | undefined;
+  return new ApiError(res.status, envelope?.code ?? 'HTTP_ERROR', envelope?.message ?? `The server answered ${res.status}.`);
+}
+
+/** Fired when the server says the session is gone (expired, ended on another device): the app shows the sign-in page. */
+export const SIGNED_OUT = 'parley:signed-out';
+
+export async function call<T>(operation: string, body: unknown = {}): Promise<T> {
+  const res = await post(operation, body);
+  if (!res.ok) {
+    if (res.status === 401 && operation !== 'auth/getSession') dispatchEvent(new Event(SIGNED_OUT));
+    throw await failure(res);
+  }
+  return (await res.json()) as T;
+}
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+}
+export interface Conversation {
+  id: string;
+  title: string;
+  updatedAt: string;
+}
+export interface Item {
+  id: string;
+  role: 'user' | 'assistant' | 'tool' | 'system';
+  content: string;
+  createdAt: string;
+}
+export interface Provider {
+  id: string;
+  name: string;
+  signInUrl: string;
+}

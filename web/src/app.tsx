@@ -1,0 +1,76 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError, call, SIGNED_OUT, type Conversation, type User } from './api';
+import { SignIn } from './sign-in';
+import { ConversationList } from './conversation-list';
+import { Chat } from './chat';
+import { Sessions } from './sessions';
+import { navigate, onLinkClick, useRoute } from './router';
+
+/** The signed-in user, `null` when signed out, `undefined` while asking. */
+function useSession() {
+  const [user, setUser] = useState<User | null | undefined>(undefined);
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    call<{ user: User }>('auth/getSession')
+      .then((s) => setUser(s.user))
+      .catch((err) => {
+        if (err instanceof ApiError && err.status === 401) setUser(null);
+        else setError('Parley could not be reached. Reload the page to try again.');
+      });
+    const signedOut = () => setUser(null);
+    addEventListener(SIGNED_OUT, signedOut);
+    return () => removeEventListener(SIGNED_OUT, signedOut);
+  }, []);
+  return { user, setUser, error };
+}
+
+export function App() {
+  const { user, setUser, error } = useSession();
+  if (error) return <p role="alert" class="page-message">{error}</p>;
+  if (user === undefined) return <p class="page-message">Loading…</p>;
+  if (user === null) return <SignIn />;
+  return <SignedIn user={user} onSignedOut={() => setUser(null)} />;
+}
+
+function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
+  const { route, visit } = useRoute();
+  const [conversations, setConversations] = useState<Conversation[]>([]);
+  const [listOpen, setListOpen] = useState(false);
+  const refresh = useCallback(() => {
+    call<{ conversations: Conversation[] }>('chat/listConversations', { limit: 100 }).then((r) => setConversations(r.conversations), () => undefined);
+  }, []);
+  useEffect(refresh, [refresh]);
+  // On a phone the list is a panel over the chat: choosing a conversation closes it.
+  useEffect(() => setListOpen(false), [visit]);
+
+  const signOut = async () => {
+    await call('auth/signOut').catch(() => undefined);
+    history.replaceState(null, '', '/');
+    onSignedOut();
+  };
+  const current = route.name === 'conversation' ? route.id : undefined;
+
+  return (
+    <div class="layout">
+      <header class="topbar">
+        <button type="button" class="list-toggle" aria-expanded={listOpen} aria-controls="conversations" onClick={() => setListOpen(!listOpen)}>
+          Conversations
+        </button>
+        <h1 class="brand">Parley</h1>
+        <span class="who">{user.name || user.email}</span>
+        <a href="/sessions" onClick={onLinkClick('/sessions')} aria-current={route.name === 'sessions' ? 'page' : undefined}>
+          Sessions
+        </a>
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <nav id="conversations" class={`sidebar${listOpen ? ' open' : ''}`} aria-label="Conversations">
+        <ConversationList conversations={conversations} current={current} onChanged={refresh} onDeleted={(id) => (id === current ? navigate('/') : undefined, refresh())} />
+      </nav>
+      <main class="main">
+        {route.name === 'sessions' ? <Sessions /> : <Chat key={visit} conversationId={current} onActivity={refresh} />}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,162 @@
+import { expect } from 'bun:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { buildBinaryOnce } from '../../test/build-binary';
+import { startFakeOpenAI, type FakeOpenAI } from '../../test/fakes/openai';
+import { waitForListening } from '../../scripts/lib/wait-for-listening';
+
+/**
+ * The browser tests' world: the compiled binary on a free port with the fake AI server, Debian's
+ * Chromium driven by playwright-core (never a downloaded browser), and a login link per sign-in.
+ */
+export const CHROMIUM = process.env.PARLEY_CHROMIUM ?? '/usr/bin/chromium';
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+
+export interface World {
+  url: string;
+  /** The same server behind a TCP proxy whose connections the test can cut: a network that drops. */
+  flaky: { url: string; cut(forMs: number): Promise<void> };
+  ai: FakeOpenAI;
+  browser: Browser;
+  /** `parley login-link` for the user, as an admin would run it. */
+  loginLink(email?: string): Promise<string>;
+  /** A fresh browser context (its own cookies), signed in through a login link (at `base`, default the server itself). */
+  signedIn(options?: Parameters<Browser['newContext']>[0], base?: string): Promise<{ context: BrowserContext; page: Page }>;
+  stop(): Promise<void>;
+}
+
+export const EMAIL = 'ann@example.org';
+
+export async function startWorld(): Promise<World> {
+  const bin = await buildBinaryOnce();
+  const dir = mkdtempSync(join(tmpdir(), 'parley-web-test-'));
+  const ai = startFakeOpenAI();
+  const env = {
+    PATH: process.env.PATH ?? '',
+    PARLEY_DATA_DIR: join(dir, 'data'),
+    PARLEY_AI_PROVIDER: 'openai-chat',
+    PARLEY_AI_BASE_URL: ai.url,
+    PARLEY_AI_API_KEY: 'sk-test',
+    PARLEY_AI_MODEL: 'small',
+    PARLEY_AI_TOOLS: 'off',
+    PARLEY_AI_VISION: 'off',
+    PARLEY_RATE_LIMIT_AI: 'off',
+    PARLEY_LOG_LEVEL: 'warn',
+  };
+  const cli = async (args: string[], extra: Record<string, string> = {}) => {
+    const p = Bun.spawn([bin, ...args], { env: { ...env, ...extra }, cwd: dir, stdout: 'pipe', stderr: 'pipe' });
+    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    if (code !== 0) throw new Error(`parley ${args.join(' ')} failed: ${err}`);
+    return out.trim();
+  };
+  await cli(['user', 'create', '--email', EMAIL, '--name', 'Ann']);
+  const server = Bun.spawn([bin, 'serve', '--port', '0'], { env, cwd: dir, stdout: 'pipe', stderr: 'inherit' });
+  const url = await waitForListening(server);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  const flaky = startFlakyProxy(Number(new URL(url).port));
+  const loginLink = (email = EMAIL, base = url) => cli(['login-link', '--email', email], { PARLEY_PUBLIC_URL: base });
+  return {
+    url,
+    flaky,
+    ai,
+    browser,
+    loginLink,
+    async signedIn(options, base = url) {
+      const context = await browser.newContext(options);
+      const page = await context.newPage();
+      await page.goto(await loginLink(EMAIL, base));
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${base}/`);
+      await expect(page.getByRole('button', { name: 'Sign out' }).waitFor()).resolves.toBeUndefined();
+      return { context, page };
+    },
+    async stop() {
+      await browser.close().catch(() => undefined);
+      server.kill('SIGTERM');
+      await server.exited;
+      ai.stop();
+      flaky.stop();
+    },
+  };
+}
+
+/**
+ * A loopback TCP proxy to the server. `cut` closes every connection through it and refuses new
+ * ones for a while, as a network that drops does: the browser's open event stream breaks
+ * mid-answer (an offline emulation leaves open streams alone).
+ */
+function startFlakyProxy(port: number) {
+  type Pipe = { peer?: import('bun').Socket<Pipe>; pending: Uint8Array[] };
+  const open = new Set<import('bun').Socket<Pipe>>();
+  let down = false;
+  const server = Bun.listen<Pipe>({
+    hostname: '127.0.0.1',
+    port: 0,
+    socket: {
+      async open(client) {
+        if (down) return void client.end();
+        client.data = { pending: [] };
+        open.add(client);
+        const upstream = await Bun.connect<Pipe>({
+          hostname: '127.0.0.1',
+          port,
+          socket: {
+            data: (_, chunk) => void client.write(chunk),
+            close: () => void client.end(),
+            error: () => void client.end(),
+          },
+        });
+        upstream.data = { peer: client, pending: [] };
+        open.add(upstream);
+        client.data.peer = upstream;
+        for (const chunk of client.data.pending) upstream.write(chunk);
+      },
+      data(client, chunk) {
+        if (client.data.peer) client.data.peer.write(chunk);
+        else client.data.pending.push(new Uint8Array(chunk));
+      },
+      close(client) {
+        open.delete(client);
+        client.data?.peer?.end();
+      },
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    async cut(forMs: number) {
+      down = true;
+      for (const s of open) s.terminate();
+      open.clear();
+      await Bun.sleep(forMs);
+      down = false;
+    },
+    stop: () => server.stop(true),
+  };
+}
+
+const axeSource = await Bun.file(require.resolve('axe-core/axe.min.js')).text();
+
+/**
+ * axe-core's check of the page as it is now: no serious or critical violation. The script goes in
+ * through the DevTools protocol (page.evaluate), which the page's Content-Security-Policy does not
+ * govern, so the check runs on the page exactly as users get it.
+ */
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const result = await (globalThis as any).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3) }));
+  });
+  const bad = violations.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical');
+  expect({ what, violations: bad }).toEqual({ what, violations: [] });
+}
+
+/** The chat's deltas, slow: `w01 w02 … wNN`, one word per delta, `delayMs` apart. */
+export function slowAnswer(ai: FakeOpenAI, words: number, delayMs: number): string {
+  const deltas = Array.from({ length: words }, (_, i) => ({ content: `w${String(i + 1).padStart(2, '0')} ` }));
+  ai.eventDelayMs = delayMs;
+  ai.chatScript = () => ({ deltas });
+  return deltas.map((d) => d.content).join('').trim();
+}
