@@ -319,7 +319,7 @@ export const settings = {
   aiAnswerTokens: setting({
     env: 'PARLEY_AI_ANSWER_TOKENS',
     default: '0',
-    doc: "`openai-chat`, with a known context window: the longest answer in tokens (`max_tokens`), always kept free in the window (at most half of it). `0`: no limit of Parley's own — the answer may use whatever the prompt leaves, and a quarter of the window (at most 4,096) is kept free for it.",
+    doc: "`openai-chat`, with a known context window: the longest answer in tokens (`max_tokens`), always kept free in the window (at most half of it). `0`: a quarter of the window (at most 4,096) is kept free, and the answer may use whatever the prompt leaves (said as `max_tokens` only where the server counts tokens for Parley: llama-server).",
     parse: int(0, 10_000_000),
   }),
   aiImageAllowLan: setting({

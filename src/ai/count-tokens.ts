@@ -17,11 +17,24 @@ export interface TokenCounter {
 export const IMAGE_TOKENS = 768;
 
 /**
- * Tokens of `text` without a tokenizer: one per three bytes of UTF-8. Real tokenizers average
- * about four bytes of English per token and one CJK character (three bytes) per token, so this
- * overcounts the common cases on purpose: a budget that is too small drops an old turn more than
- * needed, one that is too large breaks the turn.
+ * Tokens of `text` without a tokenizer, meant to run over rather than under the true count:
+ * - a digit is a token (Llama, Qwen, Mistral and Gemma split numbers into single digits);
+ * - other ASCII, one token per three characters (English averages about four per token);
+ * - other characters, one token per two bytes of UTF-8 (a CJK character, three bytes, is one
+ *   token or two; an emoji, four bytes, two or three).
  */
 export function estimateTokens(text: string): number {
-  return Math.ceil(Buffer.byteLength(text, 'utf8') / 3);
+  let digits = 0;
+  let ascii = 0;
+  let otherBytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) digits++;
+    else if (c < 128) ascii++;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      otherBytes += 4;
+      i++;
+    } else otherBytes += c < 0x800 ? 2 : 3;
+  }
+  return digits + Math.ceil(ascii / 3) + Math.ceil(otherBytes / 2);
 }

@@ -34,6 +34,18 @@ const PER_TURN = 8;
 const ATTEMPTS = 6;
 export const SHORTENED = '\n[… shortened to fit the model’s context]';
 
+/**
+ * After a refusal for the context's size, what to keep free besides (fitContext's `shrinkBy`):
+ * what the server said was over (llama-server's `n_prompt_tokens` beyond `n_ctx`) and a tenth of
+ * the window more, or a quarter of the window when it did not say. Undefined: not such a refusal.
+ */
+export function overrunOf(err: unknown, contextTokens: number | undefined): number | undefined {
+  const e = err as { status?: number; message?: string; error?: { type?: string; n_prompt_tokens?: unknown; n_ctx?: unknown } };
+  if (!contextTokens || e?.status !== 400 || !/exceed|context (length|size|window)|maximum context|too long/i.test(`${e.message ?? ''} ${e.error?.type ?? ''}`)) return undefined;
+  const over = typeof e.error?.n_prompt_tokens === 'number' && typeof e.error?.n_ctx === 'number' ? e.error.n_prompt_tokens - e.error.n_ctx : undefined;
+  return over !== undefined && over > 0 ? over + Math.ceil(contextTokens / 10) : Math.ceil(contextTokens / 4);
+}
+
 /** The room kept for the answer: PARLEY_AI_ANSWER_TOKENS (at most half the context), or a quarter of the context up to 4,096 tokens. */
 export function answerRoom(contextTokens: number, setting: number): number {
   return setting > 0 ? Math.min(setting, Math.floor(contextTokens / 2)) : Math.min(4096, Math.floor(contextTokens / 4));
@@ -43,30 +55,34 @@ export function tooLongMessage(tokens: number, room: number): string {
   return `The message is too long for the AI model: it takes about ${tokens} tokens, and the model has room for ${room} beside its answer. Shorten it, or use a model with a larger context.`;
 }
 
-export async function fitContext<T>(turns: ChatTurn[], tools: T[], context: ModelContext, answerSetting: number, render: RenderRequest<T>): Promise<Fitted<T>> {
+/**
+ * `shrinkBy`: tokens to keep free beyond the count, after the server refused a request the count
+ * said would fit (an image costing more than IMAGE_TOKENS, an estimate under the true count).
+ */
+export async function fitContext<T>(
+  turns: ChatTurn[],
+  tools: T[],
+  context: ModelContext,
+  answerSetting: number,
+  render: RenderRequest<T>,
+  shrinkBy = 0,
+): Promise<Fitted<T>> {
   const nothingLeftOut = { turns: 0, tools: false, shortened: 0 };
   const size = context.contextTokens;
   if (!size) return { turns, tools, leftOut: nothingLeftOut };
-  const room = size - answerRoom(size, answerSetting);
-  // Set, the answer's room is also its limit; unset, the answer may use all the prompt leaves.
-  const limit = (prompt: number) => (answerSetting > 0 ? answerRoom(size, answerSetting) : size - prompt);
-  const count = async (t: ChatTurn[], k: T[]) => {
+  const room = size - answerRoom(size, answerSetting) - shrinkBy;
+  // Set, the answer's room is also its limit. Unset, the answer may use all the prompt leaves —
+  // said only when the count is exact: an estimate may run under the true count (digits, some
+  // scripts), and a limit of "window minus estimate" would then overrun the window (vLLM refuses
+  // that; a server Parley does not know may refuse any limit above its model's output cap).
+  const limit = (prompt: number) => (answerSetting > 0 ? answerRoom(size, answerSetting) : context.counter.exact ? size - prompt - shrinkBy : undefined);
+  const count = (t: ChatTurn[], k: T[]) => {
     const r = render(t, k);
-    const n = await context.counter.countRequest(r.messages, r.tools);
-    // What the template adds beyond the text's bytes, at most so far (see bytesBound).
-    context.templateExtra = Math.max(context.templateExtra ?? 0, n - bytesBound(r.messages, r.tools));
-    return n;
+    return context.counter.countRequest(r.messages, r.tools);
   };
-  // A short conversation needs no count at all (the common case, and the first token waits for
-  // it); until the template's share is learned, or without a tokenizer, one count of the whole.
-  if (context.counter.exact && context.templateExtra !== undefined) {
-    const r = render(turns, tools);
-    const bound = bytesBound(r.messages, r.tools) + context.templateExtra;
-    if (bound <= room) return { turns, tools, maxTokens: limit(bound), leftOut: nothingLeftOut };
-  } else {
-    const whole = await count(turns, tools);
-    if (whole <= room) return { turns, tools, maxTokens: limit(whole), leftOut: nothingLeftOut };
-  }
+  // One count of the whole: most conversations fit, and go as they are.
+  const whole = await count(turns, tools);
+  if (whole <= room) return { turns, tools, maxTokens: limit(whole), leftOut: nothingLeftOut };
 
   const newest = turns.findLastIndex((t) => t.role === 'user');
   const system = turns.filter((t) => t.role === 'system');
@@ -109,25 +125,11 @@ export async function fitContext<T>(turns: ChatTurn[], tools: T[], context: Mode
     // The per-turn estimates fell short of the exact count: choose again, scaled by how much.
     const estimated = costs.slice(from).reduce((a, b) => a + b, 0);
     const actual = n - fixed - (keepTools ? toolsCost : 0);
-    scale = context.historyScale = Math.max(scale * 1.1, (actual / Math.max(estimated, 1)) * 1.05);
+    scale = Math.max(scale * 1.1, (actual / Math.max(estimated, 1)) * 1.05);
+    // The next turn starts from what this template was seen to cost, not from the worst ever seen.
+    context.historyScale = (actual / Math.max(estimated, 1)) * 1.05;
   }
   throw new AiError(tooLongMessage(await count([...system, ...current], []), room));
-}
-
-/**
- * An upper bound of a request's tokens without asking the server, but for what the template adds:
- * a token of text stands for at least one byte of it (byte-level and byte-fallback tokenizers
- * alike), plus a per-message allowance and the images' fixed cost. The template's own share is
- * learned from the exact counts made so far (`templateExtra`).
- */
-export function bytesBound(messages: unknown[], tools: unknown[]): number {
-  let n = tools.length ? Buffer.byteLength(JSON.stringify(tools)) : 0;
-  for (const m of messages as { content?: unknown; tool_calls?: unknown }[]) {
-    n += PER_TURN * 2 + (m.tool_calls ? Buffer.byteLength(JSON.stringify(m.tool_calls)) : 0);
-    if (typeof m.content === 'string') n += Buffer.byteLength(m.content);
-    else if (Array.isArray(m.content)) for (const part of m.content) n += part?.type === 'text' ? Buffer.byteLength(String(part.text ?? '')) : IMAGE_TOKENS;
-  }
-  return n;
 }
 
 async function turnCost(t: ChatTurn, context: ModelContext): Promise<number> {
@@ -153,7 +155,8 @@ async function shortenToolOutputs(turns: ChatTurn[], excess: number, context: Mo
     const tokens = await context.counter.countText(t.content);
     const keepTokens = Math.max(0, tokens - left - PER_TURN * 4);
     const keepChars = Math.floor((t.content.length * keepTokens) / Math.max(tokens, 1));
-    out[i] = { ...t, content: t.content.slice(0, keepChars) + SHORTENED } as ChatTurn;
+    const text = t.content.endsWith(SHORTENED) ? t.content.slice(0, -SHORTENED.length) : t.content;
+    out[i] = { ...t, content: text.slice(0, keepChars) + SHORTENED } as ChatTurn;
     left -= tokens - keepTokens;
     shortened++;
   }

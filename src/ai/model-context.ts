@@ -29,8 +29,6 @@ export interface ModelContext {
   /** Where the window's size came from, for `parley doctor`. */
   source: string;
   counter: TokenCounter;
-  /** Learned by the budget: the most a request's exact count exceeded its bytes (fit-context.ts `bytesBound`). */
-  templateExtra?: number;
   /** Learned by the budget: how much more than its estimate a history turn costs in this template. */
   historyScale?: number;
 }
@@ -45,6 +43,7 @@ export const OLLAMA_DEFAULT_CONTEXT = 2048;
 /** A probe must not hold up a turn: a server that does not answer quickly is asked nothing. */
 const PROBE_TIMEOUT_MS = 2000;
 const REFRESH_MS = 60_000;
+const RETRY_MS = 10_000;
 
 export interface ModelContextSettings {
   baseUrl?: string;
@@ -54,7 +53,8 @@ export interface ModelContextSettings {
 }
 
 export function createModelContextSource(settings: ModelContextSettings): ModelContextSource {
-  const cache = new Map<string, { at: number; context: Promise<ModelContext> }>();
+  // `known`: the window was learned. Until it is (a server down or busy at the first probe) it is asked again sooner.
+  const cache = new Map<string, { at: number; context: Promise<ModelContext>; known?: boolean }>();
   const server = settings.baseUrl ? serverOf(settings.baseUrl, settings.apiKey) : undefined;
   // One tokenizer cache for the process: a conversation's older turns are counted once.
   const exact = server ? llamaCounter(server) : undefined;
@@ -67,19 +67,22 @@ export function createModelContextSource(settings: ModelContextSettings): ModelC
   return {
     get(model) {
       const hit = cache.get(model);
-      if (hit && Date.now() - hit.at >= REFRESH_MS) {
+      if (hit && Date.now() - hit.at >= (hit.known ? REFRESH_MS : RETRY_MS)) {
         // Stale: asked again in the background, so no turn waits for the probe; what the budget
         // learned of the template stays while the window is the same.
         hit.at = Date.now();
         void Promise.all([hit.context, probe(model)]).then(([old, fresh]) => {
-          if (fresh.contextTokens === old.contextTokens && fresh.kind === old.kind) fresh = { ...fresh, templateExtra: old.templateExtra, historyScale: old.historyScale };
-          cache.set(model, { at: Date.now(), context: Promise.resolve(fresh) });
+          // A probe that learned less (the server restarting, busy, slow to answer) keeps what was known.
+          if (old.contextTokens && !fresh.contextTokens) return;
+          if (fresh.contextTokens === old.contextTokens && fresh.kind === old.kind) fresh = { ...fresh, historyScale: old.historyScale };
+          cache.set(model, { at: Date.now(), context: Promise.resolve(fresh), known: !!fresh.contextTokens });
         });
       }
       if (hit) return hit.context;
-      const context = probe(model);
-      cache.set(model, { at: Date.now(), context });
-      return context;
+      const entry: { at: number; context: Promise<ModelContext>; known?: boolean } = { at: Date.now(), context: probe(model) };
+      void entry.context.then((c) => (entry.known = !!c.contextTokens));
+      cache.set(model, entry);
+      return entry.context;
     },
   };
 }

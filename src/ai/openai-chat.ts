@@ -8,7 +8,7 @@ import type { SearchProvider } from './search';
 import { webSearchTool } from './web-search-tool';
 import { shapeChatMessages, type ChatTurn } from './shape-chat-messages';
 import { createCapabilities, type Capabilities } from './capabilities';
-import { answerRoom, fitContext, type RenderRequest } from './fit-context';
+import { answerRoom, fitContext, overrunOf, type RenderRequest } from './fit-context';
 import { createModelContextSource, type ModelContextSource } from './model-context';
 
 export interface ChatProviderConfig {
@@ -124,10 +124,11 @@ async function fitRequest(
   turns: ChatTurn[],
   tools: AiTool[],
   shape?: { toolRole?: boolean },
+  shrinkBy = 0,
 ): Promise<Record<string, unknown>> {
   const context = await budget.contexts.get(model);
   const shaped = renderFor(shape);
-  const fitted = await fitContext(turns, tools, context, budget.answerTokens, shaped);
+  const fitted = await fitContext(turns, tools, context, budget.answerTokens, shaped, shrinkBy);
   const { messages, tools: wire } = shaped(fitted.turns, fitted.tools);
   const limit = fitted.maxTokens === undefined ? {} : { [context.kind === 'other' ? 'max_completion_tokens' : 'max_tokens']: fitted.maxTokens };
   return { messages, ...(wire.length ? { tools: wire } : {}), ...limit };
@@ -176,8 +177,10 @@ async function* streamWithTools(
     // A refusal of the tools, the images or the tool role (capabilities.ts) is retried once without them.
     // What the budget let into the request: a refusal is about what was sent.
     let sentTools = false;
+    // Set once the server refused the request for the context's size although the budget fitted it.
+    let shrinkBy: number | undefined;
     while (!stream) try {
-      const request = await fitRequest(budget, opts.model, turns, tools, { toolRole });
+      const request = await fitRequest(budget, opts.model, turns, tools, { toolRole }, shrinkBy);
       sentTools = !!request.tools;
       const res = await client.chat.completions
         .create({ model: opts.model, ...request, stream: true, ...(last && request.tools ? { tool_choice: 'none' } : {}) } as any, { signal: idle.signal })
@@ -187,6 +190,13 @@ async function* streamWithTools(
       idle.stop();
       const sent = { tools: sentTools, images: sentImages, toolRole: toolRole && turns.some((t) => t.role === 'tool') };
       const drop = opts.signal?.aborted || idle.fired ? undefined : caps.refused(err, sent);
+      const overrun = drop || shrinkBy !== undefined || opts.signal?.aborted || idle.fired ? undefined : overrunOf(err, (await budget.contexts.get(opts.model)).contextTokens);
+      if (overrun !== undefined) {
+        // Once, with the room cut by what was over: the budget's count fell short of the server's.
+        shrinkBy = overrun;
+        idle = new IdleLimit(idleTimeoutMs, opts.signal);
+        continue;
+      }
       if (!drop) throw idle.describe(err, opts.signal);
       if (drop === 'tools') tools = [];
       else if (drop === 'toolRole') toolRole = false;
