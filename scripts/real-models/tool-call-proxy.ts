@@ -34,8 +34,11 @@ export function startToolCallProxy(upstream: string): ToolCallProxy {
       }
     }
     const res = await forward(upstream, req, body);
-    // Parley's GET probes for other servers' endpoints (Ollama's /api/version) are meant to miss.
-    if (res.ok || req.method !== 'POST') return res;
+    // Only refusals of the API itself count. Parley's GET probes for other servers' endpoints
+    // (Ollama's /api/version) are meant to miss, and the context budget's counts (/apply-template,
+    // /tokenize) fall back to an estimate when a template refuses the shape: the request itself
+    // then meets the same refusal, which is recorded.
+    if (res.ok || req.method !== 'POST' || !new URL(req.url).pathname.startsWith('/v1/')) return res;
     const text = await res.text();
     counts.refused.push(`HTTP ${res.status}: ${text}`);
     return new Response(text, { status: res.status, headers: res.headers });
