@@ -51,6 +51,9 @@ export function answerRoom(contextTokens: number, setting: number): number {
   return setting > 0 ? Math.min(setting, Math.floor(contextTokens / 2)) : Math.min(4096, Math.floor(contextTokens / 4));
 }
 
+/** What a prompt may take of a window of `contextTokens`: the rest is the answer's. */
+export const promptRoom = (contextTokens: number, answerSetting: number): number => contextTokens - answerRoom(contextTokens, answerSetting);
+
 export function tooLongMessage(tokens: number, room: number): string {
   return `The message is too long for the AI model: it takes about ${tokens} tokens, and the model has room for ${room} beside its answer. Shorten it, or use a model with a larger context.`;
 }
@@ -70,7 +73,7 @@ export async function fitContext<T>(
   const nothingLeftOut = { turns: 0, tools: false, shortened: 0 };
   const size = context.contextTokens;
   if (!size) return { turns, tools, leftOut: nothingLeftOut };
-  const room = size - answerRoom(size, answerSetting) - shrinkBy;
+  const room = promptRoom(size, answerSetting) - shrinkBy;
   // Set, the answer's room is also its limit. Unset, the answer may use all the prompt leaves —
   // said only when the count is exact: an estimate may run under the true count (digits, some
   // scripts), and a limit of "window minus estimate" would then overrun the window (vLLM refuses

@@ -8,7 +8,7 @@ import type { SearchProvider } from './search';
 import { webSearchTool } from './web-search-tool';
 import { shapeChatMessages, type ChatTurn } from './shape-chat-messages';
 import { createCapabilities, type Capabilities } from './capabilities';
-import { answerRoom, fitContext, overrunOf, type RenderRequest } from './fit-context';
+import { fitContext, overrunOf, promptRoom, type RenderRequest } from './fit-context';
 import { createModelContextSource, type ModelContextSource } from './model-context';
 
 export interface ChatProviderConfig {
@@ -77,7 +77,7 @@ export function createChatClient(client: OpenAI, caps: Capabilities, idleTimeout
       const context = await budget.contexts.get(model);
       if (!context.contextTokens) return undefined;
       const used = await context.counter.countRequest(render(messages, []).messages, []);
-      return { tokens: context.contextTokens - answerRoom(context.contextTokens, budget.answerTokens) - used, countText: (text) => context.counter.countText(text) };
+      return { tokens: promptRoom(context.contextTokens, budget.answerTokens) - used, countText: (text) => context.counter.countText(text) };
     },
     async complete({ model, messages, signal }) {
       const request = await fitRequest(budget, model, messages, []);
