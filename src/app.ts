@@ -18,7 +18,7 @@ import { creditOperations } from './credits/credit.routes';
 import { imageOperations } from './images/image.routes';
 import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
-import { webRoutes } from './web/web.routes';
+import { WEB_PATH, webRoutes } from './web/web.routes';
 import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/login-link.routes';
 
 /** The whole API, one group per domain. */
@@ -39,8 +39,6 @@ export const operations: readonly AnyOperation[] = [
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */
 const OAUTH_PAGE = /^\/api\/auth\/oauth\/[^/]+(\/callback)?$/;
-/** The web app's paths (src/web/web.routes.ts), when it is served. */
-const WEB_PAGE = /^\/(?:(?:c|assets)\/[^/]+|sessions)?$/;
 /** The methods of the GET routes (pages): Elysia answers a HEAD with the GET route's headers. */
 const PAGE_METHODS = 'GET, HEAD';
 
@@ -54,7 +52,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     [LOGIN_LINK_PATH, `${PAGE_METHODS}, POST`],
   ]);
   const allowOf = (path: string) =>
-    allowed.get(path) ?? (OAUTH_PAGE.test(path) || (deps.config.web && WEB_PAGE.test(path)) ? PAGE_METHODS : undefined);
+    allowed.get(path) ?? (OAUTH_PAGE.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
   let openapi: string | undefined;
   let docs: string | undefined;

@@ -29,10 +29,11 @@ describe('the web app is served at / (in development: bundled from web/ on first
     expect(assetsOf(html).length).toBeGreaterThanOrEqual(2);
   }, 30_000);
 
-  test('a conversation\'s address and /sessions are the same page; a revalidation with the ETag is a 304', async () => {
+  test('every place of the app is the same page; a revalidation with the ETag is a 304', async () => {
     const page = await get(ctx, '/');
     const html = await page.text();
-    for (const path of ['/c/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', '/sessions']) {
+    const id = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
+    for (const path of [`/c/${id}`, '/sessions', '/research', `/research/${id}`, '/groups', `/g/${id}`, '/join/pi_abc', '/settings', '/admin']) {
       const again = await get(ctx, path);
       expect(again.status).toBe(200);
       expect(await again.text()).toBe(html);
@@ -75,7 +76,7 @@ describe('the web app is served at / (in development: bundled from web/ on first
 describe('PARLEY_WEB=false: the API alone', () => {
   test('/ and the assets are the JSON 404', async () => {
     const ctx = createTestContext({ config: { web: false } });
-    for (const path of ['/', '/c/abc', '/sessions', '/assets/index.js']) {
+    for (const path of ['/', '/c/abc', '/sessions', '/groups', '/admin', '/assets/index.js']) {
       const res = await get(ctx, path);
       expect(res.status).toBe(404);
       expect(await res.json()).toEqual(SPEC_ERRORS[404]);

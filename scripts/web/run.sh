@@ -22,4 +22,4 @@ fi
 # The app's own type check (DOM types; the server's tsconfig leaves web/ out).
 node_modules/.bin/tsc --noEmit -p web
 # A path, not a name filter: bunfig.toml's root keeps the plain `bun test` to test/.
-node_modules/.bin/bun test --timeout 120000 ./web/test/web-app.test.ts
+node_modules/.bin/bun test --timeout 120000 ./web/test/*.test.ts

@@ -21,7 +21,16 @@ export const WEB_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The app's paths: the page itself (at `/`, one per conversation, the sessions), and the hashed assets. */
+/**
+ * The app's pages (web/src/router.ts): `/`, the fixed pages, and one place per conversation,
+ * research run, group chat and invite link. src/app.ts answers their other methods with a 405.
+ */
+export const WEB_PAGES = ['/', '/sessions', '/research', '/groups', '/settings', '/admin'] as const;
+export const WEB_PLACES = ['/c/:id', '/research/:id', '/g/:id', '/join/:id'] as const;
+/** Any path the app serves its page at, or one of its assets. */
+export const WEB_PATH = /^\/(?:(?:c|research|g|join|assets)\/[^/]+|sessions|research|groups|settings|admin)?$/;
+
+/** The app's paths: the page itself at each of its places, and the hashed assets. */
 export function webRoutes(deps: AppDeps) {
   // Loaded on the first request, once per app: a server that never serves a page never bundles.
   let files: Promise<Map<string, ServedFile>> | undefined;
@@ -42,11 +51,9 @@ export function webRoutes(deps: AppDeps) {
     return res;
   };
   const page = withPolicy(answer('/index.html'));
-  return new Elysia({ name: 'web' })
-    .get('/', page)
-    .get('/c/:conversationId', page)
-    .get('/sessions', page)
-    .get('/assets/:file', withPolicy(answer('/assets/')));
+  const app = new Elysia({ name: 'web' });
+  for (const path of [...WEB_PAGES, ...WEB_PLACES]) app.get(path, page);
+  return app.get('/assets/:file', withPolicy(answer('/assets/')));
 }
 
 function respond(request: Request, file: ServedFile): Response {

@@ -45,6 +45,8 @@ export interface User {
   id: string;
   email: string;
   name: string;
+  /** Set with `parley user set --admin` (the admin pages show for these users only). */
+  isAdmin?: boolean;
 }
 export interface Conversation {
   id: string;

@@ -4,7 +4,11 @@ import { SignIn } from './sign-in';
 import { ConversationList } from './conversation-list';
 import { Chat } from './chat';
 import { Sessions } from './sessions';
-import { navigate, onLinkClick, useRoute } from './router';
+import { Research } from './research';
+import { Groups, Group, JoinGroup } from './groups';
+import { Settings } from './settings';
+import { Admin } from './admin';
+import { navigate, onLinkClick, useRoute, type Route } from './router';
 
 /** The signed-in user, `null` when signed out, `undefined` while asking. */
 function useSession() {
@@ -30,6 +34,37 @@ export function App() {
   if (user === undefined) return <p class="page-message">Loading…</p>;
   if (user === null) return <SignIn />;
   return <SignedIn user={user} onSignedOut={() => setUser(null)} />;
+}
+
+/** The top bar's places: the view names each one covers (for `aria-current`). */
+const PLACES: { path: string; label: string; names: Route['name'][]; admin?: boolean }[] = [
+  { path: '/', label: 'Chat', names: ['new', 'conversation'] },
+  { path: '/research', label: 'Research', names: ['research'] },
+  { path: '/groups', label: 'Groups', names: ['groups', 'group', 'join'] },
+  { path: '/settings', label: 'Settings', names: ['settings', 'sessions'] },
+  { path: '/admin', label: 'Admin', names: ['admin'], admin: true },
+];
+
+/** The main area for the route; `visit` changes when the user goes somewhere, so a view starts afresh. */
+function View({ route, visit, current, onActivity }: { route: Route; visit: number; current?: string; onActivity(): void }) {
+  switch (route.name) {
+    case 'sessions':
+      return <Sessions />;
+    case 'research':
+      return <Research key={visit} id={route.id} />;
+    case 'groups':
+      return <Groups key={visit} />;
+    case 'group':
+      return <Group key={visit} id={route.id} />;
+    case 'join':
+      return <JoinGroup key={visit} token={route.token} />;
+    case 'settings':
+      return <Settings key={visit} />;
+    case 'admin':
+      return <Admin key={visit} />;
+    default:
+      return <Chat key={visit} conversationId={current} onActivity={onActivity} />;
+  }
 }
 
 function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
@@ -58,9 +93,13 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
         </button>
         <h1 class="brand">Parley</h1>
         <span class="who">{user.name || user.email}</span>
-        <a href="/sessions" onClick={onLinkClick('/sessions')} aria-current={route.name === 'sessions' ? 'page' : undefined}>
-          Sessions
-        </a>
+        <nav class="places" aria-label="Places">
+          {PLACES.filter((p) => !p.admin || user.isAdmin).map((p) => (
+            <a key={p.path} href={p.path} onClick={onLinkClick(p.path)} aria-current={p.names.includes(route.name) ? 'page' : undefined}>
+              {p.label}
+            </a>
+          ))}
+        </nav>
         <button type="button" onClick={signOut}>
           Sign out
         </button>
@@ -69,7 +108,7 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
         <ConversationList conversations={conversations} current={current} onChanged={refresh} onDeleted={(id) => (id === current ? navigate('/') : undefined, refresh())} />
       </nav>
       <main class="main">
-        {route.name === 'sessions' ? <Sessions /> : <Chat key={visit} conversationId={current} onActivity={refresh} />}
+        <View route={route} visit={visit} current={current} onActivity={refresh} />
       </main>
     </div>
   );

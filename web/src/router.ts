@@ -1,12 +1,45 @@
 import { useEffect, useState } from 'preact/hooks';
 
-/** The app's places: a new chat (`/`), a conversation (`/c/<id>`), the user's sessions (`/sessions`); the server serves the page at each. */
-export type Route = { name: 'new' } | { name: 'conversation'; id: string } | { name: 'sessions' };
+/**
+ * The app's places; the server serves the page at each (src/web/web.routes.ts, WEB_PATHS):
+ * a new chat (`/`), a conversation (`/c/<id>`), the user's sessions (`/sessions`), deep research
+ * (`/research`, one run at `/research/<conversationId>`), group chats (`/groups`, one at
+ * `/g/<groupChatId>`, an invite link at `/join/<token>`), settings (`/settings`) and the admin
+ * pages (`/admin`).
+ */
+export type Route =
+  | { name: 'new' }
+  | { name: 'conversation'; id: string }
+  | { name: 'sessions' }
+  | { name: 'research'; id?: string }
+  | { name: 'groups' }
+  | { name: 'group'; id: string }
+  | { name: 'join'; token: string }
+  | { name: 'settings' }
+  | { name: 'admin' };
+
+const PLACES: [RegExp, (id: string) => Route][] = [
+  [/^\/c\/([^/]+)$/, (id) => ({ name: 'conversation', id })],
+  [/^\/research\/([^/]+)$/, (id) => ({ name: 'research', id })],
+  [/^\/g\/([^/]+)$/, (id) => ({ name: 'group', id })],
+  [/^\/join\/([^/]+)$/, (token) => ({ name: 'join', token })],
+];
+const PAGES: Record<string, Route> = {
+  '/sessions': { name: 'sessions' },
+  '/research': { name: 'research' },
+  '/groups': { name: 'groups' },
+  '/settings': { name: 'settings' },
+  '/admin': { name: 'admin' },
+};
 
 export function routeOf(path: string): Route {
-  if (path === '/sessions') return { name: 'sessions' };
-  const m = /^\/c\/([^/]+)$/.exec(path);
-  return m ? { name: 'conversation', id: decodeURIComponent(m[1]!) } : { name: 'new' };
+  const page = PAGES[path];
+  if (page) return page;
+  for (const [pattern, route] of PLACES) {
+    const m = pattern.exec(path);
+    if (m) return route(decodeURIComponent(m[1]!));
+  }
+  return { name: 'new' };
 }
 
 /** Go somewhere in the app: a new visit (the view there starts afresh). */

@@ -178,6 +178,7 @@ describe('the web app in Chromium, through the compiled binary', () => {
   test('sessions: list where one is signed in, end another browser\'s session, then this one\'s', async () => {
     const other = await world.signedIn({ userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0' });
     const { context, page } = await world.signedIn();
+    await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('link', { name: 'Sessions' }).click();
     await page.waitForURL(`${world.url}/sessions`);
     await page.getByText('(this browser)').waitFor();
