@@ -20,16 +20,27 @@ export interface World {
   flaky: { url: string; cut(forMs: number): Promise<void> };
   ai: FakeOpenAI;
   browser: Browser;
+  /** The server's settings file-less environment (the CLI runs with it too). */
+  env: Record<string, string>;
+  /** Run the binary's CLI with the server's settings, as an admin would; resolves with its stdout. */
+  cli(args: string[], extra?: Record<string, string>): Promise<string>;
+  /** `parley user create` another user (the world starts with Ann, `EMAIL`). */
+  createUser(email: string, name: string): Promise<void>;
   /** `parley login-link` for the user, as an admin would run it. */
   loginLink(email?: string): Promise<string>;
-  /** A fresh browser context (its own cookies), signed in through a login link (at `base`, default the server itself). */
-  signedIn(options?: Parameters<Browser['newContext']>[0], base?: string): Promise<{ context: BrowserContext; page: Page }>;
+  /** A fresh browser context (its own cookies), signed in through a login link (at `base`, default the server itself) as `email` (default Ann). */
+  signedIn(options?: Parameters<Browser['newContext']>[0], base?: string, email?: string): Promise<{ context: BrowserContext; page: Page }>;
   stop(): Promise<void>;
 }
 
 export const EMAIL = 'ann@example.org';
 
-export async function startWorld(): Promise<World> {
+export interface WorldOptions {
+  /** More settings for the server (and its CLI), over the defaults below. */
+  env?: Record<string, string>;
+}
+
+export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const bin = await buildBinaryOnce();
   const dir = mkdtempSync(join(tmpdir(), 'parley-web-test-'));
   const ai = startFakeOpenAI();
@@ -44,6 +55,7 @@ export async function startWorld(): Promise<World> {
     PARLEY_AI_VISION: 'off',
     PARLEY_RATE_LIMIT_AI: 'off',
     PARLEY_LOG_LEVEL: 'warn',
+    ...options.env,
   };
   const cli = async (args: string[], extra: Record<string, string> = {}) => {
     const p = Bun.spawn([bin, ...args], { env: { ...env, ...extra }, cwd: dir, stdout: 'pipe', stderr: 'pipe' });
@@ -62,11 +74,16 @@ export async function startWorld(): Promise<World> {
     flaky,
     ai,
     browser,
+    env,
+    cli,
+    async createUser(email, name) {
+      await cli(['user', 'create', '--email', email, '--name', name]);
+    },
     loginLink,
-    async signedIn(options, base = url) {
+    async signedIn(options, base = url, email = EMAIL) {
       const context = await browser.newContext(options);
       const page = await context.newPage();
-      await page.goto(await loginLink(EMAIL, base));
+      await page.goto(await loginLink(email, base));
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForURL(`${base}/`);
       await expect(page.getByRole('button', { name: 'Sign out' }).waitFor()).resolves.toBeUndefined();
