@@ -24,8 +24,9 @@ import { researchFigure } from './figures/research';
 import { imagesFigure } from './figures/images';
 import { footprintFigure } from './figures/footprint';
 import { realModelFigure } from './figures/real-model';
+import { webFigure } from './figures/web';
 
-const figures: Figure[] = [writeFigure, readFigure, fanoutFigure, researchFigure, imagesFigure, footprintFigure, realModelFigure];
+const figures: Figure[] = [writeFigure, readFigure, fanoutFigure, researchFigure, imagesFigure, footprintFigure, realModelFigure, webFigure];
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
