@@ -20,7 +20,7 @@ import {
   truncateFromItem,
   updateConversation,
 } from './conversation.store';
-import { listRunningInConversation } from './response.store';
+import { lastResponsesOf, listRunningInConversation } from './response.store';
 import { cancelResponse } from './respond';
 import { ConversationSchema, ItemSchema, conversationView, itemView, decodeCursor, encodeCursor } from './chat.view';
 
@@ -58,7 +58,13 @@ export const chatOperations = [
   defineOperation({
     path: 'chat/listConversations',
     summary: 'The conversations the caller owns or writes to, most recently active first',
-    input: t.Object({ cursor: t.Optional(t.String()), limit: t.Optional(t.Integer(CONVERSATION_PAGE)) }),
+    description:
+      'Each conversation carries `lastResponse`: its latest AI turn `{id, kind, status}` or null. `kind` keeps only the conversations with at least one turn of that kind (`research`: deep-research runs).',
+    input: t.Object({
+      cursor: t.Optional(t.String()),
+      limit: t.Optional(t.Integer(CONVERSATION_PAGE)),
+      kind: t.Optional(t.Union([t.Literal('chat'), t.Literal('research')], { description: 'Only conversations with an AI turn of this kind.' })),
+    }),
     output: t.Object({ conversations: t.Array(ConversationSchema), nextCursor: t.Union([t.String(), t.Null()]) }),
     handler: ({ input, user, deps }) => {
       const limit = input.limit ?? CONVERSATION_PAGE.default;
@@ -66,21 +72,23 @@ export const chatOperations = [
       // refused, rather than quietly read as the first page.
       const before = input.cursor ? decodeCursor(input.cursor) : undefined;
       if (input.cursor && !before) throw invalidInput([{ path: ['cursor'], message: 'Not a cursor from chat/listConversations' }]);
-      const rows = listConversationsFor(deps.db, user.id, { limit: limit + 1, before });
+      const rows = listConversationsFor(deps.db, user.id, { limit: limit + 1, before, kind: input.kind });
       const page = rows.slice(0, limit);
-      return { conversations: page.map((c) => conversationView(c)), nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
+      const last = lastResponsesOf(deps.db, page.map((c) => c.id));
+      return { conversations: page.map((c) => conversationView(c, undefined, last.get(c.id) ?? null)), nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
     },
   }),
   defineOperation({
     path: 'chat/getConversation',
     summary: 'A conversation and its items, in order',
-    description: 'Owner or writer only (403); unknown → 404. `branchOf` names the conversation and item it was branched from.',
+    description:
+      'Owner or writer only (403); unknown → 404. `branchOf` names the conversation and item it was branched from; `lastResponse` its latest AI turn `{id, kind, status}` or null.',
     input: ConversationId,
     output: t.Object({ conversation: ConversationSchema, items: t.Array(ItemSchema) }),
     errors: [403, 404],
     handler: ({ input, user, deps }) => {
       const c = writableConversation(deps, user, input.conversationId);
-      return { conversation: conversationView(c, findBranchOf(deps.db, c.id)), items: listItems(deps.db, c.id).map(itemView) };
+      return { conversation: conversationView(c, findBranchOf(deps.db, c.id), lastResponsesOf(deps.db, [c.id]).get(c.id) ?? null), items: listItems(deps.db, c.id).map(itemView) };
     },
   }),
   defineOperation({

@@ -10,7 +10,16 @@ export const ConversationSchema = t.Object({
   branchOf: t.Union([t.Object({ conversationId: t.String(), itemId: t.String() }), t.Null()]),
   createdAt: t.String(),
   updatedAt: t.String(),
+  lastResponse: t.Optional(
+    t.Union([t.Object({ id: t.String(), kind: t.Union([t.Literal('chat'), t.Literal('research')]), status: t.String() }), t.Null()], {
+      description:
+        'The conversation\'s latest AI turn (chat/listConversations and chat/getConversation only): its response id (for chat/resumeStream), `chat` or `research`, and its status (`queued`, `in_progress`, `completed`, `failed`, `cancelled`); null when none.',
+    }),
+  ),
 });
+
+/** A conversation's latest AI turn, as `lastResponse` shows it. */
+export type LastResponse = { id: string; kind: 'chat' | 'research'; status: string };
 
 export const ItemSchema = t.Object({
   id: t.String(),
@@ -20,7 +29,7 @@ export const ItemSchema = t.Object({
   createdAt: t.String(),
 });
 
-export const conversationView = (c: Conversation, branch?: ConversationBranch) => ({
+export const conversationView = (c: Conversation, branch?: ConversationBranch, lastResponse?: LastResponse | null) => ({
   id: c.id,
   title: c.title,
   ownerId: c.ownerId,
@@ -28,6 +37,7 @@ export const conversationView = (c: Conversation, branch?: ConversationBranch) =
   branchOf: branch ? { conversationId: branch.parentConversationId, itemId: branch.parentItemId } : null,
   createdAt: iso(c.createdAt),
   updatedAt: iso(c.updatedAt),
+  ...(lastResponse !== undefined ? { lastResponse } : {}),
 });
 
 export const itemView = (i: ConversationItem) => ({ id: i.id, role: i.role, content: i.content, parts: i.parts, createdAt: iso(i.createdAt) });

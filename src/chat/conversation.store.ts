@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
-import { conversationBranches, conversationItems, conversations, conversationWriters, type Conversation, type ConversationItem } from '../db/schema';
+import { conversationBranches, conversationItems, conversations, conversationWriters, responses, type Conversation, type ConversationItem } from '../db/schema';
 import { newId } from '../ids';
 import { preparedFor } from '../db/prepared';
 
@@ -110,8 +110,15 @@ export function updateConversation(db: Db, id: string, patch: { title?: string; 
   db.update(conversations).set({ ...patch, updatedAt: now }).where(eq(conversations.id, id)).run();
 }
 
-/** The conversations a user owns or writes to, most recently active first, keyset-paginated on (updatedAt, id). */
-export function listConversationsFor(db: Db, userId: string, opts: { limit: number; before?: { updatedAt: number; id: string } }): Conversation[] {
+/**
+ * The conversations a user owns or writes to, most recently active first, keyset-paginated on
+ * (updatedAt, id). `kind`: only those with at least one AI turn of that kind (research runs).
+ */
+export function listConversationsFor(
+  db: Db,
+  userId: string,
+  opts: { limit: number; before?: { updatedAt: number; id: string }; kind?: 'chat' | 'research' },
+): Conversation[] {
   const access = or(
     eq(conversations.ownerId, userId),
     sql`EXISTS (SELECT 1 FROM ${conversationWriters} WHERE ${conversationWriters.conversationId} = ${conversations.id} AND ${conversationWriters.userId} = ${userId})`,
@@ -119,10 +126,13 @@ export function listConversationsFor(db: Db, userId: string, opts: { limit: numb
   const page = opts.before
     ? or(lt(conversations.updatedAt, opts.before.updatedAt), and(eq(conversations.updatedAt, opts.before.updatedAt), lt(conversations.id, opts.before.id)))
     : undefined;
+  const kind = opts.kind
+    ? sql`EXISTS (SELECT 1 FROM ${responses} WHERE ${responses.conversationId} = ${conversations.id} AND ${responses.kind} = ${opts.kind})`
+    : undefined;
   return db
     .select()
     .from(conversations)
-    .where(page ? and(access, page) : access)
+    .where(and(access, page, kind))
     .orderBy(desc(conversations.updatedAt), desc(conversations.id))
     .limit(opts.limit)
     .all();

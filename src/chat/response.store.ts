@@ -72,6 +72,23 @@ export const listUnfinishedResponses = (db: Db): ResponseRow[] =>
 export const listRunningInConversation = (db: Db, conversationId: string): ResponseRow[] =>
   db.select().from(responses).where(and(eq(responses.conversationId, conversationId), inArray(responses.status, ['queued', 'in_progress']))).all();
 
+/**
+ * The latest response of each conversation (by creation, then id): what a list of research runs
+ * shows as "running" or "finished". One indexed read for a whole page of conversations.
+ */
+export function lastResponsesOf(db: Db, conversationIds: string[]): Map<string, { id: string; kind: ResponseRow['kind']; status: ResponseStatus }> {
+  const last = new Map<string, { id: string; kind: ResponseRow['kind']; status: ResponseStatus }>();
+  if (!conversationIds.length) return last;
+  const rows = db
+    .select({ conversationId: responses.conversationId, id: responses.id, kind: responses.kind, status: responses.status })
+    .from(responses)
+    .where(inArray(responses.conversationId, conversationIds))
+    .orderBy(asc(responses.createdAt), asc(responses.id))
+    .all();
+  for (const r of rows) last.set(r.conversationId, { id: r.id, kind: r.kind, status: r.status });
+  return last;
+}
+
 export interface StoredEvent {
   seq: number;
   data: string;

@@ -1,0 +1,149 @@
+import { ApiError, failure, post, SIGNED_OUT } from './api';
+import { readFrames } from './sse';
+
+export interface Source {
+  link: string;
+  title: string;
+}
+export interface Search {
+  query: string;
+  /** Absent while the search runs. */
+  found?: number;
+}
+
+/** What the page shows of a research run, rebuilt from its events (or from the stored answer). */
+export interface Run {
+  question: string;
+  searches: Search[];
+  sources: Source[];
+  reasoning: string;
+  report: string;
+  state: 'waiting' | 'running' | 'done' | 'failed' | 'stopped';
+  error?: string;
+  responseId?: string;
+}
+
+export const emptyRun = (question: string): Run => ({ question, searches: [], sources: [], reasoning: '', report: '', state: 'waiting' });
+export const isRunning = (run: Run | undefined) => run?.state === 'waiting' || run?.state === 'running';
+
+const CANCELLED = 'The response was cancelled.';
+
+/**
+ * Search results are links anyone can put on the web: only http(s) ones become sources (a
+ * `javascript:` link must never be clickable), each once.
+ */
+export function addSources(sources: Source[], results: unknown): Source[] {
+  if (!Array.isArray(results)) return sources;
+  const out = [...sources];
+  for (const r of results as { link?: unknown; title?: unknown }[]) {
+    const link = typeof r?.link === 'string' ? r.link : '';
+    if (!/^https?:\/\//i.test(link) || out.some((s) => s.link === link)) continue;
+    out.push({ link, title: typeof r.title === 'string' && r.title.trim() ? r.title.trim() : new URL(link).host });
+  }
+  return out;
+}
+
+/** One event into the run; false when it ends the run. */
+function apply(run: Run, data: { type: string; [field: string]: unknown }): boolean {
+  switch (data.type) {
+    case 'response.created':
+      run.responseId = String(data.responseId);
+      run.state = 'running';
+      break;
+    case 'web_search.in_progress':
+      run.searches = [...run.searches, { query: String(data.query ?? '') }];
+      break;
+    case 'web_search.completed': {
+      const results = Array.isArray(data.results) ? data.results : [];
+      // The open search (the last without a count) is the one that completed.
+      let i = run.searches.length - 1;
+      while (i >= 0 && run.searches[i]!.found !== undefined) i--;
+      if (i >= 0) run.searches = run.searches.map((s, j) => (j === i ? { ...s, found: results.length } : s));
+      run.sources = addSources(run.sources, results);
+      break;
+    }
+    case 'reasoning_text.delta':
+      run.reasoning += String(data.delta ?? '');
+      break;
+    case 'reasoning_text.done':
+      if (run.reasoning && !run.reasoning.endsWith('\n\n')) run.reasoning += '\n\n';
+      break;
+    case 'text.delta':
+      run.report += String(data.delta ?? '');
+      break;
+    case 'done':
+      run.state = 'done';
+      return false;
+    case 'error':
+      if (data.message === CANCELLED) run.state = 'stopped';
+      else Object.assign(run, { state: 'failed', error: String(data.message ?? 'The research failed.') });
+      return false;
+  }
+  return true;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+
+export interface RunHooks {
+  onConversation?(conversationId: string): void;
+  onRun(run: Run): void;
+}
+
+/** Start a research run and follow it to its end. */
+export function startResearch(question: string, hooks: RunHooks, signal: AbortSignal): Promise<void> {
+  return follow(() => post('chat/streamDeepResearch', { message: question }, { signal }), emptyRun(question), hooks, signal);
+}
+
+/** Follow a run that is already going (another tab started it, or this one before a reload), from its first event. */
+export function followResearch(question: string, responseId: string, hooks: RunHooks, signal: AbortSignal): Promise<void> {
+  const run = { ...emptyRun(question), responseId, state: 'running' as const };
+  return follow(() => post('chat/resumeStream', { responseId, after: 0 }, { signal }), run, hooks, signal);
+}
+
+/**
+ * Read the stream to its `done` or `error`. A cut connection is resumed after the last event
+ * applied, and any frame at or below it is dropped, so no search or word shows twice.
+ */
+async function follow(open: () => Promise<Response>, run: Run, hooks: RunHooks, signal: AbortSignal): Promise<void> {
+  let seq = 0;
+  let failures = 0;
+  let request = open;
+  const show = () => hooks.onRun({ ...run });
+  const end = (state: Run['state'], error?: string) => (Object.assign(run, { state, error }), show());
+  show();
+  while (!signal.aborted) {
+    try {
+      const res = await request();
+      if (!res.ok) {
+        const err = await failure(res);
+        if (res.status === 401) dispatchEvent(new Event(SIGNED_OUT));
+        if (res.status < 500 && res.status !== 429) return end('failed', err.message);
+        if (!run.responseId) return end('failed', err.message);
+        throw err;
+      }
+      for await (const { id, data } of readFrames(res.body!)) {
+        if (id) {
+          const n = Number(id.slice(id.lastIndexOf(':') + 1));
+          if (n <= seq) continue;
+          seq = n;
+        }
+        failures = 0;
+        if (data.type === 'conversation.created') hooks.onConversation?.(String(data.conversationId));
+        const goesOn = apply(run, data);
+        show();
+        if (!goesOn) return;
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (!(err instanceof TypeError || err instanceof DOMException || err instanceof SyntaxError || err instanceof ApiError)) throw err;
+    }
+    if (!run.responseId) return end('failed', 'The connection was lost before the research started. Start it again.');
+    const id = run.responseId;
+    request = () => post('chat/resumeStream', { responseId: id, after: seq }, { signal });
+    await sleep(Math.min(4000, 500 * 2 ** failures++), signal);
+  }
+}

@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Page } from 'playwright-core';
+import { expectAccessible, startWorld, type World } from './harness';
+import { startFakeSearxng, type FakeSearxng } from '../../test/fakes/searxng';
+
+let world: World;
+let searx: FakeSearxng;
+beforeAll(async () => {
+  searx = startFakeSearxng();
+  // Parley's own research loop (openai-chat): plan with the fake model, search the fake SearxNG,
+  // read its pages (on loopback, hence PARLEY_FETCH_ALLOW_PRIVATE), then stream the report.
+  world = await startWorld({
+    env: {
+      PARLEY_SEARCH_PROVIDER: 'searxng',
+      PARLEY_SEARXNG_URL: searx.url,
+      PARLEY_FETCH_ALLOW_PRIVATE: 'true',
+      PARLEY_RESEARCH_MODEL: 'small',
+      PARLEY_RESEARCH_BREADTH: '2',
+      PARLEY_RESEARCH_DEPTH: '1',
+    },
+  });
+}, 240_000);
+afterAll(async () => {
+  await world?.stop();
+  searx?.stop();
+});
+
+const THOUGHT = 'The moon and the sun both pull on the oceans.';
+
+/**
+ * The fake model as the research loop uses it: the planner's request (not streamed) gets two
+ * queries and a thought; the report (streamed) gets `report`, one delta per piece.
+ */
+function scriptResearch(report: string[], delayMs = 0) {
+  world.ai.eventDelayMs = delayMs;
+  world.ai.chatScript = (body) =>
+    body.stream ? { deltas: report.map((content) => ({ content })) } : { deltas: [{ reasoning_content: THOUGHT }, { content: '["tides moon", "tides sun"]' }] };
+}
+
+/** A slow report: `w01 w02 … wNN`, one word per delta. */
+function slowReport(words: number, delayMs: number): string {
+  const pieces = Array.from({ length: words }, (_, i) => `w${String(i + 1).padStart(2, '0')} `);
+  scriptResearch(pieces, delayMs);
+  return pieces.join('').trim();
+}
+
+const status = (page: Page) => page.getByRole('status');
+const report = (page: Page) => page.getByRole('region', { name: 'Report' }).locator('.markdown');
+
+async function startResearch(page: Page, question: string): Promise<string> {
+  await page.goto(`${world.url}/research`);
+  await page.getByRole('textbox', { name: 'Research question' }).fill(question);
+  await page.getByRole('button', { name: 'Start research' }).click();
+  await page.waitForURL(/\/research\/[^/]+$/);
+  return new URL(page.url()).pathname.split('/').pop()!;
+}
+
+describe('deep research in the web app', () => {
+  test('start a research: its searches, folded reasoning, the report as Markdown and its sources', async () => {
+    scriptResearch(['## Tides\n\n', '**Tides** follow the moon [1] ', 'and the sun [2].\n']);
+    const { context, page } = await world.signedIn();
+    await page.goto(`${world.url}/research`);
+    await page.getByRole('heading', { name: 'Research', exact: true }).waitFor();
+    await page.getByText('No research yet.').waitFor();
+    await expectAccessible(page, 'research page, empty');
+
+    await startResearch(page, 'Why are there tides?');
+    await page.getByRole('heading', { name: 'Why are there tides?' }).waitFor();
+    await status(page).getByText('Finished.').waitFor({ timeout: 60_000 });
+
+    const searches = page.getByRole('region', { name: 'Searches' }).getByRole('listitem');
+    await expect(searches.allTextContents()).resolves.toEqual(['tides moon (3 results)', 'tides sun (3 results)']);
+    // The reasoning is there, folded away until asked for.
+    const reasoning = page.locator('details', { hasText: 'Reasoning' });
+    await expect(reasoning.evaluate((d: HTMLDetailsElement) => d.open)).resolves.toBe(false);
+    await expect(page.getByText(THOUGHT).isVisible()).resolves.toBe(false);
+    await reasoning.getByText('Reasoning').click();
+    await page.getByText(THOUGHT).waitFor();
+
+    await expect(report(page).locator('h2').textContent()).resolves.toBe('Tides');
+    await expect(report(page).locator('strong').textContent()).resolves.toBe('Tides');
+    const sources = page.getByRole('region', { name: 'Sources' }).getByRole('link');
+    await expect(sources.count()).resolves.toBe(6);
+    const first = sources.filter({ hasText: 'tides moon — result 1' });
+    await expect(first.getAttribute('href')).resolves.toBe(`${searx.url}/page/tides-moon-1`);
+    await expect(first.getAttribute('rel')).resolves.toBe('noopener noreferrer');
+    await expect(page.getByRole('button', { name: 'Stop' }).count()).resolves.toBe(0);
+    await expectAccessible(page, 'research page, finished');
+
+    // Opened again later: the report, its searches and its sources, each once.
+    await page.reload();
+    await status(page).getByText('Finished.').waitFor();
+    await expect(report(page).locator('strong').textContent()).resolves.toBe('Tides');
+    await expect(searches.allTextContents()).resolves.toEqual(['tides moon (3 results)', 'tides sun (3 results)']);
+    await expect(page.getByRole('region', { name: 'Sources' }).getByRole('link').count()).resolves.toBe(6);
+    await context.close();
+  }, 120_000);
+
+  test('close the tab mid-run: the list shows it running, the page follows it to the end without a repeated word, then the list says finished', async () => {
+    const expected = slowReport(40, 200);
+    const { context, page } = await world.signedIn();
+    const id = await startResearch(page, 'What drives ocean currents?');
+    await report(page).getByText('w01', { exact: false }).waitFor({ timeout: 60_000 });
+    await expect(page.getByRole('button', { name: 'Stop' }).isVisible()).resolves.toBe(true);
+    await expectAccessible(page, 'research page, running');
+    await page.close();
+
+    const later = await context.newPage();
+    await later.goto(`${world.url}/research`);
+    const row = later.getByRole('region', { name: 'Your research' }).getByRole('listitem').filter({ has: later.getByRole('link', { name: 'What drives ocean currents?' }) });
+    await row.getByText('Running').waitFor();
+    await row.getByRole('link').click();
+    await later.waitForURL(`${world.url}/research/${id}`);
+    await status(later).getByText('Finished.').waitFor({ timeout: 90_000 });
+    await expect(report(later).textContent().then((t) => t!.trim())).resolves.toBe(expected);
+    await expect(later.getByRole('region', { name: 'Searches' }).getByRole('listitem').count()).resolves.toBe(2);
+
+    await later.getByRole('link', { name: 'New research' }).click();
+    await later.waitForURL(`${world.url}/research`);
+    await row.getByText('Finished').waitFor();
+    await context.close();
+  }, 180_000);
+
+  test('from the keyboard alone: Enter starts a research, Stop stops it and the page says so', async () => {
+    slowReport(60, 200);
+    const { context, page } = await world.signedIn();
+    await page.goto(`${world.url}/research`);
+    await page.getByRole('textbox', { name: 'Research question' }).fill('Why is the sea salty?');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/research\/[^/]+$/);
+    await report(page).getByText('w02', { exact: false }).waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Stop' }).focus();
+    await page.keyboard.press('Enter');
+    await status(page).getByText('Stopped.').waitFor({ timeout: 30_000 });
+    await expect(page.getByRole('button', { name: 'Stop' }).count()).resolves.toBe(0);
+    await page.goto(`${world.url}/research`);
+    const row = page.getByRole('region', { name: 'Your research' }).getByRole('listitem').filter({ hasText: 'Why is the sea salty?' });
+    await row.getByText('Stopped').waitFor();
+    await context.close();
+  }, 120_000);
+
+  test('"Notify me when it\'s done": asks only on the click, and a notification says the research finished', async () => {
+    slowReport(12, 200);
+    const { context, page } = await world.signedIn();
+    await context.grantPermissions(['notifications'], { origin: world.url });
+    await context.addInitScript(() => {
+      const w = window as unknown as { shown: { title: string; body?: string }[]; asked: number };
+      w.shown = [];
+      w.asked = 0;
+      const Real = window.Notification;
+      class Recorded extends Real {
+        constructor(title: string, options?: NotificationOptions) {
+          w.shown.push({ title, body: options?.body });
+          super(title, options);
+        }
+        static override requestPermission(...args: Parameters<typeof Real.requestPermission>) {
+          w.asked++;
+          return Real.requestPermission(...args);
+        }
+      }
+      window.Notification = Recorded;
+    });
+    await startResearch(page, 'How do tsunamis form?');
+    const ask = page.getByRole('button', { name: "Notify me when it's done" });
+    await ask.waitFor();
+    await expect(page.evaluate(() => (window as any).asked)).resolves.toBe(0);
+    await ask.click();
+    await page.getByText('You will get a notification when it is done.').waitFor();
+    await expect(page.evaluate(() => (window as any).asked)).resolves.toBe(1);
+    await status(page).getByText('Finished.').waitFor({ timeout: 90_000 });
+    await expect(page.evaluate(() => (window as any).shown)).resolves.toEqual([{ title: 'Research finished', body: 'How do tsunamis form?' }]);
+    await context.close();
+  }, 180_000);
+});
