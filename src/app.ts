@@ -10,6 +10,7 @@ import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
 import { chatOperations } from './chat/chat.routes';
 import { streamOperations } from './chat/stream.routes';
+import { modelOperations } from './chat/models.routes';
 import { sessionOperations } from './auth/sessions.routes';
 import { oauthOpenApiPaths, oauthOperations, oauthRoutes } from './auth/oauth.routes';
 import { widgetOperations } from './widgets/widget.routes';
@@ -34,6 +35,7 @@ export const operations: readonly AnyOperation[] = [
   ...notificationOperations,
   ...chatOperations,
   ...streamOperations,
+  ...modelOperations,
   ...groupOperations,
 ];
 

@@ -87,6 +87,7 @@ export const authzCases: Record<string, AuthzCase> = {
   'chat/setConversationStudyMode': NO_RESOURCE,
   'chat/streamDeepResearch': NO_RESOURCE,
   'chat/stream': NO_RESOURCE,
+  'chat/listModels': NO_RESOURCE,
   // --- widgets ---
   'widget/get': foreign(403, ({ ctx, owner }) => ({ widgetId: ownersWidget(ctx, owner).id })),
   'widget/getOrCreateThread': foreign(403, ({ ctx, owner }) => ({ widgetId: ownersWidget(ctx, owner).id })),

@@ -248,3 +248,6 @@ export function functionCallEvents(callId: string, name: string, args: unknown):
 export const failedTerminal = (message: string): { terminal: UpstreamEvent[] } => ({
   terminal: [{ type: 'response.failed', response: { id: 'x', object: 'response', status: 'failed', error: { code: 'server_error', message } } }],
 });
+
+/** A `GET /v1/models` answer in the OpenAI wire format, for `fake.gets['/v1/models']`. */
+export const modelList = (ids: string[]) => ({ object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })) });

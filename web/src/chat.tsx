@@ -1,8 +1,12 @@
+import './chat.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, type Item } from './api';
-import { renderMarkdown } from './markdown';
 import { forgetPending, pendingResponse, resumeAnswer, sendMessage, type Answer } from './turn';
-import { adoptAddress } from './router';
+import { adoptAddress, navigate, onLinkClick } from './router';
+import { Message } from './chat-message';
+import { Composer } from './chat-composer';
+import { useModels } from './chat-models';
+import { imagesOf } from './chat-images';
 
 interface Props {
   conversationId: string | undefined;
@@ -10,12 +14,31 @@ interface Props {
   onActivity(): void;
 }
 
+/** An item as chat/getConversation gives it: a user message's images are in its `parts`. */
+type StoredItem = Item & { parts?: unknown[] };
+interface ConversationView {
+  id: string;
+  title: string;
+  branchOf: { conversationId: string; itemId: string } | null;
+}
+
+/** Why chat/truncateConversationFromItem changed nothing, in words. */
+const TRUNCATE_REFUSED: Record<string, string> = {
+  GROUP_CONVERSATION: 'The messages of a group chat cannot be edited.',
+  CONVERSATION_NOT_WRITABLE: 'You may not change this conversation.',
+  ITEM_NOT_FOUND: 'This message is no longer in the conversation. Reload the page to see it as it is now.',
+};
+
 /** One conversation: its messages, the answer being written, and the box to write in. */
 export function Chat({ conversationId, onActivity }: Props) {
-  const [items, setItems] = useState<Item[]>([]);
+  const [items, setItems] = useState<StoredItem[]>([]);
+  const [conversation, setConversation] = useState<ConversationView>();
   const [loadError, setLoadError] = useState<string>();
-  const [sent, setSent] = useState<string>();
+  const [actionError, setActionError] = useState<string>();
+  const [sent, setSent] = useState<{ text: string; images: string[] }>();
   const [answer, setAnswer] = useState<Answer>();
+  const [editing, setEditing] = useState<string>();
+  const models = useModels();
   // One per view: leaving the view (a new visit, signing out) stops following its answer.
   const following = useRef(new AbortController());
   useEffect(() => () => following.current.abort(), []);
@@ -30,7 +53,8 @@ export function Chat({ conversationId, onActivity }: Props) {
   }, [items, sent, answer]);
 
   const load = async (id: string) => {
-    const r = await call<{ items: Item[] }>('chat/getConversation', { conversationId: id });
+    const r = await call<{ conversation: ConversationView; items: StoredItem[] }>('chat/getConversation', { conversationId: id });
+    setConversation(r.conversation);
     setItems(r.items.filter((i) => i.role === 'user' || i.role === 'assistant'));
     return r.items;
   };
@@ -59,9 +83,10 @@ export function Chat({ conversationId, onActivity }: Props) {
     onActivity();
   };
 
-  const send = async (message: string) => {
-    setSent(message);
+  const send = async (message: string, images: string[]) => {
+    setSent({ text: message, images });
     setAnswer(undefined);
+    setActionError(undefined);
     let id = conversationId;
     await sendMessage(
       message,
@@ -75,16 +100,44 @@ export function Chat({ conversationId, onActivity }: Props) {
         onAnswer: setAnswer,
       },
       following.current.signal,
+      { model: models.model, images },
     ).catch(() => setAnswer({ text: '', state: 'failed', error: 'The message could not be sent.' }));
     if (id) await finish(id);
   };
 
   const stop = () => answer?.responseId && call('chat/cancelResponse', { responseId: answer.responseId }).catch(() => undefined);
 
+  /** Edit and continue: the message and everything after it go, and the edited text is sent as a new turn. */
+  const saveEdit = async (item: StoredItem, text: string) => {
+    if (!conversationId) return;
+    setActionError(undefined);
+    const r = await call<{ success: boolean; reason?: string }>('chat/truncateConversationFromItem', { conversationId, fromItemId: item.id }).catch(() => undefined);
+    if (!r?.success) return setActionError(TRUNCATE_REFUSED[r?.reason ?? ''] ?? 'The message could not be edited. Try again.');
+    setEditing(undefined);
+    setItems((list) => list.filter((_, i) => i < list.findIndex((x) => x.id === item.id)));
+    // The images of the message stay with it.
+    await send(text, imagesOf(item.parts));
+  };
+
+  const branch = async (item: StoredItem) => {
+    if (!conversationId) return;
+    setActionError(undefined);
+    try {
+      const r = await call<{ conversation: { id: string } }>('chat/branchConversation', { conversationId, fromItemId: item.id });
+      onActivity();
+      navigate(`/c/${r.conversation.id}`);
+    } catch (err) {
+      setActionError(err instanceof ApiError && err.status < 500 ? err.message : 'The conversation could not be branched. Try again.');
+    }
+  };
+
   if (loadError) return <p role="alert" class="page-message">{loadError}</p>;
+  // A message's actions wait while an answer is being written: the history is still growing.
+  const idle = !busy && sent === undefined && !!conversationId;
   return (
     <div class="chat">
       <h2 class="visually-hidden">{conversationId ? 'Conversation' : 'New chat'}</h2>
+      {conversation?.branchOf && <BranchedFrom parentId={conversation.branchOf.conversationId} />}
       <div
         class="messages"
         role="log"
@@ -94,15 +147,54 @@ export function Chat({ conversationId, onActivity }: Props) {
       >
         <ol>
         {items.map((item) => (
-          <Message key={item.id} role={item.role} text={item.content} />
+          <Message
+            key={item.id}
+            role={item.role}
+            text={item.content}
+            images={imagesOf(item.parts)}
+            onBranch={idle ? () => branch(item) : undefined}
+            onEdit={idle && item.role === 'user' ? () => setEditing(item.id) : undefined}
+            editing={editing === item.id}
+            onSaveEdit={(text) => saveEdit(item, text)}
+            onCancelEdit={() => (setEditing(undefined), setActionError(undefined))}
+          />
         ))}
-        {sent !== undefined && <Message role="user" text={sent} />}
+        {sent !== undefined && <Message role="user" text={sent.text} images={sent.images} />}
         {answer && (answer.text || busy ? <Message role="assistant" text={answer.text} answer={answer} /> : <Ending answer={answer} />)}
         </ol>
       </div>
+      {actionError && (
+        <p role="alert" class="error chat-action-error">
+          {actionError}
+        </p>
+      )}
       {!conversationId && !items.length && sent === undefined && <p class="hint">Write a message to start a conversation.</p>}
-      <Composer busy={busy} onSend={send} onStop={stop} />
+      <Composer busy={busy} onSend={send} onStop={stop} models={models} />
     </div>
+  );
+}
+
+/** "Branched from <parent>": the parent's title when the user may still open it. */
+function BranchedFrom({ parentId }: { parentId: string }) {
+  const [title, setTitle] = useState<string | null>();
+  useEffect(() => {
+    call<{ conversation: ConversationView }>('chat/getConversation', { conversationId: parentId }).then(
+      (r) => setTitle(r.conversation.title || 'Untitled conversation'),
+      () => setTitle(null),
+    );
+  }, [parentId]);
+  if (title === undefined) return null;
+  return (
+    <p class="branched-from">
+      Branched from{' '}
+      {title === null ? (
+        'a conversation you can no longer open'
+      ) : (
+        <a href={`/c/${parentId}`} onClick={onLinkClick(`/c/${parentId}`)}>
+          {title}
+        </a>
+      )}
+    </p>
   );
 }
 
@@ -113,61 +205,5 @@ function Ending({ answer }: { answer: Answer }) {
     <li class="message note">
       {answer.state === 'stopped' ? <p class="hint">Stopped.</p> : <p role="alert" class="error">{answer.error}</p>}
     </li>
-  );
-}
-
-function Message({ role, text, answer }: { role: Item['role']; text: string; answer?: Answer }) {
-  return (
-    <li class={`message ${role}`} aria-busy={answer && (answer.state === 'waiting' || answer.state === 'streaming') ? 'true' : undefined}>
-      <h3 class="visually-hidden">{role === 'user' ? 'You' : 'Parley'}</h3>
-      {role === 'assistant' ? <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} /> : <p class="plain">{text}</p>}
-      {answer?.state === 'waiting' && <p class="hint">Thinking…</p>}
-      {answer?.state === 'stopped' && <p class="hint">Stopped.</p>}
-      {answer?.state === 'failed' && (
-        <p role="alert" class="error">
-          {answer.error}
-        </p>
-      )}
-    </li>
-  );
-}
-
-function Composer({ busy, onSend, onStop }: { busy: boolean; onSend(message: string): void; onStop(): void }) {
-  const [text, setText] = useState('');
-  const box = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => box.current?.focus(), []);
-  const submit = (e?: Event) => {
-    e?.preventDefault();
-    const message = text.trim();
-    if (!message || busy) return;
-    setText('');
-    onSend(message);
-  };
-  return (
-    <form class="composer" onSubmit={submit}>
-      <label for="message" class="visually-hidden">
-        Message
-      </label>
-      <textarea
-        id="message"
-        ref={box}
-        rows={3}
-        value={text}
-        placeholder="Message Parley (Enter sends, Shift+Enter adds a line)"
-        onInput={(e) => setText(e.currentTarget.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) submit(e);
-        }}
-      />
-      {busy ? (
-        <button type="button" onClick={onStop}>
-          Stop
-        </button>
-      ) : (
-        <button type="submit" disabled={!text.trim()}>
-          Send
-        </button>
-      )}
-    </form>
   );
 }

@@ -32,9 +32,21 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
   });
 
+/** What a turn may carry besides its text: the model to answer it (the server's own if none) and images as data URLs. */
+export interface TurnExtras {
+  model?: string;
+  images?: string[];
+}
+
 /** Send a message and follow its answer to the end. */
-export function sendMessage(message: string, conversationId: string | undefined, hooks: TurnHooks, signal: AbortSignal): Promise<void> {
-  return follow(() => post('chat/stream', { message, ...(conversationId ? { conversationId } : {}) }, { signal }), { conversationId }, hooks, signal);
+export function sendMessage(message: string, conversationId: string | undefined, hooks: TurnHooks, signal: AbortSignal, extras: TurnExtras = {}): Promise<void> {
+  const body = {
+    message,
+    ...(conversationId ? { conversationId } : {}),
+    ...(extras.model ? { model: extras.model } : {}),
+    ...(extras.images?.length ? { images: extras.images.map((imageUrl) => ({ imageUrl })) } : {}),
+  };
+  return follow(() => post('chat/stream', body, { signal }), { conversationId }, hooks, signal);
 }
 
 /** Follow an answer already being written (after a reload), from its first event. */
