@@ -28,5 +28,11 @@ echo "real models: llama-server from $PARLEY_LLAMA_SERVER_DIR ($(cat "$PARLEY_LL
 
 # A path, not a name filter: bunfig.toml's root keeps the plain `bun test` to test/, and only a
 # path starting with ./ reaches a test file outside it.
-if [[ $suite == 1 ]]; then node_modules/.bin/bun test ./scripts/real-models/real-models.test.ts ./scripts/real-models/real-models-capabilities.test.ts ./scripts/real-models/real-models-endings.test.ts ./scripts/real-models/real-models-group-resume.test.ts ./scripts/real-models/real-models-budget.test.ts; fi
+# The web app against the model needs a browser (scripts/web/run.sh installs Debian's chromium).
+web_test=./scripts/real-models/real-models-web.test.ts
+if [[ ! -x ${PARLEY_CHROMIUM:-/usr/bin/chromium} ]]; then
+  echo "real models: no browser, so the web app's real-model test is left out (apt-get install chromium, or set PARLEY_CHROMIUM)" >&2
+  web_test=
+fi
+if [[ $suite == 1 ]]; then node_modules/.bin/bun test ./scripts/real-models/real-models.test.ts ./scripts/real-models/real-models-capabilities.test.ts ./scripts/real-models/real-models-endings.test.ts ./scripts/real-models/real-models-group-resume.test.ts ./scripts/real-models/real-models-budget.test.ts $web_test; fi
 if [[ $matrix == 1 ]]; then node_modules/.bin/bun run scripts/real-models/template-matrix.ts; fi
