@@ -61,7 +61,8 @@ describe('the web app with a real model (llama-server, stories260K)', () => {
     await page.getByRole('textbox', { name: 'Message' }).fill('Once upon a time there was a big dog.');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.waitForURL(/\/c\/[^/]+$/);
-    await page.waitForFunction(() => (document.querySelector('.message.assistant:last-child .markdown')?.textContent ?? '').length > 0, undefined, { timeout: 60_000 });
+    // In the page (globalThis: this file's type check has no DOM types).
+    await page.waitForFunction(() => ((globalThis as any).document.querySelector('.message.assistant .markdown')?.textContent ?? '').length > 0, undefined, { timeout: 60_000 });
     const reloadedEarly = await page.getByRole('button', { name: 'Stop' }).isVisible();
     await page.reload();
     await page.getByRole('button', { name: 'Send' }).waitFor();

@@ -163,7 +163,9 @@ const axeSource = await Bun.file(require.resolve('axe-core/axe.min.js')).text();
 export async function expectAccessible(page: Page, what: string): Promise<void> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const result = await (globalThis as any).axe.run(document, { resultTypes: ['violations'] });
+    // globalThis: this runs in the page, and the server's type check (which reaches this file) has no DOM types.
+    const win = globalThis as any;
+    const result = await win.axe.run(win.document, { resultTypes: ['violations'] });
     return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3) }));
   });
   const bad = violations.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical');
