@@ -19,6 +19,7 @@ import { creditOperations } from './credits/credit.routes';
 import { imageOperations } from './images/image.routes';
 import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
+import { adminOperations } from './admin/admin.routes';
 import { WEB_PATH, webRoutes } from './web/web.routes';
 import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/login-link.routes';
 
@@ -37,6 +38,7 @@ export const operations: readonly AnyOperation[] = [
   ...streamOperations,
   ...modelOperations,
   ...groupOperations,
+  ...adminOperations,
 ];
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */

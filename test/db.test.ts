@@ -24,6 +24,13 @@ function oldConversation(db: ReturnType<typeof openDatabase>, ownerId: string): 
   return id;
 }
 
+/** A user as an earlier schema holds it (the store's insert names today's columns, e.g. is_admin from 0015). */
+function oldUser(db: ReturnType<typeof openDatabase>): { id: string } {
+  const id = `old-user-${++oldIds}`;
+  db.$client.run("INSERT INTO users (id, email, subscription_updated_at, created_at, updated_at) VALUES (?, ?, 1, 1, 1)", [id, `${id}@example.org`]);
+  return { id };
+}
+
 describe('database', () => {
   test('every SQL file of migrations/ is embedded, in order', () => {
     const files = readdirSync(new URL('../migrations', import.meta.url))
@@ -77,7 +84,7 @@ describe('database', () => {
   test('0010 drops the tool outputs earlier versions kept for finished responses, not those of running ones', () => {
     const db = openDatabase(':memory:');
     migrate(db.$client, migrations.filter((m) => m.tag < '0010'));
-    const user = createUser(db, { email: 'ann@example.org' });
+    const user = oldUser(db);
     const c = { id: oldConversation(db, user.id) };
     const [done, running] = [0, 1].map(() => createResponse(db, { conversationId: c.id, userId: user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id);
     db.$client.run("UPDATE responses SET status = 'completed', finished_at = 1 WHERE id = ?", [done!]);
@@ -89,7 +96,7 @@ describe('database', () => {
   test("0011 takes a group chat's existing messages out of the history index, and the index stays consistent after", () => {
     const db = openDatabase(':memory:');
     migrate(db.$client, migrations.filter((m) => m.tag < '0011'));
-    const user = createUser(db, { email: 'ann@example.org' });
+    const user = oldUser(db);
     const own = { id: oldConversation(db, user.id) };
     const group = { conversationId: oldConversation(db, user.id) };
     db.$client.run("INSERT INTO group_chats (id, name, creator_id, conversation_id, created_at, updated_at) VALUES ('g1', 'G', ?, ?, 1, 1)", [user.id, group.conversationId]);
@@ -116,7 +123,7 @@ describe('database', () => {
   test('0012 gives every conversation the position after its last item, and appending goes on from there', () => {
     const db = openDatabase(':memory:');
     migrate(db.$client, migrations.filter((m) => m.tag < '0012'));
-    const user = createUser(db, { email: 'ann@example.org' });
+    const user = oldUser(db);
     const [full, empty] = [oldConversation(db, user.id), oldConversation(db, user.id)];
     // Positions as a truncation leaves them: 0, 1 and 4.
     for (const position of [0, 1, 4])

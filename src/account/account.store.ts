@@ -61,6 +61,7 @@ export type UserPatch = Partial<
     | 'subscriptionProductId'
     | 'enableMemories'
     | 'showMemoryToolOutput'
+    | 'isAdmin'
   >
 >;
 

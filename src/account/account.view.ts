@@ -25,6 +25,8 @@ export const UserSchema = t.Object({
   createdAt: t.String({ format: 'date-time' }),
   /** Bonus credits (credits/getBalance); present where the view is built with the database at hand. */
   bonusBalance: t.Optional(t.Number()),
+  /** Whether the user may use the admin operations; present where the caller may need it (auth/getSession, admin/*). */
+  isAdmin: t.Optional(t.Boolean()),
 });
 
 export const preferencesOf = (u: User) => ({ enableMemories: u.enableMemories, showMemoryToolOutput: u.showMemoryToolOutput });
@@ -48,3 +50,6 @@ export const userView = (u: User, now = Date.now()) => ({
   preferences: preferencesOf(u),
   createdAt: iso(u.createdAt),
 });
+
+/** `userView` with the admin flag: what auth/getSession and the admin operations answer. */
+export const userWithAdminView = (u: User, now = Date.now()) => ({ ...userView(u, now), isAdmin: u.isAdmin });

@@ -2,13 +2,13 @@ import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
 import { forbidden } from '../http/errors';
 import { iso, isoOrNull } from '../ids';
-import { UserSchema, userView } from '../account/account.view';
+import { UserSchema, userWithAdminView } from '../account/account.view';
 import type { ApiKey } from '../db/schema';
 import { createApiKey, listApiKeys, revokeApiKey, revokeSession } from './auth.store';
 import { clearedSessionCookie } from './authenticate';
 import { bonusBalanceOf } from '../credits/credit.store';
 
-const ApiKeySchema = t.Object({
+export const ApiKeySchema = t.Object({
   keyId: t.String(),
   name: t.String(),
   prefix: t.String(),
@@ -17,7 +17,7 @@ const ApiKeySchema = t.Object({
   revokedAt: t.Union([t.String({ format: 'date-time' }), t.Null()]),
 });
 
-const apiKeyView = (k: ApiKey) => ({
+export const apiKeyView = (k: ApiKey) => ({
   keyId: k.id,
   name: k.name,
   prefix: k.prefix,
@@ -63,7 +63,7 @@ export const authOperations = [
     input: t.Object({}),
     output: t.Object({ user: UserSchema, credential: t.Object({ kind: t.String(), id: t.String() }) }),
     handler: ({ user, principal, deps }) => ({
-      user: { ...userView(user, deps.now()), bonusBalance: bonusBalanceOf(deps.db, user.id) },
+      user: { ...userWithAdminView(user, deps.now()), bonusBalance: bonusBalanceOf(deps.db, user.id) },
       credential:
         principal.credential.kind === 'session'
           ? { kind: 'session', id: principal.credential.sessionId }

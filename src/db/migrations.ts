@@ -16,6 +16,7 @@ import m0011 from '../../migrations/0011_group_items_not_in_history.sql' with { 
 import m0012 from '../../migrations/0012_conversation_next_position.sql' with { type: 'text' };
 import m0013 from '../../migrations/0013_push_token_holder.sql' with { type: 'text' };
 import m0014 from '../../migrations/0014_login_links.sql' with { type: 'text' };
+import m0015 from '../../migrations/0015_admin_flag.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -38,4 +39,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0012_conversation_next_position', sql: m0012 },
   { tag: '0013_push_token_holder', sql: m0013 },
   { tag: '0014_login_links', sql: m0014 },
+  { tag: '0015_admin_flag', sql: m0015 },
 ];

@@ -131,6 +131,19 @@ export const authzCases: Record<string, AuthzCase> = {
   'groupChat/listMembers': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
   'groupChat/listMessages': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
   'groupChat/setIntelligentResponses': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner), enabled: false })),
+  // --- administration: admins only, so the matrix's ordinary caller gets 403 with a valid input ---
+  'admin/listUsers': foreign(403, () => ({})),
+  'admin/createUser': foreign(403, () => ({ email: 'new-by-caller@example.org' })),
+  'admin/updateUser': foreign(403, ({ owner }) => ({ userId: owner.user.id, tier: 'PRO', admin: true })),
+  'admin/grantCredits': foreign(403, ({ caller }) => ({ userId: caller.user.id, amount: 1000 })),
+  'admin/listApiKeys': foreign(403, ({ owner }) => ({ userId: owner.user.id })),
+  'admin/createApiKey': foreign(403, ({ owner }) => ({ userId: owner.user.id, name: 'stolen' })),
+  'admin/revokeApiKey': foreign(403, ({ owner }) => ({ keyId: owner.keyId })),
+  'admin/createBackup': foreign(403, () => ({})),
+  'admin/listBackups': foreign(403, () => ({})),
+  'admin/downloadBackup': foreign(403, () => ({ name: 'parley-2026-01-01T00-00-00-000Z.db' })),
+  'admin/doctor': foreign(403, () => ({})),
+  'admin/getSettings': foreign(403, () => ({})),
 };
 
 const ownersGroup = (ctx: TestContext, owner: TestUser) => createGroupChat(ctx.db, { name: 'theirs', creatorId: owner.user.id }).id;

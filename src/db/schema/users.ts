@@ -15,6 +15,8 @@ export const users = sqliteTable('users', {
   subscriptionUpdatedAt: integer('subscription_updated_at').notNull(),
   enableMemories: integer('enable_memories', { mode: 'boolean' }).notNull().default(false),
   showMemoryToolOutput: integer('show_memory_tool_output', { mode: 'boolean' }).notNull().default(false),
+  /** May use the admin operations (src/admin/) and the web app's /admin page; set with `parley user set --admin`. */
+  isAdmin: integer('is_admin', { mode: 'boolean' }).notNull().default(false),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 });
