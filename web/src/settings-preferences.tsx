@@ -1,0 +1,70 @@
+import { useEffect, useState } from 'preact/hooks';
+import { call } from './api';
+import { useOutcome } from './settings-shared';
+
+type Preferences = Record<string, boolean>;
+
+/** The words for each preference; a field the API adds later still shows, under its own name. */
+const LABELS: Record<string, { label: string; hint: string }> = {
+  enableMemories: {
+    label: 'Remember things across conversations',
+    hint: 'Parley may keep facts you share and use them in later chats. Off unless you turn it on.',
+  },
+  showMemoryToolOutput: {
+    label: 'Show when memories are saved or used',
+    hint: 'Answers show a note each time the assistant reads or writes a memory.',
+  },
+};
+
+/** The user's preferences (`preferences/get`), each a switch saved as soon as it changes. */
+export function PreferencesSection() {
+  const [prefs, setPrefs] = useState<Preferences>();
+  const outcome = useOutcome();
+  useEffect(() => {
+    call<Preferences>('preferences/get').then(setPrefs, (err) => outcome.failed(err, 'Loading your preferences'));
+  }, []);
+
+  const change = async (field: string, value: boolean) => {
+    const before = prefs!;
+    // Shown at once; put back if the server refuses, so the switch never lies about what is stored.
+    setPrefs({ ...before, [field]: value });
+    outcome.clear();
+    try {
+      setPrefs(await call<Preferences>('preferences/update', { [field]: value }));
+      outcome.done('Saved');
+    } catch (err) {
+      setPrefs(before);
+      outcome.failed(err, 'Saving the preference');
+    }
+  };
+
+  return (
+    <section class="settings-section" aria-labelledby="preferences-title">
+      <h3 id="preferences-title">Preferences</h3>
+      {prefs && (
+        <ul class="switches">
+          {Object.entries(prefs)
+            .filter(([, v]) => typeof v === 'boolean')
+            .map(([field, value]) => (
+              <li key={field}>
+                <input
+                  type="checkbox"
+                  id={`pref-${field}`}
+                  checked={value}
+                  aria-describedby={LABELS[field] ? `pref-${field}-hint` : undefined}
+                  onChange={(e) => change(field, e.currentTarget.checked)}
+                />
+                <label for={`pref-${field}`}>{LABELS[field]?.label ?? field}</label>
+                {LABELS[field] && (
+                  <p id={`pref-${field}-hint`} class="hint">
+                    {LABELS[field].hint}
+                  </p>
+                )}
+              </li>
+            ))}
+        </ul>
+      )}
+      {outcome.view}
+    </section>
+  );
+}
