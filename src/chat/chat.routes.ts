@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { findGroupByConversationId } from '../groups/group.store';
+import { findGroupByConversationId, groupIdsOfConversations } from '../groups/group.store';
 import { deleteGroup } from '../groups/group.service';
 import { defineOperation } from '../http/operation';
 import { forbidden, invalidInput, notFound } from '../http/errors';
@@ -59,11 +59,12 @@ export const chatOperations = [
     path: 'chat/listConversations',
     summary: 'The conversations the caller owns or writes to, most recently active first',
     description:
-      'Each conversation carries `lastResponse`: its latest AI turn `{id, kind, status}` or null. `kind` keeps only the conversations with at least one turn of that kind (`research`: deep-research runs).',
+      'Each conversation carries `lastResponse`, its latest AI turn `{id, kind, status}` or null, and `groupChatId`, the group chat it belongs to or null. `kind` keeps only the conversations with at least one turn of that kind (`research`: deep-research runs); `groups: false` leaves group chats out.',
     input: t.Object({
       cursor: t.Optional(t.String()),
       limit: t.Optional(t.Integer(CONVERSATION_PAGE)),
       kind: t.Optional(t.Union([t.Literal('chat'), t.Literal('research')], { description: 'Only conversations with an AI turn of this kind.' })),
+      groups: t.Optional(t.Boolean({ description: "Whether group chats' conversations are listed (default true; the web app's chat list leaves them out)." })),
     }),
     output: t.Object({ conversations: t.Array(ConversationSchema), nextCursor: t.Union([t.String(), t.Null()]) }),
     handler: ({ input, user, deps }) => {
@@ -72,10 +73,15 @@ export const chatOperations = [
       // refused, rather than quietly read as the first page.
       const before = input.cursor ? decodeCursor(input.cursor) : undefined;
       if (input.cursor && !before) throw invalidInput([{ path: ['cursor'], message: 'Not a cursor from chat/listConversations' }]);
-      const rows = listConversationsFor(deps.db, user.id, { limit: limit + 1, before, kind: input.kind });
+      const rows = listConversationsFor(deps.db, user.id, { limit: limit + 1, before, kind: input.kind, groups: input.groups ?? true });
       const page = rows.slice(0, limit);
-      const last = lastResponsesOf(deps.db, page.map((c) => c.id));
-      return { conversations: page.map((c) => conversationView(c, undefined, last.get(c.id) ?? null)), nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
+      const ids = page.map((c) => c.id);
+      const last = lastResponsesOf(deps.db, ids);
+      const groups = groupIdsOfConversations(deps.db, ids);
+      return {
+        conversations: page.map((c) => conversationView(c, undefined, { lastResponse: last.get(c.id) ?? null, groupChatId: groups.get(c.id) ?? null })),
+        nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null,
+      };
     },
   }),
   defineOperation({
@@ -88,7 +94,8 @@ export const chatOperations = [
     errors: [403, 404],
     handler: ({ input, user, deps }) => {
       const c = writableConversation(deps, user, input.conversationId);
-      return { conversation: conversationView(c, findBranchOf(deps.db, c.id), lastResponsesOf(deps.db, [c.id]).get(c.id) ?? null), items: listItems(deps.db, c.id).map(itemView) };
+      const extra = { lastResponse: lastResponsesOf(deps.db, [c.id]).get(c.id) ?? null, groupChatId: findGroupByConversationId(deps.db, c.id)?.id ?? null };
+      return { conversation: conversationView(c, findBranchOf(deps.db, c.id), extra), items: listItems(deps.db, c.id).map(itemView) };
     },
   }),
   defineOperation({

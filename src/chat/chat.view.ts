@@ -16,6 +16,11 @@ export const ConversationSchema = t.Object({
         'The conversation\'s latest AI turn (chat/listConversations and chat/getConversation only): its response id (for chat/resumeStream), `chat` or `research`, and its status (`queued`, `in_progress`, `completed`, `failed`, `cancelled`); null when none.',
     }),
   ),
+  groupChatId: t.Optional(
+    t.Union([t.String(), t.Null()], {
+      description: 'The group chat whose conversation this is (chat/listConversations and chat/getConversation only); null for a one-to-one conversation.',
+    }),
+  ),
 });
 
 /** A conversation's latest AI turn, as `lastResponse` shows it. */
@@ -29,7 +34,8 @@ export const ItemSchema = t.Object({
   createdAt: t.String(),
 });
 
-export const conversationView = (c: Conversation, branch?: ConversationBranch, lastResponse?: LastResponse | null) => ({
+/** `lastResponse` and `groupChatId` are given by the operations that list or read conversations. */
+export const conversationView = (c: Conversation, branch?: ConversationBranch, extra: { lastResponse?: LastResponse | null; groupChatId?: string | null } = {}) => ({
   id: c.id,
   title: c.title,
   ownerId: c.ownerId,
@@ -37,7 +43,7 @@ export const conversationView = (c: Conversation, branch?: ConversationBranch, l
   branchOf: branch ? { conversationId: branch.parentConversationId, itemId: branch.parentItemId } : null,
   createdAt: iso(c.createdAt),
   updatedAt: iso(c.updatedAt),
-  ...(lastResponse !== undefined ? { lastResponse } : {}),
+  ...extra,
 });
 
 export const itemView = (i: ConversationItem) => ({ id: i.id, role: i.role, content: i.content, parts: i.parts, createdAt: iso(i.createdAt) });

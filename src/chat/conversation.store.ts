@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
-import { conversationBranches, conversationItems, conversations, conversationWriters, responses, type Conversation, type ConversationItem } from '../db/schema';
+import { conversationBranches, conversationItems, conversations, conversationWriters, groupChats, responses, type Conversation, type ConversationItem } from '../db/schema';
 import { newId } from '../ids';
 import { preparedFor } from '../db/prepared';
 
@@ -117,7 +117,7 @@ export function updateConversation(db: Db, id: string, patch: { title?: string; 
 export function listConversationsFor(
   db: Db,
   userId: string,
-  opts: { limit: number; before?: { updatedAt: number; id: string }; kind?: 'chat' | 'research' },
+  opts: { limit: number; before?: { updatedAt: number; id: string }; kind?: 'chat' | 'research'; groups?: boolean },
 ): Conversation[] {
   const access = or(
     eq(conversations.ownerId, userId),
@@ -129,10 +129,11 @@ export function listConversationsFor(
   const kind = opts.kind
     ? sql`EXISTS (SELECT 1 FROM ${responses} WHERE ${responses.conversationId} = ${conversations.id} AND ${responses.kind} = ${opts.kind})`
     : undefined;
+  const notGroup = opts.groups === false ? sql`NOT EXISTS (SELECT 1 FROM ${groupChats} WHERE ${groupChats.conversationId} = ${conversations.id})` : undefined;
   return db
     .select()
     .from(conversations)
-    .where(and(access, page, kind))
+    .where(and(access, page, kind, notGroup))
     .orderBy(desc(conversations.updatedAt), desc(conversations.id))
     .limit(opts.limit)
     .all();

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { responses, responseToolOutputs, type ResponseRow, type ResponseStatus } from '../db/schema';
 import { newId } from '../ids';
@@ -79,12 +79,20 @@ export const listRunningInConversation = (db: Db, conversationId: string): Respo
 export function lastResponsesOf(db: Db, conversationIds: string[]): Map<string, { id: string; kind: ResponseRow['kind']; status: ResponseStatus }> {
   const last = new Map<string, { id: string; kind: ResponseRow['kind']; status: ResponseStatus }>();
   if (!conversationIds.length) return last;
-  const rows = db
-    .select({ conversationId: responses.conversationId, id: responses.id, kind: responses.kind, status: responses.status })
+  // One row a conversation, however many turns it has: a list page must not read every turn of
+  // its conversations. A window function, which PostgreSQL runs as it is too.
+  const ranked = db
+    .select({
+      conversationId: responses.conversationId,
+      id: responses.id,
+      kind: responses.kind,
+      status: responses.status,
+      rank: sql<number>`row_number() OVER (PARTITION BY ${responses.conversationId} ORDER BY ${responses.createdAt} DESC, ${responses.id} DESC)`.as('rank'),
+    })
     .from(responses)
     .where(inArray(responses.conversationId, conversationIds))
-    .orderBy(asc(responses.createdAt), asc(responses.id))
-    .all();
+    .as('ranked');
+  const rows = db.select().from(ranked).where(eq(ranked.rank, 1)).all();
   for (const r of rows) last.set(r.conversationId, { id: r.id, kind: r.kind, status: r.status });
   return last;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, desc, eq, gt, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, sql } from 'drizzle-orm';
 import { writeTx, type Db } from '../db/connection';
 import { groupChats, groupInvites, groupMembers, users, type GroupChat } from '../db/schema';
 import { addWriter, createConversation, deleteConversation, removeWriter } from '../chat/conversation.store';
@@ -30,6 +30,13 @@ export const findGroupById = (db: Db, id: string): GroupChat | undefined => db.s
 /** The group a conversation belongs to, if it is a group's conversation. */
 export const findGroupByConversationId = (db: Db, conversationId: string): GroupChat | undefined =>
   db.select().from(groupChats).where(eq(groupChats.conversationId, conversationId)).get();
+
+/** The group chat of each of `conversationIds` that is a group's conversation (one query for a list page). */
+export function groupIdsOfConversations(db: Db, conversationIds: string[]): Map<string, string> {
+  if (!conversationIds.length) return new Map();
+  const rows = db.select({ id: groupChats.id, conversationId: groupChats.conversationId }).from(groupChats).where(inArray(groupChats.conversationId, conversationIds)).all();
+  return new Map(rows.map((r) => [r.conversationId, r.id]));
+}
 
 interface GroupForUserRow {
   id: string;

@@ -52,6 +52,9 @@ export interface Conversation {
   id: string;
   title: string;
   updatedAt: string;
+  /** Its latest AI turn: a research run's conversation opens on the research page. */
+  lastResponse?: { id: string; kind: 'chat' | 'research'; status: string } | null;
+  groupChatId?: string | null;
 }
 export interface Item {
   id: string;

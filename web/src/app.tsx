@@ -46,12 +46,12 @@ const PLACES: { path: string; label: string; names: Route['name'][]; admin?: boo
 ];
 
 /** The main area for the route; `visit` changes when the user goes somewhere, so a view starts afresh. */
-function View({ route, visit, current, onActivity }: { route: Route; visit: number; current?: string; onActivity(): void }) {
+function View({ route, visit, onActivity }: { route: Route; visit: number; onActivity(): void }) {
   switch (route.name) {
     case 'sessions':
       return <Sessions />;
     case 'research':
-      return <Research key={visit} id={route.id} />;
+      return <Research key={visit} id={route.id} onActivity={onActivity} />;
     case 'groups':
       return <Groups key={visit} />;
     case 'group':
@@ -63,7 +63,7 @@ function View({ route, visit, current, onActivity }: { route: Route; visit: numb
     case 'admin':
       return <Admin key={visit} />;
     default:
-      return <Chat key={visit} conversationId={current} onActivity={onActivity} />;
+      return <Chat key={visit} conversationId={route.name === 'conversation' ? route.id : undefined} onActivity={onActivity} />;
   }
 }
 
@@ -72,7 +72,8 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
   const [conversations, setConversations] = useState<Conversation[]>([]);
   const [listOpen, setListOpen] = useState(false);
   const refresh = useCallback(() => {
-    call<{ conversations: Conversation[] }>('chat/listConversations', { limit: 100 }).then((r) => setConversations(r.conversations), () => undefined);
+    // A group's conversation lives on its group's page, not in the chat list.
+    call<{ conversations: Conversation[] }>('chat/listConversations', { limit: 100, groups: false }).then((r) => setConversations(r.conversations), () => undefined);
   }, []);
   useEffect(refresh, [refresh]);
   // On a phone the list is a panel over the chat: choosing a conversation closes it.
@@ -83,7 +84,8 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
     history.replaceState(null, '', '/');
     onSignedOut();
   };
-  const current = route.name === 'conversation' ? route.id : undefined;
+  // The conversation on screen (a chat or a research run), marked in the list.
+  const current = route.name === 'conversation' || route.name === 'research' ? route.id : undefined;
 
   return (
     <div class="layout">
@@ -108,7 +110,7 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
         <ConversationList conversations={conversations} current={current} onChanged={refresh} onDeleted={(id) => (id === current ? navigate('/') : undefined, refresh())} />
       </nav>
       <main class="main">
-        <View route={route} visit={visit} current={current} onActivity={refresh} />
+        <View route={route} visit={visit} onActivity={refresh} />
       </main>
     </div>
   );

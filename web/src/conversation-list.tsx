@@ -10,6 +10,8 @@ interface Props {
 }
 
 const titleOf = (c: Conversation) => c.title || 'Untitled conversation';
+/** A research run opens on the research page (its searches, sources and report), a chat in the chat. */
+const pathOf = (c: Conversation) => (c.lastResponse?.kind === 'research' ? `/research/${c.id}` : `/c/${c.id}`);
 
 /** The user's conversations, most recent first; the search filters the titles already listed (the API has no search yet). */
 export function ConversationList({ conversations, current, onChanged, onDeleted }: Props) {
@@ -41,7 +43,7 @@ export function ConversationList({ conversations, current, onChanged, onDeleted 
               <RenameForm conversation={c} onDone={() => (setRenaming(undefined), onChanged())} />
             ) : (
               <>
-                <a href={`/c/${c.id}`} aria-current={c.id === current ? 'page' : undefined} onClick={onLinkClick(`/c/${c.id}`)}>
+                <a href={pathOf(c)} aria-current={c.id === current ? 'page' : undefined} onClick={onLinkClick(pathOf(c))}>
                   {titleOf(c)}
                 </a>
                 <span class="actions">

@@ -46,7 +46,8 @@ async function replayEnded(stored: Run, responseId: string, signal: AbortSignal)
 }
 
 /** Deep research: start one, follow it live (also after the tab was closed), read the report and its sources. */
-export function Research({ id }: { id?: string }) {
+/** `onActivity`: a run was started (the conversation list shows it). */
+export function Research({ id, onActivity }: { id?: string; onActivity?(): void }) {
   const [run, setRun] = useState<Run>();
   const [error, setError] = useState<string>();
   const notify = useNotifyPermission();
@@ -96,6 +97,7 @@ export function Research({ id }: { id?: string }) {
       onConversation: (made: string) => {
         created.current = made;
         adoptAddress(`/research/${made}`);
+        onActivity?.();
       },
       onRun: (r: Run) => setRun((latest = r)),
     };

@@ -82,3 +82,32 @@ describe('which conversations are research runs, and whether their last turn sti
     expect((await list(ctx, { kind: 'research' }, ann)).map((c) => c.id)).toEqual([conversationId]);
   });
 });
+
+describe("group chats' conversations in the list", () => {
+  test('each conversation names its group chat (`groupChatId`); `groups: false` leaves them out, pages included', async () => {
+    const ctx = createTestContext({ users, config });
+    const [ann, bob] = ctx.users as [TestUser, TestUser];
+    const one = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Just me' }, 1_000);
+    const group = (await ctx.json('groupChat/createGroupChat', { name: 'Family' }, ann)).body as { id: string; conversationId?: string };
+    const two = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Me again' });
+
+    const all = await list(ctx, {}, ann);
+    expect(all).toHaveLength(3);
+    const grouped = all.filter((c) => (c as { groupChatId?: string | null }).groupChatId);
+    expect(grouped.map((c) => (c as { groupChatId?: string }).groupChatId)).toEqual([group.id]);
+    expect(all.filter((c) => (c as { groupChatId?: string | null }).groupChatId === null).map((c) => c.id).sort()).toEqual([one.id, two.id].sort());
+
+    const chats = await list(ctx, { groups: false }, ann);
+    expect(chats.map((c) => c.id)).toEqual([two.id, one.id]);
+    const first = await ctx.json('chat/listConversations', { groups: false, limit: 1 }, ann);
+    const second = await ctx.json('chat/listConversations', { groups: false, limit: 1, cursor: first.body.nextCursor }, ann);
+    expect([...first.body.conversations, ...second.body.conversations].map((c: { id: string }) => c.id)).toEqual([two.id, one.id]);
+    expect(second.body.nextCursor).toBeNull();
+
+    const groupConversation = grouped[0]!.id;
+    const got = await ctx.json('chat/getConversation', { conversationId: groupConversation }, ann);
+    expect(got.body.conversation.groupChatId).toBe(group.id);
+    expect((await ctx.json('chat/getConversation', { conversationId: one.id }, ann)).body.conversation.groupChatId).toBeNull();
+    expect(await list(ctx, {}, bob)).toEqual([]);
+  });
+});
