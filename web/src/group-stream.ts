@@ -1,5 +1,6 @@
 import { failure, post, SIGNED_OUT } from './api';
 import { readFrames } from './sse';
+import { retryDelay, sleep } from './follow-response';
 
 /** A message of a group chat (docs/groups.md, "Group message"). */
 export interface GroupMessage {
@@ -45,12 +46,6 @@ const isAfter = (a: string, b: string | undefined) => {
   const [bs, bn] = positionOf(b);
   return as > bs || (as === bs && an > bn);
 };
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-  });
 
 /**
  * A stream is silent for at most two heartbeat intervals (10 s by default). After a laptop sleeps
@@ -104,6 +99,6 @@ export async function followGroup(groupChatId: string, hooks: StreamHooks, signa
     }
     if (signal.aborted) return;
     hooks.onConnection('reconnecting');
-    await sleep(Math.min(4000, 500 * 2 ** failures++), signal);
+    await sleep(retryDelay(failures++), signal);
   }
 }

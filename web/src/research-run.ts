@@ -1,5 +1,5 @@
-import { ApiError, failure, post, SIGNED_OUT } from './api';
-import { readFrames } from './sse';
+import { post } from './api';
+import { followResponse } from './follow-response';
 
 export interface Source {
   link: string;
@@ -82,12 +82,6 @@ function apply(run: Run, data: { type: string; [field: string]: unknown }): bool
   return true;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-  });
-
 export interface RunHooks {
   onConversation?(conversationId: string): void;
   onRun(run: Run): void;
@@ -104,46 +98,23 @@ export function followResearch(question: string, responseId: string, hooks: RunH
   return follow(() => post('chat/resumeStream', { responseId, after: 0 }, { signal }), run, hooks, signal);
 }
 
-/**
- * Read the stream to its `done` or `error`. A cut connection is resumed after the last event
- * applied, and any frame at or below it is dropped, so no search or word shows twice.
- */
-async function follow(open: () => Promise<Response>, run: Run, hooks: RunHooks, signal: AbortSignal): Promise<void> {
-  let seq = 0;
-  let failures = 0;
-  let request = open;
+/** Read the run's stream to its `done` or `error`, resumed after a cut (follow-response.ts). */
+function follow(open: () => Promise<Response>, run: Run, hooks: RunHooks, signal: AbortSignal): Promise<void> {
   const show = () => hooks.onRun({ ...run });
-  const end = (state: Run['state'], error?: string) => (Object.assign(run, { state, error }), show());
   show();
-  while (!signal.aborted) {
-    try {
-      const res = await request();
-      if (!res.ok) {
-        const err = await failure(res);
-        if (res.status === 401) dispatchEvent(new Event(SIGNED_OUT));
-        if (res.status < 500 && res.status !== 429) return end('failed', err.message);
-        if (!run.responseId) return end('failed', err.message);
-        throw err;
-      }
-      for await (const { id, data } of readFrames(res.body!)) {
-        if (id) {
-          const n = Number(id.slice(id.lastIndexOf(':') + 1));
-          if (n <= seq) continue;
-          seq = n;
-        }
-        failures = 0;
+  return followResponse(
+    open,
+    {
+      responseId: () => run.responseId,
+      onFailure: (message) => (Object.assign(run, { state: 'failed', error: message }), show()),
+      lostBeforeStart: 'The connection was lost before the research started. Start it again.',
+      onEvent(data) {
         if (data.type === 'conversation.created') hooks.onConversation?.(String(data.conversationId));
         const goesOn = apply(run, data);
         show();
-        if (!goesOn) return;
-      }
-    } catch (err) {
-      if (signal.aborted) return;
-      if (!(err instanceof TypeError || err instanceof DOMException || err instanceof SyntaxError || err instanceof ApiError)) throw err;
-    }
-    if (!run.responseId) return end('failed', 'The connection was lost before the research started. Start it again.');
-    const id = run.responseId;
-    request = () => post('chat/resumeStream', { responseId: id, after: seq }, { signal });
-    await sleep(Math.min(4000, 500 * 2 ** failures++), signal);
-  }
+        return goesOn;
+      },
+    },
+    signal,
+  );
 }
