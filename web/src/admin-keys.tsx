@@ -1,26 +1,17 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call } from './api';
+import { call, type ApiKey } from './api';
 import { messageOf, Note } from './admin-note';
-
-interface Key {
-  keyId: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
 
 const when = (iso: string) => new Date(iso).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
 
 /** A user's API keys: a new one is shown once (Parley keeps only its hash), with a Copy button. */
 export function AdminKeys({ userId, email }: { userId: string; email: string }) {
-  const [keys, setKeys] = useState<Key[]>();
+  const [keys, setKeys] = useState<ApiKey[]>();
   const [name, setName] = useState('');
   const [fresh, setFresh] = useState<{ key: string; name: string }>();
   const [note, setNote] = useState<{ error?: string; done?: string }>({});
   const load = () =>
-    call<{ keys: Key[] }>('admin/listApiKeys', { userId }).then(
+    call<{ keys: ApiKey[] }>('admin/listApiKeys', { userId }).then(
       (r) => setKeys(r.keys),
       (err) => setNote({ error: messageOf(err) }),
     );
@@ -38,7 +29,7 @@ export function AdminKeys({ userId, email }: { userId: string; email: string }) 
       setNote({ error: messageOf(err) });
     }
   };
-  const revoke = async (k: Key) => {
+  const revoke = async (k: ApiKey) => {
     try {
       await call('admin/revokeApiKey', { keyId: k.keyId });
       setNote({ done: `Revoked the key "${k.name}".` });

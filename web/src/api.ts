@@ -67,3 +67,13 @@ export interface Provider {
   name: string;
   signInUrl: string;
 }
+
+/** An API key as `auth/listApiKeys` and `admin/listApiKeys` list it (never its secret). */
+export interface ApiKey {
+  keyId: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}

@@ -1,15 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call } from './api';
+import { call, type ApiKey } from './api';
 import { useOutcome, when } from './settings-shared';
 
-interface ApiKey {
-  keyId: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
 interface NewKey {
   name: string;
   key: string;
