@@ -257,11 +257,17 @@ describe('AI providers', () => {
     expect(types(evs)).toEqual([
       'reasoning_text.delta', 'reasoning_text.done',
       'web_search.in_progress', 'web_search.completed', 'web_search.in_progress', 'web_search.completed',
+      'web_page.read', 'web_page.read',
       'content_part.added', 'text.delta',
     ]);
     expect(evs[2]).toMatchObject({ query: 'sqlite wal', numResults: 4 });
     expect((evs[3] as any).results[0]).toEqual({ link: `${searx.url}/page/sqlite-wal-1`, title: 'sqlite wal — result 1', snippet: 'Snippet 1 about sqlite wal.' });
     expect(searx.pagesRead.sort()).toEqual(['bun-sqlite-1', 'sqlite-wal-1']);
+    // The pages read, numbered as the report cites them: the top result of each query, in order.
+    expect(evs.filter((e) => e.type === 'web_page.read').map((e: any) => ({ n: e.n, url: e.url, title: e.title, read: e.read }))).toEqual([
+      { n: 1, url: `${searx.url}/page/sqlite-wal-1`, title: 'Page sqlite-wal-1', read: true },
+      { n: 2, url: `${searx.url}/page/bun-sqlite-1`, title: 'Page bun-sqlite-1', read: true },
+    ]);
     const report = openai.requests.findLast((r) => r.body?.stream)!.body;
     expect(report.messages[0].content).toContain('Facts from sqlite-wal-1.');
 

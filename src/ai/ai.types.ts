@@ -18,6 +18,12 @@ export type AiEvent =
   | { type: 'reasoning_text.done' }
   | { type: 'web_search.in_progress'; itemId: string; query: string; numResults?: number; country?: string }
   | { type: 'web_search.completed'; results: WebSearchResult[] }
+  /**
+   * Parley's own kind (the union's tail is open, interface.md "Deep-research stream"): a page the
+   * research loop read, numbered `n` as the report cites it (`[n]`); `read` is false when the page
+   * could not be read and its search snippet is cited instead.
+   */
+  | { type: 'web_page.read'; itemId: string; n: number; url: string; title: string; read: boolean }
   | {
       type: 'image_generation.in_progress';
       itemId: string;

@@ -66,7 +66,10 @@ export async function* runResearch(
       opts.signal?.throwIfAborted();
       for (const [i, p] of picks.entries()) {
         const page = pages[i];
-        sources.push({ n: sources.length + 1, url: p.link, title: page?.title || p.title, excerpt: (page?.text || p.snippet).slice(0, EXCERPT_CHARS) });
+        const source = { n: sources.length + 1, url: p.link, title: page?.title || p.title, excerpt: (page?.text || p.snippet).slice(0, EXCERPT_CHARS) };
+        sources.push(source);
+        // Which pages the report's [n] point at: the searches found more than were read.
+        yield { type: 'web_page.read', itemId: newId(), n: source.n, url: source.url, title: source.title, read: !!page?.text };
       }
     }
   }

@@ -132,7 +132,7 @@ async function* single<T>(events: AsyncIterable<T>): AsyncGenerator<T[]> {
  */
 function collectOutput(output: { text: string; parts: unknown[] }, event: AiEvent): void {
   if (event.type === 'text.delta') output.text += event.delta;
-  else if (event.type === 'web_search.completed' || event.type === 'widget.created' || event.type === 'image_generation.completed' || event.type === 'history.completed')
+  else if (event.type === 'web_search.completed' || event.type === 'web_page.read' || event.type === 'widget.created' || event.type === 'image_generation.completed' || event.type === 'history.completed')
     output.parts.push(event);
 }
 

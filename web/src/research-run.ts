@@ -12,10 +12,18 @@ export interface Search {
 }
 
 /** What the page shows of a research run, rebuilt from its events (or from the stored answer). */
+/** A page the research read, numbered as the report cites it (`[n]`). */
+export interface ReadPage extends Source {
+  n: number;
+}
+
 export interface Run {
   question: string;
   searches: Search[];
+  /** Every link the searches found. */
   sources: Source[];
+  /** The pages read for the report (`web_page.read`), in citation order; empty from a provider that does not say. */
+  read: ReadPage[];
   reasoning: string;
   report: string;
   state: 'waiting' | 'running' | 'done' | 'failed' | 'stopped';
@@ -23,7 +31,16 @@ export interface Run {
   responseId?: string;
 }
 
-export const emptyRun = (question: string): Run => ({ question, searches: [], sources: [], reasoning: '', report: '', state: 'waiting' });
+export const emptyRun = (question: string): Run => ({ question, searches: [], sources: [], read: [], reasoning: '', report: '', state: 'waiting' });
+
+/** A `web_page.read` event (live or stored) into the run's read pages: http(s) links only, each number once. */
+export function addReadPage(read: ReadPage[], data: Record<string, unknown>): ReadPage[] {
+  const n = Number(data.n);
+  const link = typeof data.url === 'string' ? data.url : '';
+  if (!Number.isInteger(n) || !/^https?:\/\//i.test(link) || read.some((p) => p.n === n)) return read;
+  const title = typeof data.title === 'string' && data.title.trim() ? data.title.trim() : new URL(link).host;
+  return [...read, { n, link, title }].sort((a, b) => a.n - b.n);
+}
 export const isRunning = (run: Run | undefined) => run?.state === 'waiting' || run?.state === 'running';
 
 const CANCELLED = 'The response was cancelled.';
@@ -62,6 +79,9 @@ function apply(run: Run, data: { type: string; [field: string]: unknown }): bool
       run.sources = addSources(run.sources, results);
       break;
     }
+    case 'web_page.read':
+      run.read = addReadPage(run.read, data);
+      break;
     case 'reasoning_text.delta':
       run.reasoning += String(data.delta ?? '');
       break;

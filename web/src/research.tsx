@@ -4,7 +4,7 @@ import { ApiError, call, type Item } from './api';
 import { renderMarkdown } from './markdown';
 import { adoptAddress, onLinkClick } from './router';
 import { ResearchList } from './research-list';
-import { addSources, emptyRun, followResearch, isRunning, startResearch, type Run } from './research-run';
+import { addReadPage, addSources, emptyRun, followResearch, isRunning, startResearch, type Run, type Source } from './research-run';
 import { notifyEnded, useNotifyPermission } from './research-notify';
 
 interface StoredItem extends Item {
@@ -28,7 +28,10 @@ function storedRun(items: StoredItem[], last: LastResponse | null): Run {
   const run = emptyRun(q >= 0 ? items[q]!.content : '');
   const answer = items.slice(q + 1).find((i) => i.role === 'assistant');
   run.report = answer?.content ?? '';
-  for (const part of answer?.parts ?? []) if (part.type === 'web_search.completed') run.sources = addSources(run.sources, part.results);
+  for (const part of answer?.parts ?? []) {
+    if (part.type === 'web_search.completed') run.sources = addSources(run.sources, part.results);
+    else if (part.type === 'web_page.read') run.read = addReadPage(run.read, part as Record<string, unknown>);
+  }
   run.state = (last && ENDED[last.status]) || 'done';
   if (run.state === 'failed') run.error = run.report ? 'The research stopped before the report was finished.' : 'The research failed before writing a report.';
   return { ...run, responseId: last?.id };
@@ -42,7 +45,7 @@ async function replayEnded(stored: Run, responseId: string, signal: AbortSignal)
   let replayed: Run | undefined;
   await followResearch(stored.question, responseId, { onRun: (r) => (replayed = r) }, signal).catch(() => undefined);
   if (!replayed || replayed.state === 'running' || (!replayed.report && !replayed.searches.length)) return stored;
-  return { ...replayed, sources: addSources(replayed.sources, stored.sources) };
+  return { ...replayed, sources: addSources(replayed.sources, stored.sources), read: replayed.read.length ? replayed.read : stored.read };
 }
 
 /** Deep research: start one, follow it live (also after the tab was closed), read the report and its sources. */
@@ -226,22 +229,51 @@ function RunView({ run, notify, onStop }: { run: Run; notify: ReturnType<typeof 
           {run.report ? <div class="markdown report" dangerouslySetInnerHTML={{ __html: renderMarkdown(run.report) }} /> : <p class="hint">The report is written once the sources are read.</p>}
         </section>
       )}
-      {run.sources.length > 0 && (
+      {run.read.length > 0 ? (
         <section aria-labelledby="sources-title">
           <h4 id="sources-title">Sources</h4>
+          <p class="hint">The pages read for the report, numbered as it cites them.</p>
           <ol class="sources">
-            {run.sources.map((s) => (
-              <li key={s.link}>
-                <a href={s.link} target="_blank" rel="noopener noreferrer">
-                  {s.title}
-                </a>{' '}
-                <span class="hint">{new URL(s.link).host}</span>
-              </li>
+            {run.read.map((s) => (
+              <SourceItem key={s.n} source={s} value={s.n} />
             ))}
           </ol>
+          {run.sources.length > run.read.length && (
+            <details class="search-results">
+              <summary>Everything the searches found ({run.sources.length})</summary>
+              <ul class="sources">
+                {run.sources.map((s) => (
+                  <SourceItem key={s.link} source={s} />
+                ))}
+              </ul>
+            </details>
+          )}
         </section>
+      ) : (
+        run.sources.length > 0 && (
+          <section aria-labelledby="sources-title">
+            <h4 id="sources-title">Sources</h4>
+            <ol class="sources">
+              {run.sources.map((s) => (
+                <SourceItem key={s.link} source={s} />
+              ))}
+            </ol>
+          </section>
+        )
       )}
     </article>
+  );
+}
+
+/** A source's link (http(s) only: research-run.ts) and its host. */
+function SourceItem({ source, value }: { source: Source; value?: number }) {
+  return (
+    <li value={value}>
+      <a href={source.link} target="_blank" rel="noopener noreferrer">
+        {source.title}
+      </a>{' '}
+      <span class="hint">{new URL(source.link).host}</span>
+    </li>
   );
 }
 

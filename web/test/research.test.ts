@@ -79,11 +79,20 @@ describe('deep research in the web app', () => {
 
     await expect(report(page).locator('h2').textContent()).resolves.toBe('Tides');
     await expect(report(page).locator('strong').textContent()).resolves.toBe('Tides');
-    const sources = page.getByRole('region', { name: 'Sources' }).getByRole('link');
-    await expect(sources.count()).resolves.toBe(6);
-    const first = sources.filter({ hasText: 'tides moon — result 1' });
+    // The sources are the pages read, numbered as the report cites them ([1], [2]): the top
+    // result of each search. Everything the searches found is folded away below them.
+    const sourcesRegion = page.getByRole('region', { name: 'Sources' });
+    const cited = sourcesRegion.getByRole('list').first().getByRole('listitem');
+    await expect(cited.evaluateAll((lis) => lis.map((li) => `${(li as any).value} ${li.querySelector('a')!.textContent}`))).resolves.toEqual([
+      '1 Page tides-moon-1',
+      '2 Page tides-sun-1',
+    ]);
+    const first = sourcesRegion.getByRole('link', { name: 'Page tides-moon-1' });
     await expect(first.getAttribute('href')).resolves.toBe(`${searx.url}/page/tides-moon-1`);
     await expect(first.getAttribute('rel')).resolves.toBe('noopener noreferrer');
+    await expect(sourcesRegion.getByRole('link').count()).resolves.toBe(2);
+    await sourcesRegion.getByText('Everything the searches found (6)').click();
+    await expect(sourcesRegion.getByRole('link').count()).resolves.toBe(8);
     await expect(page.getByRole('button', { name: 'Stop' }).count()).resolves.toBe(0);
     await expectAccessible(page, 'research page, finished');
 
@@ -92,7 +101,7 @@ describe('deep research in the web app', () => {
     await status(page).getByText('Finished.').waitFor();
     await expect(report(page).locator('strong').textContent()).resolves.toBe('Tides');
     await expect(searches.allTextContents()).resolves.toEqual(['tides moon (3 results)', 'tides sun (3 results)']);
-    await expect(page.getByRole('region', { name: 'Sources' }).getByRole('link').count()).resolves.toBe(6);
+    await expect(page.getByRole('region', { name: 'Sources' }).getByRole('list').first().getByRole('link').allTextContents()).resolves.toEqual(['Page tides-moon-1', 'Page tides-sun-1']);
     await context.close();
   }, 120_000);
 
