@@ -705,7 +705,13 @@ describe('chat/stream (openai-chat)', () => {
     const ctx = createTestContext({ users, config: chatConfig() });
     openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'Report [1].' }] } : { deltas: [{ content: '["octopus hearts"]' }] });
     const frames = await readFrames(await research(ctx, { message: 'How many hearts has an octopus?' }));
-    expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'web_search.in_progress', 'web_search.completed', 'content_part.added', 'text.delta', 'done']);
+    expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'web_search.in_progress', 'web_search.completed', 'web_page.read', 'content_part.added', 'text.delta', 'done']);
     expect(frames[2]!.data).toMatchObject({ query: 'octopus hearts' });
+    // The page the report's [1] points at; kept with the stored answer for a reloaded conversation.
+    const read = frames[4]!.data as { n: number; url: string };
+    expect(read).toMatchObject({ n: 1, url: (frames[3]!.data as any).results[0].link });
+    const conversationId = frames[0]!.data.conversationId as string;
+    const got = await ctx.json('chat/getConversation', { conversationId }, ctx.users[0]);
+    expect(got.body.items.at(-1).parts.map((p: { type: string }) => p.type)).toEqual(['web_search.completed', 'web_page.read']);
   });
 });
