@@ -25,8 +25,15 @@ async function decode(file: File): Promise<ImageBitmap> {
   } catch {
     const converted = await call<{ success: boolean; dataUrl?: string; error?: { message: string } }>('images/convertImage', { dataUrl: await readDataUrl(file) });
     if (!converted.success || !converted.dataUrl) throw new Error(converted.error?.message ?? 'The image could not be read.');
-    return createImageBitmap(await (await fetch(converted.dataUrl)).blob());
+    return createImageBitmap(blobOf(converted.dataUrl));
   }
+}
+
+/** A base64 data URL as a Blob, decoded here: the page's CSP (`connect-src 'self'`) refuses `fetch('data:…')`. */
+function blobOf(dataUrl: string): Blob {
+  const comma = dataUrl.indexOf(',');
+  const type = /^data:([^;,]+)/.exec(dataUrl)?.[1] ?? 'image/jpeg';
+  return new Blob([Uint8Array.from(atob(dataUrl.slice(comma + 1)), (c) => c.charCodeAt(0))], { type });
 }
 
 /** The file as a JPEG data URL, at most MAX_SIDE pixels on its longest side. */

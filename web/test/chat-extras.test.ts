@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import { expectAccessible, startWorld, type World } from './harness';
 import { modelList } from '../../test/fakes/openai';
 import { zeroPng } from '../../test/support/image-bombs';
+import { Transformer } from '@napi-rs/image';
 
 /** The text of the last user message the fake model server was sent. */
 function lastUserText(body: any): string {
@@ -214,4 +215,18 @@ describe('chat extras with a vision model and a server that lists no models', ()
     await expectAccessible(phone.page, 'phone, dark, editing a message with an image');
     await phone.context.close();
   }, 90_000);
+
+  test('an image the browser cannot decode (TIFF) is converted by the server first, then sent as JPEG', async () => {
+    quoteUser(world);
+    const { context, page } = await world.signedIn();
+    const tiff = new Transformer(Buffer.from(zeroPng({ width: 640, height: 480, colorType: 2 }))).tiffSync();
+    const converted = page.waitForResponse((r) => r.url().endsWith('/api/images/convertImage'));
+    await page.getByLabel('Attach image').setInputFiles({ name: 'scan.tiff', mimeType: 'image/tiff', buffer: tiff });
+    expect((await converted).status()).toBe(200);
+    await page.getByRole('img', { name: 'Image 1 to send' }).waitFor();
+    await say(page, 'And this scan?');
+    const url: string = chatRequests(world).at(-1).messages.at(-1).content[1].image_url.url;
+    expect(jpegSize(Buffer.from(url.slice(url.indexOf(',') + 1), 'base64'))).toEqual({ width: 640, height: 480 });
+    await context.close();
+  }, 60_000);
 });
