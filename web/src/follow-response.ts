@@ -14,6 +14,13 @@ export const retryDelay = (failures: number) => Math.min(4000, 500 * 2 ** failur
 /** A dropped connection, a cut frame, or the server's 5xx or 429: worth another try. A bug is not. */
 export const isRetryable = (err: unknown) => err instanceof TypeError || err instanceof DOMException || err instanceof SyntaxError || err instanceof ApiError;
 
+/** An event the page failed to apply: a bug, which a reconnect would only hide. */
+export class EventNotApplied extends Error {
+  constructor(type: string, cause: unknown) {
+    super(`The page could not show a "${type}" event.`, { cause });
+  }
+}
+
 export interface ResponseFollower {
   /** Apply one event; false when it ends the stream (`done`, `error`). */
   onEvent(data: Frame['data']): boolean;
@@ -47,13 +54,19 @@ export async function followResponse(open: () => Promise<Response>, follower: Re
         throw err;
       }
       for await (const { id, data } of readFrames(res.body!)) {
-        if (id) {
-          const n = Number(id.slice(id.lastIndexOf(':') + 1));
-          if (n <= seq) continue;
-          seq = n;
-        }
+        const n = id ? Number(id.slice(id.lastIndexOf(':') + 1)) : undefined;
+        if (n !== undefined && n <= seq) continue;
         failures = 0;
-        if (!follower.onEvent(data)) return;
+        // Applied, then counted: an event the page could not apply is an error of the page's
+        // (EventNotApplied, never retried), not a dropped connection to skip it after.
+        let goesOn: boolean;
+        try {
+          goesOn = follower.onEvent(data);
+        } catch (err) {
+          throw new EventNotApplied(data.type, err);
+        }
+        if (n !== undefined) seq = n;
+        if (!goesOn) return;
       }
       // The stream ended without `done` or `error`: the connection was cut (network, proxy, restart).
     } catch (err) {

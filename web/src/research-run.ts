@@ -4,6 +4,18 @@ import { followResponse } from './follow-response';
 export interface Source {
   link: string;
   title: string;
+  host: string;
+}
+
+/**
+ * A link anyone could have put on the web, as a source: http(s) only (a `javascript:` link must
+ * never be clickable) and one the browser can parse (a result like `http://exa mple.com/` would
+ * otherwise break the page that shows it); undefined for anything else.
+ */
+function sourceOf(link: unknown, title: unknown): Source | undefined {
+  if (typeof link !== 'string' || !/^https?:\/\//i.test(link) || !URL.canParse(link)) return undefined;
+  const host = new URL(link).host;
+  return { link, host, title: typeof title === 'string' && title.trim() ? title.trim() : host };
 }
 export interface Search {
   query: string;
@@ -36,10 +48,9 @@ export const emptyRun = (question: string): Run => ({ question, searches: [], so
 /** A `web_page.read` event (live or stored) into the run's read pages: http(s) links only, each number once. */
 export function addReadPage(read: ReadPage[], data: Record<string, unknown>): ReadPage[] {
   const n = Number(data.n);
-  const link = typeof data.url === 'string' ? data.url : '';
-  if (!Number.isInteger(n) || !/^https?:\/\//i.test(link) || read.some((p) => p.n === n)) return read;
-  const title = typeof data.title === 'string' && data.title.trim() ? data.title.trim() : new URL(link).host;
-  return [...read, { n, link, title }].sort((a, b) => a.n - b.n);
+  const source = sourceOf(data.url, data.title);
+  if (!Number.isInteger(n) || !source || read.some((p) => p.n === n)) return read;
+  return [...read, { n, ...source }].sort((a, b) => a.n - b.n);
 }
 export const isRunning = (run: Run | undefined) => run?.state === 'waiting' || run?.state === 'running';
 
@@ -53,9 +64,8 @@ export function addSources(sources: Source[], results: unknown): Source[] {
   if (!Array.isArray(results)) return sources;
   const out = [...sources];
   for (const r of results as { link?: unknown; title?: unknown }[]) {
-    const link = typeof r?.link === 'string' ? r.link : '';
-    if (!/^https?:\/\//i.test(link) || out.some((s) => s.link === link)) continue;
-    out.push({ link, title: typeof r.title === 'string' && r.title.trim() ? r.title.trim() : new URL(link).host });
+    const source = sourceOf(r?.link, r?.title);
+    if (source && !out.some((s) => s.link === source.link)) out.push(source);
   }
   return out;
 }

@@ -272,7 +272,7 @@ function SourceItem({ source, value }: { source: Source; value?: number }) {
       <a href={source.link} target="_blank" rel="noopener noreferrer">
         {source.title}
       </a>{' '}
-      <span class="hint">{new URL(source.link).host}</span>
+      <span class="hint">{source.host}</span>
     </li>
   );
 }

@@ -37,7 +37,14 @@ export function routeOf(path: string): Route {
   if (page) return page;
   for (const [pattern, route] of PLACES) {
     const m = pattern.exec(path);
-    if (m) return route(decodeURIComponent(m[1]!));
+    if (m) {
+      // A mangled address (`/c/%E0`) is no place of the app: a new chat rather than a blank page.
+      try {
+        return route(decodeURIComponent(m[1]!));
+      } catch {
+        return { name: 'new' };
+      }
+    }
   }
   return { name: 'new' };
 }
