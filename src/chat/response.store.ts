@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { responses, responseToolOutputs, type ResponseRow, type ResponseStatus } from '../db/schema';
 import { newId } from '../ids';
@@ -78,24 +78,25 @@ export const listRunningInConversation = (db: Db, conversationId: string): Respo
  */
 export function lastResponsesOf(db: Db, conversationIds: string[]): Map<string, { id: string; kind: ResponseRow['kind']; status: ResponseStatus }> {
   const last = new Map<string, { id: string; kind: ResponseRow['kind']; status: ResponseStatus }>();
-  if (!conversationIds.length) return last;
-  // One row a conversation, however many turns it has: a list page must not read every turn of
-  // its conversations. A window function, which PostgreSQL runs as it is too.
-  const ranked = db
-    .select({
-      conversationId: responses.conversationId,
-      id: responses.id,
-      kind: responses.kind,
-      status: responses.status,
-      rank: sql<number>`row_number() OVER (PARTITION BY ${responses.conversationId} ORDER BY ${responses.createdAt} DESC, ${responses.id} DESC)`.as('rank'),
-    })
-    .from(responses)
-    .where(inArray(responses.conversationId, conversationIds))
-    .as('ranked');
-  const rows = db.select().from(ranked).where(eq(ranked.rank, 1)).all();
-  for (const r of rows) last.set(r.conversationId, { id: r.id, kind: r.kind, status: r.status });
+  // One index step a conversation, however many turns it has (responses_conversation_idx is
+  // (conversation, created, id)): a list page must not read or sort every turn it shows.
+  const latest = lastResponseStatement(db);
+  for (const conversationId of conversationIds) {
+    const r = latest.get({ conversationId });
+    if (r) last.set(conversationId, r);
+  }
   return last;
 }
+
+const lastResponseStatement = preparedFor((db) =>
+  db
+    .select({ id: responses.id, kind: responses.kind, status: responses.status })
+    .from(responses)
+    .where(eq(responses.conversationId, sql.placeholder('conversationId')))
+    .orderBy(desc(responses.createdAt), desc(responses.id))
+    .limit(1)
+    .prepare(),
+);
 
 export interface StoredEvent {
   seq: number;

@@ -34,7 +34,9 @@ export const responses = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
     finishedAt: integer('finished_at'),
   },
-  (t) => [index('responses_conversation_idx').on(t.conversationId), index('responses_status_idx').on(t.status), index('responses_finished_idx').on(t.finishedAt)],
+  // (conversation, created, id): a conversation's turns in order, so its latest is one index step
+  // (chat/listConversations' lastResponse), not a sort of all its turns.
+  (t) => [index('responses_conversation_idx').on(t.conversationId, t.createdAt, t.id), index('responses_status_idx').on(t.status), index('responses_finished_idx').on(t.finishedAt)],
 );
 
 /**
