@@ -225,4 +225,21 @@ describe('administration API', () => {
     expect(byEnv.get('PARLEY_EXPO_ACCESS_TOKEN')).toMatchObject({ secret: true, value: '' });
     expect(res.body.settings.length).toBeGreaterThan(20);
   });
+
+  test("a URL's user name and password are masked, whichever setting holds it", async () => {
+    const withUrl = createTestContext({ config: { dataDir, aiProvider: 'none', searxngUrl: 'http://sam:hunter2@searx.lan:8080/search' } as never });
+    const boss = seedUser(withUrl.db, { email: 'boss@example.org' }, withUrl.deps.config);
+    withUrl.db.$client.run('UPDATE users SET is_admin = 1 WHERE id = ?', [boss.user.id]);
+    const res = await withUrl.json('admin/getSettings', {}, boss);
+    expect(JSON.stringify(res.body)).not.toContain('hunter2');
+    expect(JSON.stringify(res.body)).not.toContain('sam');
+    const searx = res.body.settings.find((s: { env: string }) => s.env === 'PARLEY_SEARXNG_URL');
+    expect(searx.value).toBe('http://********:********@searx.lan:8080/search');
+  });
+
+  test('two backups asked for at once make one copy, which both get', async () => {
+    const [a, b] = await Promise.all([ctx.json('admin/createBackup', {}, admin), ctx.json('admin/createBackup', {}, admin)]);
+    expect(a.status).toBe(200);
+    expect(b.body.backup).toEqual(a.body.backup);
+  });
 });

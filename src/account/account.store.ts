@@ -1,4 +1,4 @@
-import { eq, asc, sql } from 'drizzle-orm';
+import { and, eq, asc, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { preparedFor } from '../db/prepared';
 import { forgetCredentials } from '../auth/credential-cache';
@@ -79,3 +79,7 @@ export function updateUser(db: Db, id: string, patch: UserPatch, now = Date.now(
     .returning()
     .get();
 }
+
+/** How many admins there are besides `userId` (the last admin must stay one: src/admin/user-admin.ts). */
+export const countAdminsExcept = (db: Db, userId: string): number =>
+  db.select({ n: sql<number>`count(*)` }).from(users).where(and(eq(users.isAdmin, true), ne(users.id, userId))).get()!.n;

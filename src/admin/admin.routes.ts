@@ -7,11 +7,11 @@ import { UserSchema, userWithAdminView } from '../account/account.view';
 import { findUserById, listUsers } from '../account/account.store';
 import { ApiKeySchema, apiKeyView } from '../auth/auth.routes';
 import { createApiKey, listApiKeys, revokeApiKey } from '../auth/auth.store';
-import { bonusBalanceOf, grantCredits } from '../credits/credit.store';
+import { bonusBalanceOf, bonusBalancesOf, grantCredits } from '../credits/credit.store';
 import { iso } from '../ids';
 import { runDoctor } from '../ops/doctor';
 import { AdminRefusal, changeUser, createCheckedUser } from './user-admin';
-import { KEEP_BACKUPS, backupPath, createBackup, listBackups } from './backups';
+import { KEEP_BACKUPS, backupPath, createBackupOnce, listBackups } from './backups';
 import { settingsReport } from './settings-report';
 
 // The administration API: thin handlers over the stores and services `parley` (cli/) uses, for
@@ -73,7 +73,10 @@ export const adminOperations = [
     handler: ({ user, deps }) => {
       requireAdmin(user);
       const now = deps.now();
-      return { users: listUsers(deps.db).map((u) => adminUserView(deps.db, u, now)) };
+      const all = listUsers(deps.db);
+      // One query for every balance: the list must not cost a query a user.
+      const balances = bonusBalancesOf(deps.db, all.map((u) => u.id));
+      return { users: all.map((u) => ({ ...userWithAdminView(u, now), bonusBalance: balances.get(u.id) ?? 0 })) };
     },
   }),
   defineOperation({
@@ -183,7 +186,7 @@ export const adminOperations = [
     errors: [403],
     handler: async ({ user, deps }) => {
       requireAdmin(user);
-      return { backup: await createBackup(deps.db.$client, deps.config.dataDir, deps.now()) };
+      return { backup: await createBackupOnce(deps.db.$client, deps.config.dataDir, deps.now()) };
     },
   }),
   defineOperation({

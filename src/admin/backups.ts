@@ -58,6 +58,19 @@ export function backupPath(dataDir: string, name: string): string | undefined {
   }
 }
 
+// One backup at a time per database: a second click, or two admins at once, share the copy
+// being made rather than start more full copies (each is the whole database on an SD card).
+const running = new WeakMap<Database, Promise<BackupInfo>>();
+
+/** `createBackup`, or the one already running for this database. */
+export function createBackupOnce(sqlite: Database, dataDir: string, now: number): Promise<BackupInfo> {
+  const current = running.get(sqlite);
+  if (current) return current;
+  const started = createBackup(sqlite, dataDir, now).finally(() => running.delete(sqlite));
+  running.set(sqlite, started);
+  return started;
+}
+
 /**
  * Back up the live database into `backups/` and remove all but the newest `KEEP_BACKUPS`. A file
  * database is copied by a worker on its own read-only connection, so the server keeps answering

@@ -1,7 +1,6 @@
-import { ACCOUNT_TYPES, SUBSCRIPTION_TIERS, createUser, findUserByEmail, findUserById, updateUser, type AccountType, type UserPatch } from '../account/account.store';
+import { ACCOUNT_TYPES, SUBSCRIPTION_TIERS, countAdminsExcept, createUser, findUserByEmail, findUserById, updateUser, type AccountType, type UserPatch } from '../account/account.store';
 import { writeTx, type Db } from '../db/connection';
-import { users, type User } from '../db/schema';
-import { and, eq, ne, sql } from 'drizzle-orm';
+import type { User } from '../db/schema';
 
 /**
  * The rules of managing users, shared by `parley user ...` (cli/user.ts) and the admin operations
@@ -104,8 +103,7 @@ export function changeUser(db: Db, userId: string, change: UserChange, actorId?:
     if (!findUserById(tx, userId)) throw new AdminRefusal('missing', 'no such user');
     if (actorId !== undefined && patch.isAdmin === false) {
       if (userId === actorId) throw new AdminRefusal('conflict', 'You cannot remove your own admin flag; ask another admin, or use `parley user set --no-admin`.');
-      const others = tx.select({ n: sql<number>`count(*)` }).from(users).where(and(eq(users.isAdmin, true), ne(users.id, userId))).get()!.n;
-      if (others === 0) throw new AdminRefusal('conflict', 'This is the last admin; the server must keep one.');
+      if (countAdminsExcept(tx, userId) === 0) throw new AdminRefusal('conflict', 'This is the last admin; the server must keep one.');
     }
     return updateUser(tx, userId, patch, now)!;
   });

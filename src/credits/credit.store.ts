@@ -1,9 +1,23 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { writeTx, type Db } from '../db/connection';
 import { creditLedger, type CreditEntry } from '../db/schema';
 import { newId } from '../ids';
 
 /** The bonus balance: the sum of the user's ledger. */
+/** The bonus balances of several users in one query (a page of the admin's user list); 0 for those without entries. */
+export function bonusBalancesOf(db: Db, userIds: string[]): Map<string, number> {
+  const balances = new Map<string, number>(userIds.map((id) => [id, 0]));
+  if (!userIds.length) return balances;
+  const rows = db
+    .select({ userId: creditLedger.userId, n: sql<number>`coalesce(sum(${creditLedger.amount}), 0)` })
+    .from(creditLedger)
+    .where(inArray(creditLedger.userId, userIds))
+    .groupBy(creditLedger.userId)
+    .all();
+  for (const r of rows) balances.set(r.userId, r.n);
+  return balances;
+}
+
 export function bonusBalanceOf(db: Db, userId: string): number {
   return db
     .select({ n: sql<number>`coalesce(sum(${creditLedger.amount}), 0)` })
