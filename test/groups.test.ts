@@ -55,7 +55,7 @@ describe('group chats', () => {
     expect((await ctx.json('groupChat/joinGroup', { code: 'nope' }, cy)).body).toEqual(SPEC_ERRORS[404]);
     clock += 2 * 3_600_000;
     expect((await ctx.json('groupChat/joinGroup', { code: invite.body.code }, cy)).body).toEqual(SPEC_ERRORS[404]);
-    expect((await ctx.json('groupChat/listGroupChats', {}, bob)).body.groupChats.map((x: any) => x.id)).toEqual([g.id]);
+    expect((await ctx.json('groupChat/listGroupChats', {}, bob)).body.groupChats.map((x: any) => [x.id, x.memberCount])).toEqual([[g.id, 2]]);
   });
 
   test('sendGroupMessage: the message object, stored in the conversation; 403 non-member, 404 unknown', async () => {

@@ -10,6 +10,7 @@ import {
   findGroupForUser,
   listGroupMembers,
   listGroupsOfUser,
+  memberCountsOf,
 } from './group.store';
 import { listGroupItems } from './group-message.store';
 import { changeIntelligentResponses, deleteGroup, joinGroup, leaveGroup, sendGroupMessage } from './group.service';
@@ -167,10 +168,14 @@ export const groupOperations = [
   defineOperation({
     path: 'groupChat/listGroupChats',
     summary: 'The group chats the caller belongs to',
-    description: 'Most recently active first.',
+    description: 'Most recently active first, each with its `memberCount`.',
     input: t.Object({}),
-    output: t.Object({ groupChats: t.Array(GroupChatSchema) }),
-    handler: ({ user, deps }) => ({ groupChats: listGroupsOfUser(deps.db, user.id).map(groupChatOf) }),
+    output: t.Object({ groupChats: t.Array(t.Composite([GroupChatSchema, t.Object({ memberCount: t.Integer({ minimum: 1 }) })])) }),
+    handler: ({ user, deps }) => {
+      const groups = listGroupsOfUser(deps.db, user.id);
+      const counts = memberCountsOf(deps.db, groups.map((g) => g.id));
+      return { groupChats: groups.map((g) => ({ ...groupChatOf(g), memberCount: counts.get(g.id) ?? 0 })) };
+    },
   }),
   defineOperation({
     path: 'groupChat/setIntelligentResponses',

@@ -85,6 +85,18 @@ export const listGroupsOfUser = (db: Db, userId: string): GroupChat[] =>
     .all()
     .map((r) => r.group);
 
+/** How many members each of `groupIds` has, in one query (the caller's list of groups). */
+export function memberCountsOf(db: Db, groupIds: string[]): Map<string, number> {
+  if (!groupIds.length) return new Map();
+  const rows = db
+    .select({ groupId: groupMembers.groupId, n: sql<number>`count(*)` })
+    .from(groupMembers)
+    .where(inArray(groupMembers.groupId, groupIds))
+    .groupBy(groupMembers.groupId)
+    .all();
+  return new Map(rows.map((r) => [r.groupId, r.n]));
+}
+
 export const listGroupMembers = (db: Db, groupId: string) =>
   db
     .select({ id: users.id, name: users.name, image: users.image, joinedAt: groupMembers.joinedAt })

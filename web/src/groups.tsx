@@ -9,20 +9,11 @@ const when = (iso: string) => new Date(iso).toLocaleString([], { dateStyle: 'med
 
 /** The user's group chats, most recently active first, and a form to make a new one. */
 export function Groups() {
-  const [groups, setGroups] = useState<GroupChat[]>();
-  // The API's group object has no member count: each group's list is asked for (a family has a few groups).
-  const [counts, setCounts] = useState<Record<string, number>>({});
+  const [groups, setGroups] = useState<(GroupChat & { memberCount: number })[]>();
   const [error, setError] = useState<string>();
   useEffect(() => {
-    call<{ groupChats: GroupChat[] }>('groupChat/listGroupChats').then(
-      (r) => {
-        setGroups(r.groupChats);
-        for (const g of r.groupChats.slice(0, 50))
-          call<{ members: unknown[] }>('groupChat/listMembers', { groupChatId: g.id }).then(
-            (m) => setCounts((c) => ({ ...c, [g.id]: m.members.length })),
-            () => undefined,
-          );
-      },
+    call<{ groupChats: (GroupChat & { memberCount: number })[] }>('groupChat/listGroupChats').then(
+      (r) => setGroups(r.groupChats),
       (err) => setError(err instanceof ApiError ? err.message : 'The groups could not be loaded.'),
     );
   }, []);
@@ -49,7 +40,7 @@ export function Groups() {
                 {g.name}
               </a>
               <span class="hint">
-                {counts[g.id] !== undefined && `${counts[g.id]} ${counts[g.id] === 1 ? 'member' : 'members'} · `}active {when(g.updatedAt)}
+                {g.memberCount} {g.memberCount === 1 ? 'member' : 'members'} · active {when(g.updatedAt)}
               </span>
             </li>
           ))}
