@@ -72,7 +72,9 @@ export function Group({ id }: { id: string }) {
         setGroup(event.groupChat as GroupChat);
         break;
       case 'stream.reset':
-        // The server could not replay everything missed: load the messages again.
+        // The server could not replay everything missed: load the messages again, and drop the
+        // answers being written (their missed deltas are gone; message.created brings them whole).
+        setPending([]);
         void loadMessages().catch(() => undefined);
         break;
     }

@@ -25,15 +25,18 @@ export function PreferencesSection() {
   }, []);
 
   const change = async (field: string, value: boolean) => {
-    const before = prefs!;
+    const before = prefs![field] ?? !value;
     // Shown at once; put back if the server refuses, so the switch never lies about what is stored.
-    setPrefs({ ...before, [field]: value });
+    // Only this field, from this answer: two switches flipped quickly must not undo each other
+    // whichever answer comes back last.
+    const set = (v: boolean) => setPrefs((p) => ({ ...p!, [field]: v }));
+    set(value);
     outcome.clear();
     try {
-      setPrefs(await call<Preferences>('preferences/update', { [field]: value }));
+      set((await call<Preferences>('preferences/update', { [field]: value }))[field] ?? value);
       outcome.done('Saved');
     } catch (err) {
-      setPrefs(before);
+      set(before);
       outcome.failed(err, 'Saving the preference');
     }
   };
