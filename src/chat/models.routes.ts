@@ -1,47 +1,6 @@
 import { t } from 'elysia';
-import OpenAI from 'openai';
 import { defineOperation } from '../http/operation';
-import type { Config } from '../config';
-
-/**
- * The models a client may name in `chat/stream`'s `model`: what the configured provider's
- * `GET /v1/models` lists, the configured chat model first. Asked at most once a minute per
- * configuration (a page load must not cost a request to the model server each time), with a
- * short timeout, and never an error: a server that does not answer, or has no such endpoint,
- * leaves the configured model alone.
- */
-const CACHE_MS = 60_000;
-const TIMEOUT_MS = 3000;
-/** A model server with hundreds of models (OpenRouter) still makes a usable menu. */
-const MAX_MODELS = 200;
-/** Models of the list that do not chat: embeddings, speech, images, moderation, rerankers. */
-const NOT_CHAT = /embed|whisper|tts|dall-e|moderation|transcribe|rerank/i;
-
-type ModelList = { models: { id: string }[]; default: string };
-
-// Per configuration object: each app (and each test's app) has its own.
-const cache = new WeakMap<Config, { at: number; list: Promise<ModelList> }>();
-
-async function askProvider(config: Config): Promise<ModelList> {
-  const fallback = { models: [{ id: config.aiModel }], default: config.aiModel };
-  if (config.aiProvider === 'none') return fallback;
-  try {
-    const client = new OpenAI({ apiKey: config.aiApiKey ?? 'none', baseURL: config.aiBaseUrl, maxRetries: 0, timeout: TIMEOUT_MS });
-    const page = await client.models.list();
-    const ids = page.data.map((m) => m.id).filter((id) => typeof id === 'string' && id && id !== config.aiModel && !NOT_CHAT.test(id));
-    return { models: [config.aiModel, ...new Set(ids)].slice(0, MAX_MODELS).map((id) => ({ id })), default: config.aiModel };
-  } catch {
-    return fallback;
-  }
-}
-
-export function listModels(config: Config): Promise<ModelList> {
-  const hit = cache.get(config);
-  if (hit && Date.now() - hit.at < CACHE_MS) return hit.list;
-  const list = askProvider(config);
-  cache.set(config, { at: Date.now(), list });
-  return list;
-}
+import { listModels } from '../ai/list-models';
 
 export const modelOperations = [
   defineOperation({
@@ -51,6 +10,6 @@ export const modelOperations = [
       "What the AI provider's `GET /v1/models` lists (minus embedding, speech and image models), the configured chat model (`PARLEY_AI_MODEL`) first and as `default`. Cached for a minute; a provider that does not answer within 3 s, or has no such endpoint, gives `[default]`.",
     input: t.Object({}),
     output: t.Object({ models: t.Array(t.Object({ id: t.String() })), default: t.String() }),
-    handler: ({ deps }) => listModels(deps.config),
+    handler: ({ deps }) => listModels(deps.config, deps.now()),
   }),
 ];
