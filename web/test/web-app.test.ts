@@ -158,6 +158,8 @@ describe('the web app in Chromium, through the compiled binary', () => {
     await lastAnswer(page).getByText('Typed and answered.').waitFor();
     // Tab from the top of the page reaches the conversation's link, and Enter opens it.
     await page.goto(`${world.url}/`);
+    // As a person would: once the list is there (it loads after the page), not before.
+    await page.getByRole('navigation', { name: 'Conversations' }).getByRole('link', { name: 'Hello by keyboard' }).waitFor();
     const focusedName = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText?.trim() ?? '');
     let reached = false;
     await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
