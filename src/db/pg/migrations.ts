@@ -1,0 +1,19 @@
+// The PostgreSQL migrations, embedded into the binary as text like the SQLite ones
+// (src/db/migrations.ts): drizzle-kit writes them from the same schema (drizzle.pg.config.ts)
+// into migrations/pg/, and hand-written ones (--custom) hold what drizzle cannot say (full-text
+// search). test/pg-schema.test.ts fails when a file of migrations/pg/ is missing from this list.
+import type { EmbeddedMigration } from '../migrations';
+import p0000 from '../../../migrations/pg/0000_foundation.sql' with { type: 'text' };
+import p0001 from '../../../migrations/pg/0001_history_search.sql' with { type: 'text' };
+
+export const pgMigrations: EmbeddedMigration[] = [
+  { tag: '0000_foundation', sql: p0000 },
+  { tag: '0001_history_search', sql: p0001 },
+];
+
+/** A migration's statements, split where drizzle-kit marks them. */
+export const statementsOf = (m: EmbeddedMigration): string[] =>
+  m.sql
+    .split('--> statement-breakpoint')
+    .map((s) => s.trim())
+    .filter(Boolean);

@@ -1,0 +1,32 @@
+import * as sqlite from '../schema';
+import { pgTablesFrom } from './from-sqlite';
+
+/**
+ * The PostgreSQL schema: the SQLite schema's tables converted (from-sqlite.ts), one export a
+ * table because drizzle-kit reads a schema module's exports (drizzle.pg.config.ts). A test
+ * checks that every SQLite table is exported here.
+ */
+const tables = pgTablesFrom(sqlite);
+
+export const apiKeys = tables.apiKeys!;
+export const bookmarkGroups = tables.bookmarkGroups!;
+export const bookmarkItems = tables.bookmarkItems!;
+export const conversationBranches = tables.conversationBranches!;
+export const conversationItems = tables.conversationItems!;
+export const conversationWriters = tables.conversationWriters!;
+export const conversations = tables.conversations!;
+export const creditLedger = tables.creditLedger!;
+export const groupChats = tables.groupChats!;
+export const groupEvents = tables.groupEvents!;
+export const groupInvites = tables.groupInvites!;
+export const groupMembers = tables.groupMembers!;
+export const loginLinks = tables.loginLinks!;
+export const pushTokens = tables.pushTokens!;
+export const responseEvents = tables.responseEvents!;
+export const responseToolOutputs = tables.responseToolOutputs!;
+export const responses = tables.responses!;
+export const sessions = tables.sessions!;
+export const users = tables.users!;
+export const widgetThreadMessages = tables.widgetThreadMessages!;
+export const widgetThreads = tables.widgetThreads!;
+export const widgets = tables.widgets!;
