@@ -175,9 +175,11 @@ describe('chat extras with a vision model and a server that lists no models', ()
   test('no model picker; an attached PNG is previewed, sent scaled down as JPEG, and shown in the message', async () => {
     quoteUser(world);
     const { context, page } = await world.signedIn();
-    const listed = page.waitForResponse((r) => r.url().endsWith('/api/chat/listModels'));
+    // Asked from the page itself (a response awaited across the reload could be the old page's,
+    // whose body is gone once it navigates).
+    const listed = await page.evaluate(async () => (await fetch('/api/chat/listModels', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json());
+    expect(listed).toEqual({ models: [{ id: 'small' }], default: 'small' });
     await page.reload();
-    await expect((await listed).json()).resolves.toEqual({ models: [{ id: 'small' }], default: 'small' });
     await page.getByRole('textbox', { name: 'Message' }).waitFor();
     await expect(page.getByRole('combobox', { name: 'Model' }).count()).resolves.toBe(0);
 
