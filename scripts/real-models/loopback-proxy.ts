@@ -13,7 +13,16 @@ export interface LoopbackProxy {
 
 export function startLoopbackProxy(handle: (req: Request) => Response | Promise<Response>): LoopbackProxy {
   // A held answer must stay open for as long as the test waits, not Bun's 10 s.
-  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', idleTimeout: 0, fetch: handle });
+  // An upstream that is gone (a template's llama-server stopped while a late request of Parley's,
+  // such as a background context probe, was on its way) is a 502, as from any proxy: thrown from
+  // the handler, it would be an uncaught error that fails the whole run after every cell passed.
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    idleTimeout: 0,
+    fetch: handle,
+    error: (err) => new Response(`upstream unreachable: ${err.message}`, { status: 502 }),
+  });
   const url = `http://127.0.0.1:${server.port}`;
   return { url, apiUrl: `${url}/v1`, stop: () => server.stop(true) };
 }
