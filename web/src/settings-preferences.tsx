@@ -8,11 +8,12 @@ type Preferences = Record<string, boolean>;
 const LABELS: Record<string, { label: string; hint: string }> = {
   enableMemories: {
     label: 'Remember things across conversations',
-    hint: 'Parley may keep facts you share and use them in later chats. Off unless you turn it on.',
+    // Said plainly: this server stores the choice, but its assistant keeps no memories yet.
+    hint: 'Your choice is kept for when this server remembers facts across chats; it does not yet, so nothing is saved either way.',
   },
   showMemoryToolOutput: {
     label: 'Show when memories are saved or used',
-    hint: 'Answers show a note each time the assistant reads or writes a memory.',
+    hint: 'Once memories exist, answers show a note each time the assistant reads or writes one.',
   },
 };
 
