@@ -48,6 +48,10 @@ describe('administration API', () => {
     );
   });
 
+  test('every admin/* row is marked admin-only (the check is the row\'s, not each handler\'s)', () => {
+    expect(operations.filter((op) => op.path.startsWith('admin/') && !(op as { admin?: boolean }).admin).map((op) => op.path)).toEqual([]);
+  });
+
   for (const path of ADMIN_OPS) {
     test(`${path}: 401 without a credential, 403 for a non-admin (key, bearer, cookie), nothing changed`, async () => {
       const none = await ctx.json(path, validInput(path));

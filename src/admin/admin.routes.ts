@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
-import { AppError, forbidden, notFound } from '../http/errors';
+import { AppError, notFound } from '../http/errors';
 import type { Db } from '../db/connection';
 import type { User } from '../db/schema';
 import { UserSchema, userWithAdminView } from '../account/account.view';
@@ -16,11 +16,6 @@ import { settingsReport } from './settings-report';
 
 // The administration API: thin handlers over the stores and services `parley` (cli/) uses, for
 // admins only (`users.is_admin`, set with `parley user set --admin`). docs/api.md, "Administration".
-
-/** Every admin operation starts here: any other caller's credential is refused with 403. */
-function requireAdmin(user: User): void {
-  if (!user.isAdmin) throw forbidden();
-}
 
 /** The shared rules refuse in words; the API answers those words with the matching status. */
 function refused<T>(fn: () => T): T {
@@ -60,18 +55,18 @@ const SettingSchema = t.Object({
   source: t.Union([t.Literal('default'), t.Literal('set')], { description: '`default`, or `set` by the environment, the environment file or a flag.' }),
 });
 const UserId = t.String({ minLength: 1, maxLength: 100, description: "The user's id (admin/listUsers)." });
-const ADMIN_ONLY = 'Admins only (`parley user set --admin`): any other caller is answered 403.';
+const ADMIN_ONLY = 'Admins only (`parley user set --admin`): any other caller is answered 403 (the row\'s `admin: true`, checked before the handler runs).';
 
 export const adminOperations = [
   defineOperation({
     path: 'admin/listUsers',
+    admin: true,
     summary: 'Every user, oldest first, with their admin flag and bonus credits',
     description: ADMIN_ONLY,
     input: t.Object({}),
     output: t.Object({ users: t.Array(AdminUserSchema) }),
     errors: [403],
-    handler: ({ user, deps }) => {
-      requireAdmin(user);
+    handler: ({ deps }) => {
       const now = deps.now();
       const all = listUsers(deps.db);
       // One query for every balance: the list must not cost a query a user.
@@ -81,6 +76,7 @@ export const adminOperations = [
   }),
   defineOperation({
     path: 'admin/createUser',
+    admin: true,
     summary: 'Create a user (as `parley user create`)',
     description: `${ADMIN_ONLY} An e-mail address already in use answers 409. The user signs in with a login link or a sign-in provider.`,
     input: t.Object({
@@ -91,14 +87,14 @@ export const adminOperations = [
     }),
     output: t.Object({ user: AdminUserSchema }),
     errors: [403, 409],
-    handler: ({ user, input, deps }) => {
-      requireAdmin(user);
+    handler: ({ input, deps }) => {
       const created = refused(() => createCheckedUser(deps.db, input, deps.now()));
       return { user: adminUserView(deps.db, created, deps.now()) };
     },
   }),
   defineOperation({
     path: 'admin/updateUser',
+    admin: true,
     summary: "Change a user's subscription, account type, lock, name or admin flag (as `parley user set`)",
     description: `${ADMIN_ONLY} Only the fields sent change. Removing the caller's own admin flag, or the last admin's, answers 409: a server always keeps an admin.`,
     input: t.Object({
@@ -115,7 +111,6 @@ export const adminOperations = [
     output: t.Object({ user: AdminUserSchema }),
     errors: [403, 404, 409],
     handler: ({ user, input, deps }) => {
-      requireAdmin(user);
       const { userId, ...change } = input;
       const updated = refused(() => changeUser(deps.db, userId, change, user.id, deps.now()));
       return { user: adminUserView(deps.db, updated, deps.now()) };
@@ -123,6 +118,7 @@ export const adminOperations = [
   }),
   defineOperation({
     path: 'admin/grantCredits',
+    admin: true,
     summary: "Add bonus credits to a user's ledger (as `parley credits grant`)",
     description: ADMIN_ONLY,
     input: t.Object({
@@ -132,8 +128,7 @@ export const adminOperations = [
     }),
     output: t.Object({ bonusBalance: t.Number() }),
     errors: [403, 404],
-    handler: ({ user, input, deps }) => {
-      requireAdmin(user);
+    handler: ({ input, deps }) => {
       const target = targetUser(deps.db, input.userId);
       const { bonusBalance } = grantCredits(deps.db, { userId: target.id, amount: input.amount, reason: input.reason ?? 'admin_grant' }, deps.now());
       return { bonusBalance };
@@ -141,75 +136,75 @@ export const adminOperations = [
   }),
   defineOperation({
     path: 'admin/listApiKeys',
+    admin: true,
     summary: "A user's API keys, newest first (never the keys themselves)",
     description: ADMIN_ONLY,
     input: t.Object({ userId: UserId }),
     output: t.Object({ keys: t.Array(ApiKeySchema) }),
     errors: [403, 404],
-    handler: ({ user, input, deps }) => {
-      requireAdmin(user);
+    handler: ({ input, deps }) => {
       return { keys: listApiKeys(deps.db, targetUser(deps.db, input.userId).id).map(apiKeyView) };
     },
   }),
   defineOperation({
     path: 'admin/createApiKey',
+    admin: true,
     summary: 'Create an API key for a user',
     description: `${ADMIN_ONLY} The key is shown in this answer only; Parley keeps a hash of it.`,
     input: t.Object({ userId: UserId, name: t.String({ minLength: 1, maxLength: 100 }) }),
     output: t.Object({ keyId: t.String(), key: t.String(), name: t.String(), prefix: t.String(), createdAt: t.String({ format: 'date-time' }) }),
     errors: [403, 404],
-    handler: ({ user, input, deps }) => {
-      requireAdmin(user);
+    handler: ({ input, deps }) => {
       const { row, key } = createApiKey(deps.db, targetUser(deps.db, input.userId).id, input.name, deps.now());
       return { keyId: row.id, key, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt) };
     },
   }),
   defineOperation({
     path: 'admin/revokeApiKey',
+    admin: true,
     summary: "Revoke any user's API key",
     description: `${ADMIN_ONLY} An unknown key answers 404. Revoking twice succeeds.`,
     input: t.Object({ keyId: t.String({ minLength: 1, maxLength: 100 }) }),
     output: t.Object({ success: t.Boolean() }),
     errors: [403, 404],
-    handler: ({ user, input, deps }) => {
-      requireAdmin(user);
+    handler: ({ input, deps }) => {
       if (!revokeApiKey(deps.db, input.keyId, undefined, deps.now())) throw notFound();
       return { success: true };
     },
   }),
   defineOperation({
     path: 'admin/createBackup',
+    admin: true,
     summary: "Back up the database into the data directory's `backups/`",
     description: `${ADMIN_ONLY} A consistent copy taken while the server runs (as \`parley backup\`), named \`parley-<UTC time>.db\`; the newest ${KEEP_BACKUPS} are kept, older ones removed. Download one with admin/downloadBackup.`,
     input: t.Object({}),
     output: t.Object({ backup: BackupSchema }),
     errors: [403],
-    handler: async ({ user, deps }) => {
-      requireAdmin(user);
+    handler: async ({ deps }) => {
       return { backup: await createBackupOnce(deps.db.$client, deps.config.dataDir, deps.now()) };
     },
   }),
   defineOperation({
     path: 'admin/listBackups',
+    admin: true,
     summary: 'The backups in the data directory, newest first',
     description: ADMIN_ONLY,
     input: t.Object({}),
     output: t.Object({ backups: t.Array(BackupSchema), keep: t.Integer({ description: 'How many backups are kept' }) }),
     errors: [403],
-    handler: ({ user, deps }) => {
-      requireAdmin(user);
+    handler: ({ deps }) => {
       return { backups: listBackups(deps.config.dataDir), keep: KEEP_BACKUPS };
     },
   }),
   defineOperation({
     path: 'admin/downloadBackup',
+    admin: true,
     summary: 'Download a backup file',
     description: `${ADMIN_ONLY} The answer is the SQLite file itself (\`application/vnd.sqlite3\`, \`content-disposition: attachment\`), not JSON. Only a name admin/listBackups gives is accepted; any other answers 404, so no path reaches outside \`backups/\`.`,
     input: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }),
     output: t.String({ description: 'The backup file (binary)', contentMediaType: 'application/vnd.sqlite3' }),
     errors: [403, 404],
-    handler: ({ user, input, deps }) => {
-      requireAdmin(user);
+    handler: ({ input, deps }) => {
       const file = backupPath(deps.config.dataDir, input.name);
       if (!file) throw notFound();
       const body = Bun.file(file);
@@ -225,26 +220,26 @@ export const adminOperations = [
   }),
   defineOperation({
     path: 'admin/doctor',
+    admin: true,
     summary: "The `parley doctor` report: each check's state and what to fix",
     description: `${ADMIN_ONLY} The AI provider probes call the provider, so this can take a few seconds.`,
     input: t.Object({}),
     output: t.Object({ ok: t.Boolean({ description: 'No check failed' }), checks: t.Array(CheckSchema) }),
     errors: [403],
-    handler: async ({ user, deps }) => {
-      requireAdmin(user);
+    handler: async ({ deps }) => {
       const checks = await runDoctor({ config: deps.config, dataDir: deps.config.dataDir });
       return { ok: !checks.some((c) => c.status === 'fail'), checks };
     },
   }),
   defineOperation({
     path: 'admin/getSettings',
+    admin: true,
     summary: "The server's settings (docs/configuration.md), secrets masked",
     description: `${ADMIN_ONLY} Read-only: settings change in the environment or the environment file, and take effect at the next start.`,
     input: t.Object({}),
     output: t.Object({ settings: t.Array(SettingSchema) }),
     errors: [403],
-    handler: ({ user, deps }) => {
-      requireAdmin(user);
+    handler: ({ deps }) => {
       return { settings: settingsReport(deps.config) };
     },
   }),

@@ -36,6 +36,11 @@ interface OperationFields<I extends TObject, O extends TSchema> {
   errors?: readonly number[];
   deprecated?: boolean;
   /**
+   * Admins only (`users.is_admin`): any other caller gets 403 once the input is valid, before the
+   * handler runs, so no handler of the administration API can forget the check (src/admin/).
+   */
+  admin?: boolean;
+  /**
    * Per-user token bucket (sized by the config table), checked after authentication and
    * validation: `rateLimit: 'ai'` for operations that call an AI provider, `'write'` for frequent
    * writes. Over the limit → 429 with Retry-After.

@@ -5,7 +5,7 @@ import { WatchedCredential } from '../auth/credential-watch';
 import { compileInput } from './body';
 import { collectAfterBody } from './collect-soon';
 import { parseJsonBody, readBody } from './body';
-import { AppError, errorResponse, unauthorized } from './errors';
+import { AppError, errorResponse, forbidden, unauthorized } from './errors';
 import { bodyLimitOf, type AnyOperation } from './operation';
 import { createRateLimiter } from './rate-limit';
 import { createSlots } from './limits';
@@ -69,6 +69,9 @@ export function registerOperations(
           // "anonymous" bucket would let one client lock everyone out; per-address limits
           // belong to the reverse proxy).
           if (principal && op.rateLimit) limiter.take(principal.user.id, op.path, op.rateLimit);
+          // After validation, as an ownership check in a handler would be: a bad body is a 400
+          // for anyone (the schema is public), a good one from a non-admin never reaches the handler.
+          if (op.admin && !principal?.user.isAdmin) throw forbidden();
           if (op.kind === 'sse') {
             if (deps.lifecycle.stopping) throw new AppError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '2' } });
             if (principal) release = streams.acquire(principal.user.id);

@@ -48,10 +48,11 @@ export function withUnknownFields(schema: Node, value: any, extra: Record<string
 
 /**
  * Every real operation row with its handler replaced by one that answers `{input}`: what a
- * handler would have been given, after authentication, body reading and validation.
+ * handler would have been given, after authentication, body reading and validation (whoever may
+ * call it: the admin-only check is the authorisation matrix's and test/admin.test.ts's).
  */
 export function createEchoApp(ctx: TestContext) {
-  const app = createApp(ctx.deps, operations.map((op) => ({ ...op, kind: 'json' as const, rateLimit: undefined, handler: ({ input }: { input: unknown }) => ({ input }) })));
+  const app = createApp(ctx.deps, operations.map((op) => ({ ...op, kind: 'json' as const, rateLimit: undefined, admin: undefined, handler: ({ input }: { input: unknown }) => ({ input }) })));
   return (path: string, body: string) =>
     app.handle(new Request(`http://localhost/api/${path}`, { method: 'POST', headers: { 'x-api-key': ctx.users[0]!.key, 'content-type': 'application/json' }, body }));
 }
