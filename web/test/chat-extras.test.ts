@@ -71,6 +71,9 @@ describe('chat extras with a model server that lists two models', () => {
     await first.getByRole('button', { name: 'Edit' }).click();
     await box.fill('First question, edited');
     await page.getByRole('button', { name: 'Save and send' }).click();
+    // The answer, or whatever the page says went wrong (then the failure names it).
+    await page.getByText('Answer to: First question, edited').or(page.getByRole('alert')).first().waitFor();
+    await expect(page.getByRole('alert').allTextContents()).resolves.toEqual([]);
     await page.getByText('Answer to: First question, edited').waitFor();
     await page.getByRole('button', { name: 'Send' }).waitFor();
     await expect(page.getByText('Second question').count()).resolves.toBe(0);
