@@ -27,8 +27,10 @@ export const WEB_CSP = [
  */
 export const WEB_PAGES = ['/', '/sessions', '/research', '/groups', '/settings', '/admin'] as const;
 export const WEB_PLACES = ['/c/:id', '/research/:id', '/g/:id', '/join/:id'] as const;
-/** Any path the app serves its page at, or one of its assets. */
-export const WEB_PATH = /^\/(?:(?:c|research|g|join|assets)\/[^/]+|sessions|research|groups|settings|admin)?$/;
+/** Any path the app serves its page at, or one of its assets: made from the two lists, so it cannot drift from them. */
+export const WEB_PATH = new RegExp(
+  `^(?:${[...WEB_PAGES, ...WEB_PLACES, '/assets/:id'].map((p) => p.replace(/:id$/, '[^/]+')).join('|')})$`,
+);
 
 /** The app's paths: the page itself at each of its places, and the hashed assets. */
 export function webRoutes(deps: AppDeps) {
