@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { prepareImage } from './chat-images';
 import { ModelPicker } from './chat-models';
+import { MessageBox } from './message-box';
 
 /** `chat/stream` takes up to 16 images a turn. */
 const MAX_IMAGES = 16;
@@ -76,20 +77,7 @@ export function Composer({ busy, onSend, onStop, models }: Props) {
         </p>
       )}
       <div class="composer-row">
-        <label for="message" class="visually-hidden">
-          Message
-        </label>
-        <textarea
-          id="message"
-          ref={box}
-          rows={3}
-          value={text}
-          placeholder="Message Parley (Enter sends, Shift+Enter adds a line)"
-          onInput={(e) => setText(e.currentTarget.value)}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) submit(e);
-          }}
-        />
+        <MessageBox boxRef={box} rows={3} value={text} placeholder="Message Parley (Enter sends, Shift+Enter adds a line)" onInput={setText} onEnter={submit} />
         {busy ? (
           <button type="button" onClick={onStop}>
             Stop

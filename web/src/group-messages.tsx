@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { renderMarkdown } from './markdown';
 import type { GroupMessage } from './group-stream';
+import { MessageBox } from './message-box';
 
 /** An answer of the assistant being written, by the message it answers; `failed` when none will come. */
 export interface Pending {
@@ -93,20 +94,14 @@ export function GroupComposer({ disabled, onSend }: { disabled: boolean; onSend(
   };
   return (
     <form class="composer" onSubmit={submit}>
-      <label for="message" class="visually-hidden">
-        Message
-      </label>
-      <textarea
-        id="message"
-        ref={box}
+      <MessageBox
+        boxRef={box}
         rows={2}
         value={text}
         disabled={disabled}
         placeholder="Message the group; @ai asks the assistant (Enter sends, Shift+Enter adds a line)"
-        onInput={(e) => setText(e.currentTarget.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) void submit(e);
-        }}
+        onInput={setText}
+        onEnter={(e) => void submit(e)}
       />
       <button type="submit" disabled={disabled || sending || !text.trim()}>
         Send
