@@ -229,39 +229,40 @@ function RunView({ run, notify, onStop }: { run: Run; notify: ReturnType<typeof 
           {run.report ? <div class="markdown report" dangerouslySetInnerHTML={{ __html: renderMarkdown(run.report) }} /> : <p class="hint">The report is written once the sources are read.</p>}
         </section>
       )}
-      {run.read.length > 0 ? (
-        <section aria-labelledby="sources-title">
-          <h4 id="sources-title">Sources</h4>
-          <p class="hint">The pages read for the report, numbered as it cites them.</p>
-          <ol class="sources">
-            {run.read.map((s) => (
-              <SourceItem key={s.n} source={s} value={s.n} />
-            ))}
-          </ol>
-          {run.sources.length > run.read.length && (
-            <details class="search-results">
-              <summary>Everything the searches found ({run.sources.length})</summary>
-              <ul class="sources">
-                {run.sources.map((s) => (
-                  <SourceItem key={s.link} source={s} />
-                ))}
-              </ul>
-            </details>
-          )}
-        </section>
-      ) : (
-        run.sources.length > 0 && (
-          <section aria-labelledby="sources-title">
-            <h4 id="sources-title">Sources</h4>
-            <ol class="sources">
-              {run.sources.map((s) => (
-                <SourceItem key={s.link} source={s} />
-              ))}
-            </ol>
-          </section>
-        )
-      )}
+      <Sources run={run} />
     </article>
+  );
+}
+
+/**
+ * The report's sources: the pages read for it, numbered as it cites them, with everything the
+ * searches found folded below; from a provider that does not say which pages it read, the
+ * search results themselves.
+ */
+function Sources({ run }: { run: Run }) {
+  const cited = run.read.length > 0;
+  const listed: (Source & { n?: number })[] = cited ? run.read : run.sources;
+  if (!listed.length) return null;
+  return (
+    <section aria-labelledby="sources-title">
+      <h4 id="sources-title">Sources</h4>
+      {cited && <p class="hint">The pages read for the report, numbered as it cites them.</p>}
+      <ol class="sources">
+        {listed.map((s) => (
+          <SourceItem key={s.n ?? s.link} source={s} value={s.n} />
+        ))}
+      </ol>
+      {cited && run.sources.length > run.read.length && (
+        <details class="search-results">
+          <summary>Everything the searches found ({run.sources.length})</summary>
+          <ul class="sources">
+            {run.sources.map((s) => (
+              <SourceItem key={s.link} source={s} />
+            ))}
+          </ul>
+        </details>
+      )}
+    </section>
   );
 }
 
