@@ -35,6 +35,20 @@ export interface World {
 
 export const EMAIL = 'ann@example.org';
 
+/**
+ * Settings for Parley's own research loop (openai-chat): plan with the fake model, search the fake
+ * SearxNG at `searxngUrl`, read its pages (on loopback, hence PARLEY_FETCH_ALLOW_PRIVATE), then
+ * stream the report. Two searches, one round.
+ */
+export const researchEnv = (searxngUrl: string): Record<string, string> => ({
+  PARLEY_SEARCH_PROVIDER: 'searxng',
+  PARLEY_SEARXNG_URL: searxngUrl,
+  PARLEY_FETCH_ALLOW_PRIVATE: 'true',
+  PARLEY_RESEARCH_MODEL: 'small',
+  PARLEY_RESEARCH_BREADTH: '2',
+  PARLEY_RESEARCH_DEPTH: '1',
+});
+
 export interface WorldOptions {
   /** More settings for the server (and its CLI), over the defaults below. */
   env?: Record<string, string>;

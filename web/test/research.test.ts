@@ -1,24 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { expectAccessible, startWorld, type World } from './harness';
+import { expectAccessible, researchEnv, startWorld, type World } from './harness';
 import { startFakeSearxng, type FakeSearxng } from '../../test/fakes/searxng';
 
 let world: World;
 let searx: FakeSearxng;
 beforeAll(async () => {
   searx = startFakeSearxng();
-  // Parley's own research loop (openai-chat): plan with the fake model, search the fake SearxNG,
-  // read its pages (on loopback, hence PARLEY_FETCH_ALLOW_PRIVATE), then stream the report.
-  world = await startWorld({
-    env: {
-      PARLEY_SEARCH_PROVIDER: 'searxng',
-      PARLEY_SEARXNG_URL: searx.url,
-      PARLEY_FETCH_ALLOW_PRIVATE: 'true',
-      PARLEY_RESEARCH_MODEL: 'small',
-      PARLEY_RESEARCH_BREADTH: '2',
-      PARLEY_RESEARCH_DEPTH: '1',
-    },
-  });
+  world = await startWorld({ env: researchEnv(searx.url) });
 }, 240_000);
 afterAll(async () => {
   await world?.stop();

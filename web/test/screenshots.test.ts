@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { EMAIL, startWorld, type World } from './harness';
+import { EMAIL, researchEnv, startWorld, type World } from './harness';
 import { startFakeSearxng, type FakeSearxng } from '../../test/fakes/searxng';
 
 /**
@@ -18,16 +18,7 @@ let searx: FakeSearxng;
 beforeAll(async () => {
   mkdirSync(OUT, { recursive: true });
   searx = startFakeSearxng();
-  world = await startWorld({
-    env: {
-      PARLEY_SEARCH_PROVIDER: 'searxng',
-      PARLEY_SEARXNG_URL: searx.url,
-      PARLEY_FETCH_ALLOW_PRIVATE: 'true',
-      PARLEY_RESEARCH_MODEL: 'small',
-      PARLEY_RESEARCH_BREADTH: '2',
-      PARLEY_RESEARCH_DEPTH: '1',
-    },
-  });
+  world = await startWorld({ env: researchEnv(searx.url) });
   await world.cli(['user', 'set', '--email', EMAIL, '--admin']);
   await world.createUser('bob@example.org', 'Bob');
 }, 240_000);
