@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { expectAccessible, startWorld, type World } from './harness';
+import { expectAccessible, startWorld, waitOrExplain, type World } from './harness';
 import { modelList } from '../../test/fakes/openai';
 import { zeroPng } from '../../test/support/image-bombs';
 import { Transformer } from '@napi-rs/image';
@@ -72,7 +72,7 @@ describe('chat extras with a model server that lists two models', () => {
     await box.fill('First question, edited');
     await page.getByRole('button', { name: 'Save and send' }).click();
     // The answer, or whatever the page says went wrong (then the failure names it).
-    await page.getByText('Answer to: First question, edited').or(page.getByRole('alert')).first().waitFor();
+    await waitOrExplain(page, page.getByText('Answer to: First question, edited').or(page.getByRole('alert')).first());
     await expect(page.getByRole('alert').allTextContents()).resolves.toEqual([]);
     await page.getByText('Answer to: First question, edited').waitFor();
     await page.getByRole('button', { name: 'Send' }).waitFor();

@@ -97,6 +97,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     async signedIn(options, base = url, email = EMAIL) {
       const context = await browser.newContext(options);
       const page = await context.newPage();
+      recordTraffic(page);
       await page.goto(await loginLink(email, base));
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForURL(`${base}/`);
@@ -165,6 +166,45 @@ function startFlakyProxy(port: number) {
     },
     stop: () => server.stop(true),
   };
+}
+
+/** What each page asked of the API and what it logged, for a failure to show (`waitOrExplain`). */
+const traffic = new WeakMap<Page, string[]>();
+function recordTraffic(page: Page) {
+  const log: string[] = [];
+  traffic.set(page, log);
+  const t0 = Date.now();
+  const api = (url: string) => (url.includes('/api/') ? new URL(url).pathname : undefined);
+  const note = (line: string) => void log.push(`${String(Date.now() - t0).padStart(6)} ms ${line}`);
+  page.on('request', (r) => {
+    const path = api(r.url());
+    if (path) note(`> ${r.method()} ${path} ${(r.postData() ?? '').slice(0, 160)}`);
+  });
+  page.on('response', (r) => {
+    const path = api(r.url());
+    if (path) note(`< ${r.status()} ${path}`);
+  });
+  page.on('requestfinished', (r) => {
+    const path = api(r.url());
+    if (path) note(`. ended ${path}`);
+  });
+  page.on('requestfailed', (r) => note(`x ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('console', (m) => note(`console.${m.type()} ${m.text()}`));
+  page.on('pageerror', (e) => note(`page error ${e.message}`));
+}
+
+/**
+ * Wait for `locator`; if it never shows, fail with what the page showed and its API traffic, so
+ * a failure seen once on a CI machine says what happened instead of only "timeout".
+ */
+export async function waitOrExplain(page: Page, locator: ReturnType<Page['locator']>, timeout = 30_000): Promise<void> {
+  try {
+    await locator.waitFor({ timeout });
+  } catch (err) {
+    const shown = await page.locator('body').innerText({ timeout: 2000 }).catch((e) => `(unreadable: ${e})`);
+    const log = (traffic.get(page) ?? []).slice(-60).join('\n');
+    throw new Error(`${(err as Error).message}\n--- the page showed:\n${shown}\n--- its API traffic and console (newest last):\n${log}`);
+  }
 }
 
 const axeSource = await Bun.file(require.resolve('axe-core/axe.min.js')).text();
