@@ -168,29 +168,34 @@ function startFlakyProxy(port: number) {
   };
 }
 
-/** What each page asked of the API and what it logged, for a failure to show (`waitOrExplain`). */
-const traffic = new WeakMap<Page, string[]>();
+/**
+ * What each page asked of the API, and when the answers came and ended, for a failure to show
+ * (`waitOrExplain`). Recorded inside the page by wrapping `fetch`: Playwright's own request and
+ * response events would do, but listening to them makes its client track every request object,
+ * which under load on 2 cores raced with closing contexts ("Cannot find parent object").
+ */
 function recordTraffic(page: Page) {
-  const log: string[] = [];
-  traffic.set(page, log);
-  const t0 = Date.now();
-  const api = (url: string) => (url.includes('/api/') ? new URL(url).pathname : undefined);
-  const note = (line: string) => void log.push(`${String(Date.now() - t0).padStart(6)} ms ${line}`);
-  page.on('request', (r) => {
-    const path = api(r.url());
-    if (path) note(`> ${r.method()} ${path} ${(r.postData() ?? '').slice(0, 160)}`);
+  void page.addInitScript(() => {
+    const win = globalThis as any;
+    const log: string[] = (win.__parleyTraffic = []);
+    const t0 = Date.now();
+    const note = (line: string) => log.push(`${String(Date.now() - t0).padStart(6)} ms ${line}`);
+    const original = win.fetch.bind(win);
+    win.fetch = async (input: any, init?: any) => {
+      const path = String(input?.url ?? input).replace(/^https?:\/\/[^/]+/, '');
+      note(`> ${path} ${typeof init?.body === 'string' ? init.body.slice(0, 160) : ''}`);
+      try {
+        const res = await original(input, init);
+        note(`< ${res.status} ${path}`);
+        return res;
+      } catch (err) {
+        note(`x ${path} ${String(err)}`);
+        throw err;
+      }
+    };
+    win.addEventListener('error', (e: any) => note(`page error ${e.message}`));
+    win.addEventListener('unhandledrejection', (e: any) => note(`unhandled rejection ${String(e.reason)}`));
   });
-  page.on('response', (r) => {
-    const path = api(r.url());
-    if (path) note(`< ${r.status()} ${path}`);
-  });
-  page.on('requestfinished', (r) => {
-    const path = api(r.url());
-    if (path) note(`. ended ${path}`);
-  });
-  page.on('requestfailed', (r) => note(`x ${r.url()} ${r.failure()?.errorText ?? ''}`));
-  page.on('console', (m) => note(`console.${m.type()} ${m.text()}`));
-  page.on('pageerror', (e) => note(`page error ${e.message}`));
 }
 
 /**
@@ -202,8 +207,8 @@ export async function waitOrExplain(page: Page, locator: ReturnType<Page['locato
     await locator.waitFor({ timeout });
   } catch (err) {
     const shown = await page.locator('body').innerText({ timeout: 2000 }).catch((e) => `(unreadable: ${e})`);
-    const log = (traffic.get(page) ?? []).slice(-60).join('\n');
-    throw new Error(`${(err as Error).message}\n--- the page showed:\n${shown}\n--- its API traffic and console (newest last):\n${log}`);
+    const log = await page.evaluate(() => ((globalThis as any).__parleyTraffic ?? []).slice(-60).join('\n')).catch((e) => `(unreadable: ${e})`);
+    throw new Error(`${(err as Error).message}\n--- the page showed:\n${shown}\n--- its requests to the API and errors (newest last):\n${log}`);
   }
 }
 
