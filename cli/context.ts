@@ -58,6 +58,7 @@ function withEnvFile(path: string): Record<string, string | undefined> {
  */
 export function openCliDb(opts: CommonOptions): { config: Config; db: Db } {
   const config = cliConfig(opts);
+  refusePostgres(config);
   const db = openDataDir(config.dataDir);
   const pending = pendingMigrations(db.$client);
   if (pending.length === migrations.length) migrate(db.$client);
@@ -68,6 +69,18 @@ export function openCliDb(opts: CommonOptions): { config: Config; db: Db } {
     );
   }
   return { config, db };
+}
+
+/**
+ * Commands that run on SQLite only so far refuse to run while PARLEY_DATABASE_URL is set: a
+ * user created, or a server started, in the SQLite file while the admin believes Parley is on
+ * PostgreSQL would be lost from view at the switch (docs/scaling.md).
+ */
+export function refusePostgres(config: Config): void {
+  if (config.databaseUrl)
+    throw new CliError(
+      'PARLEY_DATABASE_URL is set, and this command runs on SQLite only in this version of Parley (PostgreSQL is being built: `parley migrate`, `parley doctor` and `parley db copy` use it). Unset it to use the SQLite database in the data directory (docs/scaling.md)',
+    );
 }
 
 /** Print `value` as JSON with --json, otherwise the human form. */

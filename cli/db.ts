@@ -6,15 +6,19 @@ import { migrate } from '../src/db/migrate';
 import { backupFile, usedBytes } from '../src/db/backup';
 import { restoreDatabase } from '../src/db/restore';
 import { DB_FILE, openDataDir } from '../src/db/connection';
-import { cliConfig, common, output, runAction, CliError, type CommonOptions } from './context';
+import { cliConfig, common, output, refusePostgres, runAction, CliError, type CommonOptions } from './context';
 import { createProgress } from './progress';
+import { connectPg, maskUrl } from '../src/db/pg/connect';
+import { migratePg } from '../src/db/pg/migrate';
+import { copyPgToSqlite, copySqliteToPg, CopyError, type CopyReport } from '../src/db/copy/copy-database';
 
 export function dbCommands(program: Command) {
   common(program.command('migrate'))
     .description('apply pending database migrations')
     .action(
-      runAction((opts: CommonOptions) => {
+      runAction(async (opts: CommonOptions) => {
         const config = cliConfig(opts);
+        if (config.databaseUrl) return migratePostgres(opts, config.databaseUrl);
         const db = openDataDir(config.dataDir);
         const progress = createProgress('migrating');
         let applied: string[];
@@ -34,6 +38,7 @@ export function dbCommands(program: Command) {
     .action(
       runAction(async (file: string, opts: CommonOptions) => {
         const config = cliConfig(opts);
+        refusePostgres(config);
         const target = resolve(file);
         const source = join(config.dataDir, DB_FILE);
         if (!existsSync(source)) throw new CliError(`no database at ${source}`);
@@ -64,6 +69,7 @@ export function dbCommands(program: Command) {
     .action(
       runAction((file: string, opts: CommonOptions) => {
         const config = cliConfig(opts);
+        refusePostgres(config);
         let restored;
         try {
           restored = restoreDatabase(config.dataDir, resolve(file));
@@ -76,4 +82,73 @@ export function dbCommands(program: Command) {
         output(opts, restored, lines.join('\n'));
       }),
     );
+
+  const db = program.command('db').description('move the database between SQLite and PostgreSQL');
+  common(db.command('copy'))
+    .description('copy the SQLite database into an empty PostgreSQL one (--to), or a PostgreSQL one into a new SQLite database (--from); verified table by table')
+    .option('--to [url]', 'postgres://… to copy the data directory\'s SQLite database into (no URL: PARLEY_DATABASE_URL, which keeps the password out of the process list)')
+    .option('--from [url]', 'postgres://… to copy into a new parley.db in the data directory (no URL: PARLEY_DATABASE_URL)')
+    .action(
+      runAction(async (opts: CommonOptions & { to?: string | true; from?: string | true }) => {
+        const config = cliConfig(opts);
+        if ((opts.to === undefined) === (opts.from === undefined)) throw new CliError('say where to copy: --to postgres://… (SQLite to PostgreSQL) or --from postgres://… (PostgreSQL to SQLite)');
+        const given = opts.to ?? opts.from;
+        const url = given === true ? config.databaseUrl : given;
+        if (!url) throw new CliError(`${opts.to !== undefined ? '--to' : '--from'} needs a postgres:// URL, or PARLEY_DATABASE_URL set`);
+        let sql;
+        try {
+          sql = connectPg(url);
+        } catch (err) {
+          throw new CliError((err as Error).message);
+        }
+        const shown = maskUrl(url);
+        const progress = createProgress('copying');
+        let report: CopyReport;
+        try {
+          const onProgress = (done: number, total: number, table: string) => progress.update(total ? done / total : 1, `${done}/${total} rows (${table})`);
+          report = opts.to !== undefined ? await copySqliteToPg(config.dataDir, sql, onProgress) : await copyPgToSqlite(sql, config.dataDir, onProgress);
+        } catch (err) {
+          if (err instanceof CopyError) throw new CliError(err.message);
+          // The client's own words ("connection refused", "password authentication failed").
+          throw new CliError(`${shown}: ${(err as Error).message}`);
+        } finally {
+          progress.done();
+          await sql.close();
+        }
+        const seconds = (report.ms / 1000).toFixed(1);
+        const lines =
+          opts.to !== undefined
+            ? [
+                `copied ${report.rows} rows in ${report.tables.length} tables from ${join(config.dataDir, DB_FILE)} to ${shown} in ${seconds} s; every table's row count and SHA-256 match the source`,
+                'writes the server made after the copy began are not in it: for the final move, stop the server and copy again into an empty database',
+                'this version of Parley still serves from SQLite: keep PARLEY_DATABASE_URL unset for `parley serve` until a version that serves from PostgreSQL (docs/scaling.md)',
+              ]
+            : [
+                `copied ${report.rows} rows in ${report.tables.length} tables from ${shown} to ${join(config.dataDir, DB_FILE)} in ${seconds} s; every table's row count and SHA-256 match the source`,
+                'to run on it: unset PARLEY_DATABASE_URL and start `parley serve` with this data directory',
+              ];
+        output(opts, { ...report, source: opts.to !== undefined ? join(config.dataDir, DB_FILE) : shown, target: opts.to !== undefined ? shown : join(config.dataDir, DB_FILE) }, lines.join('\n'));
+      }),
+    );
+}
+
+/** `parley migrate` with PARLEY_DATABASE_URL: the PostgreSQL migrations, safe beside instances starting at once. */
+async function migratePostgres(opts: CommonOptions, url: string): Promise<void> {
+  let sql;
+  try {
+    sql = connectPg(url);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  const progress = createProgress('migrating');
+  let applied: string[];
+  try {
+    applied = await migratePg(sql, undefined, (done, total, tag) => progress.update(total ? done / total : 1, tag ? `(${done + 1}/${total} ${tag})` : ''));
+  } catch (err) {
+    throw new CliError(`${maskUrl(url)}: ${(err as Error).message}`);
+  } finally {
+    progress.done();
+    await sql.close();
+  }
+  output(opts, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
 }

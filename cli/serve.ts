@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { startServer } from '../src/server';
 import { countUsers } from '../src/account/account.store';
-import { cliConfig, common, runAction, type CommonOptions } from './context';
+import { cliConfig, common, refusePostgres, runAction, type CommonOptions } from './context';
 
 export function serveCommand(program: Command) {
   common(program.command('serve'))
@@ -11,6 +11,7 @@ export function serveCommand(program: Command) {
     .action(
       runAction(async (opts: CommonOptions & { host?: string; port?: string }) => {
         const config = cliConfig(opts, ['--host', '--port']);
+        refusePostgres(config);
         const server = await startServer(config);
         process.stdout.write(`Parley listening on ${server.url} (data in ${config.dataDir})\n`);
         if (countUsers(server.deps.db) === 0)

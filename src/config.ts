@@ -69,6 +69,13 @@ export const settings = {
     doc: 'Directory holding the SQLite database (parley.db) and its WAL files.',
     parse: str,
   }),
+  databaseUrl: setting({
+    env: 'PARLEY_DATABASE_URL',
+    default: '',
+    doc: 'PostgreSQL (15 or later) as the database instead of SQLite: `postgres://user:password@host:5432/database`. Being built (docs/scaling.md): in this version `parley migrate`, `parley doctor` and `parley db copy` use it, and `parley serve` and the other commands refuse to run while it is set rather than serve from SQLite behind your back.',
+    parse: optStr,
+    secret: true,
+  }),
   host: setting({
     env: 'PARLEY_HOST',
     flag: '--host',

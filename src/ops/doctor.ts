@@ -4,6 +4,7 @@ import { checkImageCodec } from './image-check';
 import { checkOAuthPublicUrl } from './oauth-check';
 import { probeProviders } from './probes';
 import { checkPermissions } from './storage-checks';
+import { checkPostgres } from './postgres-check';
 
 export type { Check } from './checks';
 
@@ -19,6 +20,7 @@ export async function runDoctor(opts: { config?: Config; configError?: string; d
   const dir = checkDataDir(opts.dataDir);
   checks.push(dir);
   if (dir.status === 'ok') checks.push(...checkDatabase(opts.dataDir), checkPermissions(opts.dataDir));
+  if (opts.config) checks.push(...(await checkPostgres(opts.config)));
   checks.push(await checkImageCodec());
   if (opts.config) checks.push(...(await probeProviders(opts.config)));
   if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
