@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { prepareImage } from './chat-images';
 import { ModelPicker } from './chat-models';
 import { MessageBox } from './message-box';
@@ -21,7 +21,8 @@ export function Composer({ busy, onSend, onStop, models }: Props) {
   const [preparing, setPreparing] = useState(0);
   const [error, setError] = useState<string>();
   const box = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => box.current?.focus(), []);
+  // Focused before the first paint, so nothing typed can arrive before the focus does (chat-message.tsx).
+  useLayoutEffect(() => box.current?.focus(), []);
   const ready = (text.trim() !== '' || images.length > 0) && preparing === 0;
 
   const submit = (e?: Event) => {

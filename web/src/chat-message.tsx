@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from './api';
 import { renderMarkdown } from './markdown';
 import type { Answer } from './turn';
@@ -84,7 +84,10 @@ function MessageImages({ urls }: { urls: string[] }) {
 function EditForm({ text, allowEmpty, onSave, onCancel }: { text: string; allowEmpty: boolean; onSave(text: string): void; onCancel(): void }) {
   const [value, setValue] = useState(text);
   const box = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => {
+  // Before the first paint (a layout effect): a passive effect runs a frame later, and could move
+  // the caret to the end after the user (or a test) had already selected the text to replace it,
+  // so what they typed was added to the old text instead.
+  useLayoutEffect(() => {
     box.current?.focus();
     box.current?.setSelectionRange(value.length, value.length);
   }, []);

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { renderMarkdown } from './markdown';
 import type { GroupMessage } from './group-stream';
 import { MessageBox } from './message-box';
@@ -81,7 +81,8 @@ export function GroupComposer({ disabled, onSend }: { disabled: boolean; onSend(
   const [text, setText] = useState('');
   const [sending, setSending] = useState(false);
   const box = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => box.current?.focus(), []);
+  // Focused before the first paint, so nothing typed can arrive before the focus does (chat-message.tsx).
+  useLayoutEffect(() => box.current?.focus(), []);
   const submit = async (e?: Event) => {
     e?.preventDefault();
     const message = text.trim();

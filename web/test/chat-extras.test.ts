@@ -86,6 +86,23 @@ describe('chat extras with a model server that lists two models', () => {
     await context.close();
   }, 90_000);
 
+  test('edit ten times in a row, as fast as a script types: each edit replaces the text, none is added to the old one', async () => {
+    // The edit box once put the caret at the end a frame after it opened, so text selected and
+    // typed over at once was added to the old text ("edit 1edit 2"); it failed within three edits.
+    quoteUser(world);
+    const { context, page } = await world.signedIn();
+    await say(page, 'edit 0');
+    for (let i = 1; i <= 10; i++) {
+      await userMessages(page).first().getByRole('button', { name: 'Edit' }).click();
+      await page.getByRole('textbox', { name: 'Edit your message' }).fill(`edit ${i}`);
+      await page.getByRole('button', { name: 'Save and send' }).click();
+      await waitOrExplain(page, page.getByText(`Answer to: edit ${i}`, { exact: true }));
+      await page.getByRole('button', { name: 'Send' }).waitFor();
+    }
+    expect(userTexts(chatRequests(world).at(-1))).toEqual(['edit 10']);
+    await context.close();
+  }, 90_000);
+
   test('branch from the first answer: a new conversation with the first exchange only, linked to its parent, in the list', async () => {
     quoteUser(world);
     const { context, page } = await world.signedIn();
