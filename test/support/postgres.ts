@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port';
 
 /**
  * A throwaway PostgreSQL server for tests: Debian's PostgreSQL (15 or later) started on a
@@ -71,9 +72,3 @@ function run(cmd: string[]): void {
   if (r.exitCode !== 0) throw new Error(`${cmd.join(' ')} failed (${r.exitCode}): ${r.stderr.toString()}${r.stdout.toString()}`);
 }
 
-async function freePort(): Promise<number> {
-  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
-}
