@@ -14,6 +14,7 @@ import { createCredentialWatch } from './auth/credential-watch';
 import { createOpacityGuess } from './images/opacity-guess';
 import { createTurnstile } from './http/turnstile';
 import { createGroupFanout } from './groups/group-fanout';
+import { sqliteStore } from './db/store';
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one
@@ -28,6 +29,7 @@ export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partia
   const bus = base.bus ?? createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
   return {
     ...base,
+    store: base.store ?? sqliteStore(db),
     now,
     lifecycle,
     notifier: base.notifier ?? (base.push ? createExpoNotifier({ db, log, push: base.push, config }) : noopNotifier),

@@ -1,5 +1,6 @@
 import type { Config } from './config';
 import type { Db } from './db/connection';
+import type { Store } from './db/work';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
 import type { AiProvider } from './ai/ai.types';
@@ -21,6 +22,11 @@ import type { GroupFanout } from './groups/group-fanout';
 export interface AppDeps {
   config: Config;
   db: Db;
+  /**
+   * The same database behind the interface both databases serve (src/db/work.ts): the domains
+   * move to it one by one (bookmarks first), then the server can run on PostgreSQL.
+   */
+  store: Store;
   log: Logger;
   /** Milliseconds since the epoch; tests pass a fake clock. */
   now: () => number;

@@ -1,7 +1,7 @@
 import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
 import { forbidden, invalidInput, notFound } from '../http/errors';
-import type { Db } from '../db/connection';
+import type { AppDeps } from '../deps';
 import type { BookmarkGroup, BookmarkItem } from '../db/schema';
 import { iso } from '../ids';
 import { canWriteConversation, findConversationById, listItems } from '../chat/conversation.store';
@@ -30,8 +30,8 @@ const groupView = (g: BookmarkGroup) => ({ id: g.id, name: g.name, createdAt: is
 const itemView = (i: BookmarkItem) => ({ id: i.id, groupId: i.groupId, conversationId: i.conversationId, itemId: i.itemId, createdAt: iso(i.createdAt) });
 
 /** The caller's group: unknown → 404, someone else's → 403. */
-function ownGroup(db: Db, id: string, userId: string): BookmarkGroup {
-  const group = findBookmarkGroupById(db, id);
+async function ownGroup(deps: AppDeps, id: string, userId: string): Promise<BookmarkGroup> {
+  const group = await deps.store.read((tx) => findBookmarkGroupById(tx, id));
   if (!group) throw notFound();
   if (group.userId !== userId) throw forbidden();
   return group;
@@ -44,17 +44,20 @@ export const bookmarkOperations = [
     // Not blank: at least one character that is not white space (the name is stored trimmed).
     input: t.Object({ name: t.String({ minLength: 1, maxLength: 200, pattern: '\\S' }) }),
     output: GroupSchema,
-    handler: ({ input, user, deps }) => groupView(createBookmarkGroup(deps.db, user.id, input.name.trim(), deps.now())),
+    handler: async ({ input, user, deps }) => groupView(await deps.store.write((tx) => createBookmarkGroup(tx, user.id, input.name.trim(), deps.now()))),
   }),
   defineOperation({
     path: 'bookmarks/listGroups',
     summary: "The caller's bookmark groups with their items, oldest group first",
     input: t.Object({}),
     output: t.Object({ groups: t.Array(t.Object({ ...GroupSchema.properties, itemCount: t.Number(), items: t.Array(ItemSchema) })) }),
-    handler: ({ user, deps }) => {
-      const byGroup = Map.groupBy(listBookmarkItemsOfUser(deps.db, user.id), (i) => i.groupId);
+    handler: async ({ user, deps }) => {
+      const [items, groups] = await deps.store.read(function* (tx) {
+        return [yield* listBookmarkItemsOfUser(tx, user.id), yield* listBookmarkGroups(tx, user.id)] as const;
+      });
+      const byGroup = Map.groupBy(items, (i) => i.groupId);
       return {
-        groups: listBookmarkGroups(deps.db, user.id).map((g) => {
+        groups: groups.map((g) => {
           const items = byGroup.get(g.id) ?? [];
           return { ...groupView(g), itemCount: items.length, items: items.map(itemView) };
         }),
@@ -70,13 +73,13 @@ export const bookmarkOperations = [
     input: t.Object({ groupId: t.String(), conversationId: t.String(), itemId: t.Optional(t.String()) }),
     output: ItemSchema,
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      ownGroup(deps.db, input.groupId, user.id);
+    handler: async ({ input, user, deps }) => {
+      await ownGroup(deps, input.groupId, user.id);
       if (!findConversationById(deps.db, input.conversationId)) throw notFound();
       if (!canWriteConversation(deps.db, input.conversationId, user.id)) throw forbidden();
       if (input.itemId !== undefined && !listItems(deps.db, input.conversationId).some((i) => i.id === input.itemId))
         throw invalidInput([{ path: ['itemId'], message: 'not an item of this conversation' }]);
-      return itemView(addBookmarkItem(deps.db, input, deps.now()));
+      return itemView(await deps.store.write((tx) => addBookmarkItem(tx, input, deps.now())));
     },
   }),
   defineOperation({
@@ -86,11 +89,11 @@ export const bookmarkOperations = [
     input: t.Object({ id: t.String() }),
     output: t.Object({ success: t.Boolean() }),
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const item = findBookmarkItemWithOwner(deps.db, input.id);
+    handler: async ({ input, user, deps }) => {
+      const item = await deps.store.read((tx) => findBookmarkItemWithOwner(tx, input.id));
       if (!item) throw notFound();
       if (item.ownerId !== user.id) throw forbidden();
-      return { success: removeBookmarkItem(deps.db, item.id) };
+      return { success: await deps.store.read((tx) => removeBookmarkItem(tx, item.id)) };
     },
   }),
   defineOperation({
@@ -100,9 +103,9 @@ export const bookmarkOperations = [
     input: t.Object({ id: t.String() }),
     output: t.Object({ success: t.Boolean() }),
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      ownGroup(deps.db, input.id, user.id);
-      deleteBookmarkGroup(deps.db, input.id);
+    handler: async ({ input, user, deps }) => {
+      await ownGroup(deps, input.id, user.id);
+      await deps.store.write((tx) => deleteBookmarkGroup(tx, input.id));
       return { success: true };
     },
   }),

@@ -1,68 +1,66 @@
 import { asc, eq } from 'drizzle-orm';
-import { writeTx, type Db } from '../db/connection';
-import { bookmarkGroups, bookmarkItems, type BookmarkGroup, type BookmarkItem } from '../db/schema';
+import type { BookmarkGroup, BookmarkItem } from '../db/schema';
+import { allRows, exec, getRow, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 
-export function createBookmarkGroup(db: Db, userId: string, name: string, now = Date.now()): BookmarkGroup {
-  return db.insert(bookmarkGroups).values({ id: newId(), userId, name, createdAt: now, updatedAt: now }).returning().get();
+// Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike.
+
+export function* createBookmarkGroup({ db, t }: Tx, userId: string, name: string, now: number): Work<BookmarkGroup> {
+  return (yield* getRow(db.insert(t.bookmarkGroups).values({ id: newId(), userId, name, createdAt: now, updatedAt: now }).returning()))!;
 }
 
-export const findBookmarkGroupById = (db: Db, id: string): BookmarkGroup | undefined =>
-  db.select().from(bookmarkGroups).where(eq(bookmarkGroups.id, id)).get();
+export function* findBookmarkGroupById({ db, t }: Tx, id: string): Work<BookmarkGroup | undefined> {
+  return yield* getRow(db.select().from(t.bookmarkGroups).where(eq(t.bookmarkGroups.id, id)));
+}
 
-export const listBookmarkGroups = (db: Db, userId: string): BookmarkGroup[] =>
-  db.select().from(bookmarkGroups).where(eq(bookmarkGroups.userId, userId)).orderBy(asc(bookmarkGroups.createdAt), asc(bookmarkGroups.id)).all();
+export function* listBookmarkGroups({ db, t }: Tx, userId: string): Work<BookmarkGroup[]> {
+  return yield* allRows(db.select().from(t.bookmarkGroups).where(eq(t.bookmarkGroups.userId, userId)).orderBy(asc(t.bookmarkGroups.createdAt), asc(t.bookmarkGroups.id)));
+}
 
 /** Every bookmark of one user, oldest first (one query for the whole list view). */
-export const listBookmarkItemsOfUser = (db: Db, userId: string): BookmarkItem[] =>
-  db
-    .select({ item: bookmarkItems })
-    .from(bookmarkItems)
-    .innerJoin(bookmarkGroups, eq(bookmarkGroups.id, bookmarkItems.groupId))
-    .where(eq(bookmarkGroups.userId, userId))
-    .orderBy(asc(bookmarkItems.createdAt), asc(bookmarkItems.id))
-    .all()
-    .map((r) => r.item);
+export function* listBookmarkItemsOfUser({ db, t }: Tx, userId: string): Work<BookmarkItem[]> {
+  const rows = yield* allRows(
+    db
+      .select({ item: t.bookmarkItems })
+      .from(t.bookmarkItems)
+      .innerJoin(t.bookmarkGroups, eq(t.bookmarkGroups.id, t.bookmarkItems.groupId))
+      .where(eq(t.bookmarkGroups.userId, userId))
+      .orderBy(asc(t.bookmarkItems.createdAt), asc(t.bookmarkItems.id)),
+  );
+  return rows.map((r) => r.item);
+}
 
-export function addBookmarkItem(
-  db: Db,
-  input: { groupId: string; conversationId: string; itemId?: string | null },
-  now = Date.now(),
-): BookmarkItem {
-  return writeTx(db, (tx) => {
-    const row = tx
-      .insert(bookmarkItems)
-      .values({ id: newId(), groupId: input.groupId, conversationId: input.conversationId, itemId: input.itemId ?? null, createdAt: now })
-      .returning()
-      .get();
-    tx.update(bookmarkGroups).set({ updatedAt: now }).where(eq(bookmarkGroups.id, input.groupId)).run();
-    return row;
-  });
+/** The item and its group's updated time, in one transaction (run with `store.write`). */
+export function* addBookmarkItem({ db, t }: Tx, input: { groupId: string; conversationId: string; itemId?: string | null }, now: number): Work<BookmarkItem> {
+  const row = yield* getRow(
+    db.insert(t.bookmarkItems).values({ id: newId(), groupId: input.groupId, conversationId: input.conversationId, itemId: input.itemId ?? null, createdAt: now }).returning(),
+  );
+  yield* exec(db.update(t.bookmarkGroups).set({ updatedAt: now }).where(eq(t.bookmarkGroups.id, input.groupId)));
+  return row!;
 }
 
 /** The item with the id of its group's owner, for authorisation. */
-export function findBookmarkItemWithOwner(db: Db, id: string): (BookmarkItem & { ownerId: string }) | undefined {
-  const r = db
-    .select({ item: bookmarkItems, ownerId: bookmarkGroups.userId })
-    .from(bookmarkItems)
-    .innerJoin(bookmarkGroups, eq(bookmarkGroups.id, bookmarkItems.groupId))
-    .where(eq(bookmarkItems.id, id))
-    .get();
+export function* findBookmarkItemWithOwner({ db, t }: Tx, id: string): Work<(BookmarkItem & { ownerId: string }) | undefined> {
+  const r = yield* getRow(
+    db
+      .select({ item: t.bookmarkItems, ownerId: t.bookmarkGroups.userId })
+      .from(t.bookmarkItems)
+      .innerJoin(t.bookmarkGroups, eq(t.bookmarkGroups.id, t.bookmarkItems.groupId))
+      .where(eq(t.bookmarkItems.id, id)),
+  );
   return r && { ...r.item, ownerId: r.ownerId };
 }
 
-export function removeBookmarkItem(db: Db, id: string): boolean {
-  return db.delete(bookmarkItems).where(eq(bookmarkItems.id, id)).returning({ id: bookmarkItems.id }).all().length > 0;
+export function* removeBookmarkItem({ db, t }: Tx, id: string): Work<boolean> {
+  return (yield* allRows(db.delete(t.bookmarkItems).where(eq(t.bookmarkItems.id, id)).returning({ id: t.bookmarkItems.id }))).length > 0;
 }
 
 /**
- * Delete a group and its items in one transaction. The items would go by cascade too; deleting
- * them explicitly keeps the guarantee even on a connection without `foreign_keys = ON`.
+ * A group and its items (run with `store.write`: one transaction). The items would go by cascade
+ * too; deleting them explicitly keeps the guarantee on a connection without `foreign_keys = ON`.
  */
-export function deleteBookmarkGroup(db: Db, id: string): { deletedItems: number } {
-  return writeTx(db, (tx) => {
-    const deletedItems = tx.delete(bookmarkItems).where(eq(bookmarkItems.groupId, id)).returning({ id: bookmarkItems.id }).all().length;
-    tx.delete(bookmarkGroups).where(eq(bookmarkGroups.id, id)).run();
-    return { deletedItems };
-  });
+export function* deleteBookmarkGroup({ db, t }: Tx, id: string): Work<{ deletedItems: number }> {
+  const deletedItems = (yield* allRows(db.delete(t.bookmarkItems).where(eq(t.bookmarkItems.groupId, id)).returning({ id: t.bookmarkItems.id }))).length;
+  yield* exec(db.delete(t.bookmarkGroups).where(eq(t.bookmarkGroups.id, id)));
+  return { deletedItems };
 }

@@ -3,6 +3,7 @@ import { appendItem, createConversation } from '../../src/chat/conversation.stor
 import { createWidget } from '../../src/widgets/widget.store';
 import { getOrCreateActiveThread } from '../../src/widgets/widget-thread.store';
 import { addBookmarkItem, createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
+import { runOnSqlite } from '../../src/db/store';
 import { createResponse } from '../../src/chat/response.store';
 import { createGroupChat } from '../../src/groups/group.store';
 
@@ -97,15 +98,15 @@ export const authzCases: Record<string, AuthzCase> = {
   'bookmarks/createGroup': NO_RESOURCE,
   'bookmarks/listGroups': NO_RESOURCE,
   'bookmarks/addItem': foreign(403, ({ ctx, owner }) => ({
-    groupId: createBookmarkGroup(ctx.db, owner.user.id, 'theirs').id,
+    groupId: runOnSqlite(ctx.db, (tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now())).id,
     conversationId: createConversation(ctx.db, { ownerId: owner.user.id }).id,
   })),
   'bookmarks/removeItem': foreign(403, ({ ctx, owner }) => {
-    const groupId = createBookmarkGroup(ctx.db, owner.user.id, 'theirs').id;
+    const groupId = runOnSqlite(ctx.db, (tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now())).id;
     const conversationId = createConversation(ctx.db, { ownerId: owner.user.id }).id;
-    return { id: addBookmarkItem(ctx.db, { groupId, conversationId }).id };
+    return { id: runOnSqlite(ctx.db, (tx) => addBookmarkItem(tx, { groupId, conversationId }, Date.now())).id };
   }),
-  'bookmarks/deleteGroup': foreign(403, ({ ctx, owner }) => ({ id: createBookmarkGroup(ctx.db, owner.user.id, 'theirs').id })),
+  'bookmarks/deleteGroup': foreign(403, ({ ctx, owner }) => ({ id: runOnSqlite(ctx.db, (tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now())).id })),
   // --- credits and images act on the caller's own balance and on the given bytes ---
   'credits/getBalance': NO_RESOURCE,
   'credits/grantAdReward': NO_RESOURCE,

@@ -1,6 +1,9 @@
 import { getTableConfig, type SQLiteColumn, type SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { bigint, boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uniqueIndex, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
-import { is, SQL } from 'drizzle-orm';
+import { getTableColumns, is, SQL } from 'drizzle-orm';
+
+/** A column's property name in its table (the schema's `createdAt` for the column `created_at`). */
+const keyOf = (c: SQLiteColumn): string => Object.entries(getTableColumns(c.table as SQLiteTable)).find(([, x]) => x === c)![0];
 
 /**
  * The PostgreSQL tables, made from the SQLite schema (src/db/schema/): one source of truth for
@@ -62,13 +65,15 @@ function convertColumn(c: SQLiteColumn) {
 /** The same table in PostgreSQL; `byName` gives the tables converted so far, for foreign keys (read lazily). */
 function convertTable(table: SQLiteTable, byName: Map<string, PgTable>): PgTable {
   const config = getTableConfig(table);
-  const columns = Object.fromEntries(config.columns.map((c) => [c.name, convertColumn(c)]));
+  // Keyed as in the SQLite table (`createdAt`, not `created_at`): a query written once against
+  // the schema's property names runs on either table (src/db/work.ts).
+  const columns = Object.fromEntries(Object.entries(getTableColumns(table)).map(([key, c]) => [key, convertColumn(c as SQLiteColumn)]));
   return pgTable(config.name, columns, (t) => {
-    const col = (c: SQLiteColumn) => (t as unknown as Record<string, PgColumn>)[c.name]!;
+    const col = (c: SQLiteColumn) => (t as unknown as Record<string, PgColumn>)[keyOf(c)]!;
     const foreignCol = (c: SQLiteColumn) => {
       const target = byName.get(getTableConfig(c.table as SQLiteTable).name);
       if (!target) throw new Error(`${config.name}: a foreign key to ${getTableConfig(c.table as SQLiteTable).name}, which is not converted before it`);
-      return (target as unknown as Record<string, PgColumn>)[c.name]!;
+      return (target as unknown as Record<string, PgColumn>)[keyOf(c)]!;
     };
     return [
       ...config.primaryKeys.map((pk) => primaryKey({ columns: pk.columns.map(col) as [PgColumn, ...PgColumn[]] })),

@@ -1,0 +1,91 @@
+import type { Db } from './connection';
+import type * as schema from './schema';
+
+/**
+ * A unit of work that either database can run (docs/architecture.md, "One store interface for
+ * two databases"): a generator that yields its queries one at a time and returns its result.
+ *
+ *   function* addBookmarkItem(tx: Tx, …): Work<BookmarkItem> {
+ *     const row = yield* getRow(tx.db.insert(tx.t.bookmarkItems).values({…}).returning());
+ *     yield* exec(tx.db.update(tx.t.bookmarkGroups).set({…}).where(…));
+ *     return row!;
+ *   }
+ *
+ * The code is written once against drizzle's query builders. SQLite (`sqliteStore`) runs every
+ * step synchronously inside one transaction, as the stores always have: nothing else can run on
+ * its one connection in between, so no other request's statements land inside the transaction.
+ * PostgreSQL (`pgStore`) awaits each step on a pooled connection's transaction. A query that
+ * fails is thrown back into the generator at its `yield`, so `try`/`catch` works as usual, with
+ * one difference inside `write`: PostgreSQL aborts the whole transaction on an error, so a work
+ * that must survive a failed statement checks first (or, when needed, a savepoint step is added
+ * here) rather than catching it and writing on.
+ */
+export type Work<R> = Generator<Step, R, unknown>;
+
+/** One query to run, and what the work wants of it: every row, the first row, or nothing. */
+export interface Step {
+  kind: 'all' | 'get' | 'run';
+  query: unknown;
+}
+
+/**
+ * What a unit of work is given: the database's query builder and its tables. Typed as SQLite's
+ * (the one schema); on PostgreSQL they are PostgreSQL's builder and the tables made from the same
+ * schema (src/db/pg/schema.ts), with the same names, columns and JavaScript types of values.
+ */
+export interface Tx {
+  db: Db;
+  t: typeof schema;
+}
+
+export function* allRows<T>(query: { all(): T[] }): Generator<Step, T[], unknown> {
+  return (yield { kind: 'all', query }) as T[];
+}
+
+export function* getRow<T>(query: { get(): T | undefined }): Generator<Step, T | undefined, unknown> {
+  return (yield { kind: 'get', query }) as T | undefined;
+}
+
+export function* exec(query: { run(): unknown }): Generator<Step, void, unknown> {
+  yield { kind: 'run', query };
+}
+
+/** Run a unit of work to its end, each step given to `step`, its failures thrown back into the work. */
+export function runSteps<R>(work: Work<R>, step: (s: Step) => unknown): R {
+  let next = work.next();
+  while (!next.done) {
+    let value: unknown;
+    try {
+      value = step(next.value);
+    } catch (err) {
+      next = work.throw(err);
+      continue;
+    }
+    next = work.next(value);
+  }
+  return next.value;
+}
+
+/** The same, each step awaited (PostgreSQL). */
+export async function runStepsAwaited<R>(work: Work<R>, step: (s: Step) => Promise<unknown>): Promise<R> {
+  let next = work.next();
+  while (!next.done) {
+    let value: unknown;
+    try {
+      value = await step(next.value);
+    } catch (err) {
+      next = work.throw(err);
+      continue;
+    }
+    next = work.next(value);
+  }
+  return next.value;
+}
+
+/** Where the domains run their units of work: SQLite (src/db/store.ts) or PostgreSQL (src/db/pg/store.ts). */
+export interface Store {
+  /** Run reads (or a single write that needs no transaction). */
+  read<R>(work: (tx: Tx) => Work<R>): Promise<R>;
+  /** Run in one write transaction: all of it commits, or none of it. */
+  write<R>(work: (tx: Tx) => Work<R>): Promise<R>;
+}

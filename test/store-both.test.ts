@@ -1,0 +1,122 @@
+/**
+ * One store interface for two databases (src/db/work.ts): the same units of work run on SQLite
+ * (`sqliteStore`) and on a real PostgreSQL (`pgStore`) and give the same results: the bookmarks
+ * domain, which runs on it, plus what every domain will need (transactions that roll back whole,
+ * a failed query caught inside the work, JSON, booleans and 64-bit milliseconds).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { SQL } from 'bun';
+import { eq } from 'drizzle-orm';
+import { openDatabase } from '../src/db/connection';
+import { migrate } from '../src/db/migrate';
+import { sqliteStore } from '../src/db/store';
+import { pgStore } from '../src/db/pg/store';
+import { migratePg } from '../src/db/pg/migrate';
+import { allRows, exec, getRow, type Store, type Tx, type Work } from '../src/db/work';
+import {
+  addBookmarkItem,
+  createBookmarkGroup,
+  deleteBookmarkGroup,
+  findBookmarkItemWithOwner,
+  listBookmarkGroups,
+  listBookmarkItemsOfUser,
+  removeBookmarkItem,
+} from '../src/bookmarks/bookmark.store';
+import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
+
+const run = postgresAvailable();
+const NOW = 1_764_000_000_123; // past 2^32 ms, as every timestamp is
+
+function* addUser({ db, t }: Tx, id: string): Work<void> {
+  yield* exec(db.insert(t.users).values({ id, email: `${id}@example.org`, isLocked: true, subscriptionUpdatedAt: NOW, createdAt: NOW, updatedAt: NOW }));
+}
+function* addConversation({ db, t }: Tx, id: string, ownerId: string): Work<void> {
+  yield* exec(db.insert(t.conversations).values({ id, ownerId, title: 'Grüße 🙂', createdAt: NOW, updatedAt: NOW }));
+}
+
+/** The same story on one store; ids are replaced by their order of appearance, so both stores compare. */
+async function story(store: Store) {
+  await store.write(function* (tx) {
+    yield* addUser(tx, 'ann');
+    yield* addConversation(tx, 'c1', 'ann');
+  });
+  const g1 = await store.write((tx) => createBookmarkGroup(tx, 'ann', 'Reading', NOW));
+  const g2 = await store.write((tx) => createBookmarkGroup(tx, 'ann', 'Later', NOW + 1));
+  const item = await store.write((tx) => addBookmarkItem(tx, { groupId: g1.id, conversationId: 'c1' }, NOW + 2));
+  await store.write((tx) => addBookmarkItem(tx, { groupId: g2.id, conversationId: 'c1' }, NOW + 3));
+  const owner = await store.read((tx) => findBookmarkItemWithOwner(tx, item.id));
+  const [groups, items] = await store.read(function* (tx) {
+    return [yield* listBookmarkGroups(tx, 'ann'), yield* listBookmarkItemsOfUser(tx, 'ann')] as const;
+  });
+  const removed = [await store.read((tx) => removeBookmarkItem(tx, item.id)), await store.read((tx) => removeBookmarkItem(tx, item.id))];
+  const deleted = await store.write((tx) => deleteBookmarkGroup(tx, g2.id));
+  const left = await store.read((tx) => listBookmarkGroups(tx, 'ann'));
+
+  // A write that fails half-way leaves nothing behind.
+  const failed = await store
+    .write(function* (tx) {
+      yield* createBookmarkGroup(tx, 'ann', 'Doomed', NOW);
+      throw new Error('changed my mind');
+    })
+    .catch((e: Error) => e.message);
+  // A failing query is thrown into the work at its `yield`, which may catch it and go on. (Outside
+  // a transaction: inside one, PostgreSQL aborts the transaction on any error, see src/db/work.ts.)
+  const caught = await store.read(function* (tx) {
+    try {
+      yield* addBookmarkItem(tx, { groupId: 'no-such-group', conversationId: 'c1' }, NOW);
+      return 'written';
+    } catch {
+      return 'refused';
+    }
+  });
+  const user = await store.read(function* ({ db, t }) {
+    return yield* getRow(db.select({ isLocked: t.users.isLocked, isAdmin: t.users.isAdmin, createdAt: t.users.createdAt }).from(t.users).where(eq(t.users.id, 'ann')));
+  });
+  const widget = await store.read(function* ({ db, t }) {
+    yield* exec(db.insert(t.widgets).values({ id: 'w1', conversationId: 'c1', responseId: 'r1', widgetType: 'canvas', document: { topic: 'Äpfel', nested: { n: [1, 2.5, null] }, ok: true }, createdAt: NOW, updatedAt: NOW }));
+    return yield* getRow(db.select({ document: t.widgets.document }).from(t.widgets).where(eq(t.widgets.id, 'w1')));
+  });
+  const titles = await store.read(function* ({ db, t }) {
+    return (yield* allRows(db.select({ title: t.conversations.title }).from(t.conversations))).map((r) => r.title);
+  });
+
+  const ids = new Map<string, string>();
+  const anon = (v: unknown): unknown =>
+    typeof v === 'string' && /^[0-9a-f]{8}-/.test(v) ? (ids.get(v) ?? (ids.set(v, `id${ids.size}`), `id${ids.size - 1}`)) : Array.isArray(v) ? v.map(anon) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, anon(x)])) : v;
+  return anon({ g1, g2, item, owner, groups, items, removed, deleted, left, failed, caught, user, widget, titles });
+}
+
+describe.if(run)('one store interface, two databases', () => {
+  let pg: TestPostgres;
+  let sql: SQL;
+  beforeAll(async () => {
+    pg = await startPostgres();
+    sql = new SQL({ url: pg.url, max: 4 });
+    await migratePg(sql);
+  }, 60_000);
+  afterAll(async () => {
+    await sql?.close();
+    await pg?.stop();
+  });
+
+  test('the bookmarks domain and the basics give the same results on SQLite and on PostgreSQL', async () => {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    const onSqlite = await story(sqliteStore(lite));
+    const onPg = await story(pgStore(sql));
+    expect(onPg).toEqual(onSqlite);
+    // And what they are, so a store that is wrong on both does not pass.
+    expect(onSqlite).toMatchObject({
+      removed: [true, false],
+      deleted: { deletedItems: 1 },
+      failed: 'changed my mind',
+      caught: 'refused',
+      user: { isLocked: true, isAdmin: false, createdAt: NOW },
+      widget: { document: { topic: 'Äpfel', nested: { n: [1, 2.5, null] }, ok: true } },
+      titles: ['Grüße 🙂'],
+    });
+    expect((onSqlite as { left: unknown[] }).left).toHaveLength(1);
+    expect((onSqlite as { items: unknown[] }).items).toHaveLength(2);
+    lite.$client.close();
+  }, 60_000);
+});
