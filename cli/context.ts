@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { loadConfig, ConfigError, type Config } from '../src/config';
 import { openDataDir, type Db } from '../src/db/connection';
+import { sqliteStore } from '../src/db/store';
+import type { Store } from '../src/db/work';
 import { migrate, pendingMigrations } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
 import { UnusableDatabaseError } from '../src/db/inspect-database';
@@ -56,7 +58,7 @@ function withEnvFile(path: string): Record<string, string | undefined> {
  * before the restart) left data the new version then tripped over. Migrations are for
  * `parley migrate` with the server stopped, or for `parley serve` at start.
  */
-export function openCliDb(opts: CommonOptions): { config: Config; db: Db } {
+export function openCliDb(opts: CommonOptions): { config: Config; db: Db; store: Store } {
   const config = cliConfig(opts);
   refusePostgres(config);
   const db = openDataDir(config.dataDir);
@@ -68,7 +70,7 @@ export function openCliDb(opts: CommonOptions): { config: Config; db: Db } {
       `the database needs ${pending.length} migration(s) (${pending.join(', ')}). If the server is starting, it is applying them: wait for it and retry. Otherwise stop the server, run \`parley migrate\`, then start it (docs/self-hosting.md, Upgrades)`,
     );
   }
-  return { config, db };
+  return { config, db, store: sqliteStore(db) };
 }
 
 /**

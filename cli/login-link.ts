@@ -26,12 +26,12 @@ export function loginLinkCommand(program: Command) {
     .requiredOption('--email <email>', 'the user')
     .option('--ttl-minutes <minutes>', `minutes the link stays valid (1–${MAX_TTL_MINUTES})`, '15')
     .action(
-      runAction((opts: CommonOptions & { email: string; ttlMinutes: string }) => {
+      runAction(async (opts: CommonOptions & { email: string; ttlMinutes: string }) => {
         const minutes = /^\d+$/.test(opts.ttlMinutes) ? Number(opts.ttlMinutes) : NaN;
         if (!(minutes >= 1 && minutes <= MAX_TTL_MINUTES)) throw new CliError(`--ttl-minutes must be a whole number from 1 to ${MAX_TTL_MINUTES}, got "${opts.ttlMinutes}"`);
-        const { db, config } = openCliDb(opts);
+        const { db, store, config } = openCliDb(opts);
         const user = requireUser(db, opts.email);
-        const { token, row } = createLoginLink(db, user.id, minutes * 60_000);
+        const { token, row } = await store.write((tx) => createLoginLink(tx, user.id, minutes * 60_000, Date.now()));
         const { base, guessed } = linkBase(config);
         const url = `${base}${LOGIN_LINK_PATH}?token=${token}`;
         if (guessed && !opts.json)

@@ -144,7 +144,7 @@ describe('conversation operations', () => {
     ctx.db.$client.run("INSERT INTO conversation_items_fts(conversation_items_fts, rank) VALUES ('integrity-check', 1)");
   });
 
-  test('events of responses finished longer ago than the retention are pruned, others kept; tool outputs go when a response finishes', () => {
+  test('events of responses finished longer ago than the retention are pruned, others kept; tool outputs go when a response finishes', async () => {
     const { ctx, ann, c } = seed();
     const DAY = 24 * 60 * 60 * 1000;
     const outputsLeft = () => ctx.db.$client.query<{ id: string }, []>('SELECT response_id AS id FROM response_tool_outputs').all().map((r) => r.id);
@@ -163,7 +163,7 @@ describe('conversation operations', () => {
     const recent = mk('completed', now - 6 * DAY);
     const running = mk('in_progress', now - 30 * DAY);
     expect(outputsLeft()).toEqual([running]);
-    pruneExpired({ ...ctx.deps, now: () => now });
+    await pruneExpired({ ...ctx.deps, now: () => now });
     const left = ctx.db.$client.query<{ id: string }, []>('SELECT DISTINCT response_id AS id FROM response_events').all().map((r) => r.id);
     expect(left.sort()).toEqual([recent, running].sort());
     expect(left).not.toContain(old);

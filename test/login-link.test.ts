@@ -3,6 +3,7 @@ import { createTestContext } from './helpers';
 import { createLoginLink, peekLoginLink, pruneLoginLinks, redeemLoginLink } from '../src/auth/login-link.store';
 import { loginLinks } from '../src/db/schema';
 import { hashSecret } from '../src/auth/tokens';
+import { runOnSqlite } from '../src/db/store';
 
 const MIN = 60_000;
 
@@ -10,7 +11,7 @@ function setup(config = {}) {
   let now = Date.UTC(2026, 0, 1, 10);
   const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }], config, now: () => now });
   const user = ctx.users[0]!.user;
-  const link = (ttl = 15 * MIN) => createLoginLink(ctx.db, user.id, ttl, now).token;
+  const link = (ttl = 15 * MIN) => runOnSqlite(ctx.db, (tx) => createLoginLink(tx, user.id, ttl, now)).token;
   const open = (token: string) => ctx.app.handle(new Request(`http://localhost/api/auth/login-link?token=${encodeURIComponent(token)}`));
   const press = (token: string, headers: Record<string, string> = { origin: 'http://localhost' }) =>
     ctx.app.handle(
@@ -33,14 +34,14 @@ describe('login links: the store', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]!.hash).toBe(hashSecret(token));
     expect(JSON.stringify(rows)).not.toContain(token);
-    expect(peekLoginLink(ctx.db, token, Date.UTC(2026, 0, 1, 10)).ok).toBe(true);
-    expect(redeemLoginLink(ctx.db, token, Date.UTC(2026, 0, 1, 10))).toMatchObject({ ok: true, link: { userId: user.id } });
-    expect(redeemLoginLink(ctx.db, token, Date.UTC(2026, 0, 1, 10))).toEqual({ ok: false, reason: 'used' });
+    expect(runOnSqlite(ctx.db, (tx) => peekLoginLink(tx, token, Date.UTC(2026, 0, 1, 10))).ok).toBe(true);
+    expect(runOnSqlite(ctx.db, (tx) => redeemLoginLink(tx, token, Date.UTC(2026, 0, 1, 10)))).toMatchObject({ ok: true, link: { userId: user.id } });
+    expect(runOnSqlite(ctx.db, (tx) => redeemLoginLink(tx, token, Date.UTC(2026, 0, 1, 10)))).toEqual({ ok: false, reason: 'used' });
     const late = link(MIN);
     advance(MIN);
-    expect(redeemLoginLink(ctx.db, late, Date.UTC(2026, 0, 1, 10) + MIN)).toEqual({ ok: false, reason: 'expired' });
-    expect(redeemLoginLink(ctx.db, 'pl_nothing')).toEqual({ ok: false, reason: 'unknown' });
-    expect(pruneLoginLinks(ctx.db, Date.UTC(2026, 0, 3))).toBe(2);
+    expect(runOnSqlite(ctx.db, (tx) => redeemLoginLink(tx, late, Date.UTC(2026, 0, 1, 10) + MIN))).toEqual({ ok: false, reason: 'expired' });
+    expect(runOnSqlite(ctx.db, (tx) => redeemLoginLink(tx, 'pl_nothing', Date.now()))).toEqual({ ok: false, reason: 'unknown' });
+    expect(runOnSqlite(ctx.db, (tx) => pruneLoginLinks(tx, Date.UTC(2026, 0, 3)))).toBe(2);
   });
 });
 

@@ -21,20 +21,20 @@ function oldResponse(ctx: ReturnType<typeof createTestContext>, ageDays: number)
 }
 
 describe('pruning', () => {
-  test('a failing last part is logged; the earlier ones ran', () => {
+  test('a failing last part is logged; the earlier ones ran', async () => {
     const { log, lines } = captureLog();
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log, config: { eventRetentionDays: 7 } });
     oldResponse(ctx, 8);
     // The group part fails: its table is gone.
     ctx.db.$client.exec('DROP TABLE group_invites');
-    pruneExpired(ctx.deps);
+    await pruneExpired(ctx.deps);
     expect(countEvents(ctx)).toBe(0);
     const logged = lines.map((l) => JSON.parse(l));
     expect(logged.find((l) => l.msg === 'pruned response events')).toMatchObject({ events: 1 });
     expect(logged.find((l) => l.msg === 'pruning group events failed')?.cause).toContain('group_invites');
   });
 
-  test('sessions that ended more than 30 days ago go; live and recently ended ones stay', () => {
+  test('sessions that ended more than 30 days ago go; live and recently ended ones stay', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     const now = Date.now();
@@ -47,7 +47,7 @@ describe('pruning', () => {
     const signedOutLongAgo = session(now + 5 * DAY_MS, now - 40 * DAY_MS);
     const expiredLately = session(now - 2 * DAY_MS, null);
     const signedOutLately = session(now + 5 * DAY_MS, now - DAY_MS);
-    pruneExpired(ctx.deps);
+    await pruneExpired(ctx.deps);
     const left = ctx.db.$client.query<{ id: string }, []>('SELECT id FROM sessions').all().map((r) => r.id);
     expect(left).not.toContain(expiredLongAgo);
     expect(left).not.toContain(signedOutLongAgo);
@@ -62,7 +62,7 @@ describe('pruning', () => {
     ctx.db.$client.run('UPDATE group_invites SET expires_at = ?', [Date.now() - 1000]);
     // The response part (first) fails: its table is gone.
     ctx.db.$client.exec('DROP TABLE response_events');
-    pruneExpired(ctx.deps);
+    await pruneExpired(ctx.deps);
     expect(ctx.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM group_invites').get()!.n).toBe(0);
   });
 

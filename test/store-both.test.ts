@@ -22,6 +22,7 @@ import {
   listBookmarkItemsOfUser,
   removeBookmarkItem,
 } from '../src/bookmarks/bookmark.store';
+import { createLoginLink, peekLoginLink, pruneLoginLinks, redeemLoginLink } from '../src/auth/login-link.store';
 import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
 
 const run = postgresAvailable();
@@ -86,6 +87,19 @@ async function story(store: Store) {
   return anon({ g1, g2, item, owner, groups, items, removed, deleted, left, failed, caught, user, widget, titles });
 }
 
+/** Login links: made, looked at, used once (a second use loses), expired, pruned. */
+async function loginLinkStory(store: Store) {
+  await store.write((tx) => addUser(tx, 'bob'));
+  const made = await store.write((tx) => createLoginLink(tx, 'bob', 60_000, NOW));
+  const late = await store.write((tx) => createLoginLink(tx, 'bob', 1_000, NOW));
+  const peeked = (await store.read((tx) => peekLoginLink(tx, made.token, NOW + 1))).ok;
+  const uses = await Promise.all([store.write((tx) => redeemLoginLink(tx, made.token, NOW + 2)), store.write((tx) => redeemLoginLink(tx, made.token, NOW + 2))]);
+  const expired = await store.write((tx) => redeemLoginLink(tx, late.token, NOW + 5_000));
+  const unknown = await store.read((tx) => peekLoginLink(tx, 'pl_nothing', NOW));
+  const pruned = await store.read((tx) => pruneLoginLinks(tx, NOW + 10_000));
+  return { peeked, uses: uses.map((u) => (u.ok ? 'won' : u.reason)).sort(), expired, unknown, pruned };
+}
+
 describe.if(run)('one store interface, two databases', () => {
   let pg: TestPostgres;
   let sql: SQL;
@@ -117,6 +131,15 @@ describe.if(run)('one store interface, two databases', () => {
     });
     expect((onSqlite as { left: unknown[] }).left).toHaveLength(1);
     expect((onSqlite as { items: unknown[] }).items).toHaveLength(2);
+    lite.$client.close();
+  }, 60_000);
+
+  test('login links behave the same on both: one use wins a race, the rest is refused, then pruned', async () => {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    const expected = { peeked: true, uses: ['used', 'won'], expired: { ok: false, reason: 'expired' }, unknown: { ok: false, reason: 'unknown' }, pruned: 2 };
+    expect(await loginLinkStory(sqliteStore(lite))).toEqual(expected);
+    expect(await loginLinkStory(pgStore(sql))).toEqual(expected);
     lite.$client.close();
   }, 60_000);
 });

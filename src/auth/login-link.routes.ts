@@ -46,10 +46,10 @@ function confirmPage(token: string, email: string): Response {
 const emailOf = (deps: AppDeps, state: LoginLinkState) => (state.ok ? findUserById(deps.db, state.link.userId)?.email : undefined);
 
 /** `GET ?token=…`: the page with the button, or why the link cannot be used. Nothing is used up. */
-function showLink(deps: AppDeps, request: Request): Response {
+async function showLink(deps: AppDeps, request: Request): Promise<Response> {
   const token = new URL(request.url).searchParams.get('token') ?? '';
   if (!TOKEN.test(token)) return refusal('malformed');
-  const state = peekLoginLink(deps.db, token, deps.now());
+  const state = await deps.store.read((tx) => peekLoginLink(tx, token, deps.now()));
   const email = emailOf(deps, state);
   if (!state.ok) return refusal(state.reason);
   return email ? confirmPage(token, email) : refusal('unknown');
@@ -74,7 +74,7 @@ async function useLink(deps: AppDeps, request: Request): Promise<Response> {
   const body = declared > MAX_FORM_BYTES ? '' : (await request.text()).slice(0, MAX_FORM_BYTES);
   const token = new URLSearchParams(body).get('token') ?? '';
   if (!TOKEN.test(token)) return refusal('malformed');
-  const state = redeemLoginLink(deps.db, token, deps.now());
+  const state = await deps.store.write((tx) => redeemLoginLink(tx, token, deps.now()));
   if (!state.ok) return refusal(state.reason);
   const user = findUserById(deps.db, state.link.userId);
   if (!user) return refusal('unknown');

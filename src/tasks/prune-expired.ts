@@ -5,7 +5,7 @@ import { pruneGroupEvents } from '../groups/group-events.store';
 import { pruneEndedSessions } from '../auth/auth.store';
 import { pruneLoginLinks } from '../auth/login-link.store';
 
-type PruneDeps = Pick<AppDeps, 'db' | 'config' | 'log' | 'now'>;
+type PruneDeps = Pick<AppDeps, 'db' | 'store' | 'config' | 'log' | 'now'>;
 
 /** Ended sessions stay this long (an admin looking into a recent sign-out finds it), then go. */
 const ENDED_SESSION_KEEP_DAYS = 30;
@@ -19,19 +19,19 @@ const ENDED_SESSION_KEEP_DAYS = 30;
  * - login links used or expired more than a day ago (a day, so "this link was already used"
  *   can still be told apart from "unknown" the morning after).
  */
-const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> }[] = [
+const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> | Promise<Record<string, number>> }[] = [
   { name: 'response events', run: (d, now) => ({ events: pruneResponseEvents(d.db, now - d.config.eventRetentionDays * DAY_MS) }) },
   { name: 'sessions', run: (d, now) => ({ sessions: pruneEndedSessions(d.db, now - ENDED_SESSION_KEEP_DAYS * DAY_MS) }) },
   { name: 'group events', run: (d, now) => pruneGroupEvents(d.db, d.config.groupEventRetentionDays, now) },
-  { name: 'login links', run: (d, now) => ({ loginLinks: pruneLoginLinks(d.db, now - DAY_MS) }) },
+  { name: 'login links', run: async (d, now) => ({ loginLinks: await d.store.read((tx) => pruneLoginLinks(tx, now - DAY_MS)) }) },
 ];
 
 /** One pass over everything retention drops; logs what went and what failed. */
-export function pruneExpired(deps: PruneDeps): void {
+export async function pruneExpired(deps: PruneDeps): Promise<void> {
   const now = deps.now();
   for (const part of parts) {
     try {
-      const counts = part.run(deps, now);
+      const counts = await part.run(deps, now);
       if (Object.values(counts).some((n) => n > 0)) deps.log.info(`pruned ${part.name}`, counts);
     } catch (err) {
       deps.log.error(`pruning ${part.name} failed`, { cause: err instanceof Error ? err.message : String(err) });
@@ -45,8 +45,8 @@ export function pruneExpired(deps: PruneDeps): void {
  * is deleted after the server listens rather than holding up its start.
  */
 export function startPruning(deps: PruneDeps, everyMs = HOUR_MS): () => void {
-  const first = setTimeout(() => pruneExpired(deps), 0);
-  const timer = setInterval(() => pruneExpired(deps), everyMs);
+  const first = setTimeout(() => void pruneExpired(deps), 0);
+  const timer = setInterval(() => void pruneExpired(deps), everyMs);
   timer.unref?.();
   return () => {
     clearTimeout(first);
