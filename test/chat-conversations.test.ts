@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { runOnSqlite } from '../src/db/store';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { addWriter, appendItem, createConversation, listItems } from '../src/chat/conversation.store';
 import { createResponse, setResponseStatus } from '../src/chat/response.store';
@@ -41,7 +42,7 @@ describe('conversation operations', () => {
     ctx.deps.events.writer(r.id, 0).emit({ type: 'done' });
     ctx.deps.events.writer(r.id, 1).flush();
     await Bun.sleep(1);
-    createWidget(ctx.db, { conversationId: c.id, responseId: r.id, widgetType: 'canvas' });
+    runOnSqlite(ctx.db, (tx) => createWidget(tx, { conversationId: c.id, responseId: r.id, widgetType: 'canvas' }, Date.now()));
     expect((await ctx.json('chat/deleteConversation', { conversationId: c.id }, bob)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('chat/deleteConversation', { conversationId: 'nope' }, ann)).body).toEqual(SPEC_ERRORS[404]);
     expect((await ctx.json('chat/deleteConversation', { conversationId: c.id }, ann)).body).toEqual({ success: true });

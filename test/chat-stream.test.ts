@@ -1,4 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
+import { runOnSqlite } from '../src/db/store';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -589,7 +590,7 @@ describe('chat/streamDeepResearch', () => {
     expect(frames[2]!.data).toEqual({ type: 'generate_canvas.in_progress', itemId: 'call_9', topic: 'Trip plan', goal: 'Pack' });
     const w = frames[3]!.data;
     expect(w).toMatchObject({ widgetType: 'canvas', responseId: frames[1]!.data.responseId });
-    expect(findWidgetById(ctx.db, w.widgetId)).toMatchObject({ title: 'Trip plan', document: { topic: 'Trip plan', goal: 'Pack', content: '# Plan' } });
+    expect(runOnSqlite(ctx.db, (tx) => findWidgetById(tx, w.widgetId))).toMatchObject({ title: 'Trip plan', document: { topic: 'Trip plan', goal: 'Pack', content: '# Plan' } });
   });
 });
 

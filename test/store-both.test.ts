@@ -23,6 +23,8 @@ import {
   removeBookmarkItem,
 } from '../src/bookmarks/bookmark.store';
 import { createLoginLink, peekLoginLink, pruneLoginLinks, redeemLoginLink } from '../src/auth/login-link.store';
+import { createWidget, findWidgetById } from '../src/widgets/widget.store';
+import { addThreadMessage, archiveThread, getOrCreateActiveThread, listThreadMessages } from '../src/widgets/widget-thread.store';
 import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
 
 const run = postgresAvailable();
@@ -100,6 +102,32 @@ async function loginLinkStory(store: Store) {
   return { peeked, uses: uses.map((u) => (u.ok ? 'won' : u.reason)).sort(), expired, unknown, pruned };
 }
 
+/** Widgets and their threads: made once per origin, one active thread under a race, gap-free message numbers under concurrent appends. */
+async function widgetStory(store: Store) {
+  await store.write(function* (tx) {
+    yield* addUser(tx, 'cy');
+    yield* addConversation(tx, 'c-cy', 'cy');
+  });
+  const input = { conversationId: 'c-cy', responseId: 'r1', widgetType: 'canvas', title: 'Plan', document: { topic: 'Plan', content: '# Plan' }, origin: 'r1:call_1' };
+  const [w1, w2] = await Promise.all([store.read((tx) => createWidget(tx, input, NOW)), store.read((tx) => createWidget(tx, input, NOW + 1))]);
+  const threads = await Promise.all(Array.from({ length: 5 }, () => store.read((tx) => getOrCreateActiveThread(tx, w1.id, 'cy', NOW))));
+  const thread = threads[0]!.thread;
+  await Promise.all(Array.from({ length: 20 }, (_, i) => store.write((tx) => addThreadMessage(tx, thread.id, { n: i }, NOW + i))));
+  const messages = await store.read((tx) => listThreadMessages(tx, thread.id));
+  const archived = [await store.read((tx) => archiveThread(tx, thread.id, NOW)), await store.read((tx) => archiveThread(tx, thread.id, NOW))];
+  const next = await store.read((tx) => getOrCreateActiveThread(tx, w1.id, 'cy', NOW));
+  return {
+    sameWidget: w1.id === w2.id,
+    document: (await store.read((tx) => findWidgetById(tx, w1.id)))!.document,
+    threadIds: new Set(threads.map((r) => r.thread.id)).size,
+    created: threads.filter((r) => r.created).length,
+    seqs: messages.map((m) => m.seq),
+    ns: messages.map((m) => (m.data as { n: number }).n).sort((a, b) => a - b),
+    archived,
+    fresh: next.created && next.thread.id !== thread.id,
+  };
+}
+
 describe.if(run)('one store interface, two databases', () => {
   let pg: TestPostgres;
   let sql: SQL;
@@ -134,10 +162,29 @@ describe.if(run)('one store interface, two databases', () => {
     lite.$client.close();
   }, 60_000);
 
+  test('widgets behave the same on both: one per origin, one active thread, message numbers without gaps under concurrent appends', async () => {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    const all = Array.from({ length: 20 }, (_, i) => i);
+    const expected: Awaited<ReturnType<typeof widgetStory>> = {
+      sameWidget: true,
+      document: { topic: 'Plan', content: '# Plan' },
+      threadIds: 1,
+      created: 1,
+      seqs: all,
+      ns: all,
+      archived: [true, false],
+      fresh: true,
+    };
+    expect(await widgetStory(sqliteStore(lite))).toEqual(expected);
+    expect(await widgetStory(pgStore(sql))).toEqual(expected);
+    lite.$client.close();
+  }, 60_000);
+
   test('login links behave the same on both: one use wins a race, the rest is refused, then pruned', async () => {
     const lite = openDatabase(':memory:');
     migrate(lite.$client);
-    const expected = { peeked: true, uses: ['used', 'won'], expired: { ok: false, reason: 'expired' }, unknown: { ok: false, reason: 'unknown' }, pruned: 2 };
+    const expected: Awaited<ReturnType<typeof loginLinkStory>> = { peeked: true, uses: ['used', 'won'], expired: { ok: false, reason: 'expired' }, unknown: { ok: false, reason: 'unknown' }, pruned: 2 };
     expect(await loginLinkStory(sqliteStore(lite))).toEqual(expected);
     expect(await loginLinkStory(pgStore(sql))).toEqual(expected);
     lite.$client.close();

@@ -2,6 +2,7 @@ import { describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { addWriter, createConversation } from '../src/chat/conversation.store';
 import { createWidget } from '../src/widgets/widget.store';
+import { runOnSqlite } from '../src/db/store';
 
 // Generous: the suite shares small machines with other work; these tests make many requests.
 setDefaultTimeout(30_000);
@@ -11,7 +12,7 @@ function setup() {
   const [ann, bob, eve] = ctx.users as [any, any, any];
   const conv = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Plans' });
   addWriter(ctx.db, conv.id, bob.user.id);
-  const widget = createWidget(ctx.db, { conversationId: conv.id, responseId: 'resp_1', widgetType: 'canvas', title: 'Trip', document: { topic: 'Trip', goal: 'plan', content: '# Trip' } });
+  const widget = runOnSqlite(ctx.db, (tx) => createWidget(tx, { conversationId: conv.id, responseId: 'resp_1', widgetType: 'canvas', title: 'Trip', document: { topic: 'Trip', goal: 'plan', content: '# Trip' } }, Date.now()));
   return { ctx, ann, bob, eve, conv, widget };
 }
 
@@ -141,7 +142,7 @@ describe('races across connections', () => {
     migrate(db.$client);
     const user = createUser(db, { email: 'ann@example.org' });
     const conv = createConversation(db, { ownerId: user.id });
-    const widget = createWidget(db, { conversationId: conv.id, responseId: 'r', widgetType: 'canvas' });
+    const widget = runOnSqlite(db, (tx) => createWidget(tx, { conversationId: conv.id, responseId: 'r', widgetType: 'canvas' }, Date.now()));
     const workers = 4;
     const rounds = 10;
     const results = await Promise.all(

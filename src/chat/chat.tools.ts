@@ -30,9 +30,10 @@ export function chatTools(deps: AppDeps, ctx: { userId: string; conversationId: 
         const goal = typeof args.goal === 'string' ? args.goal : undefined;
         const content = typeof args.content === 'string' ? args.content : '';
         emit({ type: 'generate_canvas.in_progress', itemId: callId, topic, ...(goal ? { goal } : {}) });
-        const widget = createWidget(
-          deps.db,
-          {
+        const widget = await deps.store.read((tx) =>
+          createWidget(
+            tx,
+            {
             conversationId: ctx.conversationId,
             responseId: ctx.responseId,
             widgetType: 'canvas',
@@ -41,8 +42,9 @@ export function chatTools(deps: AppDeps, ctx: { userId: string; conversationId: 
             // Committed before this call's events and output are (a moment later): a restart in
             // between runs the call again, and must find this canvas, not make a second one.
             origin: `${ctx.responseId}:${callKey}`,
-          },
-          deps.now(),
+            },
+            deps.now(),
+          ),
         );
         emit({ type: 'widget.created', widgetId: widget.id, widgetType: 'canvas', responseId: ctx.responseId });
         return `Canvas "${topic}" created (widget ${widget.id}).`;

@@ -1,7 +1,7 @@
 import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
 import { AppError, forbidden, notFound } from '../http/errors';
-import type { Db } from '../db/connection';
+import type { AppDeps } from '../deps';
 import type { Widget, WidgetThread } from '../db/schema';
 import { canWriteConversation } from '../chat/conversation.store';
 import { findWidgetById } from './widget.store';
@@ -12,10 +12,10 @@ import { ThreadMessageSchema, ThreadSchema, WidgetSchema, threadMessageView, thr
  * A widget is readable by whoever can read its conversation: the owner and its writers (a
  * conversation has no read-only members). Unknown → 404, not readable → 403.
  */
-function readableWidget(db: Db, widgetId: string, userId: string): Widget {
-  const widget = findWidgetById(db, widgetId);
+async function readableWidget(deps: AppDeps, widgetId: string, userId: string): Promise<Widget> {
+  const widget = await deps.store.read((tx) => findWidgetById(tx, widgetId));
   if (!widget) throw notFound();
-  if (!canWriteConversation(db, widget.conversationId, userId)) throw forbidden();
+  if (!canWriteConversation(deps.db, widget.conversationId, userId)) throw forbidden();
   return widget;
 }
 
@@ -27,7 +27,7 @@ export const widgetOperations = [
     input: t.Object({ widgetId: t.String() }),
     output: WidgetSchema,
     errors: [403, 404],
-    handler: ({ input, user, deps }) => widgetView(readableWidget(deps.db, input.widgetId, user.id)),
+    handler: async ({ input, user, deps }) => widgetView(await readableWidget(deps, input.widgetId, user.id)),
   }),
   defineOperation({
     path: 'widget/getOrCreateThread',
@@ -38,10 +38,12 @@ export const widgetOperations = [
     input: t.Object({ widgetId: t.String() }),
     output: t.Object({ thread: ThreadSchema, created: t.Boolean() }),
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const widget = readableWidget(deps.db, input.widgetId, user.id);
-      const { thread, created } = getOrCreateActiveThread(deps.db, widget.id, user.id, deps.now());
-      return { thread: threadView(thread, created ? [] : listThreadMessages(deps.db, thread.id)), created };
+    handler: async ({ input, user, deps }) => {
+      const widget = await readableWidget(deps, input.widgetId, user.id);
+      return deps.store.read(function* (tx) {
+        const { thread, created } = yield* getOrCreateActiveThread(tx, widget.id, user.id, deps.now());
+        return { thread: threadView(thread, created ? [] : yield* listThreadMessages(tx, thread.id)), created };
+      });
     },
   }),
   defineOperation({
@@ -54,10 +56,10 @@ export const widgetOperations = [
     errors: [403, 404, 409],
     // `data` is free-form and stored as given: room for a long message, not for files.
     maxBodyBytes: 1024 * 1024,
-    handler: ({ input, user, deps }) => {
-      const thread = ownThread(deps.db, input.threadId, user.id);
+    handler: async ({ input, user, deps }) => {
+      const thread = await ownThread(deps, input.threadId, user.id);
       if (thread.status !== 'active') throw new AppError('CONFLICT', { message: 'The thread is archived' });
-      return threadMessageView(addThreadMessage(deps.db, thread.id, input.data, deps.now()));
+      return threadMessageView(await deps.store.write((tx) => addThreadMessage(tx, thread.id, input.data, deps.now())));
     },
   }),
   defineOperation({
@@ -67,19 +69,19 @@ export const widgetOperations = [
     input: t.Object({ threadId: t.String() }),
     output: t.Object({ success: t.Boolean() }),
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const thread = ownThread(deps.db, input.threadId, user.id);
-      archiveThread(deps.db, thread.id, deps.now());
+    handler: async ({ input, user, deps }) => {
+      const thread = await ownThread(deps, input.threadId, user.id);
+      await deps.store.read((tx) => archiveThread(tx, thread.id, deps.now()));
       return { success: true };
     },
   }),
 ];
 
 /** The caller's thread on a widget they can still read: unknown → 404, someone else's or unreadable → 403. */
-function ownThread(db: Db, threadId: string, userId: string): WidgetThread {
-  const thread = findThreadById(db, threadId);
+async function ownThread(deps: AppDeps, threadId: string, userId: string): Promise<WidgetThread> {
+  const thread = await deps.store.read((tx) => findThreadById(tx, threadId));
   if (!thread) throw notFound();
   if (thread.userId !== userId) throw forbidden();
-  readableWidget(db, thread.widgetId, userId);
+  await readableWidget(deps, thread.widgetId, userId);
   return thread;
 }

@@ -152,11 +152,12 @@ const ownersGroup = (ctx: TestContext, owner: TestUser) => createGroupChat(ctx.d
 function ownersWidget(ctx: TestContext, owner: TestUser) {
   const conversation = createConversation(ctx.db, { ownerId: owner.user.id });
   appendItem(ctx.db, { conversationId: conversation.id, role: 'user', content: 'draw me a canvas', authorId: owner.user.id });
-  return createWidget(ctx.db, { conversationId: conversation.id, responseId: 'r1', widgetType: 'canvas' });
+  return runOnSqlite(ctx.db, (tx) => createWidget(tx, { conversationId: conversation.id, responseId: 'r1', widgetType: 'canvas' }, Date.now()));
 }
 
 function ownersThread(ctx: TestContext, owner: TestUser): string {
-  return getOrCreateActiveThread(ctx.db, ownersWidget(ctx, owner).id, owner.user.id).thread.id;
+  const widgetId = ownersWidget(ctx, owner).id;
+  return runOnSqlite(ctx.db, (tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now())).thread.id;
 }
 
 function ownersConversation(ctx: TestContext, owner: TestUser) {
