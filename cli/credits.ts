@@ -11,13 +11,13 @@ export function creditCommands(program: Command) {
     .requiredOption('--amount <n>', 'credits to grant (a positive integer)')
     .option('--reason <reason>', 'why, kept in the ledger', 'admin_grant')
     .action(
-      runAction((opts: CommonOptions & { email: string; amount: string; reason: string }) => {
+      runAction(async (opts: CommonOptions & { email: string; amount: string; reason: string }) => {
         // Digits only: Number() would also take "0x10" (16), "1e3" or " 5 ".
         const amount = /^\d+$/.test(opts.amount) ? Number(opts.amount) : Number.NaN;
         if (!Number.isSafeInteger(amount) || amount <= 0) throw new CliError(`--amount must be a positive integer, got ${opts.amount}`);
-        const { db } = openCliDb(opts);
+        const { db, store } = openCliDb(opts);
         const user = requireUser(db, opts.email);
-        const { bonusBalance } = grantCredits(db, { userId: user.id, amount, reason: opts.reason });
+        const { bonusBalance } = await store.write((tx) => grantCredits(tx, { userId: user.id, amount, reason: opts.reason }, Date.now()));
         output(opts, { bonusBalance }, `granted ${amount} to ${user.email}; bonus balance ${bonusBalance}`);
       }),
     );

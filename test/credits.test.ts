@@ -1,4 +1,5 @@
 import { describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { runOnSqlite, writeOnSqlite } from '../src/db/store';
 import { createTestContext } from './helpers';
 import { grantCredits, spendCredits, listLedger } from '../src/credits/credit.store';
 
@@ -19,7 +20,7 @@ describe('credits', () => {
     expect((await ctx.json('credits/grantAdReward', { adId: 'ad-1', amount: 7 }, bob)).body).toEqual({ granted: true, bonusBalance: 7 });
     expect((await ctx.json('credits/getBalance', {}, ann)).body).toEqual({ bonusBalance: 15 });
     expect((await ctx.json('auth/getSession', {}, ann)).body.user.bonusBalance).toBe(15);
-    const ledger = listLedger(ctx.db, ann.user.id);
+    const ledger = runOnSqlite(ctx.db, (tx) => listLedger(tx, ann.user.id));
     expect(ledger.map((e) => [e.amount, e.reason, e.adId])).toEqual([
       [10, 'ad_reward', 'ad-1'],
       [5, 'ad_reward', 'ad-2'],
@@ -29,9 +30,9 @@ describe('credits', () => {
   test('in production grantAdReward answers granted:false and grants nothing', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
-    grantCredits(ctx.db, { userId: ann.user.id, amount: 3, reason: 'welcome' });
+    writeOnSqlite(ctx.db, (tx) => grantCredits(tx, { userId: ann.user.id, amount: 3, reason: 'welcome' }, Date.now()));
     expect((await ctx.json('credits/grantAdReward', { adId: 'ad-1', amount: 10 }, ann)).body).toEqual({ granted: false, bonusBalance: 3 });
-    expect(listLedger(ctx.db, ann.user.id)).toHaveLength(1);
+    expect(runOnSqlite(ctx.db, (tx) => listLedger(tx, ann.user.id))).toHaveLength(1);
   });
 
   test('amount must be a positive integer up to the configured bound (400), 401 anonymous', async () => {
@@ -62,9 +63,9 @@ describe('credits', () => {
   test('the balance never goes negative: spends beyond it are refused', () => {
     const ctx = dev();
     const id = ctx.users[0]!.user.id;
-    grantCredits(ctx.db, { userId: id, amount: 5, reason: 'test' });
-    expect(spendCredits(ctx.db, { userId: id, amount: 3, reason: 'chat' })).toEqual({ spent: true, bonusBalance: 2 });
-    expect(spendCredits(ctx.db, { userId: id, amount: 3, reason: 'chat' })).toEqual({ spent: false, bonusBalance: 2 });
-    expect(() => grantCredits(ctx.db, { userId: id, amount: -1, reason: 'x' })).toThrow();
+    writeOnSqlite(ctx.db, (tx) => grantCredits(tx, { userId: id, amount: 5, reason: 'test' }, Date.now()));
+    expect(writeOnSqlite(ctx.db, (tx) => spendCredits(tx, { userId: id, amount: 3, reason: 'chat' }, Date.now()))).toEqual({ spent: true, bonusBalance: 2 });
+    expect(writeOnSqlite(ctx.db, (tx) => spendCredits(tx, { userId: id, amount: 3, reason: 'chat' }, Date.now()))).toEqual({ spent: false, bonusBalance: 2 });
+    expect(() => writeOnSqlite(ctx.db, (tx) => grantCredits(tx, { userId: id, amount: -1, reason: 'x' }, Date.now()))).toThrow();
   });
 });

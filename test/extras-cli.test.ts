@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { runOnSqlite } from '../src/db/store';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +38,7 @@ describe('credits and notify CLI', () => {
     expect((await parley(['credits', 'grant', '--email', 'nobody@example.org', '--amount', '1', ...d])).err).toContain('no user');
     const db = openDataDir(dir);
     const ann = findUserByEmail(db, 'ann@example.org')!;
-    expect(listLedger(db, ann.id).map((e) => [e.amount, e.reason])).toEqual([
+    expect(runOnSqlite(db, (tx) => listLedger(tx, ann.id)).map((e) => [e.amount, e.reason])).toEqual([
       [25, 'admin_grant'],
       [5, 'support refund'],
     ]);

@@ -25,6 +25,7 @@ import {
 import { createLoginLink, peekLoginLink, pruneLoginLinks, redeemLoginLink } from '../src/auth/login-link.store';
 import { createWidget, findWidgetById } from '../src/widgets/widget.store';
 import { addThreadMessage, archiveThread, getOrCreateActiveThread, listThreadMessages } from '../src/widgets/widget-thread.store';
+import { bonusBalanceOf, bonusBalancesOf, grantCredits, listLedger, spendCredits } from '../src/credits/credit.store';
 import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
 
 const run = postgresAvailable();
@@ -128,6 +129,20 @@ async function widgetStory(store: Store) {
   };
 }
 
+/** Credits: an ad grants once under a race; concurrent spends never take the balance below zero. */
+async function creditStory(store: Store) {
+  await store.write((tx) => addUser(tx, 'dee'));
+  const adGrants = await Promise.all(Array.from({ length: 5 }, () => store.write((tx) => grantCredits(tx, { userId: 'dee', amount: 10, reason: 'ad', adId: 'ad-1' }, NOW))));
+  const spends = await Promise.all(Array.from({ length: 15 }, (_, i) => store.write((tx) => spendCredits(tx, { userId: 'dee', amount: 1, reason: 'chat' }, NOW + i))));
+  return {
+    granted: adGrants.filter((g) => g.granted).length,
+    spent: spends.filter((s) => s.spent).length,
+    balance: await store.read((tx) => bonusBalanceOf(tx, 'dee')),
+    balances: [...(await store.read((tx) => bonusBalancesOf(tx, ['dee', 'nobody'])))],
+    ledger: (await store.read((tx) => listLedger(tx, 'dee'))).length,
+  };
+}
+
 describe.if(run)('one store interface, two databases', () => {
   let pg: TestPostgres;
   let sql: SQL;
@@ -178,6 +193,15 @@ describe.if(run)('one store interface, two databases', () => {
     };
     expect(await widgetStory(sqliteStore(lite))).toEqual(expected);
     expect(await widgetStory(pgStore(sql))).toEqual(expected);
+    lite.$client.close();
+  }, 60_000);
+
+  test('credits behave the same on both: an ad grants once under a race, concurrent spends stop at zero', async () => {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    const expected: Awaited<ReturnType<typeof creditStory>> = { granted: 1, spent: 10, balance: 0, balances: [['dee', 0], ['nobody', 0]], ledger: 11 };
+    expect(await creditStory(sqliteStore(lite))).toEqual(expected);
+    expect(await creditStory(pgStore(sql))).toEqual(expected);
     lite.$client.close();
   }, 60_000);
 

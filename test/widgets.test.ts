@@ -157,7 +157,7 @@ describe('races across connections', () => {
     );
     expect(new Set(results.flatMap((r) => r.threads)).size).toBe(1);
     expect(results.reduce((n, r) => n + r.created, 0)).toBe(1);
-    expect(bonusBalanceOf(db, user.id)).toBe(workers * rounds + 1000);
+    expect(runOnSqlite(db, (tx) => bonusBalanceOf(tx, user.id))).toBe(workers * rounds + 1000);
     db.$client.close();
   }, 60_000);
 });

@@ -2,6 +2,7 @@ import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
 import { AppError, notFound } from '../http/errors';
 import type { Db } from '../db/connection';
+import type { AppDeps } from '../deps';
 import type { User } from '../db/schema';
 import { UserSchema, userWithAdminView } from '../account/account.view';
 import { findUserById, listUsers } from '../account/account.store';
@@ -35,7 +36,7 @@ function targetUser(db: Db, userId: string): User {
   return user;
 }
 
-const adminUserView = (db: Db, u: User, now: number) => ({ ...userWithAdminView(u, now), bonusBalance: bonusBalanceOf(db, u.id) });
+const adminUserView = async (deps: AppDeps, u: User, now: number) => ({ ...userWithAdminView(u, now), bonusBalance: await deps.store.read((tx) => bonusBalanceOf(tx, u.id)) });
 
 const AdminUserSchema = t.Composite([UserSchema, t.Object({ isAdmin: t.Boolean(), bonusBalance: t.Number() })]);
 const BackupSchema = t.Object({ name: t.String(), bytes: t.Integer(), createdAt: t.String({ format: 'date-time' }) });
@@ -66,11 +67,11 @@ export const adminOperations = [
     input: t.Object({}),
     output: t.Object({ users: t.Array(AdminUserSchema) }),
     errors: [403],
-    handler: ({ deps }) => {
+    handler: async ({ deps }) => {
       const now = deps.now();
       const all = listUsers(deps.db);
       // One query for every balance: the list must not cost a query a user.
-      const balances = bonusBalancesOf(deps.db, all.map((u) => u.id));
+      const balances = await deps.store.read((tx) => bonusBalancesOf(tx, all.map((u) => u.id)));
       return { users: all.map((u) => ({ ...userWithAdminView(u, now), bonusBalance: balances.get(u.id) ?? 0 })) };
     },
   }),
@@ -87,9 +88,9 @@ export const adminOperations = [
     }),
     output: t.Object({ user: AdminUserSchema }),
     errors: [403, 409],
-    handler: ({ input, deps }) => {
+    handler: async ({ input, deps }) => {
       const created = refused(() => createCheckedUser(deps.db, input, deps.now()));
-      return { user: adminUserView(deps.db, created, deps.now()) };
+      return { user: await adminUserView(deps, created, deps.now()) };
     },
   }),
   defineOperation({
@@ -110,10 +111,10 @@ export const adminOperations = [
     }),
     output: t.Object({ user: AdminUserSchema }),
     errors: [403, 404, 409],
-    handler: ({ user, input, deps }) => {
+    handler: async ({ user, input, deps }) => {
       const { userId, ...change } = input;
       const updated = refused(() => changeUser(deps.db, userId, change, user.id, deps.now()));
-      return { user: adminUserView(deps.db, updated, deps.now()) };
+      return { user: await adminUserView(deps, updated, deps.now()) };
     },
   }),
   defineOperation({
@@ -128,9 +129,9 @@ export const adminOperations = [
     }),
     output: t.Object({ bonusBalance: t.Number() }),
     errors: [403, 404],
-    handler: ({ input, deps }) => {
+    handler: async ({ input, deps }) => {
       const target = targetUser(deps.db, input.userId);
-      const { bonusBalance } = grantCredits(deps.db, { userId: target.id, amount: input.amount, reason: input.reason ?? 'admin_grant' }, deps.now());
+      const { bonusBalance } = await deps.store.write((tx) => grantCredits(tx, { userId: target.id, amount: input.amount, reason: input.reason ?? 'admin_grant' }, deps.now()));
       return { bonusBalance };
     },
   }),

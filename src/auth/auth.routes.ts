@@ -62,8 +62,8 @@ export const authOperations = [
     summary: 'The signed-in user and the credential used',
     input: t.Object({}),
     output: t.Object({ user: UserSchema, credential: t.Object({ kind: t.String(), id: t.String() }) }),
-    handler: ({ user, principal, deps }) => ({
-      user: { ...userWithAdminView(user, deps.now()), bonusBalance: bonusBalanceOf(deps.db, user.id) },
+    handler: async ({ user, principal, deps }) => ({
+      user: { ...userWithAdminView(user, deps.now()), bonusBalance: await deps.store.read((tx) => bonusBalanceOf(tx, user.id)) },
       credential:
         principal.credential.kind === 'session'
           ? { kind: 'session', id: principal.credential.sessionId }

@@ -12,7 +12,7 @@ export const creditOperations = [
     description: 'The sum of the caller\'s credit ledger (grants minus spends); never negative.',
     input: t.Object({}),
     output: Balance,
-    handler: ({ user, deps }) => ({ bonusBalance: bonusBalanceOf(deps.db, user.id) }),
+    handler: async ({ user, deps }) => ({ bonusBalance: await deps.store.read((tx) => bonusBalanceOf(tx, user.id)) }),
   }),
   defineOperation({
     path: 'credits/grantAdReward',
@@ -24,11 +24,11 @@ export const creditOperations = [
     // The largest amount is a setting, so the handler checks that bound; the schema says the rest.
     input: t.Object({ adId: t.String({ minLength: 1, maxLength: 200 }), amount: t.Integer({ minimum: 1 }) }),
     output: t.Object({ granted: t.Boolean(), bonusBalance: t.Number() }),
-    handler: ({ input, user, deps }) => {
+    handler: async ({ input, user, deps }) => {
       const max = deps.config.adRewardMaxAmount;
       if (input.amount > max) throw invalidInput([{ path: ['amount'], message: `must be at most ${max}` }]);
-      if (deps.config.env !== 'development') return { granted: false, bonusBalance: bonusBalanceOf(deps.db, user.id) };
-      return grantCredits(deps.db, { userId: user.id, amount: input.amount, reason: 'ad_reward', adId: input.adId }, deps.now());
+      if (deps.config.env !== 'development') return { granted: false, bonusBalance: await deps.store.read((tx) => bonusBalanceOf(tx, user.id)) };
+      return deps.store.write((tx) => grantCredits(tx, { userId: user.id, amount: input.amount, reason: 'ad_reward', adId: input.adId }, deps.now()));
     },
   }),
 ];

@@ -1,73 +1,77 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { writeTx, type Db } from '../db/connection';
-import { creditLedger, type CreditEntry } from '../db/schema';
+import type { CreditEntry } from '../db/schema';
+import { allRows, exec, getRow, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 
-/** The bonus balance: the sum of the user's ledger. */
+// Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike. Sums are
+// read back as numbers (`mapWith`): PostgreSQL's sum of bigint is numeric, which its client gives as text.
+
 /** The bonus balances of several users in one query (a page of the admin's user list); 0 for those without entries. */
-export function bonusBalancesOf(db: Db, userIds: string[]): Map<string, number> {
+export function* bonusBalancesOf({ db, t }: Tx, userIds: string[]): Work<Map<string, number>> {
   const balances = new Map<string, number>(userIds.map((id) => [id, 0]));
   if (!userIds.length) return balances;
-  const rows = db
-    .select({ userId: creditLedger.userId, n: sql<number>`coalesce(sum(${creditLedger.amount}), 0)` })
-    .from(creditLedger)
-    .where(inArray(creditLedger.userId, userIds))
-    .groupBy(creditLedger.userId)
-    .all();
+  const rows = yield* allRows(
+    db
+      .select({ userId: t.creditLedger.userId, n: sql<number>`coalesce(sum(${t.creditLedger.amount}), 0)`.mapWith(Number) })
+      .from(t.creditLedger)
+      .where(inArray(t.creditLedger.userId, userIds))
+      .groupBy(t.creditLedger.userId),
+  );
   for (const r of rows) balances.set(r.userId, r.n);
   return balances;
 }
 
-export function bonusBalanceOf(db: Db, userId: string): number {
-  return db
-    .select({ n: sql<number>`coalesce(sum(${creditLedger.amount}), 0)` })
-    .from(creditLedger)
-    .where(eq(creditLedger.userId, userId))
-    .get()!.n;
+/** The bonus balance: the sum of the user's ledger. */
+export function* bonusBalanceOf({ db, t }: Tx, userId: string): Work<number> {
+  return (yield* getRow(db.select({ n: sql<number>`coalesce(sum(${t.creditLedger.amount}), 0)`.mapWith(Number) }).from(t.creditLedger).where(eq(t.creditLedger.userId, userId))))!.n;
 }
 
 /**
- * Add credits. Inside BEGIN IMMEDIATE, so the balance read after the insert is this grant's and
- * no concurrent writer can interleave (on this connection or another process's).
+ * The user's row written as it is: a lock on that user's ledger until the transaction ends. On
+ * SQLite the write lock already serialises writers; on PostgreSQL this row lock makes a second
+ * spend wait and then read the balance after the first.
+ */
+function* lockUser({ db, t }: Tx, userId: string): Work<void> {
+  yield* exec(db.update(t.users).set({ id: sql`${t.users.id}` }).where(eq(t.users.id, userId)));
+}
+
+/**
+ * Add credits (run with `store.write`): the balance read after the insert is this grant's.
  * With an `adId` that already granted for this user, nothing is written: `granted` is false.
  */
-export function grantCredits(
-  db: Db,
-  input: { userId: string; amount: number; reason: string; adId?: string },
-  now = Date.now(),
-): { granted: boolean; bonusBalance: number } {
+export function* grantCredits(tx: Tx, input: { userId: string; amount: number; reason: string; adId?: string }, now: number): Work<{ granted: boolean; bonusBalance: number }> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw new RangeError('a grant is a positive integer');
-  return writeTx(db, (tx) => {
-    const row = tx
-      .insert(creditLedger)
+  const { db, t } = tx;
+  yield* lockUser(tx, input.userId);
+  const row = yield* getRow(
+    db
+      .insert(t.creditLedger)
       .values({ id: newId(), userId: input.userId, amount: input.amount, reason: input.reason, adId: input.adId ?? null, createdAt: now })
       .onConflictDoNothing()
-      .returning({ id: creditLedger.id })
-      .get();
-    return { granted: row !== undefined, bonusBalance: bonusBalanceOf(tx, input.userId) };
-  });
+      .returning({ id: t.creditLedger.id }),
+  );
+  return { granted: row !== undefined, bonusBalance: yield* bonusBalanceOf(tx, input.userId) };
 }
 
 /**
- * Spend credits if the balance covers them: the check and the insert share one write
- * transaction, so two spends can never both pass the check and push the balance below zero.
+ * Spend credits if the balance covers them (run with `store.write`): the check and the insert
+ * share one transaction holding the user's lock, so two spends can never both pass the check and
+ * push the balance below zero.
  */
-export function spendCredits(
-  db: Db,
-  input: { userId: string; amount: number; reason: string },
-  now = Date.now(),
-): { spent: boolean; bonusBalance: number } {
+export function* spendCredits(tx: Tx, input: { userId: string; amount: number; reason: string }, now: number): Work<{ spent: boolean; bonusBalance: number }> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw new RangeError('a spend is a positive integer');
-  return writeTx(db, (tx) => {
-    const balance = bonusBalanceOf(tx, input.userId);
-    if (balance < input.amount) return { spent: false, bonusBalance: balance };
-    tx.insert(creditLedger).values({ id: newId(), userId: input.userId, amount: -input.amount, reason: input.reason, createdAt: now }).run();
-    return { spent: true, bonusBalance: balance - input.amount };
-  });
+  const { db, t } = tx;
+  yield* lockUser(tx, input.userId);
+  const balance = yield* bonusBalanceOf(tx, input.userId);
+  if (balance < input.amount) return { spent: false, bonusBalance: balance };
+  yield* exec(db.insert(t.creditLedger).values({ id: newId(), userId: input.userId, amount: -input.amount, reason: input.reason, createdAt: now }));
+  return { spent: true, bonusBalance: balance - input.amount };
 }
 
-export const listLedger = (db: Db, userId: string): CreditEntry[] =>
-  db.select().from(creditLedger).where(eq(creditLedger.userId, userId)).orderBy(creditLedger.createdAt, creditLedger.id).all();
+export function* listLedger({ db, t }: Tx, userId: string): Work<CreditEntry[]> {
+  return yield* allRows(db.select().from(t.creditLedger).where(eq(t.creditLedger.userId, userId)).orderBy(t.creditLedger.createdAt, t.creditLedger.id));
+}
 
-export const hasAdGrant = (db: Db, userId: string, adId: string): boolean =>
-  db.select({ id: creditLedger.id }).from(creditLedger).where(and(eq(creditLedger.userId, userId), eq(creditLedger.adId, adId))).get() !== undefined;
+export function* hasAdGrant({ db, t }: Tx, userId: string, adId: string): Work<boolean> {
+  return (yield* getRow(db.select({ id: t.creditLedger.id }).from(t.creditLedger).where(and(eq(t.creditLedger.userId, userId), eq(t.creditLedger.adId, adId))))) !== undefined;
+}

@@ -25,3 +25,6 @@ export function sqliteStore(db: Db): Store {
 
 /** Run a unit of work on SQLite now, synchronously (tests' set-up; the domains go through a Store). */
 export const runOnSqlite = <R>(db: Db, work: (tx: Tx) => Work<R>): R => runSteps(work({ db, t: schema }), runNow);
+
+/** The same in one write transaction, as `store.write` runs it. */
+export const writeOnSqlite = <R>(db: Db, work: (tx: Tx) => Work<R>): R => writeTx(db, (inTx) => runSteps(work({ db: inTx, t: schema }), runNow));
