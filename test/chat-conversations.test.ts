@@ -116,11 +116,11 @@ describe('conversation operations', () => {
     const { ctx, ann, cy, c, items } = seed();
     const theirs = createConversation(ctx.db, { ownerId: cy.user.id });
     appendItem(ctx.db, { conversationId: theirs.id, role: 'user', content: 'three secrets' });
-    expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three' }).map((h) => h.text)).toEqual(['three']);
-    expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three', excludeConversationId: c.id })).toEqual([]);
-    expect(searchHistory(ctx.db, { userId: ann.user.id, query: '"; DROP -- *' })).toEqual([]);
+    expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: ann.user.id, query: 'three' })).map((h) => h.text)).toEqual(['three']);
+    expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: ann.user.id, query: 'three', excludeConversationId: c.id }))).toEqual([]);
+    expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: ann.user.id, query: '"; DROP -- *' }))).toEqual([]);
     ctx.db.$client.query('DELETE FROM conversation_items WHERE id = ?').run(items[2]!.id);
-    expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'three' })).toEqual([]);
+    expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: ann.user.id, query: 'three' }))).toEqual([]);
   });
 
   test("a group chat's messages stay out of everyone's history search, its creator's too; a branch of it is its owner's own", async () => {
@@ -131,14 +131,14 @@ describe('conversation operations', () => {
     await ctx.json('groupChat/sendGroupMessage', { groupChatId: group.id, message: 'zanzibar flights are cheap' }, bob);
     const mine = await ctx.json('groupChat/sendGroupMessage', { groupChatId: group.id, message: 'zanzibar it is' }, ann);
     expect(mine.status).toBe(200);
-    for (const who of [ann, bob]) expect(searchHistory(ctx.db, { userId: who.user.id, query: 'zanzibar' })).toEqual([]);
+    for (const who of [ann, bob]) expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: who.user.id, query: 'zanzibar' }))).toEqual([]);
     const fts = (term: string) => ctx.db.$client.query(`SELECT count(*) AS n FROM conversation_items_fts WHERE conversation_items_fts MATCH ?`).get(term);
     expect(fts('zanzibar')).toEqual({ n: 0 });
     // Branching it makes a conversation of the brancher's own: that one is searchable.
     const br = await ctx.json('chat/branchConversation', { conversationId: group.conversationId, fromItemId: mine.body.id }, bob);
     expect(br.status).toBe(200);
-    expect(searchHistory(ctx.db, { userId: bob.user.id, query: 'zanzibar' }).map((h) => h.conversationId)).toEqual([br.body.conversation.id, br.body.conversation.id]);
-    expect(searchHistory(ctx.db, { userId: ann.user.id, query: 'zanzibar' })).toEqual([]);
+    expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: bob.user.id, query: 'zanzibar' })).map((h) => h.conversationId)).toEqual([br.body.conversation.id, br.body.conversation.id]);
+    expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: ann.user.id, query: 'zanzibar' }))).toEqual([]);
     // Deleting the group removes its items without touching the index (they were never in it).
     expect((await ctx.json('groupChat/deleteGroupChat', { groupChatId: group.id }, ann)).status).toBe(200);
     expect(fts('zanzibar')).toEqual({ n: 2 });

@@ -26,6 +26,7 @@ import { createLoginLink, peekLoginLink, pruneLoginLinks, redeemLoginLink } from
 import { createWidget, findWidgetById } from '../src/widgets/widget.store';
 import { addThreadMessage, archiveThread, getOrCreateActiveThread, listThreadMessages } from '../src/widgets/widget-thread.store';
 import { bonusBalanceOf, bonusBalancesOf, grantCredits, listLedger, spendCredits } from '../src/credits/credit.store';
+import { searchHistory } from '../src/chat/history.store';
 import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
 
 const run = postgresAvailable();
@@ -143,6 +144,37 @@ async function creditStory(store: Store) {
   };
 }
 
+/** History search, written once per database: the caller's own searchable messages, any word, nothing parsed as syntax. */
+async function historyStory(store: Store) {
+  await store.write(function* (tx) {
+    const { db, t } = tx;
+    yield* addUser(tx, 'eve');
+    yield* addUser(tx, 'fay');
+    yield* addConversation(tx, 'h1', 'eve');
+    yield* addConversation(tx, 'h2', 'eve');
+    yield* addConversation(tx, 'h3', 'fay');
+    const items: [string, string, string, boolean][] = [
+      ['i1', 'h1', 'The octopus has three hearts', true],
+      ['i2', 'h1', 'Octopuses are clever', true],
+      ['i3', 'h2', 'A THREE-day trip to Lisbon', true],
+      ['i4', 'h2', 'group chatter about hearts', false],
+      ['i5', 'h3', 'three hearts, but Fay wrote it', true],
+    ];
+    for (const [id, conversationId, content, searchable] of items)
+      yield* exec(db.insert(t.conversationItems).values({ id, conversationId, position: Number(id.slice(1)), role: 'user', content, searchable, createdAt: NOW }));
+  });
+  const find = async (query: string, exclude?: string) =>
+    (await store.read((tx) => searchHistory(tx, { userId: 'eve', query, excludeConversationId: exclude }))).map((h) => `${h.conversationId}:${h.text}`).sort();
+  return {
+    three: await find('three'),
+    hearts: await find('HEARTS'),
+    either: await find('lisbon clever'),
+    excluded: await find('three', 'h1'),
+    syntax: await find('"; DROP TABLE users; -- * OR NEAR('),
+    nothing: await find('   '),
+  };
+}
+
 describe.if(run)('one store interface, two databases', () => {
   let pg: TestPostgres;
   let sql: SQL;
@@ -202,6 +234,22 @@ describe.if(run)('one store interface, two databases', () => {
     const expected: Awaited<ReturnType<typeof creditStory>> = { granted: 1, spent: 10, balance: 0, balances: [['dee', 0], ['nobody', 0]], ledger: 11 };
     expect(await creditStory(sqliteStore(lite))).toEqual(expected);
     expect(await creditStory(pgStore(sql))).toEqual(expected);
+    lite.$client.close();
+  }, 60_000);
+
+  test('history search finds the same messages on both (FTS5 on SQLite, a tsvector column on PostgreSQL)', async () => {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    const expected: Awaited<ReturnType<typeof historyStory>> = {
+      three: ['h1:The octopus has three hearts', 'h2:A THREE-day trip to Lisbon'],
+      hearts: ['h1:The octopus has three hearts'],
+      either: ['h1:Octopuses are clever', 'h2:A THREE-day trip to Lisbon'],
+      excluded: ['h2:A THREE-day trip to Lisbon'],
+      syntax: [],
+      nothing: [],
+    };
+    expect(await historyStory(sqliteStore(lite))).toEqual(expected);
+    expect(await historyStory(pgStore(sql))).toEqual(expected);
     lite.$client.close();
   }, 60_000);
 

@@ -57,7 +57,7 @@ export function chatTools(deps: AppDeps, ctx: { userId: string; conversationId: 
       async run(args, emit, callId) {
         const query = typeof args.query === 'string' ? args.query : '';
         emit({ type: 'history.in_progress', itemId: callId, query });
-        const hits = searchHistory(deps.db, { userId: ctx.userId, query, excludeConversationId: ctx.conversationId });
+        const hits = await deps.store.read((tx) => searchHistory(tx, { userId: ctx.userId, query, excludeConversationId: ctx.conversationId }));
         const results = hits.map((h) => ({ text: h.text.slice(0, HISTORY_TEXT_CHARS) }));
         emit({ type: 'history.completed', results });
         return results.length ? results.map((r, i) => `(${i + 1}) ${r.text}`).join('\n\n') : 'Nothing found in earlier conversations.';

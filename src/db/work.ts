@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm';
 import type { Db } from './connection';
 import type * as schema from './schema';
 
@@ -22,9 +23,13 @@ import type * as schema from './schema';
  */
 export type Work<R> = Generator<Step, R, unknown>;
 
-/** One query to run, and what the work wants of it: every row, the first row, or nothing. */
+/**
+ * One query to run, and what the work wants of it: every row, the first row, or nothing; or
+ * `sql`: a raw statement (drizzle's `sql` template) whose rows are wanted, for the few queries
+ * that differ by database (a work reads `tx.dialect` to choose).
+ */
 export interface Step {
-  kind: 'all' | 'get' | 'run';
+  kind: 'all' | 'get' | 'run' | 'sql';
   query: unknown;
 }
 
@@ -36,6 +41,8 @@ export interface Step {
 export interface Tx {
   db: Db;
   t: typeof schema;
+  /** For the few queries written twice (full-text search): which database runs this work. */
+  dialect: 'sqlite' | 'pg';
 }
 
 export function* allRows<T>(query: { all(): T[] }): Generator<Step, T[], unknown> {
@@ -48,6 +55,11 @@ export function* getRow<T>(query: { get(): T | undefined }): Generator<Step, T |
 
 export function* exec(query: { run(): unknown }): Generator<Step, void, unknown> {
   yield { kind: 'run', query };
+}
+
+/** The rows of a raw statement, in the dialect's own SQL (`tx.dialect`); column names as written. */
+export function* rawRows<T>(query: SQL): Generator<Step, T[], unknown> {
+  return (yield { kind: 'sql', query }) as T[];
 }
 
 /** Run a unit of work to its end, each step given to `step`, its failures thrown back into the work. */

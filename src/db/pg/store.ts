@@ -1,12 +1,16 @@
-import type { SQL } from 'bun';
+import type { SQL as BunSQL } from 'bun';
+import type { SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/bun-sql';
 import type { Db } from '../connection';
 import type * as sqliteSchema from '../schema';
 import { runStepsAwaited, type Step, type Store, type Tx } from '../work';
 import * as pgSchema from './schema';
 
-/** A step on PostgreSQL: the builder awaited; `get` takes the first row. */
-const runAwaited = async (s: Step) => {
+type PgDb = ReturnType<typeof drizzle<typeof pgSchema>>;
+
+/** Steps on PostgreSQL: the builder awaited (`get` takes the first row); raw SQL through `db.execute`. */
+const runAwaited = (db: PgDb) => async (s: Step) => {
+  if (s.kind === 'sql') return [...((await db.execute(s.query as SQL)) as unknown as unknown[])];
   const rows = (await (s.query as PromiseLike<unknown[]>)) as unknown[];
   return s.kind === 'get' ? rows[0] : s.kind === 'all' ? rows : undefined;
 };
@@ -16,11 +20,11 @@ const runAwaited = async (s: Step) => {
  * of work are the same as on SQLite: their builder and tables are PostgreSQL's (made from the one
  * schema), typed as SQLite's so the work is written once.
  */
-export function pgStore(sql: SQL): Store {
+export function pgStore(sql: BunSQL): Store {
   const db = drizzle({ client: sql, schema: pgSchema });
-  const txOf = (d: unknown): Tx => ({ db: d as Db, t: pgSchema as unknown as typeof sqliteSchema });
+  const txOf = (d: PgDb): Tx => ({ db: d as unknown as Db, t: pgSchema as unknown as typeof sqliteSchema, dialect: 'pg' });
   return {
-    read: (work) => runStepsAwaited(work(txOf(db)), runAwaited),
-    write: (work) => db.transaction((inTx) => runStepsAwaited(work(txOf(inTx)), runAwaited)),
+    read: (work) => runStepsAwaited(work(txOf(db)), runAwaited(db)),
+    write: (work) => db.transaction((inTx) => runStepsAwaited(work(txOf(inTx as unknown as PgDb)), runAwaited(inTx as unknown as PgDb))),
   };
 }
