@@ -15,6 +15,7 @@ import { createOpacityGuess } from './images/opacity-guess';
 import { createTurnstile } from './http/turnstile';
 import { createGroupFanout } from './groups/group-fanout';
 import { sqliteStore } from './db/store';
+import { newId } from './ids';
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one
@@ -30,6 +31,7 @@ export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partia
   return {
     ...base,
     store: base.store ?? sqliteStore(db),
+    instanceId: base.instanceId ?? newId(),
     now,
     lifecycle,
     notifier: base.notifier ?? (base.push ? createExpoNotifier({ db, log, push: base.push, config }) : noopNotifier),

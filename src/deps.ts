@@ -27,6 +27,8 @@ export interface AppDeps {
    * move to it one by one (bookmarks first), then the server can run on PostgreSQL.
    */
   store: Store;
+  /** This process's id among the instances sharing a database: what its leases are held by. */
+  instanceId: string;
   log: Logger;
   /** Milliseconds since the epoch; tests pass a fake clock. */
   now: () => number;

@@ -217,7 +217,7 @@ describe.if(run)('moving between SQLite and PostgreSQL', () => {
     const { sql } = await newDatabase();
     await migratePg(sql, pgMigrations.slice(0, 1));
     expect((await pgMigrationState(sql)).pending).toEqual(pgMigrations.slice(1).map((m) => m.tag));
-    await expect(copyPgToSqlite(sql, mkdtempSync(join(tmpdir(), 'parley-copy-pending-')))).rejects.toThrow(/needs 1 migration/);
+    await expect(copyPgToSqlite(sql, mkdtempSync(join(tmpdir(), 'parley-copy-pending-')))).rejects.toThrow(`needs ${pgMigrations.length - 1} migration(s) first`);
     const from = mkdtempSync(join(tmpdir(), 'parley-copy-newer-'));
     fillDatabase(from, 1, 1);
     await copySqliteToPg(from, sql); // applies the rest first

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { captureLog, createTestContext } from './helpers';
 import { createConversation } from '../src/chat/conversation.store';
 import { createResponse, setResponseStatus } from '../src/chat/response.store';
-import { pruneExpired, startPruning } from '../src/tasks/prune-expired';
+import { pruneExpired, pruneIfLeader, startPruning } from '../src/tasks/prune-expired';
 import { DAY_MS } from '../src/time';
 import { createSession } from '../src/auth/auth.store';
 
@@ -89,5 +89,30 @@ describe('pruning', () => {
     startPruning(ctx.deps)();
     await Bun.sleep(5);
     expect(countEvents(ctx)).toBe(1);
+  });
+
+  test('two instances on one database: one prunes each period; the other takes over when the first stops renewing, or at once when it stops', async () => {
+    let now = Date.now();
+    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { eventRetentionDays: 7 }, now: () => now });
+    const a = { ...ctx.deps, instanceId: 'instance-a' };
+    const b = { ...ctx.deps, instanceId: 'instance-b' };
+    const hour = 3_600_000;
+    oldResponse(ctx, 8);
+    expect(await pruneIfLeader(a, hour)).toBe(true);
+    expect(countEvents(ctx)).toBe(0);
+    oldResponse(ctx, 8);
+    expect(await pruneIfLeader(b, hour)).toBe(false); // a holds the period
+    expect(countEvents(ctx)).toBe(1);
+    now += hour;
+    expect(await pruneIfLeader(a, hour)).toBe(true); // a renews: it keeps the work while it lives
+    expect(await pruneIfLeader(b, hour)).toBe(false);
+    now += hour; // a died without renewing: its lease ran out
+    oldResponse(ctx, 8);
+    expect(await pruneIfLeader(b, hour)).toBe(true);
+    expect(countEvents(ctx)).toBe(0);
+    // A clean stop gives the lease up: the other instance prunes at its next pass.
+    const stop = startPruning(b, hour);
+    stop();
+    expect(await pruneIfLeader(a, hour)).toBe(true);
   });
 });

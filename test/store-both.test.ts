@@ -27,6 +27,7 @@ import { createWidget, findWidgetById } from '../src/widgets/widget.store';
 import { addThreadMessage, archiveThread, getOrCreateActiveThread, listThreadMessages } from '../src/widgets/widget-thread.store';
 import { bonusBalanceOf, bonusBalancesOf, grantCredits, listLedger, spendCredits } from '../src/credits/credit.store';
 import { searchHistory } from '../src/chat/history.store';
+import { findLease, releaseLease, tryAcquireLease } from '../src/tasks/lease.store';
 import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
 
 const run = postgresAvailable();
@@ -175,6 +176,31 @@ async function historyStory(store: Store) {
   };
 }
 
+/** Leases: one winner among racing instances, renewed by its holder, taken over once expired, given up. */
+async function leaseStory(store: Store) {
+  const take = (holder: string, at: number, ttl = 1_000) => store.write((tx) => tryAcquireLease(tx, 'retention', holder, ttl, at));
+  const race = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((h) => take(h, NOW)));
+  const winner = race.find((l) => l)!.holder;
+  const other = ['a', 'b', 'c', 'd', 'e'].find((h) => h !== winner)!;
+  const renewed = await take(winner, NOW + 500);
+  const refused = await take(other, NOW + 1_200); // before the renewed expiry (NOW + 1500)
+  const takenOver = await take(other, NOW + 1_500);
+  await store.write((tx) => releaseLease(tx, 'retention', winner)); // not the holder any more: nothing happens
+  const stillOther = (await store.read((tx) => findLease(tx, 'retention')))!.holder === other;
+  await store.write((tx) => releaseLease(tx, 'retention', other));
+  const free = (await store.read((tx) => findLease(tx, 'retention'))) === undefined;
+  const afterRelease = await take(winner, NOW + 1_600);
+  return {
+    winners: race.filter((l) => l).length,
+    renewed: renewed && { holder: renewed.holder === winner, acquiredAt: renewed.acquiredAt, expiresAt: renewed.expiresAt },
+    refused,
+    takenOver: takenOver && { holder: takenOver.holder === other, acquiredAt: takenOver.acquiredAt },
+    stillOther,
+    free,
+    afterRelease: afterRelease?.holder === winner,
+  };
+}
+
 describe.if(run)('one store interface, two databases', () => {
   let pg: TestPostgres;
   let sql: SQL;
@@ -250,6 +276,23 @@ describe.if(run)('one store interface, two databases', () => {
     };
     expect(await historyStory(sqliteStore(lite))).toEqual(expected);
     expect(await historyStory(pgStore(sql))).toEqual(expected);
+    lite.$client.close();
+  }, 60_000);
+
+  test('leases behave the same on both: one winner of five, renewals keep their start, takeover after expiry, release', async () => {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    const expected: Awaited<ReturnType<typeof leaseStory>> = {
+      winners: 1,
+      renewed: { holder: true, acquiredAt: NOW, expiresAt: NOW + 1_500 },
+      refused: undefined,
+      takenOver: { holder: true, acquiredAt: NOW + 1_500 },
+      stillOther: true,
+      free: true,
+      afterRelease: true,
+    };
+    expect(await leaseStory(sqliteStore(lite))).toEqual(expected);
+    expect(await leaseStory(pgStore(sql))).toEqual(expected);
     lite.$client.close();
   }, 60_000);
 

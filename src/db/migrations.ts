@@ -18,6 +18,7 @@ import m0013 from '../../migrations/0013_push_token_holder.sql' with { type: 'te
 import m0014 from '../../migrations/0014_login_links.sql' with { type: 'text' };
 import m0015 from '../../migrations/0015_admin_flag.sql' with { type: 'text' };
 import m0016 from '../../migrations/0016_responses_by_conversation_time.sql' with { type: 'text' };
+import m0017 from '../../migrations/0017_leases.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -42,4 +43,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0014_login_links', sql: m0014 },
   { tag: '0015_admin_flag', sql: m0015 },
   { tag: '0016_responses_by_conversation_time', sql: m0016 },
+  { tag: '0017_leases', sql: m0017 },
 ];

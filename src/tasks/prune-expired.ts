@@ -4,8 +4,12 @@ import { pruneResponseEvents } from '../chat/response.store';
 import { pruneGroupEvents } from '../groups/group-events.store';
 import { pruneEndedSessions } from '../auth/auth.store';
 import { pruneLoginLinks } from '../auth/login-link.store';
+import { releaseLease, tryAcquireLease } from './lease.store';
 
-type PruneDeps = Pick<AppDeps, 'db' | 'store' | 'config' | 'log' | 'now'>;
+/** The lease that makes one instance of a cluster run retention each period (src/tasks/lease.store.ts). */
+export const RETENTION_LEASE = 'retention';
+
+type PruneDeps = Pick<AppDeps, 'db' | 'store' | 'instanceId' | 'config' | 'log' | 'now'>;
 
 /** Ended sessions stay this long (an admin looking into a recent sign-out finds it), then go. */
 const ENDED_SESSION_KEEP_DAYS = 30;
@@ -40,16 +44,38 @@ export async function pruneExpired(deps: PruneDeps): Promise<void> {
 }
 
 /**
- * Prune once soon after start and then hourly; returns the stop function. The first pass waits
- * for the next turn of the event loop, so a backlog (a server down for weeks, a shorter retention)
+ * One period's pass, by one instance of a cluster: the instance that takes the retention lease
+ * for most of the period (0.9 of it) prunes, the others skip. Renewed by its holder each period,
+ * so one instance keeps the work while it lives; another takes it over within a period of its
+ * death. Returns whether this instance pruned.
+ */
+export async function pruneIfLeader(deps: PruneDeps, everyMs: number): Promise<boolean> {
+  let held;
+  try {
+    held = await deps.store.write((tx) => tryAcquireLease(tx, RETENTION_LEASE, deps.instanceId, Math.max(1, Math.floor(everyMs * 0.9)), deps.now()));
+  } catch (err) {
+    deps.log.error('retention lease failed', { cause: err instanceof Error ? err.message : String(err) });
+    return false;
+  }
+  if (!held) return false;
+  await pruneExpired(deps);
+  return true;
+}
+
+/**
+ * Prune once soon after start and then hourly; returns the stop function, which also gives the
+ * lease up so a restarted or another instance prunes at its next pass. The first pass waits for
+ * the next turn of the event loop, so a backlog (a server down for weeks, a shorter retention)
  * is deleted after the server listens rather than holding up its start.
  */
 export function startPruning(deps: PruneDeps, everyMs = HOUR_MS): () => void {
-  const first = setTimeout(() => void pruneExpired(deps), 0);
-  const timer = setInterval(() => void pruneExpired(deps), everyMs);
+  const first = setTimeout(() => void pruneIfLeader(deps, everyMs), 0);
+  const timer = setInterval(() => void pruneIfLeader(deps, everyMs), everyMs);
   timer.unref?.();
   return () => {
     clearTimeout(first);
     clearInterval(timer);
+    // On SQLite this runs now, before the database closes; a failure only delays the next pass.
+    deps.store.write((tx) => releaseLease(tx, RETENTION_LEASE, deps.instanceId)).catch(() => undefined);
   };
 }

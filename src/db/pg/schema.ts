@@ -20,6 +20,7 @@ export const groupChats = tables.groupChats!;
 export const groupEvents = tables.groupEvents!;
 export const groupInvites = tables.groupInvites!;
 export const groupMembers = tables.groupMembers!;
+export const leases = tables.leases!;
 export const loginLinks = tables.loginLinks!;
 export const pushTokens = tables.pushTokens!;
 export const responseEvents = tables.responseEvents!;

@@ -8,3 +8,4 @@ export * from './credits';
 export * from './notifications';
 export * from './responses';
 export * from './groups';
+export * from './leases';

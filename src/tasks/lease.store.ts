@@ -1,0 +1,40 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Lease } from '../db/schema';
+import { exec, getRow, type Tx, type Work } from '../db/work';
+
+// Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike.
+
+/**
+ * Take the lease `name` for `holder` until `now + ttlMs`, or renew it if `holder` has it. It is
+ * taken only when nobody holds it or its holder let it expire; otherwise undefined. One statement
+ * (an insert that updates on conflict, under a condition), so instances racing for a lease cannot
+ * both win: on SQLite the write lock orders them, on PostgreSQL the conflicting row's lock does,
+ * and the loser's condition is checked against the winner's row.
+ */
+export function* tryAcquireLease({ db, t }: Tx, name: string, holder: string, ttlMs: number, now: number): Work<Lease | undefined> {
+  return yield* getRow(
+    db
+      .insert(t.leases)
+      .values({ name, holder, acquiredAt: now, expiresAt: now + ttlMs })
+      .onConflictDoUpdate({
+        target: t.leases.name,
+        set: {
+          holder,
+          expiresAt: now + ttlMs,
+          // A renewal keeps when the lease was first taken.
+          acquiredAt: sql`CASE WHEN ${t.leases.holder} = ${holder} THEN ${t.leases.acquiredAt} ELSE ${now} END`,
+        },
+        setWhere: sql`${t.leases.holder} = ${holder} OR ${t.leases.expiresAt} <= ${now}`,
+      })
+      .returning(),
+  );
+}
+
+/** Give the lease up (only its holder can), so another instance may take it at once. */
+export function* releaseLease({ db, t }: Tx, name: string, holder: string): Work<void> {
+  yield* exec(db.delete(t.leases).where(and(eq(t.leases.name, name), eq(t.leases.holder, holder))));
+}
+
+export function* findLease({ db, t }: Tx, name: string): Work<Lease | undefined> {
+  return yield* getRow(db.select().from(t.leases).where(eq(t.leases.name, name)));
+}
