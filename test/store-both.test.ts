@@ -12,7 +12,7 @@ import { migrate } from '../src/db/migrate';
 import { sqliteStore } from '../src/db/store';
 import { pgStore } from '../src/db/pg/store';
 import { migratePg } from '../src/db/pg/migrate';
-import { allRows, exec, getRow, type Store, type Tx, type Work } from '../src/db/work';
+import { afterCommit, allRows, exec, getRow, type Store, type Tx, type Work } from '../src/db/work';
 import {
   addBookmarkItem,
   createBookmarkGroup,
@@ -201,6 +201,33 @@ async function leaseStory(store: Store) {
   };
 }
 
+/** After-commit steps: run once the transaction committed, in order, never for a rolled-back one. */
+async function afterCommitStory(store: Store) {
+  const log: string[] = [];
+  const written = await store.write(function* (tx) {
+    yield* addUser(tx, 'gil');
+    yield* afterCommit(() => log.push('first'));
+    yield* afterCommit(() => log.push('second'));
+    log.push('work done');
+    return 'ok';
+  });
+  log.push(`write resolved: ${written}`);
+  const failed = await store
+    .write(function* (tx) {
+      yield* addUser(tx, 'hal');
+      yield* afterCommit(() => log.push('never'));
+      throw new Error('rolled back');
+    })
+    .catch((e: Error) => e.message);
+  const hal = await store.read(function* ({ db, t }) {
+    return yield* getRow(db.select().from(t.users).where(eq(t.users.id, 'hal')));
+  });
+  await store.read(function* () {
+    yield* afterCommit(() => log.push('after a read'));
+  });
+  return { log, failed, hal: hal ?? null };
+}
+
 describe.if(run)('one store interface, two databases', () => {
   let pg: TestPostgres;
   let sql: SQL;
@@ -293,6 +320,15 @@ describe.if(run)('one store interface, two databases', () => {
     };
     expect(await leaseStory(sqliteStore(lite))).toEqual(expected);
     expect(await leaseStory(pgStore(sql))).toEqual(expected);
+    lite.$client.close();
+  }, 60_000);
+
+  test('after-commit steps run after the commit, in order, and not for a transaction that rolled back', async () => {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    const expected = { log: ['work done', 'first', 'second', 'write resolved: ok', 'after a read'], failed: 'rolled back', hal: null };
+    expect(await afterCommitStory(sqliteStore(lite))).toEqual(expected);
+    expect(await afterCommitStory(pgStore(sql))).toEqual(expected);
     lite.$client.close();
   }, 60_000);
 

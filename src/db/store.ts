@@ -1,7 +1,7 @@
 import { writeTx, type Db } from './connection';
 import * as schema from './schema';
 import type { SQL } from 'drizzle-orm';
-import { runSteps, type Step, type Store, type Tx, type Work } from './work';
+import { runAfterCommit, runSteps, type Step, type Store, type Tx, type Work } from './work';
 
 type SyncQuery = { all(): unknown[]; get(): unknown; run(): unknown };
 
@@ -14,6 +14,14 @@ const runNow = (db: Db) => (s: Step) => {
 
 const txOn = (db: Db): Tx => ({ db, t: schema, dialect: 'sqlite' });
 
+/** Run `work` on `db` now; in one write transaction when `write`; its after-commit steps once that committed. */
+function runNowOn<R>(db: Db, work: (tx: Tx) => Work<R>, write: boolean): R {
+  const after: (() => void)[] = [];
+  const result = write ? writeTx(db, (inTx) => runSteps(work(txOn(inTx)), runNow(inTx), after)) : runSteps(work(txOn(db)), runNow(db), after);
+  runAfterCommit(after);
+  return result;
+}
+
 /**
  * The store on the embedded SQLite database. A unit of work runs whole and synchronously (a
  * write inside a `BEGIN IMMEDIATE` transaction), exactly as the stores' plain functions do; the
@@ -21,13 +29,13 @@ const txOn = (db: Db): Tx => ({ db, t: schema, dialect: 'sqlite' });
  */
 export function sqliteStore(db: Db): Store {
   return {
-    read: async (work) => runSteps(work(txOn(db)), runNow(db)),
-    write: async (work) => writeTx(db, (inTx) => runSteps(work(txOn(inTx)), runNow(inTx))),
+    read: async (work) => runNowOn(db, work, false),
+    write: async (work) => runNowOn(db, work, true),
   };
 }
 
 /** Run a unit of work on SQLite now, synchronously (tests' set-up; the domains go through a Store). */
-export const runOnSqlite = <R>(db: Db, work: (tx: Tx) => Work<R>): R => runSteps(work(txOn(db)), runNow(db));
+export const runOnSqlite = <R>(db: Db, work: (tx: Tx) => Work<R>): R => runNowOn(db, work, false);
 
 /** The same in one write transaction, as `store.write` runs it. */
-export const writeOnSqlite = <R>(db: Db, work: (tx: Tx) => Work<R>): R => writeTx(db, (inTx) => runSteps(work(txOn(inTx)), runNow(inTx)));
+export const writeOnSqlite = <R>(db: Db, work: (tx: Tx) => Work<R>): R => runNowOn(db, work, true);

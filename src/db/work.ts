@@ -29,7 +29,7 @@ export type Work<R> = Generator<Step, R, unknown>;
  * that differ by database (a work reads `tx.dialect` to choose).
  */
 export interface Step {
-  kind: 'all' | 'get' | 'run' | 'sql';
+  kind: 'all' | 'get' | 'run' | 'sql' | 'after';
   query: unknown;
 }
 
@@ -62,11 +62,26 @@ export function* rawRows<T>(query: SQL): Generator<Step, T[], unknown> {
   return (yield { kind: 'sql', query }) as T[];
 }
 
+/**
+ * Have `fn` run once the work's transaction has committed (right after the work, outside a
+ * transaction), and not at all if it rolls back: a side effect other code acts on (forgetting a
+ * revoked credential's cache entry, publishing an event) must not be seen before the change is.
+ */
+export function* afterCommit(fn: () => void): Generator<Step, void, unknown> {
+  yield { kind: 'after', query: fn };
+}
+
 /** Run a unit of work to its end, each step given to `step`, its failures thrown back into the work. */
-export function runSteps<R>(work: Work<R>, step: (s: Step) => unknown): R {
+export function runSteps<R>(work: Work<R>, step: (s: Step) => unknown, after?: (() => void)[]): R {
   let next = work.next();
   while (!next.done) {
     let value: unknown;
+    if (next.value.kind === 'after') {
+      if (!after) throw new Error('afterCommit needs a store that runs it (store.read or store.write)');
+      after.push(next.value.query as () => void);
+      next = work.next(undefined);
+      continue;
+    }
     try {
       value = step(next.value);
     } catch (err) {
@@ -79,10 +94,15 @@ export function runSteps<R>(work: Work<R>, step: (s: Step) => unknown): R {
 }
 
 /** The same, each step awaited (PostgreSQL). */
-export async function runStepsAwaited<R>(work: Work<R>, step: (s: Step) => Promise<unknown>): Promise<R> {
+export async function runStepsAwaited<R>(work: Work<R>, step: (s: Step) => Promise<unknown>, after: (() => void)[]): Promise<R> {
   let next = work.next();
   while (!next.done) {
     let value: unknown;
+    if (next.value.kind === 'after') {
+      after.push(next.value.query as () => void);
+      next = work.next(undefined);
+      continue;
+    }
     try {
       value = await step(next.value);
     } catch (err) {
@@ -92,6 +112,11 @@ export async function runStepsAwaited<R>(work: Work<R>, step: (s: Step) => Promi
     next = work.next(value);
   }
   return next.value;
+}
+
+/** Run the functions a work left with `afterCommit`, in order, once its transaction has committed. */
+export function runAfterCommit(after: (() => void)[]): void {
+  for (const fn of after) fn();
 }
 
 /** Where the domains run their units of work: SQLite (src/db/store.ts) or PostgreSQL (src/db/pg/store.ts). */

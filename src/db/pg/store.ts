@@ -3,7 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/bun-sql';
 import type { Db } from '../connection';
 import type * as sqliteSchema from '../schema';
-import { runStepsAwaited, type Step, type Store, type Tx } from '../work';
+import { runAfterCommit, runStepsAwaited, type Step, type Store, type Tx } from '../work';
 import * as pgSchema from './schema';
 
 type PgDb = ReturnType<typeof drizzle<typeof pgSchema>>;
@@ -24,7 +24,17 @@ export function pgStore(sql: BunSQL): Store {
   const db = drizzle({ client: sql, schema: pgSchema });
   const txOf = (d: PgDb): Tx => ({ db: d as unknown as Db, t: pgSchema as unknown as typeof sqliteSchema, dialect: 'pg' });
   return {
-    read: (work) => runStepsAwaited(work(txOf(db)), runAwaited(db)),
-    write: (work) => db.transaction((inTx) => runStepsAwaited(work(txOf(inTx as unknown as PgDb)), runAwaited(inTx as unknown as PgDb))),
+    async read(work) {
+      const after: (() => void)[] = [];
+      const result = await runStepsAwaited(work(txOf(db)), runAwaited(db), after);
+      runAfterCommit(after);
+      return result;
+    },
+    async write(work) {
+      const after: (() => void)[] = [];
+      const result = await db.transaction((inTx) => runStepsAwaited(work(txOf(inTx as unknown as PgDb)), runAwaited(inTx as unknown as PgDb), after));
+      runAfterCommit(after);
+      return result;
+    },
   };
 }
