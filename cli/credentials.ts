@@ -12,10 +12,10 @@ export function credentialCommands(program: Command) {
     .description('create a session for a user and print its bearer token (shown once)')
     .requiredOption('--email <email>', 'the user')
     .action(
-      runAction((opts: CommonOptions & { email: string }) => {
-        const { db, config } = openCliDb(opts);
+      runAction(async (opts: CommonOptions & { email: string }) => {
+        const { db, store, config } = openCliDb(opts);
         const user = requireUser(db, opts.email);
-        const { token, row } = createSession(db, user.id, config.sessionTtlDays * DAY_MS, { userAgent: 'parley-cli' });
+        const { token, row } = await store.write((tx) => createSession(tx, user.id, config.sessionTtlDays * DAY_MS, { userAgent: 'parley-cli' }, Date.now()));
         output(opts, { token, sessionId: row.id, expiresAt: iso(row.expiresAt) }, token);
       }),
     );
@@ -24,10 +24,10 @@ export function credentialCommands(program: Command) {
     .description("list a user's active sessions (never the tokens)")
     .requiredOption('--email <email>', 'the user')
     .action(
-      runAction((opts: CommonOptions & { email: string }) => {
-        const { db } = openCliDb(opts);
+      runAction(async (opts: CommonOptions & { email: string }) => {
+        const { db, store } = openCliDb(opts);
         const user = requireUser(db, opts.email);
-        const rows = listActiveSessions(db, user.id).map((s) => {
+        const rows = (await store.read((tx) => listActiveSessions(tx, user.id, Date.now()))).map((s) => {
           const { current: _, ...view } = sessionView(s);
           return view;
         });
@@ -44,12 +44,12 @@ export function credentialCommands(program: Command) {
     .description('end a session by its id (the device is signed out)')
     .argument('<sessionId>', 'the session id (see `parley session list`)')
     .action(
-      runAction((sessionId: string, opts: CommonOptions) => {
-        const { db } = openCliDb(opts);
-        const row = findSessionById(db, sessionId);
+      runAction(async (sessionId: string, opts: CommonOptions) => {
+        const { store } = openCliDb(opts);
+        const row = await store.read((tx) => findSessionById(tx, sessionId));
         if (!row) throw new CliError(`no session with id ${sessionId}`);
         const now = Date.now();
-        revokeSession(db, sessionId, now);
+        await store.write((tx) => revokeSession(tx, sessionId, now));
         output(opts, { sessionId, revokedAt: iso(row.revokedAt ?? now) }, `revoked ${sessionId}`);
       }),
     );
@@ -60,10 +60,10 @@ export function credentialCommands(program: Command) {
     .requiredOption('--email <email>', 'the user')
     .option('--name <name>', 'a name to recognise the key by', 'cli')
     .action(
-      runAction((opts: CommonOptions & { email: string; name: string }) => {
-        const { db } = openCliDb(opts);
+      runAction(async (opts: CommonOptions & { email: string; name: string }) => {
+        const { db, store } = openCliDb(opts);
         const user = requireUser(db, opts.email);
-        const { key, row } = createApiKey(db, user.id, opts.name);
+        const { key, row } = await store.write((tx) => createApiKey(tx, user.id, opts.name, Date.now()));
         output(opts, { keyId: row.id, key, name: row.name, prefix: row.prefix }, key);
       }),
     );
@@ -71,10 +71,10 @@ export function credentialCommands(program: Command) {
     .description("list a user's API keys (never the keys themselves)")
     .requiredOption('--email <email>', 'the user')
     .action(
-      runAction((opts: CommonOptions & { email: string }) => {
-        const { db } = openCliDb(opts);
+      runAction(async (opts: CommonOptions & { email: string }) => {
+        const { db, store } = openCliDb(opts);
         const user = requireUser(db, opts.email);
-        const rows = listApiKeys(db, user.id).map((k) => ({
+        const rows = (await store.read((tx) => listApiKeys(tx, user.id))).map((k) => ({
           keyId: k.id,
           name: k.name,
           prefix: k.prefix,
@@ -95,9 +95,9 @@ export function credentialCommands(program: Command) {
     .description('revoke an API key by its id')
     .argument('<keyId>', 'the key id (see `parley apikey list`)')
     .action(
-      runAction((keyId: string, opts: CommonOptions) => {
-        const { db } = openCliDb(opts);
-        const row = revokeApiKey(db, keyId);
+      runAction(async (keyId: string, opts: CommonOptions) => {
+        const { store } = openCliDb(opts);
+        const row = await store.write((tx) => revokeApiKey(tx, keyId, undefined, Date.now()));
         if (!row) throw new CliError(`no API key with id ${keyId}`);
         output(opts, { keyId, revokedAt: iso(row.revokedAt!) }, `revoked ${keyId}`);
       }),

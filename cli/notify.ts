@@ -18,12 +18,12 @@ export function notifyCommands(program: Command) {
       runAction(async (opts: CommonOptions & { email: string; conversation: string; status: string }) => {
         const status = RESEARCH_STATUSES.find((s) => s === opts.status) as ResearchStatus | undefined;
         if (!status) throw new CliError(`--status must be one of ${RESEARCH_STATUSES.join(', ')}`);
-        const { db, config } = openCliDb(opts);
+        const { db, store, config } = openCliDb(opts);
         const user = requireUser(db, opts.email);
         if (!config.pushEnabled) throw new CliError('push is disabled (PARLEY_PUSH_ENABLED=false)');
         const push = await createExpoClient(config);
         const report = await sendTestResearchPush(
-          { db, log: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), push, receiptDelayMs: config.pushReceiptDelayMs },
+          { store, log: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), push, receiptDelayMs: config.pushReceiptDelayMs },
           { userId: user.id, conversationId: opts.conversation, responseId: `test_${newId()}`, status, title: 'Test notification' },
         );
         db.$client.close();

@@ -25,16 +25,17 @@ import { newId } from './ids';
  */
 export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partial<AppDeps>): AppDeps {
   const { config, db, log } = base;
+  const store = base.store ?? sqliteStore(db);
   const now = base.now ?? Date.now;
   const lifecycle = base.lifecycle ?? createLifecycle();
   const bus = base.bus ?? createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
   return {
     ...base,
-    store: base.store ?? sqliteStore(db),
+    store,
     instanceId: base.instanceId ?? newId(),
     now,
     lifecycle,
-    notifier: base.notifier ?? (base.push ? createExpoNotifier({ db, log, push: base.push, config }) : noopNotifier),
+    notifier: base.notifier ?? (base.push ? createExpoNotifier({ store, log, push: base.push, config }) : noopNotifier),
     ai: 'ai' in base ? base.ai : createAiProvider(config),
     tasks: base.tasks ?? createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     bus,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { runOnSqlite } from '../src/db/store';
+import { runOnSqlite, writeOnSqlite } from '../src/db/store';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,9 +51,9 @@ describe('credits and notify CLI', () => {
     const db = openDataDir(dir);
     const ann = findUserByEmail(db, 'ann@example.org')!;
     // As the app registers them: with its session, which must still be live for pushes to go out.
-    const sessionId = createSession(db, ann.id, DAY_MS).row.id;
-    registerPushToken(db, ann.id, 'ExponentPushToken[ok-cli]', 'ios', Date.now(), { sessionId });
-    registerPushToken(db, ann.id, 'ExponentPushToken[gone-cli]', 'android', Date.now(), { sessionId });
+    const sessionId = writeOnSqlite(db, (tx) => createSession(tx, ann.id, DAY_MS, {}, Date.now())).row.id;
+    writeOnSqlite(db, (tx) => registerPushToken(tx, ann.id, 'ExponentPushToken[ok-cli]', 'ios', Date.now(), { sessionId }));
+    writeOnSqlite(db, (tx) => registerPushToken(tx, ann.id, 'ExponentPushToken[gone-cli]', 'android', Date.now(), { sessionId }));
     db.$client.close();
     const env = { PARLEY_EXPO_BASE_URL: fake.url, PARLEY_PUSH_RECEIPT_DELAY_MS: '0' };
     const r = await parley(['notify', 'test', '--email', 'ann@example.org', '--conversation', 'conv-cli', '--status', 'completed', ...d], env);
@@ -61,7 +61,7 @@ describe('credits and notify CLI', () => {
     expect(JSON.parse(r.out)).toEqual({ ok: true, tokenCount: 2, sent: 1, invalidTokens: 1, errors: 0, receiptIdsRequested: 1, receiptsMissing: 0 });
     expect(fake.delivered.map((m) => [m.to, (m.data as any).conversationId])).toEqual([['ExponentPushToken[ok-cli]', 'conv-cli']]);
     const after = openDataDir(dir);
-    expect(listPushTokens(after, ann.id)).toEqual(['ExponentPushToken[ok-cli]']);
+    expect(runOnSqlite(after, (tx) => listPushTokens(tx, ann.id))).toEqual(['ExponentPushToken[ok-cli]']);
     after.$client.close();
     // Expo unreachable, nothing delivered: the report says so, and so does the exit status.
     fake.reset();

@@ -1,4 +1,5 @@
 import { createApp, operations } from '../src/app';
+import { writeOnSqlite } from '../src/db/store';
 import { openDatabase, type Db } from '../src/db/connection';
 import { migrate } from '../src/db/migrate';
 import { testConfig, type Config } from '../src/config';
@@ -83,8 +84,8 @@ export function createTestContext(
 
 export function seedUser(db: Db, input: NewUser, config: Config = testConfig()): TestUser {
   const user = createUser(db, input);
-  const { key, row } = createApiKey(db, user.id, 'test');
-  const s = createSession(db, user.id, config.sessionTtlDays * DAY_MS);
+  const { key, row } = writeOnSqlite(db, (tx) => createApiKey(tx, user.id, 'test', Date.now()));
+  const s = writeOnSqlite(db, (tx) => createSession(tx, user.id, config.sessionTtlDays * DAY_MS, {}, Date.now()));
   return { user, key, keyId: row.id, token: s.token, sessionId: s.row.id };
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { writeOnSqlite } from '../src/db/store';
 import { captureLog, createTestContext } from './helpers';
 import { createConversation } from '../src/chat/conversation.store';
 import { createResponse, setResponseStatus } from '../src/chat/response.store';
@@ -39,7 +40,7 @@ describe('pruning', () => {
     const ann = ctx.users[0]!;
     const now = Date.now();
     const session = (expiresAt: number, revokedAt: number | null) => {
-      const s = createSession(ctx.db, ann.user.id, DAY_MS).row;
+      const s = writeOnSqlite(ctx.db, (tx) => createSession(tx, ann.user.id, DAY_MS, {}, Date.now())).row;
       ctx.db.$client.run('UPDATE sessions SET expires_at = ?, revoked_at = ? WHERE id = ?', [expiresAt, revokedAt, s.id]);
       return s.id;
     };

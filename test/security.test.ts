@@ -1,4 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { writeOnSqlite } from '../src/db/store';
 import { operations } from '../src/app';
 import { compileInput } from '../src/http/body';
 import { securityHeaders } from '../src/http/security-headers';
@@ -65,7 +66,7 @@ describe('cookies', () => {
       let seen = 0;
       for (const op of operations) {
         // A fresh session each time: some operations (sign-out) end the one they are called with.
-        const session = createSession(ctx.db, ctx.users[0]!.user.id, 86_400_000);
+        const session = writeOnSqlite(ctx.db, (tx) => createSession(tx, ctx.users[0]!.user.id, 86_400_000, {}, Date.now()));
         const res = await ctx.call(op.path, sampleValid(compileInput(op.input).schema), { authorization: `Bearer ${session.token}` });
         await res.body?.cancel();
         for (const c of res.headers.getSetCookie()) {

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { writeOnSqlite } from '../src/db/store';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,10 +15,10 @@ describe('auth/listSessions and auth/revokeSession', () => {
     let now = Date.now();
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], now: () => now });
     const [ann] = ctx.users as [any];
-    const phone = createSession(ctx.db, ann.user.id, DAY_MS, { userAgent: 'phone' }, now - 1000);
-    const gone = createSession(ctx.db, ann.user.id, DAY_MS, {}, now);
-    revokeSession(ctx.db, gone.row.id, now);
-    createSession(ctx.db, ann.user.id, 1, {}, now - 10); // already expired
+    const phone = writeOnSqlite(ctx.db, (tx) => createSession(tx, ann.user.id, DAY_MS, { userAgent: 'phone' }, now - 1000));
+    const gone = writeOnSqlite(ctx.db, (tx) => createSession(tx, ann.user.id, DAY_MS, {}, now));
+    writeOnSqlite(ctx.db, (tx) => revokeSession(tx, gone.row.id, now));
+    writeOnSqlite(ctx.db, (tx) => createSession(tx, ann.user.id, 1, {}, now - 10)); // already expired
     now += 1;
 
     const viaSession = await ctx.json('auth/listSessions', {}, bearer(ann));
@@ -42,7 +43,7 @@ describe('auth/listSessions and auth/revokeSession', () => {
   test('revokeSession: own → success and the token stops working; foreign or unknown → 403; twice → success', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
     const [ann, bob] = ctx.users as [any, any];
-    const phone = createSession(ctx.db, ann.user.id, DAY_MS);
+    const phone = writeOnSqlite(ctx.db, (tx) => createSession(tx, ann.user.id, DAY_MS, {}, Date.now()));
     expect((await ctx.json('auth/revokeSession', { sessionId: bob.sessionId }, ann)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('auth/revokeSession', { sessionId: 'nope' }, ann)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('preferences/get', {}, bearer(bob))).status).toBe(200);
@@ -81,8 +82,8 @@ describe('parley session list / revoke', () => {
     const db = openDataDir(dir);
     migrate(db.$client);
     const ann = createUser(db, { email: 'ann@example.org' });
-    const a = createSession(db, ann.id, DAY_MS, { userAgent: 'parley-cli' });
-    const b = createSession(db, ann.id, DAY_MS, { userAgent: 'parley-cli' });
+    const a = writeOnSqlite(db, (tx) => createSession(tx, ann.id, DAY_MS, { userAgent: 'parley-cli' }, Date.now()));
+    const b = writeOnSqlite(db, (tx) => createSession(tx, ann.id, DAY_MS, { userAgent: 'parley-cli' }, Date.now()));
     db.$client.close();
     const [aId, bId] = [a.row.id, b.row.id];
     const listed = parley(['session', 'list', '--email', 'ann@example.org', '--json', ...d]);

@@ -28,6 +28,9 @@ import { addThreadMessage, archiveThread, getOrCreateActiveThread, listThreadMes
 import { bonusBalanceOf, bonusBalancesOf, grantCredits, listLedger, spendCredits } from '../src/credits/credit.store';
 import { searchHistory } from '../src/chat/history.store';
 import { findLease, releaseLease, tryAcquireLease } from '../src/tasks/lease.store';
+import { createApiKey, createSession, findSessionById, listActiveSessions, listApiKeys, pruneEndedSessions, revokeApiKey, revokeSession } from '../src/auth/auth.store';
+import { claimPushToken, deliverableTokens } from '../src/notifications/push-token-holder';
+import { listPushTokens, removePushTokens } from '../src/notifications/push-token.store';
 import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
 
 const run = postgresAvailable();
@@ -228,6 +231,32 @@ async function afterCommitStory(store: Store) {
   return { log, failed, hal: hal ?? null };
 }
 
+/** Sessions, API keys and the push tokens they hold: a token stays with a live holder, moves once it ended. */
+async function credentialStory(store: Store) {
+  await store.write(function* (tx) {
+    yield* addUser(tx, 'ivy');
+    yield* addUser(tx, 'jon');
+  });
+  const ivyPhone = await store.write((tx) => createSession(tx, 'ivy', 60_000, { userAgent: 'phone' }, NOW));
+  const jonLaptop = await store.write((tx) => createSession(tx, 'jon', 60_000, {}, NOW));
+  const jonKey = await store.write((tx) => createApiKey(tx, 'jon', 'script', NOW));
+  const token = 'ExponentPushToken[shared-tablet]';
+  const first = await store.write((tx) => claimPushToken(tx, 'ivy', { kind: 'session', sessionId: ivyPhone.row.id }, token, 'ios', NOW));
+  const whileLive = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'session', sessionId: jonLaptop.row.id }, token, 'ios', NOW + 1));
+  const revoked = [await store.write((tx) => revokeSession(tx, ivyPhone.row.id, NOW + 2)), await store.write((tx) => revokeSession(tx, ivyPhone.row.id, NOW + 3))];
+  const afterSignOut = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'apiKey', keyId: jonKey.row.id }, token, 'ios', NOW + 4));
+  const deliverable = await store.read((tx) => deliverableTokens(tx, 'jon', NOW + 5));
+  const keyRevoked = (await store.write((tx) => revokeApiKey(tx, jonKey.row.id, 'ivy', NOW + 6))) ?? null; // not ivy's key
+  await store.write((tx) => revokeApiKey(tx, jonKey.row.id, 'jon', NOW + 6));
+  const deliverableAfter = await store.read((tx) => deliverableTokens(tx, 'jon', NOW + 7));
+  const active = (await store.read((tx) => listActiveSessions(tx, 'jon', NOW + 8))).map((x) => x.id === jonLaptop.row.id);
+  const keys = (await store.read((tx) => listApiKeys(tx, 'jon'))).map((k) => k.revokedAt);
+  const pruned = await store.read((tx) => pruneEndedSessions(tx, NOW + 100_000)); // both sessions ended by then (expired or revoked)
+  const gone = (await store.read((tx) => findSessionById(tx, jonLaptop.row.id))) ?? null;
+  const removed = await store.read((tx) => removePushTokens(tx, [token, 'not-there']));
+  return { first, whileLive, revoked, afterSignOut, deliverable, keyRevoked, deliverableAfter, active, keys, pruned, gone, removed, left: await store.read((tx) => listPushTokens(tx, 'jon')) };
+}
+
 describe.if(run)('one store interface, two databases', () => {
   let pg: TestPostgres;
   let sql: SQL;
@@ -329,6 +358,29 @@ describe.if(run)('one store interface, two databases', () => {
     const expected = { log: ['work done', 'first', 'second', 'write resolved: ok', 'after a read'], failed: 'rolled back', hal: null };
     expect(await afterCommitStory(sqliteStore(lite))).toEqual(expected);
     expect(await afterCommitStory(pgStore(sql))).toEqual(expected);
+    lite.$client.close();
+  }, 60_000);
+
+  test('sessions, API keys and push tokens behave the same on both: a token stays with a live holder and moves once it signed out', async () => {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    const expected: Awaited<ReturnType<typeof credentialStory>> = {
+      first: true,
+      whileLive: false,
+      revoked: [true, false],
+      afterSignOut: true,
+      deliverable: ['ExponentPushToken[shared-tablet]'],
+      keyRevoked: null,
+      deliverableAfter: [],
+      active: [true],
+      keys: [NOW + 6],
+      pruned: 2,
+      gone: null,
+      removed: 1,
+      left: [],
+    };
+    expect(await credentialStory(sqliteStore(lite))).toEqual(expected);
+    expect(await credentialStory(pgStore(sql))).toEqual(expected);
     lite.$client.close();
   }, 60_000);
 

@@ -143,8 +143,9 @@ export const adminOperations = [
     input: t.Object({ userId: UserId }),
     output: t.Object({ keys: t.Array(ApiKeySchema) }),
     errors: [403, 404],
-    handler: ({ input, deps }) => {
-      return { keys: listApiKeys(deps.db, targetUser(deps.db, input.userId).id).map(apiKeyView) };
+    handler: async ({ input, deps }) => {
+      const userId = targetUser(deps.db, input.userId).id;
+      return { keys: (await deps.store.read((tx) => listApiKeys(tx, userId))).map(apiKeyView) };
     },
   }),
   defineOperation({
@@ -155,8 +156,9 @@ export const adminOperations = [
     input: t.Object({ userId: UserId, name: t.String({ minLength: 1, maxLength: 100 }) }),
     output: t.Object({ keyId: t.String(), key: t.String(), name: t.String(), prefix: t.String(), createdAt: t.String({ format: 'date-time' }) }),
     errors: [403, 404],
-    handler: ({ input, deps }) => {
-      const { row, key } = createApiKey(deps.db, targetUser(deps.db, input.userId).id, input.name, deps.now());
+    handler: async ({ input, deps }) => {
+      const userId = targetUser(deps.db, input.userId).id;
+      const { row, key } = await deps.store.write((tx) => createApiKey(tx, userId, input.name, deps.now()));
       return { keyId: row.id, key, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt) };
     },
   }),
@@ -168,8 +170,8 @@ export const adminOperations = [
     input: t.Object({ keyId: t.String({ minLength: 1, maxLength: 100 }) }),
     output: t.Object({ success: t.Boolean() }),
     errors: [403, 404],
-    handler: ({ input, deps }) => {
-      if (!revokeApiKey(deps.db, input.keyId, undefined, deps.now())) throw notFound();
+    handler: async ({ input, deps }) => {
+      if (!(await deps.store.write((tx) => revokeApiKey(tx, input.keyId, undefined, deps.now())))) throw notFound();
       return { success: true };
     },
   }),

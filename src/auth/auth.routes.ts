@@ -33,8 +33,8 @@ export const authOperations = [
     description: 'The key is shown in this answer only; Parley keeps a hash of it.',
     input: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }),
     output: t.Object({ keyId: t.String(), key: t.String(), name: t.String(), prefix: t.String(), createdAt: t.String({ format: 'date-time' }) }),
-    handler: ({ user, input, deps }) => {
-      const { row, key } = createApiKey(deps.db, user.id, input.name, deps.now());
+    handler: async ({ user, input, deps }) => {
+      const { row, key } = await deps.store.write((tx) => createApiKey(tx, user.id, input.name, deps.now()));
       return { keyId: row.id, key, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt) };
     },
   }),
@@ -43,7 +43,7 @@ export const authOperations = [
     summary: "The caller's API keys, newest first (revoked ones included, never the keys themselves)",
     input: t.Object({}),
     output: t.Object({ keys: t.Array(ApiKeySchema) }),
-    handler: ({ user, deps }) => ({ keys: listApiKeys(deps.db, user.id).map(apiKeyView) }),
+    handler: async ({ user, deps }) => ({ keys: (await deps.store.read((tx) => listApiKeys(tx, user.id))).map(apiKeyView) }),
   }),
   defineOperation({
     path: 'auth/revokeApiKey',
@@ -52,8 +52,8 @@ export const authOperations = [
     input: t.Object({ keyId: t.String() }),
     output: t.Object({ success: t.Boolean() }),
     errors: [403],
-    handler: ({ user, input, deps }) => {
-      if (!revokeApiKey(deps.db, input.keyId, user.id, deps.now())) throw forbidden();
+    handler: async ({ user, input, deps }) => {
+      if (!(await deps.store.write((tx) => revokeApiKey(tx, input.keyId, user.id, deps.now())))) throw forbidden();
       return { success: true };
     },
   }),
@@ -76,8 +76,9 @@ export const authOperations = [
     description: 'With an API key there is no session to end: the answer is still `{success: true}` and the key stays valid.',
     input: t.Object({}),
     output: t.Object({ success: t.Boolean() }),
-    handler: ({ principal, deps, responseHeaders }) => {
-      if (principal.credential.kind === 'session') revokeSession(deps.db, principal.credential.sessionId, deps.now());
+    handler: async ({ principal, deps, responseHeaders }) => {
+      const credential = principal.credential;
+      if (credential.kind === 'session') await deps.store.write((tx) => revokeSession(tx, credential.sessionId, deps.now()));
       responseHeaders['set-cookie'] = clearedSessionCookie(deps.config.cookieSecure);
       return { success: true };
     },

@@ -1,99 +1,102 @@
-import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection';
 import { forgetCredentials } from './credential-cache';
 import { preparedFor } from '../db/prepared';
 import { apiKeys, sessions, type ApiKey, type Session } from '../db/schema';
+import { afterCommit, allRows, exec, getRow, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 import { hashSecret, newApiKey, newSessionToken, visiblePrefix } from './tokens';
 
-export function createApiKey(db: Db, userId: string, name: string, now = Date.now()): { row: ApiKey; key: string } {
+// Units of work (src/db/work.ts), run by `deps.store` on SQLite or PostgreSQL alike, except the
+// four functions every request calls (`findApiKeyByHash`, `findSessionByHash`, `touchApiKey`,
+// `touchSession`, marked below): they stay SQLite's prepared statements until authentication
+// moves to the store with the credential cache (docs/architecture.md).
+
+export function* createApiKey({ db, t }: Tx, userId: string, name: string, now: number): Work<{ row: ApiKey; key: string }> {
   const key = newApiKey();
-  const row = db
-    .insert(apiKeys)
-    .values({ id: newId(), userId, name, prefix: visiblePrefix(key), hash: hashSecret(key), createdAt: now })
-    .returning()
-    .get();
-  return { row, key };
+  const row = yield* getRow(db.insert(t.apiKeys).values({ id: newId(), userId, name, prefix: visiblePrefix(key), hash: hashSecret(key), createdAt: now }).returning());
+  return { row: row!, key };
 }
 
 // Every request authenticates: these two lookups are prepared once (src/db/prepared.ts).
 const apiKeyByHash = preparedFor((db) => db.select().from(apiKeys).where(eq(apiKeys.hash, sql.placeholder('hash'))).prepare());
 const sessionByHash = preparedFor((db) => db.select().from(sessions).where(eq(sessions.hash, sql.placeholder('hash'))).prepare());
 
+/** Per request (SQLite only for now). */
 export const findApiKeyByHash = (db: Db, hash: string): ApiKey | undefined => apiKeyByHash(db).get({ hash });
 
-export const findApiKeyById = (db: Db, id: string): ApiKey | undefined =>
-  db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+export function* findApiKeyById({ db, t }: Tx, id: string): Work<ApiKey | undefined> {
+  return yield* getRow(db.select().from(t.apiKeys).where(eq(t.apiKeys.id, id)));
+}
 
-export const listApiKeys = (db: Db, userId: string): ApiKey[] =>
-  db.select().from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt)).all();
+export function* listApiKeys({ db, t }: Tx, userId: string): Work<ApiKey[]> {
+  return yield* allRows(db.select().from(t.apiKeys).where(eq(t.apiKeys.userId, userId)).orderBy(desc(t.apiKeys.createdAt)));
+}
 
+/** Per request (SQLite only for now). */
 export function touchApiKey(db: Db, id: string, now = Date.now()): void {
   db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, id)).run();
 }
 
-/** Revoke a key if it belongs to `userId` (or to anyone when userId is undefined). Idempotent. */
-export function revokeApiKey(db: Db, id: string, userId?: string, now = Date.now()): ApiKey | undefined {
-  const owned = userId === undefined ? eq(apiKeys.id, id) : and(eq(apiKeys.id, id), eq(apiKeys.userId, userId));
-  const row = db.select().from(apiKeys).where(owned).get();
+/**
+ * Revoke a key if it belongs to `userId` (or to anyone when userId is undefined). Idempotent. The
+ * credential cache forgets the user once the revocation has committed, so the open streams'
+ * check (src/auth/credential-watch.ts) sees the key revoked.
+ */
+export function* revokeApiKey({ db, t }: Tx, id: string, userId: string | undefined, now: number): Work<ApiKey | undefined> {
+  const owned = userId === undefined ? eq(t.apiKeys.id, id) : and(eq(t.apiKeys.id, id), eq(t.apiKeys.userId, userId));
+  const row = yield* getRow(db.select().from(t.apiKeys).where(owned));
   if (!row) return undefined;
   if (row.revokedAt == null) {
-    db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, id)).run();
-    forgetCredentials(row.userId);
+    yield* exec(db.update(t.apiKeys).set({ revokedAt: now }).where(eq(t.apiKeys.id, id)));
+    yield* afterCommit(() => forgetCredentials(row.userId));
   }
   return { ...row, revokedAt: row.revokedAt ?? now };
 }
 
-export function createSession(
-  db: Db,
-  userId: string,
-  ttlMs: number,
-  opts: { userAgent?: string } = {},
-  now = Date.now(),
-): { row: Session; token: string } {
+export function* createSession({ db, t }: Tx, userId: string, ttlMs: number, opts: { userAgent?: string }, now: number): Work<{ row: Session; token: string }> {
   const token = newSessionToken();
-  const row = db
-    .insert(sessions)
-    .values({
-      id: newId(),
-      userId,
-      hash: hashSecret(token),
-      createdAt: now,
-      lastUsedAt: now,
-      expiresAt: now + ttlMs,
-      userAgent: opts.userAgent ?? null,
-    })
-    .returning()
-    .get();
-  return { row, token };
+  const row = yield* getRow(
+    db
+      .insert(t.sessions)
+      .values({ id: newId(), userId, hash: hashSecret(token), createdAt: now, lastUsedAt: now, expiresAt: now + ttlMs, userAgent: opts.userAgent ?? null })
+      .returning(),
+  );
+  return { row: row!, token };
 }
 
+/** Per request (SQLite only for now). */
 export const findSessionByHash = (db: Db, hash: string): Session | undefined => sessionByHash(db).get({ hash });
 
-export const findSessionById = (db: Db, id: string): Session | undefined =>
-  db.select().from(sessions).where(eq(sessions.id, id)).get();
+export function* findSessionById({ db, t }: Tx, id: string): Work<Session | undefined> {
+  return yield* getRow(db.select().from(t.sessions).where(eq(t.sessions.id, id)));
+}
 
-export const listActiveSessions = (db: Db, userId: string, now = Date.now()): Session[] =>
-  db
-    .select()
-    .from(sessions)
-    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
-    .orderBy(desc(sessions.lastUsedAt))
-    .all();
+export function* listActiveSessions({ db, t }: Tx, userId: string, now: number): Work<Session[]> {
+  return yield* allRows(
+    db
+      .select()
+      .from(t.sessions)
+      .where(and(eq(t.sessions.userId, userId), isNull(t.sessions.revokedAt), gt(t.sessions.expiresAt, now)))
+      .orderBy(desc(t.sessions.lastUsedAt)),
+  );
+}
 
-/** Sliding expiry: a used session lives `ttlMs` from its last use. */
+/** Sliding expiry: a used session lives `ttlMs` from its last use. Per request (SQLite only for now). */
 export function touchSession(db: Db, id: string, ttlMs: number, now = Date.now()): void {
   db.update(sessions).set({ lastUsedAt: now, expiresAt: now + ttlMs }).where(eq(sessions.id, id)).run();
 }
 
-export function revokeSession(db: Db, id: string, now = Date.now()): boolean {
-  const rows = db
-    .update(sessions)
-    .set({ revokedAt: now })
-    .where(and(eq(sessions.id, id), isNull(sessions.revokedAt)))
-    .returning({ userId: sessions.userId })
-    .all();
-  for (const r of rows) forgetCredentials(r.userId);
+/** Sign a session out. Idempotent; the credential cache forgets its user after the commit. */
+export function* revokeSession({ db, t }: Tx, id: string, now: number): Work<boolean> {
+  const rows = yield* allRows(
+    db
+      .update(t.sessions)
+      .set({ revokedAt: now })
+      .where(and(eq(t.sessions.id, id), isNull(t.sessions.revokedAt)))
+      .returning({ userId: t.sessions.userId }),
+  );
+  for (const r of rows) yield* afterCommit(() => forgetCredentials(r.userId));
   return rows.length > 0;
 }
 
@@ -101,6 +104,6 @@ export function revokeSession(db: Db, id: string, now = Date.now()): boolean {
  * Delete the sessions that ended (expired, or revoked by a sign-out) before `before`: no
  * request can use them and `auth/listSessions` no longer shows them, and every sign-in adds one.
  */
-export function pruneEndedSessions(db: Db, before: number): number {
-  return db.$client.run('DELETE FROM sessions WHERE expires_at < ?1 OR revoked_at < ?1', [before]).changes;
+export function* pruneEndedSessions({ db, t }: Tx, before: number): Work<number> {
+  return (yield* allRows(db.delete(t.sessions).where(or(lt(t.sessions.expiresAt, before), lt(t.sessions.revokedAt, before))).returning({ id: t.sessions.id }))).length;
 }

@@ -9,9 +9,9 @@ import { sessionCookie, SESSION_COOKIE_MAX_AGE_S } from './authenticate';
  * How every browser sign-in ends (the OAuth callback, a login link): a session named after the
  * browser, and the `parley_session` cookie on the answer's headers.
  */
-export function openBrowserSession(deps: AppDeps, request: Request, userId: string): { token: string; row: Session } {
+export function openBrowserSession(deps: AppDeps, request: Request, userId: string): Promise<{ token: string; row: Session }> {
   const userAgent = request.headers.get('user-agent')?.slice(0, 300);
-  return createSession(deps.db, userId, deps.config.sessionTtlDays * DAY_MS, { userAgent }, deps.now());
+  return deps.store.write((tx) => createSession(tx, userId, deps.config.sessionTtlDays * DAY_MS, { userAgent }, deps.now()));
 }
 
 export const setSessionCookie = (headers: Headers, token: string, config: Config) =>

@@ -78,7 +78,7 @@ async function useLink(deps: AppDeps, request: Request): Promise<Response> {
   if (!state.ok) return refusal(state.reason);
   const user = findUserById(deps.db, state.link.userId);
   if (!user) return refusal('unknown');
-  const { token: session, row } = openBrowserSession(deps, request, user.id);
+  const { token: session, row } = await openBrowserSession(deps, request, user.id);
   deps.log.info('signed in', { via: 'login link', userId: user.id, sessionId: row.id, linkId: state.link.id });
   const headers = new Headers();
   setSessionCookie(headers, session, deps.config);

@@ -128,7 +128,7 @@ export async function finishSignIn(deps: AppDeps, request: Request, id: string):
     const found = findOrCreateUser(deps.db, config, { ...profile, email: profile.email }, deps.now());
     if ('refusal' in found) throw new FlowError(found.refusal);
 
-    const { token, row } = openBrowserSession(deps, request, found.user.id);
+    const { token, row } = await openBrowserSession(deps, request, found.user.id);
     log.info('signed in', { provider: provider.id, userId: found.user.id, sessionId: row.id, native: Boolean(native) });
     if (native) {
       native.searchParams.set('token', token);

@@ -12,9 +12,9 @@ export const sessionOperations = [
     description: 'Revoked and expired sessions are left out. Never includes the tokens.',
     input: t.Object({}),
     output: t.Object({ sessions: t.Array(SessionSchema) }),
-    handler: ({ user, principal, deps }) => {
+    handler: async ({ user, principal, deps }) => {
       const current = principal.credential.kind === 'session' ? principal.credential.sessionId : undefined;
-      return { sessions: listActiveSessions(deps.db, user.id, deps.now()).map((s) => sessionView(s, current)) };
+      return { sessions: (await deps.store.read((tx) => listActiveSessions(tx, user.id, deps.now()))).map((s) => sessionView(s, current)) };
     },
   }),
   defineOperation({
@@ -25,10 +25,10 @@ export const sessionOperations = [
     input: t.Object({ sessionId: t.String() }),
     output: t.Object({ success: t.Boolean() }),
     errors: [403],
-    handler: ({ user, principal, input, deps, responseHeaders }) => {
-      const session = findSessionById(deps.db, input.sessionId);
+    handler: async ({ user, principal, input, deps, responseHeaders }) => {
+      const session = await deps.store.read((tx) => findSessionById(tx, input.sessionId));
       if (!session || session.userId !== user.id) throw forbidden();
-      revokeSession(deps.db, session.id, deps.now());
+      await deps.store.write((tx) => revokeSession(tx, session.id, deps.now()));
       if (principal.credential.kind === 'session' && principal.credential.sessionId === session.id)
         responseHeaders['set-cookie'] = clearedSessionCookie(deps.config.cookieSecure);
       return { success: true };

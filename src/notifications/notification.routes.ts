@@ -24,8 +24,8 @@ export const notificationOperations = [
       "Idempotent. The token is held by the calling credential (the app's session on that device). A token another user registered moves to the caller only once the credential that registered it has ended (signed out, revoked, expired); until then it stays with that user, and the answer is the same `{success: true}`. Pushes go only to tokens whose credential is live. Not an Expo push token: 400.",
     input: t.Object({ token: t.String({ maxLength: 512, pattern: EXPO_PUSH_TOKEN_PATTERN }), platform: t.Union(PUSH_PLATFORMS.map((p) => t.Literal(p))) }),
     output: t.Object({ success: t.Boolean() }),
-    handler: ({ input, user, principal, deps }) => {
-      if (!claimPushToken(deps.db, user.id, principal.credential, input.token, input.platform, deps.now()))
+    handler: async ({ input, user, principal, deps }) => {
+      if (!(await deps.store.write((tx) => claimPushToken(tx, user.id, principal.credential, input.token, input.platform, deps.now()))))
         deps.log.warn('push token not moved: another user is signed in with it', { userId: user.id });
       return { success: true };
     },
@@ -36,8 +36,8 @@ export const notificationOperations = [
     description: 'Idempotent: answers `{success: true}` whether or not the token was registered; another user\'s token is left alone.',
     input: t.Object({ token: t.String({ maxLength: 512 }) }),
     output: t.Object({ success: t.Boolean() }),
-    handler: ({ input, user, deps }) => {
-      unregisterPushToken(deps.db, user.id, input.token);
+    handler: async ({ input, user, deps }) => {
+      await deps.store.read((tx) => unregisterPushToken(tx, user.id, input.token));
       return { success: true };
     },
   }),
@@ -55,7 +55,7 @@ export const notificationOperations = [
       const domain = deps.config.internalEmailDomain;
       if (!domain || user.email.slice(user.email.lastIndexOf('@') + 1).toLowerCase() !== domain) throw forbidden();
       return sendTestResearchPush(
-        { db: deps.db, log: deps.log, push: deps.push, receiptDelayMs: deps.config.pushReceiptDelayMs },
+        { store: deps.store, log: deps.log, push: deps.push, receiptDelayMs: deps.config.pushReceiptDelayMs },
         { userId: user.id, conversationId: input.conversationId, responseId: `test_${newId()}`, status: input.status, title: 'Test notification' },
       );
     },

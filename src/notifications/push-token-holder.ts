@@ -1,6 +1,6 @@
 import type { Credential } from '../auth/authenticate';
 import { findApiKeyById, findSessionById, listActiveSessions, listApiKeys } from '../auth/auth.store';
-import { writeTx, type Db } from '../db/connection';
+import type { Tx, Work } from '../db/work';
 import type { PushToken } from '../db/schema';
 import { findPushToken, listPushTokenRows, registerPushToken, type PushPlatform } from './push-token.store';
 
@@ -18,35 +18,34 @@ import { findPushToken, listPushTokenRows, registerPushToken, type PushPlatform 
 const holderOf = (c: Credential) => (c.kind === 'session' ? { sessionId: c.sessionId } : { apiKeyId: c.keyId });
 
 /** Is the credential that registered `row` still signed in? */
-export function holderIsLive(db: Db, row: PushToken, now: number): boolean {
+export function* holderIsLive(tx: Tx, row: PushToken, now: number): Work<boolean> {
   if (row.sessionId) {
-    const s = findSessionById(db, row.sessionId);
+    const s = yield* findSessionById(tx, row.sessionId);
     return !!s && s.revokedAt == null && s.expiresAt > now;
   }
   if (row.apiKeyId) {
-    const k = findApiKeyById(db, row.apiKeyId);
+    const k = yield* findApiKeyById(tx, row.apiKeyId);
     return !!k && k.revokedAt == null;
   }
   // Registered before Parley kept the credential: any live credential of the owner may be it.
-  return listActiveSessions(db, row.userId, now).length > 0 || listApiKeys(db, row.userId).some((k) => k.revokedAt == null);
+  return (yield* listActiveSessions(tx, row.userId, now)).length > 0 || (yield* listApiKeys(tx, row.userId)).some((k) => k.revokedAt == null);
 }
 
 /**
- * Register `token` for the caller, unless another user's live credential holds it. Returns
- * whether the caller now holds it; the route answers the same either way, so the answer tells
- * nobody whose token it is.
+ * Register `token` for the caller, unless another user's live credential holds it (run with
+ * `store.write`: the check and the write in one transaction). Returns whether the caller now
+ * holds it; the route answers the same either way, so the answer tells nobody whose token it is.
  */
-export function claimPushToken(db: Db, userId: string, credential: Credential, token: string, platform: PushPlatform, now: number): boolean {
-  return writeTx(db, (tx) => {
-    const row = findPushToken(tx, token);
-    if (row && row.userId !== userId && holderIsLive(tx, row, now)) return false;
-    registerPushToken(tx, userId, token, platform, now, holderOf(credential));
-    return true;
-  });
+export function* claimPushToken(tx: Tx, userId: string, credential: Credential, token: string, platform: PushPlatform, now: number): Work<boolean> {
+  const row = yield* findPushToken(tx, token);
+  if (row && row.userId !== userId && (yield* holderIsLive(tx, row, now))) return false;
+  yield* registerPushToken(tx, userId, token, platform, now, holderOf(credential));
+  return true;
 }
 
 /** The user's tokens a push may go to: those whose registering credential is still live. */
-export const deliverableTokens = (db: Db, userId: string, now = Date.now()): string[] =>
-  listPushTokenRows(db, userId)
-    .filter((row) => holderIsLive(db, row, now))
-    .map((row) => row.token);
+export function* deliverableTokens(tx: Tx, userId: string, now: number): Work<string[]> {
+  const tokens: string[] = [];
+  for (const row of yield* listPushTokenRows(tx, userId)) if (yield* holderIsLive(tx, row, now)) tokens.push(row.token);
+  return tokens;
+}

@@ -1,6 +1,8 @@
 import { and, eq, inArray } from 'drizzle-orm';
-import type { Db } from '../db/connection';
-import { pushTokens, type PushToken } from '../db/schema';
+import type { PushToken } from '../db/schema';
+import { allRows, getRow, type Tx, type Work } from '../db/work';
+
+// Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike.
 
 export const PUSH_PLATFORMS = ['ios', 'android', 'web'] as const;
 export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
@@ -8,36 +10,42 @@ export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
 /** The credential a token was registered with: a session (an app on the device) or an API key. */
 export type PushTokenHolder = { sessionId?: string; apiKeyId?: string };
 
-export const findPushToken = (db: Db, token: string): PushToken | undefined => db.select().from(pushTokens).where(eq(pushTokens.token, token)).get();
+export function* findPushToken({ db, t }: Tx, token: string): Work<PushToken | undefined> {
+  return yield* getRow(db.select().from(t.pushTokens).where(eq(t.pushTokens.token, token)));
+}
 
 /**
  * Save a device's token for a user and the credential that registered it, replacing whatever the
  * row said. Whether another user's token may be taken is decided by the caller (push-token-holder.ts).
  */
-export function registerPushToken(db: Db, userId: string, token: string, platform: PushPlatform, now = Date.now(), holder: PushTokenHolder = {}): PushToken {
+export function* registerPushToken({ db, t }: Tx, userId: string, token: string, platform: PushPlatform, now: number, holder: PushTokenHolder = {}): Work<PushToken> {
   const by = { sessionId: holder.sessionId ?? null, apiKeyId: holder.apiKeyId ?? null };
-  return db
-    .insert(pushTokens)
-    .values({ token, userId, platform, createdAt: now, updatedAt: now, ...by })
-    .onConflictDoUpdate({ target: pushTokens.token, set: { userId, platform, updatedAt: now, ...by } })
-    .returning()
-    .get();
+  return (yield* getRow(
+    db
+      .insert(t.pushTokens)
+      .values({ token, userId, platform, createdAt: now, updatedAt: now, ...by })
+      .onConflictDoUpdate({ target: t.pushTokens.token, set: { userId, platform, updatedAt: now, ...by } })
+      .returning(),
+  ))!;
 }
 
 /** Remove the token if it is the user's. */
-export function unregisterPushToken(db: Db, userId: string, token: string): boolean {
-  return db.delete(pushTokens).where(and(eq(pushTokens.token, token), eq(pushTokens.userId, userId))).returning({ t: pushTokens.token }).all().length > 0;
+export function* unregisterPushToken({ db, t }: Tx, userId: string, token: string): Work<boolean> {
+  return (yield* allRows(db.delete(t.pushTokens).where(and(eq(t.pushTokens.token, token), eq(t.pushTokens.userId, userId))).returning({ t: t.pushTokens.token }))).length > 0;
 }
 
-export const listPushTokenRows = (db: Db, userId: string): PushToken[] =>
-  db.select().from(pushTokens).where(eq(pushTokens.userId, userId)).orderBy(pushTokens.createdAt).all();
+export function* listPushTokenRows({ db, t }: Tx, userId: string): Work<PushToken[]> {
+  return yield* allRows(db.select().from(t.pushTokens).where(eq(t.pushTokens.userId, userId)).orderBy(t.pushTokens.createdAt));
+}
 
-export const listPushTokens = (db: Db, userId: string): string[] => listPushTokenRows(db, userId).map((r) => r.token);
+export function* listPushTokens(tx: Tx, userId: string): Work<string[]> {
+  return (yield* listPushTokenRows(tx, userId)).map((r) => r.token);
+}
 
 /** Forget tokens the push service reported as no longer registered. */
-export function removePushTokens(db: Db, tokens: string[]): number {
+export function* removePushTokens({ db, t }: Tx, tokens: string[]): Work<number> {
   if (!tokens.length) return 0;
-  return db.delete(pushTokens).where(inArray(pushTokens.token, tokens)).returning({ t: pushTokens.token }).all().length;
+  return (yield* allRows(db.delete(t.pushTokens).where(inArray(t.pushTokens.token, tokens)).returning({ t: t.pushTokens.token }))).length;
 }
 
 /**

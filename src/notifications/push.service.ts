@@ -1,5 +1,5 @@
 import type { ExpoPushMessage, ExpoPushReceipt } from 'expo-server-sdk';
-import type { Db } from '../db/connection';
+import type { Store } from '../db/work';
 import type { Logger } from '../log';
 import type { PushClient } from './expo-client';
 import { removePushTokens } from './push-token.store';
@@ -24,7 +24,7 @@ export interface PushReport {
 }
 
 export interface PushDeps {
-  db: Db;
+  store: Store;
   log: Logger;
   push: PushClient | undefined;
 }
@@ -42,7 +42,7 @@ const isGone = (r: { status: string; details?: { error?: string } }) => r.status
 
 /** Send one push to every token of a user, in the SDK's chunks. Never throws for delivery failures. */
 export async function sendPushToUser(deps: PushDeps, userId: string, content: PushContent): Promise<SentPushes> {
-  const tokens = deliverableTokens(deps.db, userId);
+  const tokens = await deps.store.read((tx) => deliverableTokens(tx, userId, Date.now()));
   const report: PushReport = { ok: false, tokenCount: tokens.length, sent: 0, invalidTokens: 0, errors: 0, receiptIdsRequested: 0, receiptsMissing: 0 };
   const receipts = new Map<string, string>();
   if (!deps.push || !tokens.length) return { report, receipts };
@@ -71,7 +71,7 @@ export async function sendPushToUser(deps: PushDeps, userId: string, content: Pu
       }
     }),
   );
-  removePushTokens(deps.db, gone);
+  await deps.store.read((tx) => removePushTokens(tx, gone));
   report.invalidTokens += gone.length;
   report.ok = report.sent > 0 && report.errors === 0;
   return { report, receipts };
@@ -104,7 +104,7 @@ export async function checkReceipts(deps: PushDeps, sent: SentPushes): Promise<P
       }
     }
   }
-  removePushTokens(deps.db, gone);
+  await deps.store.read((tx) => removePushTokens(tx, gone));
   report.invalidTokens += gone.length;
   report.ok = report.sent > 0 && report.errors === 0;
   return report;

@@ -1,5 +1,5 @@
 import type { Config } from '../config';
-import type { Db } from '../db/connection';
+import type { Store } from '../db/work';
 import type { Logger } from '../log';
 import type { PushClient } from './expo-client';
 import type { Notifier, ResearchStatus, ResearchStatusPush } from './notifier';
@@ -50,8 +50,8 @@ export async function sendTestResearchPush(
  * later in the background (they exist only once Expo has talked to Apple/Google), so the caller
  * never waits for them.
  */
-export function createExpoNotifier(deps: { db: Db; log: Logger; push: PushClient; config: Pick<Config, 'pushReceiptDelayMs'> }): Notifier {
-  const pushDeps: PushDeps = { db: deps.db, log: deps.log, push: deps.push };
+export function createExpoNotifier(deps: { store: Store; log: Logger; push: PushClient; config: Pick<Config, 'pushReceiptDelayMs'> }): Notifier {
+  const pushDeps: PushDeps = { store: deps.store, log: deps.log, push: deps.push };
   return {
     async researchStatus(p) {
       try {

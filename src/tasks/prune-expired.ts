@@ -25,7 +25,7 @@ const ENDED_SESSION_KEEP_DAYS = 30;
  */
 const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> | Promise<Record<string, number>> }[] = [
   { name: 'response events', run: (d, now) => ({ events: pruneResponseEvents(d.db, now - d.config.eventRetentionDays * DAY_MS) }) },
-  { name: 'sessions', run: (d, now) => ({ sessions: pruneEndedSessions(d.db, now - ENDED_SESSION_KEEP_DAYS * DAY_MS) }) },
+  { name: 'sessions', run: async (d, now) => ({ sessions: await d.store.read((tx) => pruneEndedSessions(tx, now - ENDED_SESSION_KEEP_DAYS * DAY_MS)) }) },
   { name: 'group events', run: (d, now) => pruneGroupEvents(d.db, d.config.groupEventRetentionDays, now) },
   { name: 'login links', run: async (d, now) => ({ loginLinks: await d.store.read((tx) => pruneLoginLinks(tx, now - DAY_MS)) }) },
 ];

@@ -1,4 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { writeOnSqlite } from '../../src/db/store';
 import fc from 'fast-check';
 import { operations } from '../../src/app';
 import { compileInput } from '../../src/http/body';
@@ -35,8 +36,8 @@ function buildWorld(): World {
   const ctx = createTestContext({ users: [{ email: 'caller@example.org' }, { email: 'owner@example.org' }], log, now: () => T0 });
   const [caller, owner] = ctx.users as [TestUser, TestUser];
   const revoked = seedUser(ctx.db, { email: 'revoked@example.org' }, ctx.deps.config);
-  revokeApiKey(ctx.db, revoked.keyId, undefined, T0 - 1000);
-  const expired = createSession(ctx.db, caller.user.id, DAY_MS, {}, T0 - 2 * DAY_MS);
+  writeOnSqlite(ctx.db, (tx) => revokeApiKey(tx, revoked.keyId, undefined, T0 - 1000));
+  const expired = writeOnSqlite(ctx.db, (tx) => createSession(tx, caller.user.id, DAY_MS, {}, T0 - 2 * DAY_MS));
   const signedOut = seedUser(ctx.db, { email: 'signedout@example.org' }, ctx.deps.config);
   ctx.db.$client.query('UPDATE sessions SET revoked_at = ? WHERE id = ?').run(T0 - 1000, signedOut.sessionId);
   const unknownKey = 'pk_' + 'A'.repeat(43);
