@@ -13,8 +13,8 @@ export function credentialCommands(program: Command) {
     .requiredOption('--email <email>', 'the user')
     .action(
       runAction(async (opts: CommonOptions & { email: string }) => {
-        const { db, store, config } = openCliDb(opts);
-        const user = requireUser(db, opts.email);
+        const { store, config } = openCliDb(opts);
+        const user = await requireUser(store, opts.email);
         const { token, row } = await store.write((tx) => createSession(tx, user.id, config.sessionTtlDays * DAY_MS, { userAgent: 'parley-cli' }, Date.now()));
         output(opts, { token, sessionId: row.id, expiresAt: iso(row.expiresAt) }, token);
       }),
@@ -25,8 +25,8 @@ export function credentialCommands(program: Command) {
     .requiredOption('--email <email>', 'the user')
     .action(
       runAction(async (opts: CommonOptions & { email: string }) => {
-        const { db, store } = openCliDb(opts);
-        const user = requireUser(db, opts.email);
+        const { store } = openCliDb(opts);
+        const user = await requireUser(store, opts.email);
         const rows = (await store.read((tx) => listActiveSessions(tx, user.id, Date.now()))).map((s) => {
           const { current: _, ...view } = sessionView(s);
           return view;
@@ -61,8 +61,8 @@ export function credentialCommands(program: Command) {
     .option('--name <name>', 'a name to recognise the key by', 'cli')
     .action(
       runAction(async (opts: CommonOptions & { email: string; name: string }) => {
-        const { db, store } = openCliDb(opts);
-        const user = requireUser(db, opts.email);
+        const { store } = openCliDb(opts);
+        const user = await requireUser(store, opts.email);
         const { key, row } = await store.write((tx) => createApiKey(tx, user.id, opts.name, Date.now()));
         output(opts, { keyId: row.id, key, name: row.name, prefix: row.prefix }, key);
       }),
@@ -72,8 +72,8 @@ export function credentialCommands(program: Command) {
     .requiredOption('--email <email>', 'the user')
     .action(
       runAction(async (opts: CommonOptions & { email: string }) => {
-        const { db, store } = openCliDb(opts);
-        const user = requireUser(db, opts.email);
+        const { store } = openCliDb(opts);
+        const user = await requireUser(store, opts.email);
         const rows = (await store.read((tx) => listApiKeys(tx, user.id))).map((k) => ({
           keyId: k.id,
           name: k.name,

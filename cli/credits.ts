@@ -15,8 +15,8 @@ export function creditCommands(program: Command) {
         // Digits only: Number() would also take "0x10" (16), "1e3" or " 5 ".
         const amount = /^\d+$/.test(opts.amount) ? Number(opts.amount) : Number.NaN;
         if (!Number.isSafeInteger(amount) || amount <= 0) throw new CliError(`--amount must be a positive integer, got ${opts.amount}`);
-        const { db, store } = openCliDb(opts);
-        const user = requireUser(db, opts.email);
+        const { store } = openCliDb(opts);
+        const user = await requireUser(store, opts.email);
         const { bonusBalance } = await store.write((tx) => grantCredits(tx, { userId: user.id, amount, reason: opts.reason }, Date.now()));
         output(opts, { bonusBalance }, `granted ${amount} to ${user.email}; bonus balance ${bonusBalance}`);
       }),

@@ -29,8 +29,8 @@ export function loginLinkCommand(program: Command) {
       runAction(async (opts: CommonOptions & { email: string; ttlMinutes: string }) => {
         const minutes = /^\d+$/.test(opts.ttlMinutes) ? Number(opts.ttlMinutes) : NaN;
         if (!(minutes >= 1 && minutes <= MAX_TTL_MINUTES)) throw new CliError(`--ttl-minutes must be a whole number from 1 to ${MAX_TTL_MINUTES}, got "${opts.ttlMinutes}"`);
-        const { db, store, config } = openCliDb(opts);
-        const user = requireUser(db, opts.email);
+        const { store, config } = openCliDb(opts);
+        const user = await requireUser(store, opts.email);
         const { token, row } = await store.write((tx) => createLoginLink(tx, user.id, minutes * 60_000, Date.now()));
         const { base, guessed } = linkBase(config);
         const url = `${base}${LOGIN_LINK_PATH}?token=${token}`;

@@ -18,15 +18,14 @@ export function notifyCommands(program: Command) {
       runAction(async (opts: CommonOptions & { email: string; conversation: string; status: string }) => {
         const status = RESEARCH_STATUSES.find((s) => s === opts.status) as ResearchStatus | undefined;
         if (!status) throw new CliError(`--status must be one of ${RESEARCH_STATUSES.join(', ')}`);
-        const { db, store, config } = openCliDb(opts);
-        const user = requireUser(db, opts.email);
+        const { store, config } = openCliDb(opts);
+        const user = await requireUser(store, opts.email);
         if (!config.pushEnabled) throw new CliError('push is disabled (PARLEY_PUSH_ENABLED=false)');
         const push = await createExpoClient(config);
         const report = await sendTestResearchPush(
           { store, log: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), push, receiptDelayMs: config.pushReceiptDelayMs },
           { userId: user.id, conversationId: opts.conversation, responseId: `test_${newId()}`, status, title: 'Test notification' },
         );
-        db.$client.close();
         process.stdout.write(JSON.stringify(report) + '\n');
         // The report says whether it worked; the exit status says it to scripts too.
         if (!report.ok) process.exitCode = 1;

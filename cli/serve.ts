@@ -14,7 +14,7 @@ export function serveCommand(program: Command) {
         refusePostgres(config);
         const server = await startServer(config);
         process.stdout.write(`Parley listening on ${server.url} (data in ${config.dataDir})\n`);
-        if (countUsers(server.deps.db) === 0)
+        if ((await server.deps.store.read((tx) => countUsers(tx))) === 0)
           process.stdout.write(
             `No users yet. Create one, and a key to call the API with:\n  parley user create --email you@example.org --data-dir ${config.dataDir}\n  parley apikey create --email you@example.org --data-dir ${config.dataDir}\n`,
           );

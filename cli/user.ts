@@ -2,19 +2,19 @@ import type { Command } from 'commander';
 import { ACCOUNT_TYPES, SUBSCRIPTION_TIERS, findUserByEmail, listUsers } from '../src/account/account.store';
 import { userWithAdminView } from '../src/account/account.view';
 import { AdminRefusal, changeUser, createCheckedUser, type UserChange } from '../src/admin/user-admin';
-import type { Db } from '../src/db/connection';
+import type { Store } from '../src/db/work';
 import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
 
-export function requireUser(db: Db, email: string) {
-  const user = findUserByEmail(db, email);
+export async function requireUser(store: Store, email: string) {
+  const user = await store.read((tx) => findUserByEmail(tx, email));
   if (!user) throw new CliError(`no user with e-mail ${email}`);
   return user;
 }
 
 /** The shared rules (src/admin/user-admin.ts) refuse with an AdminRefusal; the CLI says it as its own error. */
-function asCliError<T>(fn: () => T): T {
+async function asCliError<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    return fn();
+    return await fn();
   } catch (err) {
     if (err instanceof AdminRefusal) throw new CliError(err.message.replace(/^(tier|account type|expiry)\b/, (w) => `--${w === 'account type' ? 'account-type' : w === 'expiry' ? 'expires' : w}`));
     throw err;
@@ -31,9 +31,9 @@ export function userCommands(program: Command) {
     .option('--account-type <type>', `one of ${ACCOUNT_TYPES.join(', ')}`)
     .option('--admin', 'the user may administer this server (the web app\'s Admin page, admin/* operations)')
     .action(
-      runAction((opts: CommonOptions & { email: string; name?: string; accountType?: string; admin?: boolean }) => {
-        const { db } = openCliDb(opts);
-        const u = asCliError(() => createCheckedUser(db, { email: opts.email, name: opts.name, accountType: opts.accountType, isAdmin: opts.admin }));
+      runAction(async (opts: CommonOptions & { email: string; name?: string; accountType?: string; admin?: boolean }) => {
+        const { store } = openCliDb(opts);
+        const u = await asCliError(() => store.write((tx) => createCheckedUser(tx, { email: opts.email, name: opts.name, accountType: opts.accountType, isAdmin: opts.admin }, Date.now())));
         output(opts, userWithAdminView(u), `created user ${u.email} (${u.id})${u.isAdmin ? ', admin' : ''}`);
       }),
     );
@@ -41,9 +41,9 @@ export function userCommands(program: Command) {
   common(user.command('list'))
     .description('list users')
     .action(
-      runAction((opts: CommonOptions) => {
-        const { db } = openCliDb(opts);
-        const rows = listUsers(db).map((u) => userWithAdminView(u));
+      runAction(async (opts: CommonOptions) => {
+        const { store } = openCliDb(opts);
+        const rows = (await store.read((tx) => listUsers(tx))).map((u) => userWithAdminView(u));
         output(
           opts,
           rows,
@@ -72,7 +72,7 @@ export function userCommands(program: Command) {
     .option('--no-admin', 'the user may no longer administer this server')
     .action(
       runAction(
-        (
+        async (
           opts: CommonOptions & {
             email: string; name?: string; tier?: string; active?: boolean; inactive?: boolean; expires?: string;
             product?: string; accountType?: string; locked?: boolean; unlocked?: boolean; admin?: boolean;
@@ -90,9 +90,9 @@ export function userCommands(program: Command) {
             locked: opts.locked ? true : opts.unlocked ? false : undefined,
             admin: opts.admin,
           };
-          const { db } = openCliDb(opts);
-          const u = requireUser(db, opts.email);
-          const updated = asCliError(() => changeUser(db, u.id, change));
+          const { store } = openCliDb(opts);
+          const u = await requireUser(store, opts.email);
+          const updated = await asCliError(() => store.write((tx) => changeUser(tx, u.id, change, undefined, Date.now())));
           output(opts, userWithAdminView(updated), `updated ${updated.email}`);
         },
       ),

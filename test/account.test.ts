@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { writeOnSqlite } from '../src/db/store';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { updateUser } from '../src/account/account.store';
 
@@ -18,7 +19,7 @@ describe('account', () => {
     expect((await ctx.json('preferences/getAccountType', {}, ann)).body).toEqual({ accountType: 'GENERAL', isLocked: false });
     expect((await ctx.json('preferences/setAccountType', { accountType: 'STUDENT' }, ann)).body).toEqual({ accountType: 'STUDENT', isLocked: false });
     expect((await ctx.json('preferences/setAccountType', { accountType: 'WIZARD' }, ann)).status).toBe(400);
-    updateUser(ctx.db, ann.user.id, { isLocked: true });
+    writeOnSqlite(ctx.db, (tx) => updateUser(tx, ann.user.id, { isLocked: true }, Date.now()));
     const locked = await ctx.json('preferences/setAccountType', { accountType: 'GENERAL' }, ann);
     expect(locked.status).toBe(403);
     expect(locked.body).toEqual(SPEC_ERRORS[403]);
@@ -31,7 +32,7 @@ describe('account', () => {
     const [ann, bob] = ctx.users as [any, any];
     const free = await ctx.json('subscription/getStatus', {}, ann);
     expect(free.body).toEqual({ tier: 'FREE', isActive: false, expiresAt: null, productId: null, updatedAt: expect.any(String) });
-    updateUser(ctx.db, bob.user.id, { subscriptionTier: 'PRO', subscriptionActive: true, subscriptionExpiresAt: Date.parse('2027-01-02T03:04:05.678Z'), subscriptionProductId: 'pro_monthly' });
+    writeOnSqlite(ctx.db, (tx) => updateUser(tx, bob.user.id, { subscriptionTier: 'PRO', subscriptionActive: true, subscriptionExpiresAt: Date.parse('2027-01-02T03:04:05.678Z'), subscriptionProductId: 'pro_monthly' }, Date.now()));
     const pro = await ctx.json('subscription/getStatus', {}, bob);
     expect(pro.body).toMatchObject({ tier: 'PRO', isActive: true, expiresAt: '2027-01-02T03:04:05.678Z', productId: 'pro_monthly' });
     expect((await ctx.json('subscription/getStatus', {}, ann)).body.tier).toBe('FREE');

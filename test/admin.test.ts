@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test';
+import { writeOnSqlite } from '../src/db/store';
 import { Database } from 'bun:sqlite';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ const db = openDataDir(dataDir);
 const AI_KEY = 'sk-admin-test-secret-value';
 const ctx = createTestContext({ db, config: { dataDir, aiApiKey: AI_KEY, aiProvider: 'none' } as never });
 const admin = seedUser(db, { email: 'admin@example.org', name: 'Ada' }, ctx.deps.config);
-updateUser(db, admin.user.id, { isAdmin: true });
+writeOnSqlite(db, (tx) => updateUser(tx, admin.user.id, { isAdmin: true }, Date.now()));
 const plain = seedUser(db, { email: 'plain@example.org', name: 'Pat' }, ctx.deps.config);
 afterAll(() => db.$client.close());
 

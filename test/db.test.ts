@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { writeOnSqlite } from '../src/db/store';
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,10 +145,10 @@ describe('database', () => {
     const dir = mkdtempSync(join(tmpdir(), 'parley-backup-'));
     const db = openDataDir(dir);
     migrate(db.$client);
-    for (let i = 0; i < 200; i++) createUser(db, { email: `u${i}@example.org` });
+    for (let i = 0; i < 200; i++) writeOnSqlite(db, (tx) => createUser(tx, { email: `u${i}@example.org` }, Date.now()));
     const file = join(dir, 'copy.db');
     backupDatabase(db.$client, file);
-    createUser(db, { email: 'after@example.org' });
+    writeOnSqlite(db, (tx) => createUser(tx, { email: 'after@example.org' }, Date.now()));
     const copy = new Database(file, { readonly: true });
     expect((copy.query('PRAGMA integrity_check').get() as any).integrity_check).toBe('ok');
     expect((copy.query('SELECT count(*) AS n FROM users').get() as any).n).toBe(200);

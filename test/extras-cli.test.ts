@@ -37,7 +37,7 @@ describe('credits and notify CLI', () => {
     for (const amount of ['0x10', '1e3', '-5']) expect((await parley(['credits', 'grant', '--email', 'ann@example.org', '--amount', amount, ...d])).code).not.toBe(0);
     expect((await parley(['credits', 'grant', '--email', 'nobody@example.org', '--amount', '1', ...d])).err).toContain('no user');
     const db = openDataDir(dir);
-    const ann = findUserByEmail(db, 'ann@example.org')!;
+    const ann = runOnSqlite(db, (tx) => findUserByEmail(tx, 'ann@example.org'))!;
     expect(runOnSqlite(db, (tx) => listLedger(tx, ann.id)).map((e) => [e.amount, e.reason])).toEqual([
       [25, 'admin_grant'],
       [5, 'support refund'],
@@ -49,7 +49,7 @@ describe('credits and notify CLI', () => {
     const fake = sharedFakeExpo();
     fake.reset();
     const db = openDataDir(dir);
-    const ann = findUserByEmail(db, 'ann@example.org')!;
+    const ann = runOnSqlite(db, (tx) => findUserByEmail(tx, 'ann@example.org'))!;
     // As the app registers them: with its session, which must still be live for pushes to go out.
     const sessionId = writeOnSqlite(db, (tx) => createSession(tx, ann.id, DAY_MS, {}, Date.now())).row.id;
     writeOnSqlite(db, (tx) => registerPushToken(tx, ann.id, 'ExponentPushToken[ok-cli]', 'ios', Date.now(), { sessionId }));

@@ -83,7 +83,7 @@ export function createTestContext(
 }
 
 export function seedUser(db: Db, input: NewUser, config: Config = testConfig()): TestUser {
-  const user = createUser(db, input);
+  const user = writeOnSqlite(db, (tx) => createUser(tx, input, Date.now()));
   const { key, row } = writeOnSqlite(db, (tx) => createApiKey(tx, user.id, 'test', Date.now()));
   const s = writeOnSqlite(db, (tx) => createSession(tx, user.id, config.sessionTtlDays * DAY_MS, {}, Date.now()));
   return { user, key, keyId: row.id, token: s.token, sessionId: s.row.id };

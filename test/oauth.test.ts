@@ -1,4 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
+import { runOnSqlite } from '../src/db/store';
 import { createTestContext, captureLog, type TestContext } from './helpers';
 import { startFakeOAuthProvider, type Flavour } from './fakes/oauth-provider';
 import type { Config } from '../src/config';
@@ -126,14 +127,14 @@ describe('sign-in with configurable-address providers (real arctic code against 
     const { callback } = await signIn(ctx, 'keycloak');
     expect(callback.headers.get('location')).toBe(APP);
     expect(setCookies(callback).get('parley_session')!.value).toMatch(/^ps_/);
-    expect(listUsers(ctx.db)).toHaveLength(1);
+    expect(runOnSqlite(ctx.db, (tx) => listUsers(tx))).toHaveLength(1);
 
     fake.account = { sub: '2', email: 'bob@example.org', email_verified: true };
     const refused = await signIn(ctx, 'keycloak');
     expect(location(refused.callback).searchParams.get('error')).toBe('signup_closed');
     expect(location(refused.callback).origin + location(refused.callback).pathname).toBe(APP);
     expect(setCookies(refused.callback).has('parley_session')).toBe(false);
-    expect(findUserByEmail(ctx.db, 'bob@example.org')).toBeUndefined();
+    expect(runOnSqlite(ctx.db, (tx) => findUserByEmail(tx, 'bob@example.org'))).toBeUndefined();
   });
 
   test('the sign-up allow-list admits listed e-mails and @domains only', async () => {
@@ -150,7 +151,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
       'eve@elsewhere.net': 'signup_not_allowed',
       'mallory@sub.example.org': 'signup_not_allowed',
     });
-    expect(listUsers(ctx.db).map((u) => u.email).sort()).toEqual(['carol@elsewhere.net', 'dan@example.org']);
+    expect(runOnSqlite(ctx.db, (tx) => listUsers(tx)).map((u) => u.email).sort()).toEqual(['carol@elsewhere.net', 'dan@example.org']);
   });
 
   test('an unverified or missing e-mail is refused', async () => {
@@ -164,7 +165,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
       const { callback } = await signIn(ctx, 'authentik');
       expect(location(callback).searchParams.get('error')).toBe('email_not_verified');
     }
-    expect(listUsers(ctx.db)).toHaveLength(0);
+    expect(runOnSqlite(ctx.db, (tx) => listUsers(tx))).toHaveLength(0);
   });
 
   test('Gitea without email_verified in userinfo: the ID token decides', async () => {
@@ -186,7 +187,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
     const crossed = await signIn(ctx, 'gitea', { back: (u) => (u.pathname = '/api/auth/oauth/keycloak/callback') });
     expect(location(crossed.callback).searchParams.get('error')).toBe('invalid_state');
     expect(fake.tokenRequests).toHaveLength(0); // no code was exchanged for any of them
-    expect(listUsers(ctx.db)).toHaveLength(0);
+    expect(runOnSqlite(ctx.db, (tx) => listUsers(tx))).toHaveLength(0);
   });
 
   test('provider errors: declined consent, a failing token endpoint, a failing userinfo, a replayed code', async () => {

@@ -81,7 +81,7 @@ describe('parley session list / revoke', () => {
     // Seed through the stores (each CLI spawn costs most of a second).
     const db = openDataDir(dir);
     migrate(db.$client);
-    const ann = createUser(db, { email: 'ann@example.org' });
+    const ann = writeOnSqlite(db, (tx) => createUser(tx, { email: 'ann@example.org' }, Date.now()));
     const a = writeOnSqlite(db, (tx) => createSession(tx, ann.id, DAY_MS, { userAgent: 'parley-cli' }, Date.now()));
     const b = writeOnSqlite(db, (tx) => createSession(tx, ann.id, DAY_MS, { userAgent: 'parley-cli' }, Date.now()));
     db.$client.close();

@@ -31,6 +31,8 @@ import { findLease, releaseLease, tryAcquireLease } from '../src/tasks/lease.sto
 import { createApiKey, createSession, findSessionById, listActiveSessions, listApiKeys, pruneEndedSessions, revokeApiKey, revokeSession } from '../src/auth/auth.store';
 import { claimPushToken, deliverableTokens } from '../src/notifications/push-token-holder';
 import { listPushTokens, removePushTokens } from '../src/notifications/push-token.store';
+import { countUsers, findUserByEmail, listUsers, updateUser } from '../src/account/account.store';
+import { changeUser, createCheckedUser } from '../src/admin/user-admin';
 import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
 
 const run = postgresAvailable();
@@ -257,6 +259,37 @@ async function credentialStory(store: Store) {
   return { first, whileLive, revoked, afterSignOut, deliverable, keyRevoked, deliverableAfter, active, keys, pruned, gone, removed, left: await store.read((tx) => listPushTokens(tx, 'jon')) };
 }
 
+/**
+ * Accounts: e-mail addresses are unique whatever their case; two admins removing each other at
+ * once leave one (ten such pairs at once, so the transactions overlap on PostgreSQL). The rule
+ * counts admins across the whole table, so the pairs share one group of admins: every demotion
+ * but one must be refused, whatever the order.
+ */
+async function accountStory(store: Store) {
+  const before = await store.read((tx) => countUsers(tx));
+  const kim = await store.write((tx) => createCheckedUser(tx, { email: 'Kim@Example.org', isAdmin: true }, NOW));
+  const lou = await store.write((tx) => createCheckedUser(tx, { email: 'lou@example.org', isAdmin: true, accountType: 'student' }, NOW));
+  const duplicate = await store.write((tx) => createCheckedUser(tx, { email: 'KIM@example.org' }, NOW)).catch((e: Error) => e.message);
+  const found = (await store.read((tx) => findUserByEmail(tx, ' kim@EXAMPLE.org ')))?.id === kim.id;
+  const admins = [kim, lou];
+  for (let i = 0; i < 8; i++) admins.push(await store.write((tx) => createCheckedUser(tx, { email: `admin${i}@example.org`, isAdmin: true }, NOW)));
+  // Each admin removes the next one's flag, all at once: only one admin may be left.
+  const demotions = await Promise.allSettled(admins.map((actor, i) => store.write((tx) => changeUser(tx, admins[(i + 1) % admins.length]!.id, { admin: false }, actor.id, NOW + 1))));
+  const left = (await store.read((tx) => listUsers(tx))).filter((u) => u.isAdmin).length;
+  const patched = await store.write((tx) => updateUser(tx, lou.id, { subscriptionTier: 'PRO' }, NOW + 2));
+  const refusals = demotions.filter((d) => d.status === 'rejected').map((d) => ((d as PromiseRejectedResult).reason as Error).message);
+  return {
+    added: (await store.read((tx) => countUsers(tx))) - before,
+    accountType: lou.accountType,
+    duplicate,
+    found,
+    done: demotions.length - refusals.length,
+    refusals: [...new Set(refusals)],
+    left,
+    subscriptionUpdatedAt: patched?.subscriptionUpdatedAt,
+  };
+}
+
 describe.if(run)('one store interface, two databases', () => {
   let pg: TestPostgres;
   let sql: SQL;
@@ -381,6 +414,24 @@ describe.if(run)('one store interface, two databases', () => {
     };
     expect(await credentialStory(sqliteStore(lite))).toEqual(expected);
     expect(await credentialStory(pgStore(sql))).toEqual(expected);
+    lite.$client.close();
+  }, 60_000);
+
+  test('accounts behave the same on both: unique e-mail, and admins removing each other all at once leave one admin', async () => {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    const expected: Awaited<ReturnType<typeof accountStory>> = {
+      added: 10,
+      accountType: 'STUDENT',
+      duplicate: 'a user with e-mail KIM@example.org already exists',
+      found: true,
+      done: 9,
+      refusals: ['This is the last admin; the server must keep one.'],
+      left: 1,
+      subscriptionUpdatedAt: NOW + 2,
+    };
+    expect(await accountStory(sqliteStore(lite))).toEqual(expected);
+    expect(await accountStory(pgStore(sql))).toEqual(expected);
     lite.$client.close();
   }, 60_000);
 

@@ -2,7 +2,7 @@ import { describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { addWriter, createConversation } from '../src/chat/conversation.store';
 import { createWidget } from '../src/widgets/widget.store';
-import { runOnSqlite } from '../src/db/store';
+import { runOnSqlite, writeOnSqlite } from '../src/db/store';
 
 // Generous: the suite shares small machines with other work; these tests make many requests.
 setDefaultTimeout(30_000);
@@ -140,7 +140,7 @@ describe('races across connections', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'parley-race-')), 'race.db');
     const db = openDatabase(file);
     migrate(db.$client);
-    const user = createUser(db, { email: 'ann@example.org' });
+    const user = writeOnSqlite(db, (tx) => createUser(tx, { email: 'ann@example.org' }, Date.now()));
     const conv = createConversation(db, { ownerId: user.id });
     const widget = runOnSqlite(db, (tx) => createWidget(tx, { conversationId: conv.id, responseId: 'r', widgetType: 'canvas' }, Date.now()));
     const workers = 4;

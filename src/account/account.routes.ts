@@ -20,7 +20,7 @@ export const accountOperations = [
     description: 'Fields left out keep their value. Answers the preferences after the change.',
     input: t.Object({ enableMemories: t.Optional(t.Boolean()), showMemoryToolOutput: t.Optional(t.Boolean()) }),
     output: PreferencesSchema,
-    handler: ({ user, input, deps }) => preferencesOf(updateUser(deps.db, user.id, input, deps.now())!),
+    handler: async ({ user, input, deps }) => preferencesOf((await deps.store.write((tx) => updateUser(tx, user.id, input, deps.now())))!),
   }),
   defineOperation({
     path: 'preferences/getAccountType',
@@ -36,9 +36,9 @@ export const accountOperations = [
     input: t.Object({ accountType: t.Union(ACCOUNT_TYPES.map((a) => t.Literal(a))) }),
     output: AccountTypeSchema,
     errors: [403],
-    handler: ({ user, input, deps }) => {
+    handler: async ({ user, input, deps }) => {
       if (user.isLocked) throw forbidden();
-      const updated = updateUser(deps.db, user.id, { accountType: input.accountType }, deps.now());
+      const updated = await deps.store.write((tx) => updateUser(tx, user.id, { accountType: input.accountType }, deps.now()));
       if (!updated) throw new AppError('INTERNAL_SERVER_ERROR');
       return accountTypeOf(updated);
     },

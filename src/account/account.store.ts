@@ -3,7 +3,12 @@ import type { Db } from '../db/connection';
 import { preparedFor } from '../db/prepared';
 import { forgetCredentials } from '../auth/credential-cache';
 import { users, type User } from '../db/schema';
+import { afterCommit, allRows, exec, getRow, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
+
+// Units of work (src/db/work.ts), run by `deps.store` on SQLite or PostgreSQL alike, except
+// `findUserById`, which every request runs: it stays SQLite's prepared statement until
+// authentication moves to the store (docs/architecture.md); `findUser` is its unit of work.
 
 export const ACCOUNT_TYPES = ['GENERAL', 'STUDENT', 'PROFESSIONAL', 'DEVELOPER'] as const;
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
@@ -18,35 +23,45 @@ export interface NewUser {
   accountType?: AccountType;
 }
 
-export function createUser(db: Db, input: NewUser, now = Date.now()): User {
-  const [row] = db
-    .insert(users)
-    .values({
-      id: newId(),
-      email: normaliseEmail(input.email),
-      name: input.name ?? '',
-      image: input.image ?? '',
-      accountType: input.accountType ?? 'GENERAL',
-      subscriptionUpdatedAt: now,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning()
-    .all();
-  return row!;
+export function* createUser({ db, t }: Tx, input: NewUser, now: number): Work<User> {
+  return (yield* getRow(
+    db
+      .insert(t.users)
+      .values({
+        id: newId(),
+        email: normaliseEmail(input.email),
+        name: input.name ?? '',
+        image: input.image ?? '',
+        accountType: input.accountType ?? 'GENERAL',
+        subscriptionUpdatedAt: now,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning(),
+  ))!;
 }
 
 // On every request (authentication), hence prepared once.
 const userById = preparedFor((db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare());
 
+/** Per request (SQLite only for now). */
 export const findUserById = (db: Db, id: string): User | undefined => userById(db).get({ id });
 
-export const findUserByEmail = (db: Db, email: string): User | undefined =>
-  db.select().from(users).where(eq(users.email, normaliseEmail(email))).get();
+export function* findUser({ db, t }: Tx, id: string): Work<User | undefined> {
+  return yield* getRow(db.select().from(t.users).where(eq(t.users.id, id)));
+}
 
-export const listUsers = (db: Db): User[] => db.select().from(users).orderBy(asc(users.createdAt)).all();
+export function* findUserByEmail({ db, t }: Tx, email: string): Work<User | undefined> {
+  return yield* getRow(db.select().from(t.users).where(eq(t.users.email, normaliseEmail(email))));
+}
 
-export const countUsers = (db: Db): number => db.select({ n: sql<number>`count(*)` }).from(users).get()!.n;
+export function* listUsers({ db, t }: Tx): Work<User[]> {
+  return yield* allRows(db.select().from(t.users).orderBy(asc(t.users.createdAt)));
+}
+
+export function* countUsers({ db, t }: Tx): Work<number> {
+  return (yield* getRow(db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(t.users)))!.n;
+}
 
 export type UserPatch = Partial<
   Pick<
@@ -67,19 +82,30 @@ export type UserPatch = Partial<
 
 const SUBSCRIPTION_FIELDS = ['subscriptionTier', 'subscriptionActive', 'subscriptionExpiresAt', 'subscriptionProductId'] as const;
 
-/** Apply a patch; touching any subscription field also moves `subscriptionUpdatedAt`. */
-export function updateUser(db: Db, id: string, patch: UserPatch, now = Date.now()): User | undefined {
+/**
+ * Apply a patch; touching any subscription field also moves `subscriptionUpdatedAt`. Authenticated
+ * requests carry a cached copy of the user row: the cache forgets it once the change committed.
+ */
+export function* updateUser({ db, t }: Tx, id: string, patch: UserPatch, now: number): Work<User | undefined> {
   const touchesSubscription = SUBSCRIPTION_FIELDS.some((f) => patch[f] !== undefined);
-  // Authenticated requests carry a cached copy of the user row.
-  forgetCredentials(id);
-  return db
-    .update(users)
-    .set({ ...patch, updatedAt: now, ...(touchesSubscription ? { subscriptionUpdatedAt: now } : {}) })
-    .where(eq(users.id, id))
-    .returning()
-    .get();
+  const row = yield* getRow(
+    db
+      .update(t.users)
+      .set({ ...patch, updatedAt: now, ...(touchesSubscription ? { subscriptionUpdatedAt: now } : {}) })
+      .where(eq(t.users.id, id))
+      .returning(),
+  );
+  yield* afterCommit(() => forgetCredentials(id));
+  return row;
 }
 
-/** How many admins there are besides `userId` (the last admin must stay one: src/admin/user-admin.ts). */
-export const countAdminsExcept = (db: Db, userId: string): number =>
-  db.select({ n: sql<number>`count(*)` }).from(users).where(and(eq(users.isAdmin, true), ne(users.id, userId))).get()!.n;
+/**
+ * How many admins there are besides `userId` (the last admin must stay one: src/admin/user-admin.ts).
+ * The admins' rows are written as they are first, so on PostgreSQL two transactions removing two
+ * admins at once queue on those row locks and the second counts after the first; under SQLite's
+ * one write lock this changes nothing.
+ */
+export function* countAdminsExcept({ db, t }: Tx, userId: string): Work<number> {
+  yield* exec(db.update(t.users).set({ id: sql`${t.users.id}` }).where(eq(t.users.isAdmin, true)));
+  return (yield* getRow(db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(t.users).where(and(eq(t.users.isAdmin, true), ne(t.users.id, userId)))))!.n;
+}

@@ -19,9 +19,9 @@ import { settingsReport } from './settings-report';
 // admins only (`users.is_admin`, set with `parley user set --admin`). docs/api.md, "Administration".
 
 /** The shared rules refuse in words; the API answers those words with the matching status. */
-function refused<T>(fn: () => T): T {
+async function refused<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    return fn();
+    return await fn();
   } catch (err) {
     if (!(err instanceof AdminRefusal)) throw err;
     if (err.kind === 'missing') throw notFound();
@@ -69,7 +69,7 @@ export const adminOperations = [
     errors: [403],
     handler: async ({ deps }) => {
       const now = deps.now();
-      const all = listUsers(deps.db);
+      const all = await deps.store.read((tx) => listUsers(tx));
       // One query for every balance: the list must not cost a query a user.
       const balances = await deps.store.read((tx) => bonusBalancesOf(tx, all.map((u) => u.id)));
       return { users: all.map((u) => ({ ...userWithAdminView(u, now), bonusBalance: balances.get(u.id) ?? 0 })) };
@@ -89,7 +89,7 @@ export const adminOperations = [
     output: t.Object({ user: AdminUserSchema }),
     errors: [403, 409],
     handler: async ({ input, deps }) => {
-      const created = refused(() => createCheckedUser(deps.db, input, deps.now()));
+      const created = await refused(() => deps.store.write((tx) => createCheckedUser(tx, input, deps.now())));
       return { user: await adminUserView(deps, created, deps.now()) };
     },
   }),
@@ -113,7 +113,7 @@ export const adminOperations = [
     errors: [403, 404, 409],
     handler: async ({ user, input, deps }) => {
       const { userId, ...change } = input;
-      const updated = refused(() => changeUser(deps.db, userId, change, user.id, deps.now()));
+      const updated = await refused(() => deps.store.write((tx) => changeUser(tx, userId, change, user.id, deps.now())));
       return { user: await adminUserView(deps, updated, deps.now()) };
     },
   }),

@@ -1,5 +1,5 @@
-import { ACCOUNT_TYPES, SUBSCRIPTION_TIERS, countAdminsExcept, createUser, findUserByEmail, findUserById, updateUser, type AccountType, type UserPatch } from '../account/account.store';
-import { writeTx, type Db } from '../db/connection';
+import { ACCOUNT_TYPES, SUBSCRIPTION_TIERS, countAdminsExcept, createUser, findUser, findUserByEmail, updateUser, type AccountType, type UserPatch } from '../account/account.store';
+import type { Tx, Work } from '../db/work';
 import type { User } from '../db/schema';
 
 /**
@@ -42,16 +42,16 @@ export function oneOf<T extends string>(value: string, allowed: readonly T[], wh
   return v as T;
 }
 
-/** A new user: a plausible, unused e-mail address. */
-export function createCheckedUser(db: Db, input: { email: string; name?: string; accountType?: string; isAdmin?: boolean }, now = Date.now()): User {
+/**
+ * A new user: a plausible, unused e-mail address (run with `store.write`: one transaction, so an
+ * admin is never seen, nor left behind by a failure, as a plain user).
+ */
+export function* createCheckedUser(tx: Tx, input: { email: string; name?: string; accountType?: string; isAdmin?: boolean }, now: number): Work<User> {
   if (!/^[^@\s]+@[^@\s]+$/.test(input.email)) throw new AdminRefusal('invalid', `not an e-mail address: ${input.email}`);
-  if (findUserByEmail(db, input.email)) throw new AdminRefusal('conflict', `a user with e-mail ${input.email} already exists`);
+  if (yield* findUserByEmail(tx, input.email)) throw new AdminRefusal('conflict', `a user with e-mail ${input.email} already exists`);
   const accountType = input.accountType ? oneOf<AccountType>(input.accountType, ACCOUNT_TYPES, 'account type') : undefined;
-  // One transaction: an admin is never seen, nor left behind by a failure, as a plain user.
-  return writeTx(db, (tx) => {
-    const user = createUser(tx, { email: input.email, name: input.name, accountType }, now);
-    return input.isAdmin ? updateUser(tx, user.id, { isAdmin: true }, now)! : user;
-  });
+  const user = yield* createUser(tx, { email: input.email, name: input.name, accountType }, now);
+  return input.isAdmin ? (yield* updateUser(tx, user.id, { isAdmin: true }, now))! : user;
 }
 
 /** A change as an admin writes it: words ("PRO", an ISO date, "none"), checked and turned into a patch. */
@@ -91,20 +91,18 @@ export function patchOf(change: UserChange): UserPatch {
 }
 
 /**
- * Apply a change to a user. `actorId` is the admin making it through the API: an admin cannot
+ * Apply a change to a user (run with `store.write`). `actorId` is the admin making it through the API: an admin cannot
  * take their own admin flag away, and no change through the API removes the last admin (two
  * admins removing each other at once), so a server that has an admin keeps one. The CLI passes
  * no actor: it is how the first admin is made and how a lost one is restored.
  */
-export function changeUser(db: Db, userId: string, change: UserChange, actorId?: string, now = Date.now()): User {
+export function* changeUser(tx: Tx, userId: string, change: UserChange, actorId: string | undefined, now: number): Work<User> {
   const patch = patchOf(change);
   if (Object.keys(patch).length === 0) throw new AdminRefusal('invalid', 'nothing to change: give at least one field');
-  return writeTx(db, (tx) => {
-    if (!findUserById(tx, userId)) throw new AdminRefusal('missing', 'no such user');
-    if (actorId !== undefined && patch.isAdmin === false) {
-      if (userId === actorId) throw new AdminRefusal('conflict', 'You cannot remove your own admin flag; ask another admin, or use `parley user set --no-admin`.');
-      if (countAdminsExcept(tx, userId) === 0) throw new AdminRefusal('conflict', 'This is the last admin; the server must keep one.');
-    }
-    return updateUser(tx, userId, patch, now)!;
-  });
+  if (!(yield* findUser(tx, userId))) throw new AdminRefusal('missing', 'no such user');
+  if (actorId !== undefined && patch.isAdmin === false) {
+    if (userId === actorId) throw new AdminRefusal('conflict', 'You cannot remove your own admin flag; ask another admin, or use `parley user set --no-admin`.');
+    if ((yield* countAdminsExcept(tx, userId)) === 0) throw new AdminRefusal('conflict', 'This is the last admin; the server must keep one.');
+  }
+  return (yield* updateUser(tx, userId, patch, now))!;
 }

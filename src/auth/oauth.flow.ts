@@ -125,7 +125,7 @@ export async function finishSignIn(deps: AppDeps, request: Request, id: string):
       throw new FlowError('provider_error', err);
     }
     if (!profile.email || !profile.emailVerified) throw new FlowError('email_not_verified');
-    const found = findOrCreateUser(deps.db, config, { ...profile, email: profile.email }, deps.now());
+    const found = await findOrCreateUser(deps.store, config, { ...profile, email: profile.email }, deps.now());
     if ('refusal' in found) throw new FlowError(found.refusal);
 
     const { token, row } = await openBrowserSession(deps, request, found.user.id);

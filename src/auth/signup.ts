@@ -1,5 +1,5 @@
 import type { Config } from '../config';
-import type { Db } from '../db/connection';
+import type { Store } from '../db/work';
 import type { User } from '../db/schema';
 import { createUser, findUserByEmail, normaliseEmail } from '../account/account.store';
 
@@ -19,21 +19,21 @@ export function signupRefusal(config: Pick<Config, 'signup' | 'signupAllow'>, em
 }
 
 /** The user with this e-mail, created on first sign-in when the sign-up policy allows. */
-export function findOrCreateUser(
-  db: Db,
+export async function findOrCreateUser(
+  store: Store,
   config: Pick<Config, 'signup' | 'signupAllow'>,
   profile: { email: string; name: string; image: string },
   now: number,
-): { user: User } | { refusal: SignupRefusal } {
-  const existing = findUserByEmail(db, profile.email);
+): Promise<{ user: User } | { refusal: SignupRefusal }> {
+  const existing = await store.read((tx) => findUserByEmail(tx, profile.email));
   if (existing) return { user: existing };
   const refusal = signupRefusal(config, profile.email);
   if (refusal) return { refusal };
   try {
-    return { user: createUser(db, { email: profile.email, name: profile.name.slice(0, 200), image: profile.image.slice(0, 2000) }, now) };
+    return { user: await store.write((tx) => createUser(tx, { email: profile.email, name: profile.name.slice(0, 200), image: profile.image.slice(0, 2000) }, now)) };
   } catch (err) {
     // Two first sign-ins racing: the loser finds the winner's row.
-    const raced = findUserByEmail(db, profile.email);
+    const raced = await store.read((tx) => findUserByEmail(tx, profile.email));
     if (raced) return { user: raced };
     throw err;
   }

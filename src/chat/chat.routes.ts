@@ -118,11 +118,11 @@ export const chatOperations = [
     input: t.Object({ conversationId: t.String(), email: t.String({ minLength: 3, maxLength: 320 }) }),
     output: Success,
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
+    handler: async ({ input, user, deps }) => {
       const c = findConversationById(deps.db, input.conversationId);
       if (!c) throw notFound();
       if (c.ownerId !== user.id) throw forbidden();
-      const other = findUserByEmail(deps.db, input.email);
+      const other = await deps.store.read((tx) => findUserByEmail(tx, input.email));
       if (!other) throw notFound();
       if (other.id !== user.id) addWriter(deps.db, c.id, other.id, deps.now());
       return { success: true };
