@@ -3,7 +3,7 @@ import type { Db } from '../db/connection';
 import { preparedFor } from '../db/prepared';
 import { forgetCredentials } from '../auth/credential-cache';
 import { users, type User } from '../db/schema';
-import { afterCommit, allRows, exec, getRow, type Tx, type Work } from '../db/work';
+import { afterCommit, allRows, getRow, serializeOn, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 
 // Units of work (src/db/work.ts), run by `deps.store` on SQLite or PostgreSQL alike, except
@@ -101,11 +101,13 @@ export function* updateUser({ db, t }: Tx, id: string, patch: UserPatch, now: nu
 
 /**
  * How many admins there are besides `userId` (the last admin must stay one: src/admin/user-admin.ts).
- * The admins' rows are written as they are first, so on PostgreSQL two transactions removing two
- * admins at once queue on those row locks and the second counts after the first; under SQLite's
- * one write lock this changes nothing.
+ * Transactions that count admins queue one behind the other first (`serializeOn`), so on
+ * PostgreSQL two removing two admins at once cannot both see the other still there; under
+ * SQLite's one writer this changes nothing. (Locking the admins' rows instead deadlocked: each
+ * transaction met them in another order.)
  */
-export function* countAdminsExcept({ db, t }: Tx, userId: string): Work<number> {
-  yield* exec(db.update(t.users).set({ id: sql`${t.users.id}` }).where(eq(t.users.isAdmin, true)));
+export function* countAdminsExcept(tx: Tx, userId: string): Work<number> {
+  const { db, t } = tx;
+  yield* serializeOn(tx, 'parley:admins');
   return (yield* getRow(db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(t.users).where(and(eq(t.users.isAdmin, true), ne(t.users.id, userId)))))!.n;
 }

@@ -1,4 +1,4 @@
-import type { SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from './connection';
 import type * as schema from './schema';
 
@@ -60,6 +60,16 @@ export function* exec(query: { run(): unknown }): Generator<Step, void, unknown>
 /** The rows of a raw statement, in the dialect's own SQL (`tx.dialect`); column names as written. */
 export function* rawRows<T>(query: SQL): Generator<Step, T[], unknown> {
   return (yield { kind: 'sql', query }) as T[];
+}
+
+/**
+ * Queue behind every other transaction serialising on `key`, until this one ends (inside
+ * `store.write`): on PostgreSQL a transaction-scoped advisory lock; on SQLite nothing, since its
+ * one writer already runs write transactions one at a time. For a rule that reads many rows and
+ * writes another ("a server keeps an admin"), where locking the rows read would deadlock.
+ */
+export function* serializeOn(tx: Tx, key: string): Generator<Step, void, unknown> {
+  if (tx.dialect === 'pg') yield* rawRows(sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`);
 }
 
 /**
