@@ -302,6 +302,17 @@ describe.if(run)('one store interface, two databases', () => {
     await sql?.close();
     await pg?.stop();
   });
+  /** The story on a fresh migrated SQLite database, then on the PostgreSQL one: both must give `expected`. */
+  async function onBoth<T>(story: (store: Store) => Promise<T>, expected: Awaited<T>) {
+    const lite = openDatabase(':memory:');
+    migrate(lite.$client);
+    try {
+      expect(await story(sqliteStore(lite))).toEqual(expected);
+      expect(await story(pgStore(sql))).toEqual(expected);
+    } finally {
+      lite.$client.close();
+    }
+  }
 
   test('the bookmarks domain and the basics give the same results on SQLite and on PostgreSQL', async () => {
     const lite = openDatabase(':memory:');
@@ -325,8 +336,6 @@ describe.if(run)('one store interface, two databases', () => {
   }, 60_000);
 
   test('widgets behave the same on both: one per origin, one active thread, message numbers without gaps under concurrent appends', async () => {
-    const lite = openDatabase(':memory:');
-    migrate(lite.$client);
     const all = Array.from({ length: 20 }, (_, i) => i);
     const expected: Awaited<ReturnType<typeof widgetStory>> = {
       sameWidget: true,
@@ -338,23 +347,15 @@ describe.if(run)('one store interface, two databases', () => {
       archived: [true, false],
       fresh: true,
     };
-    expect(await widgetStory(sqliteStore(lite))).toEqual(expected);
-    expect(await widgetStory(pgStore(sql))).toEqual(expected);
-    lite.$client.close();
+    await onBoth(widgetStory, expected);
   }, 60_000);
 
   test('credits behave the same on both: an ad grants once under a race, concurrent spends stop at zero', async () => {
-    const lite = openDatabase(':memory:');
-    migrate(lite.$client);
     const expected: Awaited<ReturnType<typeof creditStory>> = { granted: 1, spent: 10, balance: 0, balances: [['dee', 0], ['nobody', 0]], ledger: 11 };
-    expect(await creditStory(sqliteStore(lite))).toEqual(expected);
-    expect(await creditStory(pgStore(sql))).toEqual(expected);
-    lite.$client.close();
+    await onBoth(creditStory, expected);
   }, 60_000);
 
   test('history search finds the same messages on both (FTS5 on SQLite, a tsvector column on PostgreSQL)', async () => {
-    const lite = openDatabase(':memory:');
-    migrate(lite.$client);
     const expected: Awaited<ReturnType<typeof historyStory>> = {
       three: ['h1:The octopus has three hearts', 'h2:A THREE-day trip to Lisbon'],
       hearts: ['h1:The octopus has three hearts'],
@@ -363,14 +364,10 @@ describe.if(run)('one store interface, two databases', () => {
       syntax: [],
       nothing: [],
     };
-    expect(await historyStory(sqliteStore(lite))).toEqual(expected);
-    expect(await historyStory(pgStore(sql))).toEqual(expected);
-    lite.$client.close();
+    await onBoth(historyStory, expected);
   }, 60_000);
 
   test('leases behave the same on both: one winner of five, renewals keep their start, takeover after expiry, release', async () => {
-    const lite = openDatabase(':memory:');
-    migrate(lite.$client);
     const expected: Awaited<ReturnType<typeof leaseStory>> = {
       winners: 1,
       renewed: { holder: true, acquiredAt: NOW, expiresAt: NOW + 1_500 },
@@ -380,23 +377,15 @@ describe.if(run)('one store interface, two databases', () => {
       free: true,
       afterRelease: true,
     };
-    expect(await leaseStory(sqliteStore(lite))).toEqual(expected);
-    expect(await leaseStory(pgStore(sql))).toEqual(expected);
-    lite.$client.close();
+    await onBoth(leaseStory, expected);
   }, 60_000);
 
   test('after-commit steps run after the commit, in order, and not for a transaction that rolled back', async () => {
-    const lite = openDatabase(':memory:');
-    migrate(lite.$client);
     const expected = { log: ['work done', 'first', 'second', 'write resolved: ok', 'after a read'], failed: 'rolled back', hal: null };
-    expect(await afterCommitStory(sqliteStore(lite))).toEqual(expected);
-    expect(await afterCommitStory(pgStore(sql))).toEqual(expected);
-    lite.$client.close();
+    await onBoth(afterCommitStory, expected);
   }, 60_000);
 
   test('sessions, API keys and push tokens behave the same on both: a token stays with a live holder and moves once it signed out', async () => {
-    const lite = openDatabase(':memory:');
-    migrate(lite.$client);
     const expected: Awaited<ReturnType<typeof credentialStory>> = {
       first: true,
       whileLive: false,
@@ -412,14 +401,10 @@ describe.if(run)('one store interface, two databases', () => {
       removed: 1,
       left: [],
     };
-    expect(await credentialStory(sqliteStore(lite))).toEqual(expected);
-    expect(await credentialStory(pgStore(sql))).toEqual(expected);
-    lite.$client.close();
+    await onBoth(credentialStory, expected);
   }, 60_000);
 
   test('accounts behave the same on both: unique e-mail, and admins removing each other all at once leave one admin', async () => {
-    const lite = openDatabase(':memory:');
-    migrate(lite.$client);
     const expected: Awaited<ReturnType<typeof accountStory>> = {
       added: 10,
       accountType: 'STUDENT',
@@ -430,17 +415,11 @@ describe.if(run)('one store interface, two databases', () => {
       left: 1,
       subscriptionUpdatedAt: NOW + 2,
     };
-    expect(await accountStory(sqliteStore(lite))).toEqual(expected);
-    expect(await accountStory(pgStore(sql))).toEqual(expected);
-    lite.$client.close();
+    await onBoth(accountStory, expected);
   }, 60_000);
 
   test('login links behave the same on both: one use wins a race, the rest is refused, then pruned', async () => {
-    const lite = openDatabase(':memory:');
-    migrate(lite.$client);
     const expected: Awaited<ReturnType<typeof loginLinkStory>> = { peeked: true, uses: ['used', 'won'], expired: { ok: false, reason: 'expired' }, unknown: { ok: false, reason: 'unknown' }, pruned: 2 };
-    expect(await loginLinkStory(sqliteStore(lite))).toEqual(expected);
-    expect(await loginLinkStory(pgStore(sql))).toEqual(expected);
-    lite.$client.close();
+    await onBoth(loginLinkStory, expected);
   }, 60_000);
 });
