@@ -95,12 +95,7 @@ export function dbCommands(program: Command) {
         const given = opts.to ?? opts.from;
         const url = given === true ? config.databaseUrl : given;
         if (!url) throw new CliError(`${opts.to !== undefined ? '--to' : '--from'} needs a postgres:// URL, or PARLEY_DATABASE_URL set`);
-        let sql;
-        try {
-          sql = connectPg(url);
-        } catch (err) {
-          throw new CliError((err as Error).message);
-        }
+        const sql = connectOrSay(url);
         const shown = maskUrl(url);
         const progress = createProgress('copying');
         let report: CopyReport;
@@ -134,12 +129,7 @@ export function dbCommands(program: Command) {
 
 /** `parley migrate` with PARLEY_DATABASE_URL: the PostgreSQL migrations, safe beside instances starting at once. */
 async function migratePostgres(opts: CommonOptions, url: string): Promise<void> {
-  let sql;
-  try {
-    sql = connectPg(url);
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
+  const sql = connectOrSay(url);
   const progress = createProgress('migrating');
   let applied: string[];
   try {
@@ -151,4 +141,13 @@ async function migratePostgres(opts: CommonOptions, url: string): Promise<void> 
     await sql.close();
   }
   output(opts, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+}
+
+/** A client for `url`, or the admin's error when it is not a PostgreSQL URL. */
+function connectOrSay(url: string) {
+  try {
+    return connectPg(url);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
 }

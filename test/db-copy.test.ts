@@ -11,11 +11,10 @@ import { Database } from 'bun:sqlite';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core';
-import * as schema from '../src/db/schema';
+import { getTableConfig } from 'drizzle-orm/sqlite-core';
 import { DB_FILE, openDataDir } from '../src/db/connection';
 import { copyPgToSqlite, copySqliteToPg, CopyError } from '../src/db/copy/copy-database';
-import { tablePlan } from '../src/db/copy/table-plan';
+import { tableConfigs, tablePlan } from '../src/db/copy/table-plan';
 import { sqlitePages } from '../src/db/copy/read-pages';
 import { canonical } from '../src/db/copy/row-values';
 import { migratePg, pgMigrationState } from '../src/db/pg/migrate';
@@ -44,15 +43,7 @@ function fillDatabase(dataDir: string, perTable = 4, big = 1234): string {
   const keys = new Map<string, Record<string, unknown>[]>();
   let n = 0;
   for (const t of tablePlan()) {
-    const config = Object.values(schema)
-      .map((x) => {
-        try {
-          return getTableConfig(x as SQLiteTable);
-        } catch {
-          return undefined;
-        }
-      })
-      .find((c) => c?.name === t.name)!;
+    const config = tableConfigs().find((c) => c.name === t.name)!;
     const parentOf = new Map<string, { table: string; column: string }>();
     for (const fk of config.foreignKeys) {
       const r = fk.reference();

@@ -13,13 +13,9 @@ export interface TablePlan {
 
 const KIND: Record<string, ColumnKind> = { SQLiteText: 'text', SQLiteInteger: 'integer', SQLiteBoolean: 'boolean', SQLiteTextJson: 'json' };
 
-/**
- * Every table of the one schema (src/db/schema/), parents before the tables whose foreign keys
- * point at them, so rows can be inserted table by table with the keys checked as they arrive.
- * A column type without a kind here is refused, as src/db/pg/from-sqlite.ts refuses it.
- */
-export function tablePlan(): TablePlan[] {
-  const configs = Object.values(schema)
+/** drizzle's description of every table of the one schema (src/db/schema/). */
+export const tableConfigs = () =>
+  Object.values(schema)
     .map((t) => {
       try {
         return getTableConfig(t as SQLiteTable);
@@ -28,6 +24,14 @@ export function tablePlan(): TablePlan[] {
       }
     })
     .filter((c) => c !== undefined);
+
+/**
+ * Every table of the one schema (src/db/schema/), parents before the tables whose foreign keys
+ * point at them, so rows can be inserted table by table with the keys checked as they arrive.
+ * A column type without a kind here is refused, as src/db/pg/from-sqlite.ts refuses it.
+ */
+export function tablePlan(): TablePlan[] {
+  const configs = tableConfigs();
   const byName = new Map(configs.map((c) => [c.name, c]));
   const ordered: TablePlan[] = [];
   const placed = new Set<string>();
