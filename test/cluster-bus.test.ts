@@ -182,4 +182,35 @@ describe('the cluster bus when sending fails', () => {
     expect({ gaps, got }).toEqual({ gaps: 1, got: [2] });
     expect(JSON.parse(sent[0]!)).toEqual({ o: 'a', g: 1 }); // the resync notice goes first
   });
+
+  test('a stalled transport holds at most 10,000 waiting messages: the oldest go, and the others are told of the gap', async () => {
+    let release!: () => void;
+    const stalled = new Promise<void>((r) => (release = r));
+    const receivers: ((payload: string) => void)[] = [];
+    const hub = (): BusTransport => ({
+      maxPayloadBytes: 7_800,
+      async start(onPayload) {
+        receivers.push(onPayload);
+      },
+      async send(payload) {
+        await stalled;
+        for (const r of receivers) r(payload);
+      },
+      async close() {},
+    });
+    const a = createClusterBus(hub(), { instanceId: 'a' });
+    const b = createClusterBus(hub(), { instanceId: 'b' });
+    await Promise.all([a.start(), b.start()]);
+    let gaps = 0;
+    b.onGap(() => gaps++);
+    const got: number[] = [];
+    b.subscribe<number>('t', (n) => got.push(n));
+    a.publish('t', -1); // taken by the first send, which stalls
+    for (let n = 0; n < 12_000; n++) a.publish('t', n);
+    release();
+    await until(() => got.includes(11_999), 'the newest message');
+    expect(gaps).toBe(1);
+    expect(got[0]).toBe(-1);
+    expect(got.slice(1)).toEqual(Array.from({ length: 10_000 }, (_, i) => 2_000 + i));
+  });
 });

@@ -21,6 +21,12 @@ export interface ClusterBusOptions {
   onTransportError?: (err: unknown) => void;
 }
 
+/**
+ * Messages waiting for a slow transport, at most: beyond, the oldest are dropped and the others
+ * told of a gap, so a stalled database cannot make the bus hold memory without bound.
+ */
+const MAX_QUEUED = 10_000;
+
 /** Incomplete split messages kept at most, and for how long. */
 const MAX_ASSEMBLIES = 64;
 const ASSEMBLY_TTL_MS = 60_000;
@@ -85,10 +91,11 @@ export function createClusterBus(transport: BusTransport, opts: ClusterBusOption
       // As many queued messages as fit in one payload (at least one: a big one is split).
       const items: string[] = [];
       let size = bytes(origin) + 20;
-      while (queue.length && (!items.length || size + bytes(queue[0]!) + 1 <= transport.maxPayloadBytes)) {
-        const item = queue.shift()!;
-        size += bytes(item) + 1;
-        items.push(item);
+      while (queue.length) {
+        const cost = bytes(queue[0]!) + 1;
+        if (items.length && size + cost > transport.maxPayloadBytes) break;
+        items.push(queue.shift()!);
+        size += cost;
       }
       try {
         if (lostSends) {
@@ -139,6 +146,10 @@ export function createClusterBus(transport: BusTransport, opts: ClusterBusOption
     publish(topic, event) {
       local.publish(topic, event);
       queue.push(JSON.stringify([topic, event]));
+      if (queue.length > MAX_QUEUED) {
+        queue.splice(0, queue.length - MAX_QUEUED);
+        lostSends = true;
+      }
       draining ??= drain();
     },
     subscribe: local.subscribe,

@@ -42,9 +42,8 @@ export async function copySqliteToPg(dataDir: string, sql: SQL, onProgress: Copy
     if (pending.length) throw new CopyError(`the SQLite database needs ${pending.length} migration(s) first: run \`parley migrate\` with the server stopped`);
     const unknown = unknownMigrations(source);
     if (unknown.length) throw new CopyError(`the SQLite database was migrated by a newer Parley (${unknown.join(', ')}): copy it with that version`);
-    await prepareEmptyPg(sql);
-
     const plan = tablePlan();
+    await prepareEmptyPg(sql, plan);
     source.exec('BEGIN');
     try {
       // The first read fixes the snapshot every later read sees.
@@ -82,14 +81,14 @@ export async function copySqliteToPg(dataDir: string, sql: SQL, onProgress: Copy
 }
 
 /** The target migrated to this binary's schema and without a row in any table. */
-async function prepareEmptyPg(sql: SQL): Promise<void> {
+async function prepareEmptyPg(sql: SQL, plan: TablePlan[]): Promise<void> {
   const version = await pgVersion(sql);
   if (version.num < MIN_PG_VERSION) throw new CopyError(`PostgreSQL ${version.text} is too old: Parley needs 15 or later`);
   const state = await pgMigrationState(sql);
   if (state.unknown.length) throw new CopyError(`the PostgreSQL database was migrated by a newer Parley (${state.unknown.join(', ')})`);
   await migratePg(sql);
   const filled: string[] = [];
-  for (const t of tablePlan()) {
+  for (const t of plan) {
     const [row] = await sql.unsafe(`SELECT EXISTS (SELECT 1 FROM "${t.name}") AS any`);
     if (row.any) filled.push(t.name);
   }
