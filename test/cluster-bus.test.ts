@@ -148,22 +148,32 @@ for (const engine of engines) {
   });
 }
 
+/**
+ * An in-process transport shared by the buses made from it: `beforeSend` runs first (it may
+ * throw, or wait), then the payload reaches every bus, as a server would deliver it.
+ */
+function memoryHub(beforeSend: (payload: string) => Promise<void>): () => BusTransport {
+  const receivers: ((payload: string) => void)[] = [];
+  return () => ({
+    maxPayloadBytes: 7_800,
+    async start(onPayload) {
+      receivers.push(onPayload);
+    },
+    async send(payload) {
+      await beforeSend(payload);
+      for (const r of receivers) r(payload);
+    },
+    async close() {},
+  });
+}
+
 describe('the cluster bus when sending fails', () => {
   test('the events that could not be sent are reported, and once sending works the others are told to read what they missed', async () => {
     const sent: string[] = [];
     let failing = true;
-    const receivers: ((payload: string) => void)[] = [];
-    const hub = (): BusTransport => ({
-      maxPayloadBytes: 7_800,
-      async start(onPayload) {
-        receivers.push(onPayload);
-      },
-      async send(payload) {
-        if (failing) throw new Error('connection refused');
-        sent.push(payload);
-        for (const r of receivers) r(payload);
-      },
-      async close() {},
+    const hub = memoryHub(async (payload) => {
+      if (failing) throw new Error('connection refused');
+      sent.push(payload);
     });
     const errors: unknown[] = [];
     const a = createClusterBus(hub(), { instanceId: 'a', onTransportError: (e) => errors.push(e) });
@@ -186,18 +196,7 @@ describe('the cluster bus when sending fails', () => {
   test('a stalled transport holds at most 10,000 waiting messages: the oldest go, and the others are told of the gap', async () => {
     let release!: () => void;
     const stalled = new Promise<void>((r) => (release = r));
-    const receivers: ((payload: string) => void)[] = [];
-    const hub = (): BusTransport => ({
-      maxPayloadBytes: 7_800,
-      async start(onPayload) {
-        receivers.push(onPayload);
-      },
-      async send(payload) {
-        await stalled;
-        for (const r of receivers) r(payload);
-      },
-      async close() {},
-    });
+    const hub = memoryHub(() => stalled);
     const a = createClusterBus(hub(), { instanceId: 'a' });
     const b = createClusterBus(hub(), { instanceId: 'b' });
     await Promise.all([a.start(), b.start()]);
