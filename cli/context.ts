@@ -1,10 +1,14 @@
 import type { Command } from 'commander';
 import { loadConfig, ConfigError, type Config } from '../src/config';
-import { openDataDir, type Db } from '../src/db/connection';
-import { sqliteStore } from '../src/db/store';
 import type { Store } from '../src/db/work';
-import { migrate, pendingMigrations } from '../src/db/migrate';
-import { migrations } from '../src/db/migrations';
+import { openConfiguredDatabase, PendingMigrationsError } from '../src/db/open-database';
+import type { SQL } from 'bun';
+import { newId } from '../src/ids';
+import { createClusterBus } from '../src/pubsub/cluster-bus';
+import { pgTransport } from '../src/pubsub/pg-transport';
+import { redisTransport } from '../src/pubsub/redis-transport';
+import { CREDENTIALS_TOPIC } from '../src/auth/credential-relay';
+import { onCredentialsChanged } from '../src/auth/credential-cache';
 import { UnusableDatabaseError } from '../src/db/inspect-database';
 import { readEnvFile, type EnvFile } from './env-file';
 
@@ -51,38 +55,62 @@ function withEnvFile(path: string): Record<string, string | undefined> {
 }
 
 /**
- * Open the data directory's database for a one-shot admin command. A new database is created
- * migrated (`parley user create` before the first start is fine). One that needs migrations is
- * refused: the server that may be running on it is older than this binary and writes rows the way
- * its own schema says; migrating under it (an upgrade's binary swapped in, an admin command run
- * before the restart) left data the new version then tripped over. Migrations are for
- * `parley migrate` with the server stopped, or for `parley serve` at start.
+ * Open the configured database (the data directory's SQLite file, or PostgreSQL with
+ * PARLEY_DATABASE_URL) for a one-shot admin command; it is closed when the command ends
+ * (`runAction`). A new database is created migrated (`parley user create` before the first start
+ * is fine). One that needs migrations is refused: the server that may be running on it is older
+ * than this binary and writes rows the way its own schema says; migrating under it (an upgrade's
+ * binary swapped in, an admin command run before the restart) left data the new version then
+ * tripped over. Migrations are for `parley migrate`, or for `parley serve` at start.
  */
-export function openCliDb(opts: CommonOptions): { config: Config; db: Db; store: Store } {
+export async function openCliStore(opts: CommonOptions): Promise<{ config: Config; store: Store }> {
   const config = cliConfig(opts);
-  refusePostgres(config);
-  const db = openDataDir(config.dataDir);
-  const pending = pendingMigrations(db.$client);
-  if (pending.length === migrations.length) migrate(db.$client);
-  else if (pending.length) {
-    db.$client.close();
-    throw new CliError(
-      `the database needs ${pending.length} migration(s) (${pending.join(', ')}). If the server is starting, it is applying them: wait for it and retry. Otherwise stop the server, run \`parley migrate\`, then start it (docs/self-hosting.md, Upgrades)`,
-    );
+  let open;
+  try {
+    open = await openConfiguredDatabase(config, { migrations: 'refuse-pending', poolSize: 2 });
+  } catch (err) {
+    if (err instanceof PendingMigrationsError) throw new CliError(err.message);
+    throw err;
   }
-  return { config, db, store: sqliteStore(db) };
+  const tellOthers = open.sql ? relayCredentialChanges(config, open.sql) : async () => {};
+  closers.push(async () => {
+    await tellOthers();
+    await open.close();
+  });
+  return { config, store: open.store };
 }
 
 /**
- * Commands that run on SQLite only so far refuse to run while PARLEY_DATABASE_URL is set: a
- * user created, or a server started, in the SQLite file while the admin believes Parley is on
- * PostgreSQL would be lost from view at the switch (docs/scaling.md).
+ * On PostgreSQL, the running instances cache credentials: a key revoked or a user locked here is
+ * told to them on the cluster bus (src/auth/credential-relay.ts), so their caches forget it and
+ * its open streams end at once. Returns what sends the last messages before the command exits.
  */
-export function refusePostgres(config: Config): void {
-  if (config.databaseUrl)
-    throw new CliError(
-      'PARLEY_DATABASE_URL is set, and this command runs on SQLite only in this version of Parley (PostgreSQL is being built: `parley migrate`, `parley doctor` and `parley db copy` use it). Unset it to use the SQLite database in the data directory (docs/scaling.md)',
-    );
+function relayCredentialChanges(config: Config, sql: SQL): () => Promise<void> {
+  const from = newId();
+  const bus = createClusterBus(config.redisUrl ? redisTransport(config.redisUrl) : pgTransport(sql), { instanceId: from });
+  const off = onCredentialsChanged((userId, where) => {
+    if (userId !== undefined && where === 'here') bus.publish(CREDENTIALS_TOPIC, { userId, from });
+  });
+  return async () => {
+    off();
+    await bus.close();
+  };
+}
+
+/** What the command opened, closed when it ends (a PostgreSQL pool would otherwise hold the process). */
+const closers: (() => Promise<void>)[] = [];
+
+/**
+ * Commands that work on the SQLite file only (backup, restore) refuse to run while
+ * PARLEY_DATABASE_URL is set, saying what to use instead: a backup of the unused SQLite file
+ * while the admin believes Parley's data is in it would be worse than none.
+ */
+export function refusePostgres(config: Config, instead: string): void {
+  if (config.databaseUrl) throw new CliError(`PARLEY_DATABASE_URL is set, and this command works on the SQLite database in the data directory only: ${instead} (docs/scaling.md)`);
+}
+
+async function closeOpened(): Promise<void> {
+  for (const close of closers.splice(0)) await close();
 }
 
 /** Print `value` as JSON with --json, otherwise the human form. */
@@ -95,7 +123,9 @@ export function runAction<A extends unknown[]>(fn: (...args: A) => unknown | Pro
   return async (...args: A) => {
     try {
       await fn(...args);
+      await closeOpened();
     } catch (err) {
+      await closeOpened().catch(() => undefined);
       const known = err instanceof CliError || err instanceof ConfigError || err instanceof UnusableDatabaseError;
       process.stderr.write(`parley: ${known ? (err as Error).message : String((err as Error)?.message ?? err)}\n`);
       process.exit(known ? 2 : 1);

@@ -3,7 +3,7 @@ import { createApiKey, createSession, listApiKeys, revokeApiKey, findSessionById
 import { DAY_MS } from '../src/time';
 import { sessionView } from '../src/auth/sessions.view';
 import { iso } from '../src/ids';
-import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
+import { common, openCliStore, output, runAction, CliError, type CommonOptions } from './context';
 import { requireUser } from './user';
 
 export function credentialCommands(program: Command) {
@@ -13,7 +13,7 @@ export function credentialCommands(program: Command) {
     .requiredOption('--email <email>', 'the user')
     .action(
       runAction(async (opts: CommonOptions & { email: string }) => {
-        const { store, config } = openCliDb(opts);
+        const { store, config } = await openCliStore(opts);
         const user = await requireUser(store, opts.email);
         const { token, row } = await store.write((tx) => createSession(tx, user.id, config.sessionTtlDays * DAY_MS, { userAgent: 'parley-cli' }, Date.now()));
         output(opts, { token, sessionId: row.id, expiresAt: iso(row.expiresAt) }, token);
@@ -25,7 +25,7 @@ export function credentialCommands(program: Command) {
     .requiredOption('--email <email>', 'the user')
     .action(
       runAction(async (opts: CommonOptions & { email: string }) => {
-        const { store } = openCliDb(opts);
+        const { store } = await openCliStore(opts);
         const user = await requireUser(store, opts.email);
         const rows = (await store.read((tx) => listActiveSessions(tx, user.id, Date.now()))).map((s) => {
           const { current: _, ...view } = sessionView(s);
@@ -45,7 +45,7 @@ export function credentialCommands(program: Command) {
     .argument('<sessionId>', 'the session id (see `parley session list`)')
     .action(
       runAction(async (sessionId: string, opts: CommonOptions) => {
-        const { store } = openCliDb(opts);
+        const { store } = await openCliStore(opts);
         const row = await store.read((tx) => findSessionById(tx, sessionId));
         if (!row) throw new CliError(`no session with id ${sessionId}`);
         const now = Date.now();
@@ -61,7 +61,7 @@ export function credentialCommands(program: Command) {
     .option('--name <name>', 'a name to recognise the key by', 'cli')
     .action(
       runAction(async (opts: CommonOptions & { email: string; name: string }) => {
-        const { store } = openCliDb(opts);
+        const { store } = await openCliStore(opts);
         const user = await requireUser(store, opts.email);
         const { key, row } = await store.write((tx) => createApiKey(tx, user.id, opts.name, Date.now()));
         output(opts, { keyId: row.id, key, name: row.name, prefix: row.prefix }, key);
@@ -72,7 +72,7 @@ export function credentialCommands(program: Command) {
     .requiredOption('--email <email>', 'the user')
     .action(
       runAction(async (opts: CommonOptions & { email: string }) => {
-        const { store } = openCliDb(opts);
+        const { store } = await openCliStore(opts);
         const user = await requireUser(store, opts.email);
         const rows = (await store.read((tx) => listApiKeys(tx, user.id))).map((k) => ({
           keyId: k.id,
@@ -96,7 +96,7 @@ export function credentialCommands(program: Command) {
     .argument('<keyId>', 'the key id (see `parley apikey list`)')
     .action(
       runAction(async (keyId: string, opts: CommonOptions) => {
-        const { store } = openCliDb(opts);
+        const { store } = await openCliStore(opts);
         const row = await store.write((tx) => revokeApiKey(tx, keyId, undefined, Date.now()));
         if (!row) throw new CliError(`no API key with id ${keyId}`);
         output(opts, { keyId, revokedAt: iso(row.revokedAt!) }, `revoked ${keyId}`);

@@ -38,7 +38,7 @@ export function dbCommands(program: Command) {
     .action(
       runAction(async (file: string, opts: CommonOptions) => {
         const config = cliConfig(opts);
-        refusePostgres(config);
+        refusePostgres(config, 'back PostgreSQL up with `pg_dump -Fc`');
         const target = resolve(file);
         const source = join(config.dataDir, DB_FILE);
         if (!existsSync(source)) throw new CliError(`no database at ${source}`);
@@ -69,7 +69,7 @@ export function dbCommands(program: Command) {
     .action(
       runAction((file: string, opts: CommonOptions) => {
         const config = cliConfig(opts);
-        refusePostgres(config);
+        refusePostgres(config, 'restore PostgreSQL with `pg_restore`');
         let restored;
         try {
           restored = restoreDatabase(config.dataDir, resolve(file));

@@ -3,7 +3,7 @@ import type { Config } from '../src/config';
 import { createLoginLink } from '../src/auth/login-link.store';
 import { LOGIN_LINK_PATH } from '../src/auth/login-link.routes';
 import { iso } from '../src/ids';
-import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
+import { common, openCliStore, output, runAction, CliError, type CommonOptions } from './context';
 import { requireUser } from './user';
 
 const MAX_TTL_MINUTES = 24 * 60;
@@ -29,7 +29,7 @@ export function loginLinkCommand(program: Command) {
       runAction(async (opts: CommonOptions & { email: string; ttlMinutes: string }) => {
         const minutes = /^\d+$/.test(opts.ttlMinutes) ? Number(opts.ttlMinutes) : NaN;
         if (!(minutes >= 1 && minutes <= MAX_TTL_MINUTES)) throw new CliError(`--ttl-minutes must be a whole number from 1 to ${MAX_TTL_MINUTES}, got "${opts.ttlMinutes}"`);
-        const { store, config } = openCliDb(opts);
+        const { store, config } = await openCliStore(opts);
         const user = await requireUser(store, opts.email);
         const { token, row } = await store.write((tx) => createLoginLink(tx, user.id, minutes * 60_000, Date.now()));
         const { base, guessed } = linkBase(config);

@@ -4,7 +4,7 @@ import { RESEARCH_STATUSES, sendTestResearchPush } from '../src/notifications/re
 import type { ResearchStatus } from '../src/notifications/notifier';
 import { createLogger } from '../src/log';
 import { newId } from '../src/ids';
-import { common, openCliDb, runAction, CliError, type CommonOptions } from './context';
+import { common, openCliStore, runAction, CliError, type CommonOptions } from './context';
 import { requireUser } from './user';
 
 export function notifyCommands(program: Command) {
@@ -18,7 +18,7 @@ export function notifyCommands(program: Command) {
       runAction(async (opts: CommonOptions & { email: string; conversation: string; status: string }) => {
         const status = RESEARCH_STATUSES.find((s) => s === opts.status) as ResearchStatus | undefined;
         if (!status) throw new CliError(`--status must be one of ${RESEARCH_STATUSES.join(', ')}`);
-        const { store, config } = openCliDb(opts);
+        const { store, config } = await openCliStore(opts);
         const user = await requireUser(store, opts.email);
         if (!config.pushEnabled) throw new CliError('push is disabled (PARLEY_PUSH_ENABLED=false)');
         const push = await createExpoClient(config);

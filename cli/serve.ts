@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { startServer } from '../src/server';
 import { countUsers } from '../src/account/account.store';
-import { cliConfig, common, refusePostgres, runAction, type CommonOptions } from './context';
+import { cliConfig, common, runAction, type CommonOptions } from './context';
 
 export function serveCommand(program: Command) {
   common(program.command('serve'))
@@ -11,9 +11,8 @@ export function serveCommand(program: Command) {
     .action(
       runAction(async (opts: CommonOptions & { host?: string; port?: string }) => {
         const config = cliConfig(opts, ['--host', '--port']);
-        refusePostgres(config);
         const server = await startServer(config);
-        process.stdout.write(`Parley listening on ${server.url} (data in ${config.dataDir})\n`);
+        process.stdout.write(`Parley listening on ${server.url} (data in ${server.database})\n`);
         if ((await server.deps.store.read((tx) => countUsers(tx))) === 0)
           process.stdout.write(
             `No users yet. Create one, and a key to call the API with:\n  parley user create --email you@example.org --data-dir ${config.dataDir}\n  parley apikey create --email you@example.org --data-dir ${config.dataDir}\n`,

@@ -3,7 +3,7 @@ import { ACCOUNT_TYPES, SUBSCRIPTION_TIERS, findUserByEmail, listUsers } from '.
 import { userWithAdminView } from '../src/account/account.view';
 import { AdminRefusal, changeUser, createCheckedUser, type UserChange } from '../src/admin/user-admin';
 import type { Store } from '../src/db/work';
-import { common, openCliDb, output, runAction, CliError, type CommonOptions } from './context';
+import { common, openCliStore, output, runAction, CliError, type CommonOptions } from './context';
 
 export async function requireUser(store: Store, email: string) {
   const user = await store.read((tx) => findUserByEmail(tx, email));
@@ -32,7 +32,7 @@ export function userCommands(program: Command) {
     .option('--admin', 'the user may administer this server (the web app\'s Admin page, admin/* operations)')
     .action(
       runAction(async (opts: CommonOptions & { email: string; name?: string; accountType?: string; admin?: boolean }) => {
-        const { store } = openCliDb(opts);
+        const { store } = await openCliStore(opts);
         const u = await asCliError(() => store.write((tx) => createCheckedUser(tx, { email: opts.email, name: opts.name, accountType: opts.accountType, isAdmin: opts.admin }, Date.now())));
         output(opts, userWithAdminView(u), `created user ${u.email} (${u.id})${u.isAdmin ? ', admin' : ''}`);
       }),
@@ -42,7 +42,7 @@ export function userCommands(program: Command) {
     .description('list users')
     .action(
       runAction(async (opts: CommonOptions) => {
-        const { store } = openCliDb(opts);
+        const { store } = await openCliStore(opts);
         const rows = (await store.read((tx) => listUsers(tx))).map((u) => userWithAdminView(u));
         output(
           opts,
@@ -90,7 +90,7 @@ export function userCommands(program: Command) {
             locked: opts.locked ? true : opts.unlocked ? false : undefined,
             admin: opts.admin,
           };
-          const { store } = openCliDb(opts);
+          const { store } = await openCliStore(opts);
           const u = await requireUser(store, opts.email);
           const updated = await asCliError(() => store.write((tx) => changeUser(tx, u.id, change, undefined, Date.now())));
           output(opts, userWithAdminView(updated), `updated ${updated.email}`);

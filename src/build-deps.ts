@@ -15,6 +15,7 @@ import { createOpacityGuess } from './images/opacity-guess';
 import { createTurnstile } from './http/turnstile';
 import { createGroupFanout } from './groups/group-fanout';
 import { sqliteStore } from './db/store';
+import type { Store } from './db/work';
 import { newId } from './ids';
 
 /**
@@ -23,9 +24,9 @@ import { newId } from './ids';
  * passing it (a fake clock, a recording notifier); what is passed is used as is and the default is
  * not built. Push is on when a push client is passed (the server builds it from the config).
  */
-export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partial<AppDeps>): AppDeps {
+export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | { store: Store }) & Partial<AppDeps>): AppDeps {
   const { config, db, log } = base;
-  const store = base.store ?? sqliteStore(db);
+  const store = base.store ?? sqliteStore(db!);
   const now = base.now ?? Date.now;
   const lifecycle = base.lifecycle ?? createLifecycle();
   const bus = base.bus ?? createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
@@ -39,14 +40,14 @@ export function buildDeps(base: { config: Config; db: Db; log: Logger } & Partia
     ai: 'ai' in base ? base.ai : createAiProvider(config),
     tasks: base.tasks ?? createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     bus,
-    events: base.events ?? new EventLog(db, now, bus),
+    events: base.events ?? new EventLog(store, now, bus),
     groupFanout:
       base.groupFanout ??
       createGroupFanout(bus, { batchMs: config.groupBatchMs, onMemberError: (groupId, err) => log.error('group stream failed', { groupId, cause: String(err) }) }),
     // Stops with the lifecycle above, whichever one that is.
     heartbeats: base.heartbeats ?? createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
     // Checked as often as the heartbeats go: another process's revocation reaches open streams within a tick.
-    credentialWatch: base.credentialWatch ?? createCredentialWatch(db, { intervalMs: config.sseHeartbeatSeconds * 1000, now, log, lifecycle }),
+    credentialWatch: base.credentialWatch ?? createCredentialWatch(store, { intervalMs: config.sseHeartbeatSeconds * 1000, now, log, lifecycle }),
     imageConversions: base.imageConversions ?? createTurnstile(config.imageConcurrency),
     imageOpacity: base.imageOpacity ?? createOpacityGuess(),
   };

@@ -72,9 +72,22 @@ export const settings = {
   databaseUrl: setting({
     env: 'PARLEY_DATABASE_URL',
     default: '',
-    doc: 'PostgreSQL (15 or later) as the database instead of SQLite: `postgres://user:password@host:5432/database`. Being built (docs/scaling.md): in this version `parley migrate`, `parley doctor` and `parley db copy` use it, and `parley serve` and the other commands refuse to run while it is set rather than serve from SQLite behind your back.',
+    doc: 'PostgreSQL (15 or later) as the database instead of SQLite: `postgres://user:password@host:5432/database`. The server and the admin commands use it; `parley backup` and `restore` refuse (use `pg_dump`), and so does `parley db copy` in the direction that needs SQLite (docs/scaling.md).',
     parse: optStr,
     secret: true,
+  }),
+  redisUrl: setting({
+    env: 'PARLEY_REDIS_URL',
+    default: '',
+    doc: "Redis or Valkey (`redis://host:6379`) to carry realtime events between several instances on PostgreSQL, instead of PostgreSQL's LISTEN/NOTIFY: for a cluster whose fan-out outgrows the database (docs/scaling.md). Unused on SQLite, which serves one instance.",
+    parse: optStr,
+    secret: true,
+  }),
+  databasePool: setting({
+    env: 'PARLEY_DATABASE_POOL',
+    default: '10',
+    doc: "Connections the server keeps open to PostgreSQL at most (with PARLEY_DATABASE_URL). Each instance has its own pool: keep the sum of the instances' pools under the server's `max_connections`.",
+    parse: int(1, 1000),
   }),
   host: setting({
     env: 'PARLEY_HOST',

@@ -21,11 +21,12 @@ import type { GroupFanout } from './groups/group-fanout';
  */
 export interface AppDeps {
   config: Config;
-  db: Db;
   /**
-   * The same database behind the interface both databases serve (src/db/work.ts): the domains
-   * move to it one by one (bookmarks first), then the server can run on PostgreSQL.
+   * The SQLite database, when Parley runs on one (undefined on PostgreSQL): only for what is
+   * SQLite's own (backups). The domains use `store`.
    */
+  db?: Db;
+  /** The database, on SQLite or PostgreSQL alike, through the units of work (src/db/work.ts). */
   store: Store;
   /** This process's id among the instances sharing a database: what its leases are held by. */
   instanceId: string;

@@ -1,14 +1,15 @@
-import { join } from 'node:path';
 import type { Config } from './config';
-import { drainWrites } from './db/commit-queue';
 import { createApp, operations } from './app';
 import type { AnyOperation } from './http/operation';
-import { openDataDir, DB_FILE } from './db/connection';
-import { migrate } from './db/migrate';
+import { openConfiguredDatabase } from './db/open-database';
+import { openBus } from './pubsub/open-bus';
+import { newId } from './ids';
 import { createLogger, type Logger } from './log';
 import type { AppDeps } from './deps';
 import { buildDeps } from './build-deps';
 import { resumeInterruptedResponses } from './chat/respond';
+import { startTurnKeeper } from './chat/turn-keeper';
+import { startCredentialRelay } from './auth/credential-relay';
 import { startPruning } from './tasks/prune-expired';
 import { createExpoClient } from './notifications/expo-client';
 import { serveWithHost } from './http/hostless-request';
@@ -21,6 +22,8 @@ export interface RunningServer {
   url: string;
   port: number;
   deps: AppDeps;
+  /** Where the data is: the SQLite file, or the PostgreSQL URL without its password. */
+  database: string;
   /** Stop accepting, close open streams, close the database. Idempotent. */
   stop(): Promise<void>;
 }
@@ -32,15 +35,16 @@ export async function startServer(
   /** Tests mount test-only operations (e.g. an event stream) beside the route table. */
   opts: { extraOperations?: readonly AnyOperation[] } = {},
 ): Promise<RunningServer> {
-  const db = openDataDir(config.dataDir);
   // One line per migration before it runs: on a large database an upgrade's start can take a while.
-  const applied = migrate(db.$client, undefined, (done, total, tag) => tag && log.info('applying migration', { tag, step: done + 1, of: total }));
-  if (applied.length) log.info('migrations applied', { applied });
+  const database = await openConfiguredDatabase(config, { migrations: 'apply', onMigration: (tag, step, of) => log.info('applying migration', { tag, step, of }), onApplied: (applied) => log.info('migrations applied', { applied }) });
   // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
   const push = config.pushEnabled ? await createExpoClient(config) : undefined;
-  const deps = buildDeps({ config, db, log, push });
+  const instanceId = newId();
+  const realtime = await openBus(config, database, { instanceId, log });
+  const deps = buildDeps({ config, db: database.db, store: database.store, bus: realtime.bus, instanceId, log, push });
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
-  const recovered = resumeInterruptedResponses(deps);
+  // On SQLite this process is the only one: every unfinished turn was its previous process's.
+  const recovered = await resumeInterruptedResponses(deps, database.dialect === 'sqlite' ? 'any' : 'orphan');
   if (recovered.resumed || recovered.failed) log.info('interrupted responses', recovered);
   // Running AI turns stop with the "shutdown" reason: their rows stay in_progress, upstream
   // background responses keep running, and the next start resumes them.
@@ -69,7 +73,9 @@ export async function startServer(
   });
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
   origin = url;
-  log.info('listening', { url, database: join(config.dataDir, DB_FILE) });
+  log.info('listening', { url, database: database.where, ...(realtime.transport !== 'memory' ? { instance: instanceId, bus: realtime.transport } : {}) });
+  deps.lifecycle.onShutdown('turn leases', startTurnKeeper(deps));
+  if (realtime.transport !== 'memory') deps.lifecycle.onShutdown('credential relay', startCredentialRelay(deps));
   const stopPruning = startPruning(deps);
   deps.lifecycle.onShutdown('pruning', stopPruning);
 
@@ -78,6 +84,7 @@ export async function startServer(
     url,
     port: server.port!,
     deps,
+    database: database.where,
     stop: () =>
       (stopping ??= (async () => {
         // 1. Stop accepting. 2. Abort the shutdown signal: open streams send their final frame and
@@ -88,9 +95,8 @@ export async function startServer(
         for (const h of hooks) if (!h.ok) log.warn('shutdown hook failed', { ...h });
         await Promise.race([drained, Bun.sleep(DRAIN_BUDGET_MS)]);
         await server.stop(true);
-        drainWrites(db); // writes queued in the last turn, before the connection goes
-        db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-        db.$client.close();
+        await realtime.close();
+        await database.close();
         log.info('stopped');
       })()),
   };

@@ -112,7 +112,7 @@ describe('bad input, for every operation', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-input-'));
     const server = await startServer(testConfig({ dataDir, port: 0 }), silentLogger);
     try {
-      const user = seedUser(server.deps.db, { email: 'ann@example.org' }, server.deps.config);
+      const user = seedUser(server.deps.db!, { email: 'ann@example.org' }, server.deps.config);
       // Every body over a real socket to one operation; a sample to the others (in-process runs cover them all).
       const sample = fixedBadBodies.filter((b) => ['invalid UTF-8', 'truncated JSON', 'form body'].includes(b.kind));
       for (const op of operations)

@@ -1,3 +1,4 @@
+import { runOnSqlite } from '../src/db/store';
 import { describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { appendItem, createConversation } from '../src/chat/conversation.store';
@@ -8,8 +9,8 @@ setDefaultTimeout(30_000);
 function setup() {
   const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
   const [ann, bob] = ctx.users as [any, any];
-  const conv = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Notes' });
-  const item = appendItem(ctx.db, { conversationId: conv.id, role: 'user', content: 'hello' });
+  const conv = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Notes' }));
+  const item = runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: conv.id, role: 'user', content: 'hello' }));
   return { ctx, ann, bob, conv, item };
 }
 
@@ -61,8 +62,8 @@ describe('bookmarks', () => {
   test('deleting a conversation (or its item) removes its bookmark items', async () => {
     const { ctx, ann, conv, item } = setup();
     const g = (await ctx.json('bookmarks/createGroup', { name: 'G' }, ann)).body;
-    const conv2 = createConversation(ctx.db, { ownerId: ann.user.id });
-    const item2 = appendItem(ctx.db, { conversationId: conv2.id, role: 'user', content: 'x' });
+    const conv2 = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id }));
+    const item2 = runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: conv2.id, role: 'user', content: 'x' }));
     await ctx.json('bookmarks/addItem', { groupId: g.id, conversationId: conv.id, itemId: item.id }, ann);
     await ctx.json('bookmarks/addItem', { groupId: g.id, conversationId: conv2.id }, ann);
     await ctx.json('bookmarks/addItem', { groupId: g.id, conversationId: conv2.id, itemId: item2.id }, ann);

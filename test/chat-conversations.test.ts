@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { runOnSqlite } from '../src/db/store';
+import { runOnSqlite, writeOnSqlite } from '../src/db/store';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { addWriter, appendItem, createConversation, listItems } from '../src/chat/conversation.store';
 import { createResponse, setResponseStatus } from '../src/chat/response.store';
@@ -12,17 +12,17 @@ const users = [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { ema
 function seed() {
   const ctx = createTestContext({ users });
   const [ann, bob, cy] = ctx.users as [any, any, any];
-  const c = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Plans' });
-  const items = ['one', 'two', 'three', 'four'].map((content) => appendItem(ctx.db, { conversationId: c.id, role: 'user', content, authorId: ann.user.id }));
-  addWriter(ctx.db, c.id, bob.user.id);
+  const c = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Plans' }));
+  const items = ['one', 'two', 'three', 'four'].map((content) => runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: c.id, role: 'user', content, authorId: ann.user.id })));
+  runOnSqlite(ctx.db, (tx) => addWriter(tx, c.id, bob.user.id));
   return { ctx, ann, bob, cy, c, items };
 }
 
 describe('conversation operations', () => {
   test('truncateConversationFromItem: deletes the item and every later one; reasons otherwise', async () => {
     const { ctx, bob, cy, c, items } = seed();
-    const other = createConversation(ctx.db, { ownerId: cy.user.id });
-    const foreignItem = appendItem(ctx.db, { conversationId: other.id, role: 'user', content: 'x' });
+    const other = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: cy.user.id }));
+    const foreignItem = runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: other.id, role: 'user', content: 'x' }));
     expect((await ctx.json('chat/truncateConversationFromItem', { conversationId: c.id, fromItemId: foreignItem.id }, bob)).body).toEqual({
       success: false, deletedCount: 0, reason: 'ITEM_NOT_FOUND', failedItemId: foreignItem.id,
     });
@@ -32,16 +32,16 @@ describe('conversation operations', () => {
     expect((await ctx.json('chat/truncateConversationFromItem', { conversationId: 'nope', fromItemId: items[1]!.id }, bob)).body.reason).toBe('CONVERSATION_NOT_WRITABLE');
     const ok = await ctx.json('chat/truncateConversationFromItem', { conversationId: c.id, fromItemId: items[1]!.id }, bob);
     expect(ok.body).toEqual({ success: true, deletedCount: 3 });
-    expect(listItems(ctx.db, c.id).map((i) => i.content)).toEqual(['one']);
+    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, c.id)).map((i) => i.content)).toEqual(['one']);
     expect((await ctx.json('chat/truncateConversationFromItem', { conversationId: c.id, fromItemId: items[0]!.id })).body).toEqual(SPEC_ERRORS[401]);
   });
 
   test('deleteConversation: owner only, 404 unknown, everything attached goes', async () => {
     const { ctx, ann, bob, c } = seed();
-    const r = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' }, status: 'completed' });
-    ctx.deps.events.writer(r.id, 0).emit({ type: 'done' });
-    ctx.deps.events.writer(r.id, 1).flush();
-    await Bun.sleep(1);
+    const r = runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' }, status: 'completed' }));
+    const w = ctx.deps.events.writer(r.id, 0);
+    w.emit({ type: 'done' });
+    await w.idle();
     runOnSqlite(ctx.db, (tx) => createWidget(tx, { conversationId: c.id, responseId: r.id, widgetType: 'canvas' }, Date.now()));
     expect((await ctx.json('chat/deleteConversation', { conversationId: c.id }, bob)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('chat/deleteConversation', { conversationId: 'nope' }, ann)).body).toEqual(SPEC_ERRORS[404]);
@@ -70,7 +70,7 @@ describe('conversation operations', () => {
 
   test('list, get, rename, share, branch', async () => {
     const { ctx, ann, bob, cy, c, items } = seed();
-    const mine = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Later' }, Date.now() + 1000);
+    const mine = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Later' }, Date.now() + 1000));
     const page1 = await ctx.json('chat/listConversations', { limit: 1 }, ann);
     expect(page1.body.conversations.map((x: any) => x.id)).toEqual([mine.id]);
     const page2 = await ctx.json('chat/listConversations', { limit: 1, cursor: page1.body.nextCursor }, ann);
@@ -105,7 +105,7 @@ describe('conversation operations', () => {
 
     const br = await ctx.json('chat/branchConversation', { conversationId: c.id, fromItemId: items[1]!.id }, cy);
     expect(br.body.conversation).toMatchObject({ ownerId: cy.user.id, branchOf: { conversationId: c.id, itemId: items[1]!.id } });
-    expect(listItems(ctx.db, br.body.conversation.id).map((i) => i.content)).toEqual(['one', 'two']);
+    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, br.body.conversation.id)).map((i) => i.content)).toEqual(['one', 'two']);
     expect((await ctx.json('chat/branchConversation', { conversationId: c.id, fromItemId: 'nope' }, cy)).status).toBe(404);
     // Deleting the parent removes the branch record, not the branch.
     await ctx.json('chat/deleteConversation', { conversationId: c.id }, ann);
@@ -114,8 +114,8 @@ describe('conversation operations', () => {
 
   test("history search (FTS5) sees only the user's own conversations and follows edits", () => {
     const { ctx, ann, cy, c, items } = seed();
-    const theirs = createConversation(ctx.db, { ownerId: cy.user.id });
-    appendItem(ctx.db, { conversationId: theirs.id, role: 'user', content: 'three secrets' });
+    const theirs = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: cy.user.id }));
+    runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: theirs.id, role: 'user', content: 'three secrets' }));
     expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: ann.user.id, query: 'three' })).map((h) => h.text)).toEqual(['three']);
     expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: ann.user.id, query: 'three', excludeConversationId: c.id }))).toEqual([]);
     expect(runOnSqlite(ctx.db, (tx) => searchHistory(tx, { userId: ann.user.id, query: '"; DROP -- *' }))).toEqual([]);
@@ -149,20 +149,20 @@ describe('conversation operations', () => {
     const { ctx, ann, c } = seed();
     const DAY = 24 * 60 * 60 * 1000;
     const outputsLeft = () => ctx.db.$client.query<{ id: string }, []>('SELECT response_id AS id FROM response_tool_outputs').all().map((r) => r.id);
-    const mk = (status: 'completed' | 'in_progress', finishedAt: number) => {
-      const r = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } });
+    const mk = async (status: 'completed' | 'in_progress', finishedAt: number) => {
+      const r = runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }));
       const w = ctx.deps.events.writer(r.id, 0);
       w.emit({ type: 'text.delta', delta: 'a' });
       w.recordToolOutput({ upstreamId: 'resp_1', callId: 'call_1', output: 'a tool said this' });
-      w.flush();
+      await w.flush();
       expect(outputsLeft()).toContain(r.id);
-      setResponseStatus(ctx.db, r.id, status, finishedAt);
+      writeOnSqlite(ctx.db, (tx) => setResponseStatus(tx, r.id, status, finishedAt));
       return r.id;
     };
     const now = Date.now();
-    const old = mk('completed', now - 8 * DAY);
-    const recent = mk('completed', now - 6 * DAY);
-    const running = mk('in_progress', now - 30 * DAY);
+    const old = await mk('completed', now - 8 * DAY);
+    const recent = await mk('completed', now - 6 * DAY);
+    const running = await mk('in_progress', now - 30 * DAY);
     expect(outputsLeft()).toEqual([running]);
     await pruneExpired({ ...ctx.deps, now: () => now });
     const left = ctx.db.$client.query<{ id: string }, []>('SELECT DISTINCT response_id AS id FROM response_events').all().map((r) => r.id);

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
-import { runOnSqlite } from '../src/db/store';
+import { runOnSqlite, writeOnSqlite } from '../src/db/store';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,7 +58,7 @@ describe('chat/streamDeepResearch', () => {
     const rid = frames[1]!.data.responseId;
     expect(frames.map((f) => f.id)).toEqual([`${rid}:1`, `${rid}:2`, `${rid}:3`]);
     expect(frames[2]!.data.message).toContain('PARLEY_AI_PROVIDER');
-    expect(findResponseById(ctx.db, rid)!.status).toBe('failed');
+    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))!.status).toBe('failed');
   });
 
   test('400 envelope before any stream when message is missing; 401 without credentials', async () => {
@@ -86,9 +86,9 @@ describe('chat/streamDeepResearch', () => {
     const sent = openai.requests.findLast((r) => r.path === 'POST /v1/responses')!.body;
     expect(sent.input.at(-1).content[1]).toEqual({ type: 'input_image', image_url: 'https://img.example/a.png', detail: 'high' });
     expect(sent).toMatchObject({ background: true, stream: true, model: 'o4-mini-deep-research' });
-    const items = listItems(ctx.db, conversationId);
+    const items = runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId));
     expect(items.map((i) => [i.role, i.content])).toEqual([['user', 'Why tides?'], ['assistant', 'Tides come from the moon.']]);
-    expect(findResponseById(ctx.db, rid)).toMatchObject({ status: 'completed', kind: 'research', upstreamId: expect.stringMatching(/^resp_fake_/) });
+    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))).toMatchObject({ status: 'completed', kind: 'research', upstreamId: expect.stringMatching(/^resp_fake_/) });
     await Bun.sleep(5);
     expect(pushes).toEqual([{ userId: ctx.users[0]!.user.id, conversationId, responseId: rid, status: 'completed', title: 'Why tides?' }]);
     // A later turn in the renamed conversation: the push names the conversation, not the new message.
@@ -124,7 +124,7 @@ describe('chat/streamDeepResearch', () => {
     openai.responsesScript = () => ({ fail: 503 });
     const down = await readFrames(await research(ctx, { message: 'x' }));
     expect(down.at(-1)!.data).toMatchObject({ type: 'error', message: expect.stringContaining('HTTP 503') });
-    expect(findResponseById(ctx.db, down[1]!.data.responseId)!.status).toBe('failed');
+    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, down[1]!.data.responseId))!.status).toBe('failed');
   });
 
   test('disconnect mid-stream, resume by Last-Event-ID and chat/resumeStream: no gap, no duplicate', async () => {
@@ -158,7 +158,7 @@ describe('chat/streamDeepResearch', () => {
     expect(typesOf(unknown)).toEqual(['error']);
     // Once retention has pruned the events, a resume still learns how the response ended, under
     // the id its last event had; one that already saw that event gets nothing.
-    expect(pruneResponseEvents(ctx.db, Date.now() + 1)).toBe(all.length);
+    expect(writeOnSqlite(ctx.db, (tx) => pruneResponseEvents(tx, Date.now() + 1))).toBe(all.length);
     const pruned = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: 5 }, ctx.users[0]));
     expect(pruned).toEqual([all.at(-1)!]);
     expect(await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: all.length }, ctx.users[0]))).toEqual([]);
@@ -185,20 +185,20 @@ describe('chat/streamDeepResearch', () => {
     await reader.close();
     await ctx1.deps.tasks.shutdown(); // the process "dies"
     const rid = head[1]!.data.responseId;
-    expect(findResponseById(ctx1.db, rid)!.status).toBe('in_progress');
+    expect(runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.status).toBe('in_progress');
     ctx1.db.$client.close();
 
     const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
-    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
     const all = [...head, ...rest];
     expect(seqs(all)).toEqual(all.map((_, i) => i + 1));
     expect(text(all)).toBe(full);
     expect(typesOf(all).at(-1)).toBe('done');
-    expect(openai.requests.some((r) => r.path === `GET /v1/responses/${findResponseById(ctx2.db, rid)!.upstreamId}?stream=true`)).toBe(true);
-    const row = findResponseById(ctx2.db, rid)!;
+    expect(openai.requests.some((r) => r.path === `GET /v1/responses/${runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!.upstreamId}?stream=true`)).toBe(true);
+    const row = runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!;
     expect(row.status).toBe('completed');
-    expect(listItems(ctx2.db, row.conversationId).at(-1)!.content).toBe(full);
+    expect(runOnSqlite(ctx2.db, (tx) => listItems(tx, row.conversationId)).at(-1)!.content).toBe(full);
     ctx2.db.$client.close();
   });
 
@@ -218,7 +218,7 @@ describe('chat/streamDeepResearch', () => {
     const head: Frame[] = [];
     while (!head.some((f) => f.data.type === 'widget.created')) head.push(...(await reader.all(1)));
     const rid = head[1]!.data.responseId as string;
-    return { ctx1, key, reader, head, rid, firstUpstream: findResponseById(ctx1.db, rid)!.upstreamId, postsBefore };
+    return { ctx1, key, reader, head, rid, firstUpstream: runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId, postsBefore };
   }
 
   /**
@@ -259,8 +259,8 @@ describe('chat/streamDeepResearch', () => {
     openai.eventDelayMs = 100;
     const { ctx1, key, reader, head, rid, firstUpstream } = await researchUntilCanvas(file);
     // The follow-up has started upstream but said nothing yet: its id must already be stored.
-    for (let i = 0; i < 100 && findResponseById(ctx1.db, rid)!.upstreamId === firstUpstream; i++) await Bun.sleep(5);
-    const followUp = findResponseById(ctx1.db, rid)!.upstreamId;
+    for (let i = 0; i < 100 && runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId === firstUpstream; i++) await Bun.sleep(5);
+    const followUp = runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId;
     expect(followUp).not.toBe(firstUpstream);
     await reader.close();
     await ctx1.deps.tasks.shutdown(); // the process "dies" before the follow-up's first word
@@ -270,7 +270,7 @@ describe('chat/streamDeepResearch', () => {
     const posts = () => openai.requests.filter((r) => r.path.startsWith('POST /v1/responses')).length;
     const postsBefore = posts();
     const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
-    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
     expect(typesOf(rest)).not.toContain('widget.created');
     expect(typesOf(rest)).not.toContain('generate_canvas.in_progress');
@@ -278,7 +278,7 @@ describe('chat/streamDeepResearch', () => {
     expect(typesOf(rest).at(-1)).toBe('done');
     expect(posts()).toBe(postsBefore); // no second follow-up was started
     expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
-    const answer = listItems(ctx2.db, findResponseById(ctx2.db, rid)!.conversationId).at(-1)!;
+    const answer = runOnSqlite(ctx2.db, (tx) => listItems(tx, runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!.conversationId)).at(-1)!;
     expect((answer.parts as { type: string }[]).map((p) => p.type)).toEqual(['widget.created']);
     ctx2.db.$client.close();
   }, 30_000);
@@ -290,14 +290,14 @@ describe('chat/streamDeepResearch', () => {
     await followUpRequested(postsBefore);
     await reader.close();
     await ctx1.deps.tasks.shutdown(); // the process "dies" while the follow-up is being created
-    expect(findResponseById(ctx1.db, rid)!.upstreamId).toBe(firstUpstream);
+    expect(runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId).toBe(firstUpstream);
     const outputs = (db: TestContext['db']) => db.$client.query('SELECT count(*) AS n FROM response_tool_outputs').get();
     expect(outputs(ctx1.db)).toEqual({ n: 1 });
     ctx1.db.$client.close();
 
     openai.eventDelayMs = 0;
     const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
-    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
     const all = [...head, ...rest];
     expect(typesOf(all).filter((t) => t === 'widget.created')).toHaveLength(1);
@@ -306,7 +306,7 @@ describe('chat/streamDeepResearch', () => {
     expect(typesOf(rest).at(-1)).toBe('done');
     expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
     // The stored answer keeps the canvas made before the restart, once.
-    const answer = listItems(ctx2.db, findResponseById(ctx2.db, rid)!.conversationId).at(-1)!;
+    const answer = runOnSqlite(ctx2.db, (tx) => listItems(tx, runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!.conversationId)).at(-1)!;
     expect([answer.content, (answer.parts as { type: string }[]).map((p) => p.type)]).toEqual(['Made a canvas.', ['widget.created']]);
     // Finished: nothing will resume it, so its tool output is gone.
     expect(outputs(ctx2.db)).toEqual({ n: 0 });
@@ -331,7 +331,7 @@ describe('chat/streamDeepResearch', () => {
 
     openai.eventDelayMs = 0;
     const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
-    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const seen = head.slice(0, head.indexOf(inProgress));
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': seen.at(-1)!.id! }));
     const created = rest.filter((f) => f.data.type === 'widget.created');
@@ -357,12 +357,12 @@ describe('chat/streamDeepResearch', () => {
     await followUpRequested(postsBefore);
     await reader.close();
     await ctx1.deps.tasks.shutdown();
-    expect(findResponseById(ctx1.db, rid)!.upstreamId).toBe(firstUpstream); // the restart came before the follow-up spoke
+    expect(runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId).toBe(firstUpstream); // the restart came before the follow-up spoke
     ctx1.db.$client.close();
 
     openai.eventDelayMs = 0;
     const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
-    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
+    expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
     expect(typesOf([...head, ...rest]).filter((t) => t === 'widget.created')).toHaveLength(2);
     expect(text(rest)).toBe('Two canvases.');
@@ -389,14 +389,14 @@ describe('chat/streamDeepResearch', () => {
   test('restart with a provider that cannot resume: failed with an error event', async () => {
     const { file, key, head } = await interruptedChatTurn();
     const ctx2 = createTestContext({ config: chatConfig(), db: openDatabase(file) });
-    expect(resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 0, failed: 1 });
+    expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 0, failed: 1 });
     const rest = await readFrames(await ctx2.call('chat/resumeStream', { responseId: head[1]!.data.responseId, after: head.at(-1)!.id! }, { 'x-api-key': key }));
     expect(rest.at(-1)!.data).toEqual({ type: 'error', message: RESTART_MESSAGE });
     expect(seqs([...head, ...rest])).toEqual([...head, ...rest].map((_, i) => i + 1));
     // The partial answer the user saw is kept, as when a turn fails on its own.
     const shown = text([...head, ...rest]);
     expect(shown.length).toBeGreaterThan(0);
-    const items = listItems(ctx2.db, findResponseById(ctx2.db, head[1]!.data.responseId)!.conversationId);
+    const items = runOnSqlite(ctx2.db, (tx) => listItems(tx, runOnSqlite(ctx2.db, (tx) => findResponseById(tx, head[1]!.data.responseId))!.conversationId));
     expect(items.map((i) => [i.role, i.content])).toEqual([['user', 'x'], ['assistant', shown]]);
     ctx2.db.$client.close();
   });
@@ -409,7 +409,7 @@ describe('chat/streamDeepResearch', () => {
     expect((await ctx2.json('chat/cancelResponse', { responseId: rid }, { 'x-api-key': key })).body).toEqual({ success: true, status: 'cancelled' });
     const all = await readFrames(await ctx2.call('chat/resumeStream', { responseId: rid }, { 'x-api-key': key }));
     expect(all.at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
-    const items = listItems(ctx2.db, findResponseById(ctx2.db, rid)!.conversationId);
+    const items = runOnSqlite(ctx2.db, (tx) => listItems(tx, runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!.conversationId));
     expect(items.map((i) => [i.role, i.content])).toEqual([['user', 'x'], ['assistant', text(all)]]);
     expect(text(all).length).toBeGreaterThan(0);
     ctx2.db.$client.close();
@@ -427,7 +427,7 @@ describe('chat/streamDeepResearch', () => {
     expect(body).toEqual({ success: true, status: 'cancelled' });
     const rest = await reader.all();
     expect(rest.at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
-    expect(openai.cancelled).toContain(findResponseById(ctx.db, rid)!.upstreamId!);
+    expect(openai.cancelled).toContain(runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))!.upstreamId!);
     expect((await ctx.json('chat/cancelResponse', { responseId: rid }, ctx.users[0])).body).toEqual({ success: false, status: 'cancelled' });
   });
 
@@ -439,7 +439,7 @@ describe('chat/streamDeepResearch', () => {
     const reader = new SseReader(await research(ctx, { message: 'first question' }));
     const head = await reader.all(4);
     const conversationId = head[0]!.data.conversationId as string;
-    const items = listItems(ctx.db, conversationId);
+    const items = runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId));
     expect(items.map((i) => i.role)).toEqual(['user']);
     return { ctx, reader, conversationId, rid: head[1]!.data.responseId as string, question: items[0]! };
   }
@@ -452,9 +452,9 @@ describe('chat/streamDeepResearch', () => {
     expect(cut.body.deletedCount).toBeGreaterThanOrEqual(1);
     const rest = await reader.all();
     expect(rest.at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
-    expect(findResponseById(ctx.db, rid)!.status).toBe('cancelled');
+    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))!.status).toBe('cancelled');
     await Bun.sleep(50);
-    expect(listItems(ctx.db, conversationId)).toEqual([]);
+    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId))).toEqual([]);
   });
 
   test('a message sent while a truncate waits for the cancel never leaves an answer without its question', async () => {
@@ -468,7 +468,7 @@ describe('chat/streamDeepResearch', () => {
     await readFrames(await sending);
     await reader.all();
     await Bun.sleep(50);
-    const items = listItems(ctx.db, conversationId);
+    const items = runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId));
     expect(items[0]?.role ?? 'user').toBe('user');
     expect(items.filter((i) => i.role === 'user').length).toBeGreaterThanOrEqual(items.filter((i) => i.role === 'assistant').length);
   });
@@ -480,10 +480,10 @@ describe('chat/streamDeepResearch', () => {
     openai.cancelDelayMs = 2000; // the second turn (~50 ms of events) completes well inside it
     const second = new SseReader(await research(ctx, { message: 'second question', conversationId }));
     const rid2 = (await second.all(1))[0]!.data.responseId as string;
-    const [question2] = listItems(ctx.db, conversationId).filter((i) => i.content === 'second question');
+    const [question2] = runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId)).filter((i) => i.content === 'second question');
     expect((await ctx.json('chat/truncateConversationFromItem', { conversationId, fromItemId: question2!.id }, ctx.users[0])).body.success).toBe(true);
     expect((await second.all()).at(-1)!.data.type).toBe('done');
-    const row = findResponseById(ctx.db, rid2)!;
+    const row = runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid2))!;
     expect(row.status).toBe('completed');
     const stored = ctx.db.$client.query<{ n: number }, [string]>('SELECT max(seq) AS n FROM response_events WHERE response_id = ?').get(rid2)!.n;
     expect(row.lastSeq).toBe(stored);
@@ -618,15 +618,14 @@ describe('chat/stream (openai-chat)', () => {
     const opening = await reader.all(2);
     const rid = opening[1]!.data.responseId as string;
     // From now on every event write fails, as on a disk that filled up.
-    const statements = ctx.deps.events.statements as { append: (...a: unknown[]) => void };
-    statements.append = () => {
+    (ctx.deps.events as unknown as { writeIn: () => Generator }).writeIn = function* () {
       throw new Error('database or disk is full');
     };
     const rest = await reader.all();
     // The model did answer: the turn is completed and its answer stored, only its events are missing.
-    const row = findResponseById(ctx.db, rid)!;
+    const row = runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))!;
     expect(row.status).toBe('completed');
-    const answer = listItems(ctx.db, row.conversationId).at(-1)!;
+    const answer = runOnSqlite(ctx.db, (tx) => listItems(tx, row.conversationId)).at(-1)!;
     expect([answer.role, answer.content]).toEqual(['assistant', 'part one part two']);
     expect(lines.some((l) => l.includes('the last event of a response could not be stored'))).toBe(true);
     // The follower is still told how it ended, under a number after every event the turn made.

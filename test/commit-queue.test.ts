@@ -1,3 +1,4 @@
+import { runOnSqlite, writeOnSqlite } from '../src/db/store';
 import { describe, expect, test } from 'bun:test';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -5,11 +6,12 @@ import { join } from 'node:path';
 import { openDataDir, writeTx, type Db } from '../src/db/connection';
 import { drainWrites, queuedWrite } from '../src/db/commit-queue';
 import { findGroupById } from '../src/groups/group.store';
+import type { Tx } from '../src/db/work';
 import { leaveGroup, sendGroupMessage } from '../src/groups/group.service';
 import { migrate } from '../src/db/migrate';
 import { createTestContext } from './helpers';
 import { createConversation } from '../src/chat/conversation.store';
-import { createResponse, findResponseById } from '../src/chat/response.store';
+import { appendEvents, createResponse, eventsAfter, findResponseById } from '../src/chat/response.store';
 
 /** A database file, the connection under test, a second connection (what another process sees), and a BEGIN counter. */
 function twoConnections() {
@@ -109,16 +111,17 @@ describe('commit queue', () => {
     const created = (await ctx.json('groupChat/createGroupChat', { name: 'g' }, ann)).body;
     const invite = (await ctx.json('groupChat/createInvite', { groupChatId: created.id }, ann)).body;
     expect((await ctx.json('groupChat/joinGroup', { code: invite.code }, bob)).status).toBe(200);
-    const group = findGroupById(db, created.id)!;
-    const member = () => {
-      const g = findGroupById(db, created.id)!;
+    const group = runOnSqlite(db, (tx) => findGroupById(tx, created.id))!;
+    const member = function* (tx: Tx) {
+      const g = (yield* findGroupById(tx, created.id))!;
       const isMember = db.$client.query('SELECT 1 FROM group_members WHERE group_id = ? AND user_id = ?').get(g.id, bob!.user.id);
       if (!isMember) throw new Error('not a member');
       return g;
     };
     const sending = sendGroupMessage(ctx.deps, member, bob!.user, 'too late');
-    leaveGroup(ctx.deps, group, bob!.user); // runs now, before the queued write's turn
+    const leaving = leaveGroup(ctx.deps, group, bob!.user); // its write runs now, before the queued write's turn
     await expect(sending).rejects.toThrow('not a member');
+    expect(await leaving).toBe(true);
     const stored = db.$client.query("SELECT count(*) AS n FROM conversation_items WHERE content = 'too late'").get() as { n: number };
     expect(stored.n).toBe(0);
   });
@@ -134,8 +137,8 @@ describe('response events through the commit queue', () => {
       if (sql === 'BEGIN IMMEDIATE') begins.n++;
       return (run as (...a: unknown[]) => unknown)(sql, ...rest);
     }) as typeof ctx.db.$client.run;
-    const c = createConversation(ctx.db, { ownerId: ann.user.id });
-    const ids = [0, 1, 2].map(() => createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id);
+    const c = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id }));
+    const ids = [0, 1, 2].map(() => runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } })).id);
     const writers = ids.map((id) => ctx.deps.events.writer(id, 0));
     // A writer whose response is gone: its events break the foreign key.
     const orphan = ctx.deps.events.writer('no-such-response', 0);
@@ -143,33 +146,32 @@ describe('response events through the commit queue', () => {
     await Bun.sleep(0);
     await Bun.sleep(0);
     expect(begins.n).toBe(1);
-    for (const id of ids) expect(ctx.deps.events.statements.eventsAfter(id, 0).map((e) => e.seq)).toEqual([1, 2, 3]);
+    for (const id of ids) expect(runOnSqlite(ctx.db, (tx) => eventsAfter(tx, id, 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(() => orphan.emit({ type: 'text.delta', delta: 'x' })).toThrow(/FOREIGN KEY/);
   });
 
-  test('events emitted inside a transaction are published after it commits, even past the flush threshold', () => {
+  test('events a unit of work writes are published once it commits, however many', () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
-    const c = createConversation(ctx.db, { ownerId: ann.user.id });
-    const id = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id;
+    const c = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id }));
+    const id = runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } })).id;
     const published: { n: number; inTransaction: boolean }[] = [];
     ctx.deps.events.subscribe(id, (batch) => published.push({ n: batch.length, inTransaction: ctx.db.$client.inTransaction }));
     const w = ctx.deps.events.writer(id, 0);
-    const publish = writeTx(ctx.db, () => {
-      for (let i = 0; i < 600; i++) w.emit({ type: 'text.delta', delta: 'x' });
-      return w.flushInTx();
+    writeOnSqlite(ctx.db, function* (tx) {
+      for (let i = 0; i < 600; i++) w.add({ type: 'text.delta', delta: 'x' });
+      yield* w.writeIn(tx);
+      expect(published).toEqual([]);
     });
-    expect(published).toEqual([]);
-    publish();
     expect(published).toEqual([{ n: 600, inTransaction: false }]);
-    expect(ctx.deps.events.statements.eventsAfter(id, 0)).toHaveLength(600);
+    expect(runOnSqlite(ctx.db, (tx) => eventsAfter(tx, id, 0))).toHaveLength(600);
   });
 
   test('when the shared transaction fails as a whole, each response writes its batch alone: nothing lost, nothing sent twice', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
-    const c = createConversation(ctx.db, { ownerId: ann.user.id });
-    const ids = [0, 1, 2].map(() => createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id);
+    const c = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id }));
+    const ids = [0, 1, 2].map(() => runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } })).id);
     const seen: number[][] = ids.map(() => []);
     ids.forEach((id, i) => ctx.deps.events.subscribe(id, (batch) => seen[i]!.push(...batch.map((e) => e.seq))));
     // The next COMMIT fails, as on a full disk or an I/O error.
@@ -189,18 +191,18 @@ describe('response events through the commit queue', () => {
     for (const w of writers) w.emit({ type: 'text.delta', delta: 'after' }); // no writer was poisoned
     await Bun.sleep(5);
     for (const [i, id] of ids.entries()) {
-      expect(ctx.deps.events.statements.eventsAfter(id, 0).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect(runOnSqlite(ctx.db, (tx) => eventsAfter(tx, id, 0)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
       expect(seen[i]).toEqual([1, 2, 3, 4]);
     }
   });
 
   test("a batch written late (put back after a failed shared commit) does not move a response's last number backwards", () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
-    const c = createConversation(ctx.db, { ownerId: ctx.users[0]!.user.id });
-    const id = createResponse(ctx.db, { conversationId: c.id, userId: ctx.users[0]!.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id;
+    const c = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ctx.users[0]!.user.id }));
+    const id = runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ctx.users[0]!.user.id, kind: 'chat', model: 'm', input: { message: 'x' } })).id;
     const event = (seq: number) => ({ seq, data: JSON.stringify({ type: 'text.delta', delta: `${seq}` }) });
-    ctx.deps.events.statements.append(id, [event(3), event(4)], Date.now());
-    ctx.deps.events.statements.append(id, [event(1), event(2)], Date.now());
-    expect(findResponseById(ctx.db, id)!.lastSeq).toBe(4);
+    writeOnSqlite(ctx.db, (tx) => appendEvents(tx, id, [event(3), event(4)], Date.now()));
+    writeOnSqlite(ctx.db, (tx) => appendEvents(tx, id, [event(1), event(2)], Date.now()));
+    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, id))!.lastSeq).toBe(4);
   });
 });

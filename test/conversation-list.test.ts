@@ -1,3 +1,4 @@
+import { runOnSqlite } from '../src/db/store';
 import { afterAll, describe, expect, test } from 'bun:test';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
 import { SseReader, readFrames } from './sse';
@@ -29,7 +30,7 @@ describe('which conversations are research runs, and whether their last turn sti
     const finishedId = finished[0]!.data.conversationId as string;
     const finishedResponse = finished[1]!.data.responseId as string;
     expect(finished.at(-1)!.data.type).toBe('done');
-    const empty = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Nothing asked yet' });
+    const empty = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Nothing asked yet' }));
 
     // A research run still going: the model answers slowly.
     openai.eventDelayMs = 300;
@@ -87,9 +88,9 @@ describe("group chats' conversations in the list", () => {
   test('each conversation names its group chat (`groupChatId`); `groups: false` leaves them out, pages included', async () => {
     const ctx = createTestContext({ users, config });
     const [ann, bob] = ctx.users as [TestUser, TestUser];
-    const one = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Just me' }, 1_000);
+    const one = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Just me' }, 1_000));
     const group = (await ctx.json('groupChat/createGroupChat', { name: 'Family' }, ann)).body as { id: string; conversationId?: string };
-    const two = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Me again' });
+    const two = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Me again' }));
 
     const all = await list(ctx, {}, ann);
     expect(all).toHaveLength(3);

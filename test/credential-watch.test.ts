@@ -8,7 +8,10 @@ import { groupWith, send, subscribe } from './group-helpers';
 import { SseReader } from './sse';
 import { startFakeOpenAI } from './fakes/openai';
 import { openDatabase } from '../src/db/connection';
+import { sqliteStore } from '../src/db/store';
 import { createCredentialWatch } from '../src/auth/credential-watch';
+import { forgetAllCredentials } from '../src/auth/credential-cache';
+import { hashSecret } from '../src/auth/tokens';
 import { silentLogger } from '../src/log';
 
 /**
@@ -90,10 +93,11 @@ describe('open streams and revoked credentials', () => {
     dirs.push(dir);
     const file = join(dir, 'parley.db');
     const db = openDatabase(file);
+    const store = sqliteStore(db);
     const ctx: TestContext = createTestContext({
       users: people,
       db,
-      deps: { credentialWatch: createCredentialWatch(db, { intervalMs: 100, now: Date.now, log: silentLogger }) },
+      deps: { store, credentialWatch: createCredentialWatch(store, { intervalMs: 100, now: Date.now, log: silentLogger }) },
     });
     const [ann, bob] = ctx.users as [TestUser, TestUser];
     const g = await groupWith(ctx, ann, [bob]);
@@ -109,7 +113,8 @@ describe('open streams and revoked credentials', () => {
 
   test('a credential that stays valid keeps its stream through many checks; one never valid ends at the first', async () => {
     const db = openDatabase(':memory:');
-    const ctx = createTestContext({ users: people, db, deps: { credentialWatch: createCredentialWatch(db, { intervalMs: 20, now: Date.now, log: silentLogger }) } });
+    const store = sqliteStore(db);
+    const ctx = createTestContext({ users: people, db, deps: { store, credentialWatch: createCredentialWatch(store, { intervalMs: 20, now: Date.now, log: silentLogger }) } });
     const [ann, bob] = ctx.users as [TestUser, TestUser];
     const g = await groupWith(ctx, ann, [bob]);
     const stream = await subscribe(ctx, bob, g.id);
@@ -122,6 +127,30 @@ describe('open streams and revoked credentials', () => {
     expect((await stream.nextData()).data.message.content).toBe('still here');
     ctx.deps.credentialWatch.unwatch('k-no-such-key', madeUp);
     await stream.close();
+  });
+
+  test('a change the cluster bus tells of (forgetAllCredentials) is checked at once, not at the next interval', async () => {
+    const db = openDatabase(':memory:');
+    const store = sqliteStore(db);
+    const ctx = createTestContext({ users: people, db, deps: { store, credentialWatch: createCredentialWatch(store, { intervalMs: 60_000, now: Date.now, log: silentLogger }) } });
+    const [ann, bob] = ctx.users as [TestUser, TestUser];
+    const ended: string[] = [];
+    const annStream = { revoke: () => void ended.push('ann') };
+    ctx.deps.credentialWatch.watch(`k${hashSecret(ann.key)}`, ann.user.id, annStream);
+    ctx.deps.credentialWatch.watch(`k${hashSecret(bob.key)}`, bob.user.id, { revoke: () => void ended.push('bob') });
+    expect((await ctx.call('preferences/get', {}, bob)).status).toBe(200);
+    // Revoked where this process cannot see it (on PostgreSQL: by another instance; here through
+    // the same connection, which `PRAGMA data_version` does not count): the cache answers as before.
+    db.$client.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', [Date.now(), bob.keyId]);
+    expect((await ctx.call('preferences/get', {}, bob)).status).toBe(200);
+    await Bun.sleep(50);
+    expect(ended).toEqual([]);
+    forgetAllCredentials(store);
+    for (let i = 0; i < 50 && !ended.length; i++) await Bun.sleep(10);
+    expect(ended).toEqual(['bob']);
+    expect((await ctx.call('preferences/get', {}, bob)).status).toBe(401);
+    expect(ctx.deps.credentialWatch.size).toBe(1);
+    ctx.deps.credentialWatch.unwatch(`k${hashSecret(ann.key)}`, annStream);
   });
 
   test('a stream whose client left before it was built does not stay watched', async () => {

@@ -260,11 +260,19 @@ describe.if(run)('moving between SQLite and PostgreSQL', () => {
     const named = (n: string) => doctor.checks.find((c: { name: string }) => c.name === n);
     expect(named('postgres')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/PostgreSQL 1[5-9]/) });
     expect(named('postgres migrations')).toMatchObject({ status: 'ok' });
-    expect(named('server database')).toMatchObject({ status: 'fail' });
-    for (const args of [['serve', '--port', '0'], ['user', 'list'], ['backup', join(to, 'b.db')]]) {
+    expect(named('server database')).toBeUndefined();
+    // The admin commands work on PostgreSQL: the user copied up is there.
+    const listed = cli(['user', 'list', '--json', '--data-dir', to], env);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.out).map((u: { email: string }) => u.email)).toEqual(['ann@example.org']);
+    for (const [args, instead] of [
+      [['backup', join(to, 'b.db')], /pg_dump/],
+      [['restore', join(to, 'b.db')], /pg_restore/],
+    ] as const) {
       const r = cli([...args, '--data-dir', to], env);
       expect({ args, code: r.code }).toEqual({ args, code: 2 });
-      expect(r.err).toMatch(/^parley: PARLEY_DATABASE_URL is set, and this command runs on SQLite only/);
+      expect(r.err).toMatch(/^parley: PARLEY_DATABASE_URL is set, and this command works on the SQLite database in the data directory only: /);
+      expect(r.err).toMatch(instead);
     }
     const unreachable = cli(['db', 'copy', '--to', 'postgres://nobody@127.0.0.1:1/none', '--data-dir', from]);
     expect(unreachable.code).toBe(2);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { writeOnSqlite } from '../src/db/store';
+import { writeOnSqlite, runOnSqlite } from '../src/db/store';
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,7 +87,7 @@ describe('database', () => {
     migrate(db.$client, migrations.filter((m) => m.tag < '0010'));
     const user = oldUser(db);
     const c = { id: oldConversation(db, user.id) };
-    const [done, running] = [0, 1].map(() => createResponse(db, { conversationId: c.id, userId: user.id, kind: 'chat', model: 'm', input: { message: 'x' } }).id);
+    const [done, running] = [0, 1].map(() => runOnSqlite(db, (tx) => createResponse(tx, { conversationId: c.id, userId: user.id, kind: 'chat', model: 'm', input: { message: 'x' } })).id);
     db.$client.run("UPDATE responses SET status = 'completed', finished_at = 1 WHERE id = ?", [done!]);
     for (const id of [done!, running!]) db.$client.run("INSERT INTO response_tool_outputs VALUES (?, 'resp_1', 'call_1', 'out')", [id]);
     expect(migrate(db.$client)[0]).toBe('0010_finished_tool_outputs');
@@ -134,11 +134,11 @@ describe('database', () => {
       { id: full, next: 5 },
       { id: empty, next: 0 },
     ]);
-    appendItem(db, { conversationId: full, role: 'user', content: 'after' });
-    appendItem(db, { conversationId: empty, role: 'user', content: 'first' });
-    expect(listItems(db, full).map((i) => i.position)).toEqual([0, 1, 4, 5]);
-    expect(listItems(db, empty).map((i) => i.position)).toEqual([0]);
-    expect(createConversation(db, { ownerId: user.id }).nextPosition).toBe(0);
+    runOnSqlite(db, (tx) => appendItem(tx, { conversationId: full, role: 'user', content: 'after' }));
+    runOnSqlite(db, (tx) => appendItem(tx, { conversationId: empty, role: 'user', content: 'first' }));
+    expect(runOnSqlite(db, (tx) => listItems(tx, full)).map((i) => i.position)).toEqual([0, 1, 4, 5]);
+    expect(runOnSqlite(db, (tx) => listItems(tx, empty)).map((i) => i.position)).toEqual([0]);
+    expect(runOnSqlite(db, (tx) => createConversation(tx, { ownerId: user.id })).nextPosition).toBe(0);
   });
 
   test('backup writes a consistent copy while writes go on', async () => {

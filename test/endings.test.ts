@@ -1,3 +1,4 @@
+import { runOnSqlite } from '../src/db/store';
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
 import { captureLog, createTestContext, type TestUser } from './helpers';
 import { readFrames, typesOf, type Frame } from './sse';
@@ -44,9 +45,9 @@ describe('chat endings', () => {
     const frames = await chat(ctx, 'tell me a story');
     expect(typesOf(frames).slice(2)).toEqual(['content_part.added', 'text.delta', 'text.delta', 'error']);
     expect(frames.at(-1)!.data.message).toBe(CUT_OFF);
-    const row = findResponseById(ctx.db, frames[1]!.data.responseId)!;
+    const row = runOnSqlite(ctx.db, (tx) => findResponseById(tx, frames[1]!.data.responseId))!;
     expect(row.status).toBe('failed');
-    expect(listItems(ctx.db, row.conversationId).at(-1)).toMatchObject({ role: 'assistant', content: 'Once upon a time' });
+    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, row.conversationId)).at(-1)).toMatchObject({ role: 'assistant', content: 'Once upon a time' });
   });
 
   test('reasoning and no text is not completed: the last event is an error that says so', async () => {
@@ -55,7 +56,7 @@ describe('chat endings', () => {
     const frames = await chat(ctx, 'hi');
     expect(typesOf(frames).slice(2)).toEqual(['reasoning_text.delta', 'reasoning_text.delta', 'reasoning_text.done', 'error']);
     expect(frames.at(-1)!.data.message).toBe(ONLY_THOUGHT);
-    expect(findResponseById(ctx.db, frames[1]!.data.responseId)!.status).toBe('failed');
+    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, frames[1]!.data.responseId))!.status).toBe('failed');
   });
 
   test('a stalled upstream hits PARLEY_AI_IDLE_TIMEOUT_S and the error names it', async () => {

@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { createTestContext, type TestUser } from './helpers';
 import { groupWith, send, subscribe } from './group-helpers';
-import { mentionsAssistant } from '../src/groups/group-assistant';
+import { mentionsAssistant, runFollowUp } from '../src/groups/group-assistant';
+import { findGroupById } from '../src/groups/group.store';
+import { runOnSqlite } from '../src/db/store';
 import { startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
 import type { Config } from '../src/config';
 
@@ -141,6 +143,22 @@ describe('assistant follow-up', () => {
     expect(failed.data).toEqual({ type: 'assistant.failed', replyTo: msg.id, reason: 'no_provider', message: expect.any(String) });
     const page = (await ctx.json('groupChat/listMessages', { groupChatId: g.id }, bob)).body;
     expect(page.messages).toEqual([msg]);
+    await s.close();
+  });
+
+  test('an answer on an app that has published nothing for the group yet numbers its progress after the stored events', async () => {
+    const { ctx, ann, bob } = setup();
+    const g = await groupWith(ctx, ann, [bob]);
+    const msg = await send(ctx, ann, g.id, 'before the restart');
+    // The same database, a fresh app (a restarted server): no progress counter for the group.
+    const later = createTestContext({ db: ctx.db });
+    const s = await subscribe(later, bob, g.id);
+    const group = runOnSqlite(ctx.db, (tx) => findGroupById(tx, g.id))!;
+    await runFollowUp(later.deps, group, msg);
+    const started = await s.nextData();
+    expect([started.id, started.data.type]).toEqual([`${group.lastSeq}.1`, 'assistant.started']);
+    const failed = await s.nextData();
+    expect([failed.id, failed.data.type]).toEqual([String(group.lastSeq + 1), 'assistant.failed']);
     await s.close();
   });
 

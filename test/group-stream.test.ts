@@ -12,6 +12,12 @@ import { parseRate } from '../src/http/rate-limit';
 import { createLifecycle } from '../src/lifecycle';
 import { groupWith, send, subscribe } from './group-helpers';
 import { pruneGroupEvents } from '../src/groups/group-events.store';
+import { runOnSqlite, sqliteStore } from '../src/db/store';
+import { openDatabase } from '../src/db/connection';
+import { migrate } from '../src/db/migrate';
+import type { Store, Tx } from '../src/db/work';
+import { findGroupById, lockGroupForUser } from '../src/groups/group.store';
+import { sendGroupMessage } from '../src/groups/group.service';
 import { publishProgress, publishRecorded } from '../src/groups/group-events';
 
 /** A recorded message event, as publishRecorded takes it, without a store behind it. */
@@ -198,6 +204,49 @@ describe('group realtime stream', () => {
     await again.close();
   }, 20_000);
 
+  test('events published while the replay read is under way go out once, in order (a store that answers later, as PostgreSQL does)', async () => {
+    const db = openDatabase(':memory:');
+    migrate(db.$client);
+    const lite = sqliteStore(db);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let groupId = '';
+    // Once a stream has joined the group's fan-out, reads answer late: the stream's own read, made
+    // after it joined, answers only once `held` resolves.
+    const store: Store = {
+      ...lite,
+      read: async (work) => {
+        const late = groupId !== '' && ctx.deps.groupFanout.members(groupId) > 0;
+        const result = await lite.read(work);
+        if (late) await held;
+        return result;
+      },
+    };
+    const ctx = createTestContext({ db, users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }], deps: { store } });
+    const [ann, bob] = ctx.users as [TestUser, TestUser];
+    const g = await groupWith(ctx, ann, [bob]);
+    await send(ctx, ann, g.id, 'm0');
+    await send(ctx, ann, g.id, 'm1');
+    const from = runOnSqlite(db, (tx) => findGroupById(tx, g.id))!.lastSeq - 1; // the id of m0
+    groupId = g.id;
+    const opening = subscribe(ctx, bob, g.id, String(from));
+    while (!ctx.deps.groupFanout.members(g.id)) await Bun.sleep(1);
+    // Sent (without a read: the membership check is the write's own) after the stream's read, before its answer.
+    const member = function* (tx: Tx) {
+      return (yield* lockGroupForUser(tx, g.id, ann.user.id))!.group;
+    };
+    for (const text of ['m2', 'm3']) await sendGroupMessage(ctx.deps, member, ann.user, text);
+    await Bun.sleep(20); // their batch reached the stream, which keeps it until it starts (they are not in its replay)
+    release();
+    const s = await opening;
+    await sendGroupMessage(ctx.deps, member, ann.user, 'm4');
+    const frames = await s.take(4);
+    expect(frames.map((f) => f.data.message.content)).toEqual(['m1', 'm2', 'm3', 'm4']);
+    expect(frames.map((f) => Number(f.id))).toEqual([from + 1, from + 2, from + 3, from + 4]);
+    await expect(s.nextData(300)).rejects.toThrow('timed out');
+    await s.close();
+  });
+
   test('a resume whose events were pruned says stream.reset, then continues live', async () => {
     let clock = Date.parse('2026-01-01T00:00:00.000Z');
     const { ctx, ann } = setup({ groupEventRetentionDays: 1 }, () => clock);
@@ -205,7 +254,7 @@ describe('group realtime stream', () => {
     for (let i = 0; i < 3; i++) await send(ctx, ann, g.id, `old${i}`);
     clock += 2 * 86_400_000;
     await send(ctx, ann, g.id, 'new');
-    pruneGroupEvents(ctx.db, 1, clock);
+    runOnSqlite(ctx.db, (tx) => pruneGroupEvents(tx, 1, clock));
     const s = await subscribe(ctx, ann, g.id, '1');
     const expired = await s.nextData();
     expect([expired.id, expired.data]).toEqual(['1', { type: 'stream.reset', reason: 'events_expired' }]);
@@ -326,7 +375,7 @@ describe('group realtime stream over a socket', () => {
   /** A server on 127.0.0.1 with Ann and Bob in one group, and a way to send as Ann. */
   async function serve(config: Partial<Config> = {}) {
     const server = await startServer(testConfig({ dataDir: mkdtempSync(join(tmpdir(), 'parley-group-socket-')), port: 0, ...config }), silentLogger);
-    const [ann, bob] = ['ann@example.org', 'bob@example.org'].map((email) => seedUser(server.deps.db, { email }, server.deps.config)) as [TestUser, TestUser];
+    const [ann, bob] = ['ann@example.org', 'bob@example.org'].map((email) => seedUser(server.deps.db!, { email }, server.deps.config)) as [TestUser, TestUser];
     const api = async (path: string, body: unknown, as: TestUser) =>
       fetch(`${server.url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': as.key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const group = (await (await api('groupChat/createGroupChat', { name: 'Trip' }, ann)).json()) as { id: string };

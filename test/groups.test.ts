@@ -1,3 +1,4 @@
+import { runOnSqlite } from '../src/db/store';
 import { describe, expect, test } from 'bun:test';
 import { createTestContext, SPEC_ERRORS, type TestUser } from './helpers';
 import { groupWith } from './group-helpers';
@@ -22,9 +23,9 @@ describe('group chats', () => {
     expect(g).toMatchObject({ name: 'Trip', creatorId: ann.user.id, intelligentResponses: true });
     expect(g.createdAt).toMatch(ISO);
     expect(g.updatedAt).toMatch(ISO);
-    expect(findConversationById(ctx.db, g.conversationId)?.ownerId).toBe(ann.user.id);
-    expect(canWriteConversation(ctx.db, g.conversationId, ann.user.id)).toBe(true);
-    expect(canWriteConversation(ctx.db, g.conversationId, bob.user.id)).toBe(false);
+    expect(runOnSqlite(ctx.db, (tx) => findConversationById(tx, g.conversationId))?.ownerId).toBe(ann.user.id);
+    expect(runOnSqlite(ctx.db, (tx) => canWriteConversation(tx, g.conversationId, ann.user.id))).toBe(true);
+    expect(runOnSqlite(ctx.db, (tx) => canWriteConversation(tx, g.conversationId, bob.user.id))).toBe(false);
     expect((await ctx.json('groupChat/listGroupChats', {}, ann)).body.groupChats.map((x: any) => x.id)).toEqual([g.id]);
     expect((await ctx.json('groupChat/listGroupChats', {}, bob)).body.groupChats).toEqual([]);
     expect((await ctx.json('groupChat/createGroupChat', { name: 'x' })).body).toEqual(SPEC_ERRORS[401]);
@@ -43,7 +44,7 @@ describe('group chats', () => {
     const joined = await ctx.json('groupChat/joinGroup', { code: invite.body.code }, bob);
     expect(joined.status).toBe(200);
     expect(joined.body.id).toBe(g.id);
-    expect(canWriteConversation(ctx.db, g.conversationId, bob.user.id)).toBe(true);
+    expect(runOnSqlite(ctx.db, (tx) => canWriteConversation(tx, g.conversationId, bob.user.id))).toBe(true);
     expect((await ctx.json('chat/canWriteConversation', { conversationId: g.conversationId }, bob)).body).toEqual({ canWrite: true });
     expect((await ctx.json('chat/canWriteConversation', { conversationId: g.conversationId }, cy)).body).toEqual({ canWrite: false });
     expect((await ctx.json('groupChat/joinGroup', { code: invite.body.code }, bob)).status).toBe(200);
@@ -72,7 +73,7 @@ describe('group chats', () => {
       sender: { id: bob.user.id, name: 'Bob', image: '' },
       createdAt: expect.stringMatching(ISO),
     });
-    const items = listItems(ctx.db, g.conversationId);
+    const items = runOnSqlite(ctx.db, (tx) => listItems(tx, g.conversationId));
     expect(items.map((i) => [i.id, i.role, i.content, i.authorId])).toEqual([[res.body.id, 'user', 'hello all', bob.user.id]]);
     expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'hi' }, cy)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: 'nope', message: 'hi' }, ann)).body).toEqual(SPEC_ERRORS[404]);
@@ -86,7 +87,7 @@ describe('group chats', () => {
     const over = await ctx.call('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'three' }, ann);
     expect(over.status).toBe(429);
     expect(over.headers.get('retry-after')).toBeTruthy();
-    expect(listItems(ctx.db, g.conversationId).map((i) => i.content)).toEqual(['one', 'two']);
+    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, g.conversationId)).map((i) => i.content)).toEqual(['one', 'two']);
   });
 
   test('a failing store answers the 500 envelope and keeps nothing half-written', async () => {
@@ -96,7 +97,7 @@ describe('group chats', () => {
     const res = await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'lost' }, ann);
     expect(res.status).toBe(500);
     expect(res.body).toEqual(SPEC_ERRORS[500]);
-    expect(listItems(ctx.db, g.conversationId)).toEqual([]);
+    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, g.conversationId))).toEqual([]);
   });
 
   test('listMessages pages backwards with before/limit and names senders', async () => {
@@ -120,7 +121,7 @@ describe('group chats', () => {
     expect((await ctx.json('groupChat/deleteGroupChat', { groupChatId: g.id }, cy)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('groupChat/deleteGroupChat', { groupChatId: 'nope' }, ann)).body).toEqual(SPEC_ERRORS[404]);
     expect((await ctx.json('groupChat/deleteGroupChat', { groupChatId: g.id }, ann)).body).toEqual({ success: true });
-    expect(findConversationById(ctx.db, g.conversationId)).toBeUndefined();
+    expect(runOnSqlite(ctx.db, (tx) => findConversationById(tx, g.conversationId))).toBeUndefined();
     for (const table of ['group_chats', 'group_members', 'group_invites', 'group_events', 'conversation_items', 'conversation_writers']) {
       expect(ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get()).toEqual({ n: 0 });
     }
@@ -133,7 +134,7 @@ describe('group chats', () => {
     const g = await groupWith(ctx, ann, [bob]);
     expect((await ctx.json('groupChat/leaveGroup', { groupChatId: g.id }, ann)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('groupChat/leaveGroup', { groupChatId: g.id }, bob)).body).toEqual({ success: true });
-    expect(canWriteConversation(ctx.db, g.conversationId, bob.user.id)).toBe(false);
+    expect(runOnSqlite(ctx.db, (tx) => canWriteConversation(tx, g.conversationId, bob.user.id))).toBe(false);
     expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'x' }, bob)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('groupChat/leaveGroup', { groupChatId: g.id }, bob)).body).toEqual(SPEC_ERRORS[403]);
   });

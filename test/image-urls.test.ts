@@ -1,3 +1,4 @@
+import { runOnSqlite } from '../src/db/store';
 import { afterAll, describe, expect, test } from 'bun:test';
 import { createTestContext } from './helpers';
 import { readFrames, typesOf } from './sse';
@@ -100,7 +101,7 @@ describe('chat/stream and chat/streamDeepResearch with image URLs', () => {
     const first = await readFrames(await ctx.call('chat/stream', { message: 'Hi' }, ann));
     const conversationId = first[0]!.data.conversationId;
     // As a turn taken while PARLEY_AI_IMAGE_ALLOW_LAN was on (or before the rule) left it.
-    appendItem(ctx.db, { conversationId, role: 'user', content: 'And this?', authorId: ann.user.id, parts: [{ type: 'input_image', imageUrl: 'http://127.0.0.1:9/secret.png' }] });
+    runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId, role: 'user', content: 'And this?', authorId: ann.user.id, parts: [{ type: 'input_image', imageUrl: 'http://127.0.0.1:9/secret.png' }] }));
     const frames = await readFrames(await ctx.call('chat/stream', { message: 'Well?', conversationId }, ann));
     expect(typesOf(frames)).toContain('done');
     expect(typesOf(frames)).not.toContain('error');

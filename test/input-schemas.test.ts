@@ -1,3 +1,4 @@
+import { runOnSqlite } from '../src/db/store';
 import { describe, expect, test } from 'bun:test';
 import { TransformKind, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -48,7 +49,7 @@ describe('numbers are JSON numbers', () => {
   test('chat/listConversations: "0" and "1000000" are 400 (they were a 500 and everything), numbers outside the bounds too', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
-    for (let i = 0; i < 3; i++) createConversation(ctx.db, { ownerId: ann.user.id, title: `c${i}` });
+    for (let i = 0; i < 3; i++) runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: `c${i}` }));
     for (const limit of ['0', '1000000', '2', 0, 101, 1.5]) expect({ limit, status: (await ctx.json('chat/listConversations', { limit }, ann)).status }).toEqual({ limit, status: 400 });
     expect((await ctx.json('chat/listConversations', { limit: 2 }, ann)).body.conversations).toHaveLength(2);
     expect((await ctx.json('chat/listConversations', {}, ann)).body.conversations).toHaveLength(3);

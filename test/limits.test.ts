@@ -136,7 +136,7 @@ describe('request body size', () => {
     const server = await startServer(testConfig({ dataDir, port: 0, maxBodyBytes: 2048 }), silentLogger);
     try {
       const url = `${server.url}/api/auth/createApiKey`;
-      const user = seedUser(server.deps.db, { email: 'ann@example.org' }, server.deps.config);
+      const user = seedUser(server.deps.db!, { email: 'ann@example.org' }, server.deps.config);
       const headers = { 'content-type': 'application/json', 'x-api-key': user.key };
       // Without a credential the answer is 401 whatever the body: the server does not read it.
       for (const [body, type] of [['x'.repeat(200_000), 'application/json'], ['{bad', 'application/json'], ['{}', 'text/plain']] as const) {

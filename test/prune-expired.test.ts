@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { writeOnSqlite } from '../src/db/store';
+import { writeOnSqlite, runOnSqlite } from '../src/db/store';
 import { captureLog, createTestContext } from './helpers';
 import { createConversation } from '../src/chat/conversation.store';
 import { createResponse, setResponseStatus } from '../src/chat/response.store';
@@ -11,21 +11,21 @@ const countEvents = (ctx: ReturnType<typeof createTestContext>) =>
   ctx.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM response_events').get()!.n;
 
 /** A response finished `ageDays` ago with one stored event. */
-function oldResponse(ctx: ReturnType<typeof createTestContext>, ageDays: number) {
+async function oldResponse(ctx: ReturnType<typeof createTestContext>, ageDays: number) {
   const ann = ctx.users[0]!;
-  const c = createConversation(ctx.db, { ownerId: ann.user.id, title: 't' });
-  const r = createResponse(ctx.db, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } });
-  setResponseStatus(ctx.db, r.id, 'completed', Date.now() - ageDays * DAY_MS);
+  const c = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 't' }));
+  const r = runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }));
+  writeOnSqlite(ctx.db, (tx) => setResponseStatus(tx, r.id, 'completed', Date.now() - ageDays * DAY_MS));
   const w = ctx.deps.events.writer(r.id, 0);
   w.emit({ type: 'text.delta', delta: 'a' });
-  w.flush();
+  await w.flush();
 }
 
 describe('pruning', () => {
   test('a failing last part is logged; the earlier ones ran', async () => {
     const { log, lines } = captureLog();
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log, config: { eventRetentionDays: 7 } });
-    oldResponse(ctx, 8);
+    await oldResponse(ctx, 8);
     // The group part fails: its table is gone.
     ctx.db.$client.exec('DROP TABLE group_invites');
     await pruneExpired(ctx.deps);
@@ -69,24 +69,24 @@ describe('pruning', () => {
 
   test('the first pass runs after start returns (the server listens first); stop cancels the rest', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { eventRetentionDays: 7 } });
-    oldResponse(ctx, 8);
+    await oldResponse(ctx, 8);
     const stop = startPruning(ctx.deps, 20);
     expect(countEvents(ctx)).toBe(1);
     await Bun.sleep(5);
     expect(countEvents(ctx)).toBe(0);
     // Hourly in the server; every 20 ms here. After stop, nothing more is deleted.
-    oldResponse(ctx, 8);
+    await oldResponse(ctx, 8);
     await Bun.sleep(60);
     expect(countEvents(ctx)).toBe(0);
     stop();
-    oldResponse(ctx, 8);
+    await oldResponse(ctx, 8);
     await Bun.sleep(60);
     expect(countEvents(ctx)).toBe(1);
   });
 
   test('a stop before the first pass leaves everything', async () => {
     const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { eventRetentionDays: 7 } });
-    oldResponse(ctx, 8);
+    await oldResponse(ctx, 8);
     startPruning(ctx.deps)();
     await Bun.sleep(5);
     expect(countEvents(ctx)).toBe(1);
@@ -98,17 +98,17 @@ describe('pruning', () => {
     const a = { ...ctx.deps, instanceId: 'instance-a' };
     const b = { ...ctx.deps, instanceId: 'instance-b' };
     const hour = 3_600_000;
-    oldResponse(ctx, 8);
+    await oldResponse(ctx, 8);
     expect(await pruneIfLeader(a, hour)).toBe(true);
     expect(countEvents(ctx)).toBe(0);
-    oldResponse(ctx, 8);
+    await oldResponse(ctx, 8);
     expect(await pruneIfLeader(b, hour)).toBe(false); // a holds the period
     expect(countEvents(ctx)).toBe(1);
     now += hour;
     expect(await pruneIfLeader(a, hour)).toBe(true); // a renews: it keeps the work while it lives
     expect(await pruneIfLeader(b, hour)).toBe(false);
     now += hour; // a died without renewing: its lease ran out
-    oldResponse(ctx, 8);
+    await oldResponse(ctx, 8);
     expect(await pruneIfLeader(b, hour)).toBe(true);
     expect(countEvents(ctx)).toBe(0);
     // A clean stop gives the lease up: the other instance prunes at its next pass.

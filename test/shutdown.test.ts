@@ -97,12 +97,12 @@ describe('graceful shutdown (in process)', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-shutdown-'));
     const server = await startServer(testConfig({ dataDir, port: 0 }), silentLogger, { extraOperations: [testStreamOp] });
     const { seedUser } = await import('./helpers');
-    const ann = seedUser(server.deps.db, { email: 'ann@example.org' }, server.deps.config);
+    const ann = seedUser(server.deps.db!, { email: 'ann@example.org' }, server.deps.config);
     let hookWrote = false;
     server.deps.lifecycle.onShutdown('checkpoint', async () => {
       await Bun.sleep(50);
       // What the task runner will do: write its checkpoint while the database is still open.
-      server.deps.db.$client.query('UPDATE users SET name = ? WHERE id = ?').run('checkpointed', ann.user.id);
+      server.deps.db!.$client.query('UPDATE users SET name = ? WHERE id = ?').run('checkpointed', ann.user.id);
       hookWrote = true;
     });
     const open = () =>

@@ -28,11 +28,36 @@ import { addThreadMessage, archiveThread, getOrCreateActiveThread, listThreadMes
 import { bonusBalanceOf, bonusBalancesOf, grantCredits, listLedger, spendCredits } from '../src/credits/credit.store';
 import { searchHistory } from '../src/chat/history.store';
 import { findLease, releaseLease, tryAcquireLease } from '../src/tasks/lease.store';
-import { createApiKey, createSession, findSessionById, listActiveSessions, listApiKeys, pruneEndedSessions, revokeApiKey, revokeSession } from '../src/auth/auth.store';
+import {
+  createApiKey,
+  createSession,
+  findApiKeyByHash,
+  findApiKeyById,
+  findSessionByHash,
+  findSessionById,
+  listActiveSessions,
+  listApiKeys,
+  pruneEndedSessions,
+  revokeApiKey,
+  revokeSession,
+  touchApiKey,
+  touchSession,
+} from '../src/auth/auth.store';
+import { authenticate, credentialStillValid } from '../src/auth/authenticate';
+import { forgetAllCredentials, forgetCredentials } from '../src/auth/credential-cache';
+import { hashSecret } from '../src/auth/tokens';
+import { DAY_MS } from '../src/time';
 import { claimPushToken, deliverableTokens } from '../src/notifications/push-token-holder';
 import { listPushTokens, removePushTokens } from '../src/notifications/push-token.store';
-import { countUsers, findUserByEmail, listUsers, updateUser } from '../src/account/account.store';
+import { countUsers, findUserByEmail, findUserById, listUsers, updateUser } from '../src/account/account.store';
 import { changeUser, createCheckedUser } from '../src/admin/user-admin';
+import { createGroupChat, createGroupInvite, findGroupById, findGroupByInvite, lockGroupForUser } from '../src/groups/group.store';
+import { deleteGroup, joinGroup, leaveGroup, sendGroupMessage } from '../src/groups/group.service';
+import { listGroupEventsAfter } from '../src/groups/group-events.store';
+import { groupTopic, type GroupEvent } from '../src/groups/group-events';
+import { createMemoryBus } from '../src/pubsub/bus';
+import type { AppDeps } from '../src/deps';
+import type { User } from '../src/db/schema';
 import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
 
 const run = postgresAvailable();
@@ -265,6 +290,103 @@ async function credentialStory(store: Store) {
  * counts admins across the whole table, so the pairs share one group of admins: every demotion
  * but one must be refused, whatever the order.
  */
+/**
+ * Authentication: keys and sessions found by hash, stamped when used, revoked; the credential
+ * cache answering for the database, and forgetting when told (in this process, or by the cluster
+ * bus), even while a lookup is on its way.
+ */
+async function authStory(store: Store) {
+  // The same store, except that a read can be held once done, before its caller sees the rows:
+  // what a slow PostgreSQL round trip does, made certain.
+  let hold: { reached: () => void; until: Promise<void> } | undefined;
+  const holdNextRead = () => {
+    const reached = Promise.withResolvers<void>();
+    const until = Promise.withResolvers<void>();
+    hold = { reached: reached.resolve, until: until.promise };
+    return { reached: reached.promise, release: until.resolve };
+  };
+  const auth: Store = {
+    ...store,
+    async read(work) {
+      const rows = await store.read(work);
+      const h = hold;
+      hold = undefined;
+      if (h) {
+        h.reached();
+        await h.until;
+      }
+      return rows;
+    },
+  };
+  await store.write((tx) => addUser(tx, 'kit'));
+  const { row: keyRow, key } = await store.write((tx) => createApiKey(tx, 'kit', 'laptop', NOW));
+  const { row: sessionRow, token } = await store.write((tx) => createSession(tx, 'kit', 600_000, {}, NOW));
+  const found = await store.read(function* (tx) {
+    return {
+      key: (yield* findApiKeyByHash(tx, hashSecret(key)))?.id === keyRow.id,
+      session: (yield* findSessionByHash(tx, hashSecret(token)))?.id === sessionRow.id,
+      unknownKey: (yield* findApiKeyByHash(tx, hashSecret('pk_nothing'))) ?? null,
+      unknownSession: (yield* findSessionByHash(tx, hashSecret(key))) ?? null,
+      user: (yield* findUserById(tx, 'kit'))?.email,
+      unknownUser: (yield* findUserById(tx, 'nobody')) ?? null,
+    };
+  });
+  const stamps = async () => {
+    const [k, s] = await store.read(function* (tx) {
+      return [yield* findApiKeyById(tx, keyRow.id), yield* findSessionById(tx, sessionRow.id)] as const;
+    });
+    return { key: k!.lastUsedAt, session: s!.lastUsedAt, expires: s!.expiresAt };
+  };
+  await store.read((tx) => touchApiKey(tx, keyRow.id, NOW + 1));
+  await store.read((tx) => touchSession(tx, sessionRow.id, 600_000, NOW + 2));
+  const touched = await stamps();
+
+  const byKey = new Headers({ 'x-api-key': key });
+  const bySession = new Headers({ authorization: `Bearer ${token}` });
+  const who = async (headers: Headers, at: number) => (await authenticate(auth, headers, 1, at))?.principal.user.name ?? null;
+  const rename = (name: string) =>
+    store.read(function* ({ db, t }) {
+      yield* exec(db.update(t.users).set({ name }).where(eq(t.users.id, 'kit')));
+    });
+  const names: unknown[] = [await who(byKey, NOW + 3), await who(bySession, NOW + 3)];
+  await rename('Kit'); // behind the cache's back: it answers as before
+  names.push(await who(byKey, NOW + 4), await who(bySession, NOW + 4));
+  forgetCredentials('kit');
+  names.push(await who(byKey, NOW + 5));
+  await rename('Kit C.');
+  forgetAllCredentials(auth);
+  names.push(await who(bySession, NOW + 6));
+  // A change told between a lookup's read and its answer leaves no stale entry behind.
+  forgetCredentials('kit');
+  let held = holdNextRead();
+  const inFlight = who(byKey, NOW + 7);
+  await held.reached;
+  await rename('K.');
+  forgetCredentials('kit');
+  held.release();
+  names.push(await inFlight, await who(byKey, NOW + 8));
+  held = holdNextRead();
+  const inFlightAll = who(bySession, NOW + 9);
+  await held.reached;
+  await rename('Kay');
+  forgetAllCredentials(auth);
+  held.release();
+  names.push(await inFlightAll, await who(bySession, NOW + 10));
+  // Used a minute and more later: the key's stamp moves, the session slides a TTL (1 day) ahead.
+  await who(byKey, NOW + 70_000);
+  await who(bySession, NOW + 70_000);
+  const used = await stamps();
+
+  const ref = (await authenticate(auth, byKey, 1, NOW + 70_001))!.ref;
+  const validBefore = await credentialStillValid(auth, ref, 'kit', NOW + 70_002);
+  const otherUser = await credentialStillValid(auth, ref, 'nobody', NOW + 70_002);
+  await store.write((tx) => revokeApiKey(tx, keyRow.id, 'kit', NOW + 70_003));
+  const revokedKey = { key: await who(byKey, NOW + 70_004), valid: await credentialStillValid(auth, ref, 'kit', NOW + 70_004), session: await who(bySession, NOW + 70_004) };
+  await store.write((tx) => revokeSession(tx, sessionRow.id, NOW + 70_005));
+  const revokedSession = await who(bySession, NOW + 70_006);
+  return { found, touched, names, used, validBefore, otherUser, revokedKey, revokedSession };
+}
+
 async function accountStory(store: Store) {
   const before = await store.read((tx) => countUsers(tx));
   const kim = await store.write((tx) => createCheckedUser(tx, { email: 'Kim@Example.org', isAdmin: true }, NOW));
@@ -287,6 +409,66 @@ async function accountStory(store: Store) {
     refusals: [...new Set(refusals)],
     left,
     subscriptionUpdatedAt: patched?.subscriptionUpdatedAt,
+  };
+}
+
+/**
+ * Group chats through their service: joins at once, then every member sending at once through the
+ * queued write (on PostgreSQL, concurrent transactions on the pool): event numbers without gaps
+ * and published in order, positions unique; a non-member refused; leaving, deleting.
+ */
+async function groupStory(store: Store) {
+  const bus = createMemoryBus();
+  const deps = { store, bus, now: () => NOW, config: { sseRetryMs: 1_000 } } as unknown as AppDeps;
+  const names = ['gia', 'gus', 'gwen', 'gabe', 'gert'];
+  await store.write(function* (tx) {
+    for (const id of names) yield* addUser(tx, id);
+    yield* addUser(tx, 'gray');
+  });
+  const [gia, ...others] = names.map((id) => ({ id, name: id, image: '' }) as User);
+  const group = await store.write((tx) => createGroupChat(tx, { name: 'Trip', creatorId: gia!.id }, NOW));
+  const published: number[] = [];
+  bus.subscribe<GroupEvent>(groupTopic(group.id), (e) => void published.push(e.seq!));
+  const { code } = await store.write((tx) => createGroupInvite(tx, { groupId: group.id, createdBy: gia!.id, ttlMs: 60_000 }, NOW));
+  const invited = (await store.read((tx) => findGroupByInvite(tx, code, NOW)))!;
+  const joins = await Promise.all([...others, others[0]!].map((u) => joinGroup(deps, invited, u)));
+  const member = (userId: string) =>
+    function* (tx: Tx) {
+      const found = yield* lockGroupForUser(tx, group.id, userId);
+      if (!found?.isMember) throw new Error('not a member');
+      return found.group;
+    };
+  const send = (u: User, text: string) => sendGroupMessage(deps, member(u.id), u, text);
+  const everyone = [gia!, ...others];
+  const sent = await Promise.all(everyone.flatMap((u) => Array.from({ length: 8 }, (_, i) => send(u, `${u.id} ${i}`))));
+  const stranger = await send({ id: 'gray', name: '', image: '' } as User, 'let me in').catch((e: Error) => e.message);
+  const left = [await leaveGroup(deps, group, others[0]!), await leaveGroup(deps, group, others[0]!)];
+  const afterLeaving = await send(others[0]!, 'still here?').catch((e: Error) => e.message);
+  const stored = await store.read((tx) => listGroupEventsAfter(tx, group.id, 0));
+  const positions = await store.read(function* ({ db, t }) {
+    return (yield* allRows(db.select({ position: t.conversationItems.position }).from(t.conversationItems).where(eq(t.conversationItems.conversationId, group.conversationId)))).map(
+      (r) => r.position,
+    );
+  });
+  const lastSeq = (await store.read((tx) => findGroupById(tx, group.id)))!.lastSeq;
+  const deleted = [await deleteGroup(deps, group), await deleteGroup(deps, group)];
+  const gone = (await store.read((tx) => findGroupById(tx, group.id))) ?? null;
+  const eventsLeft = (await store.read((tx) => listGroupEventsAfter(tx, group.id, 0))).length;
+  return {
+    joins: joins.map((g) => g?.id === group.id),
+    sent: sent.length,
+    contents: new Set(sent.map((s) => s.message.content)).size,
+    stranger,
+    left,
+    afterLeaving,
+    types: [...new Set(stored.map((e) => e.type))],
+    seqs: stored.map((e) => e.seq),
+    lastSeq,
+    published,
+    positions: [...positions].sort((a, b) => a - b),
+    deleted,
+    gone,
+    eventsLeft,
   };
 }
 
@@ -404,6 +586,21 @@ describe.if(run)('one store interface, two databases', () => {
     await onBoth(credentialStory, expected);
   }, 60_000);
 
+  test('authentication behaves the same on both: lookups by hash, last-used stamps, revocation, the credential cache answering and forgetting', async () => {
+    const expected: Awaited<ReturnType<typeof authStory>> = {
+      found: { key: true, session: true, unknownKey: null, unknownSession: null, user: 'kit@example.org', unknownUser: null },
+      touched: { key: NOW + 1, session: NOW + 2, expires: NOW + 600_002 },
+      // The held lookups answer what they read; the next request what was changed meanwhile.
+      names: ['', '', '', '', 'Kit', 'Kit C.', 'Kit C.', 'K.', 'K.', 'Kay'],
+      used: { key: NOW + 70_000, session: NOW + 70_000, expires: NOW + 70_000 + DAY_MS },
+      validBefore: true,
+      otherUser: false,
+      revokedKey: { key: null, valid: false, session: 'Kay' },
+      revokedSession: null,
+    };
+    await onBoth(authStory, expected);
+  }, 60_000);
+
   test('accounts behave the same on both: unique e-mail, and admins removing each other all at once leave one admin', async () => {
     const expected: Awaited<ReturnType<typeof accountStory>> = {
       added: 10,
@@ -421,5 +618,26 @@ describe.if(run)('one store interface, two databases', () => {
   test('login links behave the same on both: one use wins a race, the rest is refused, then pruned', async () => {
     const expected: Awaited<ReturnType<typeof loginLinkStory>> = { peeked: true, uses: ['used', 'won'], expired: { ok: false, reason: 'expired' }, unknown: { ok: false, reason: 'unknown' }, pruned: 2 };
     await onBoth(loginLinkStory, expected);
+  }, 60_000);
+
+  test('groups behave the same on both: members sending at once get gap-free event numbers, published in order, and unique positions', async () => {
+    const seqs = Array.from({ length: 45 }, (_, i) => i + 1); // 4 joins, 40 messages, 1 leave
+    const expected: Awaited<ReturnType<typeof groupStory>> = {
+      joins: [true, true, true, true, true],
+      sent: 40,
+      contents: 40,
+      stranger: 'not a member',
+      left: [true, false],
+      afterLeaving: 'not a member',
+      types: ['member.joined', 'message.created', 'member.left'],
+      seqs,
+      lastSeq: 45,
+      published: [...seqs, 46], // and group.deleted, numbered but not stored
+      positions: Array.from({ length: 40 }, (_, i) => i),
+      deleted: [true, false],
+      gone: null,
+      eventsLeft: 0,
+    };
+    await onBoth(groupStory, expected);
   }, 60_000);
 });

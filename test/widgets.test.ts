@@ -10,8 +10,8 @@ setDefaultTimeout(30_000);
 function setup() {
   const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { email: 'eve@example.org' }] });
   const [ann, bob, eve] = ctx.users as [any, any, any];
-  const conv = createConversation(ctx.db, { ownerId: ann.user.id, title: 'Plans' });
-  addWriter(ctx.db, conv.id, bob.user.id);
+  const conv = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Plans' }));
+  runOnSqlite(ctx.db, (tx) => addWriter(tx, conv.id, bob.user.id));
   const widget = runOnSqlite(ctx.db, (tx) => createWidget(tx, { conversationId: conv.id, responseId: 'resp_1', widgetType: 'canvas', title: 'Trip', document: { topic: 'Trip', goal: 'plan', content: '# Trip' } }, Date.now()));
   return { ctx, ann, bob, eve, conv, widget };
 }
@@ -141,7 +141,7 @@ describe('races across connections', () => {
     const db = openDatabase(file);
     migrate(db.$client);
     const user = writeOnSqlite(db, (tx) => createUser(tx, { email: 'ann@example.org' }, Date.now()));
-    const conv = createConversation(db, { ownerId: user.id });
+    const conv = runOnSqlite(db, (tx) => createConversation(tx, { ownerId: user.id }));
     const widget = runOnSqlite(db, (tx) => createWidget(tx, { conversationId: conv.id, responseId: 'r', widgetType: 'canvas' }, Date.now()));
     const workers = 4;
     const rounds = 10;

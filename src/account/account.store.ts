@@ -1,14 +1,11 @@
 import { and, eq, asc, ne, sql } from 'drizzle-orm';
-import type { Db } from '../db/connection';
 import { preparedFor } from '../db/prepared';
 import { forgetCredentials } from '../auth/credential-cache';
 import { users, type User } from '../db/schema';
-import { afterCommit, allRows, getRow, serializeOn, type Tx, type Work } from '../db/work';
+import { afterCommit, allRows, getRow, hotOr, serializeOn, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 
-// Units of work (src/db/work.ts), run by `deps.store` on SQLite or PostgreSQL alike, except
-// `findUserById`, which every request runs: it stays SQLite's prepared statement until
-// authentication moves to the store (docs/architecture.md); `findUser` is its unit of work.
+// Units of work (src/db/work.ts), run by `deps.store` on SQLite or PostgreSQL alike.
 
 export const ACCOUNT_TYPES = ['GENERAL', 'STUDENT', 'PROFESSIONAL', 'DEVELOPER'] as const;
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
@@ -41,11 +38,17 @@ export function* createUser({ db, t }: Tx, input: NewUser, now: number): Work<Us
   ))!;
 }
 
-// On every request (authentication), hence prepared once.
+// On every request that misses the credential cache (authentication), hence prepared once on SQLite.
 const userById = preparedFor((db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare());
 
-/** Per request (SQLite only for now). */
-export const findUserById = (db: Db, id: string): User | undefined => userById(db).get({ id });
+/** Per request (authentication). */
+export function* findUserById(tx: Tx, id: string): Work<User | undefined> {
+  return yield* hotOr(
+    tx,
+    (db) => userById(db).get({ id }),
+    () => getRow(tx.db.select().from(tx.t.users).where(eq(tx.t.users.id, id))),
+  );
+}
 
 export function* findUser({ db, t }: Tx, id: string): Work<User | undefined> {
   return yield* getRow(db.select().from(t.users).where(eq(t.users.id, id)));

@@ -1,7 +1,7 @@
 import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
 import { AppError, notFound } from '../http/errors';
-import type { Db } from '../db/connection';
+import type { Store } from '../db/work';
 import type { AppDeps } from '../deps';
 import type { User } from '../db/schema';
 import { UserSchema, userWithAdminView } from '../account/account.view';
@@ -30,8 +30,8 @@ async function refused<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** The user an admin names, or 404. */
-function targetUser(db: Db, userId: string): User {
-  const user = findUserById(db, userId);
+async function targetUser(store: Store, userId: string): Promise<User> {
+  const user = await store.read((tx) => findUserById(tx, userId));
   if (!user) throw notFound();
   return user;
 }
@@ -130,7 +130,7 @@ export const adminOperations = [
     output: t.Object({ bonusBalance: t.Number() }),
     errors: [403, 404],
     handler: async ({ input, deps }) => {
-      const target = targetUser(deps.db, input.userId);
+      const target = await targetUser(deps.store, input.userId);
       const { bonusBalance } = await deps.store.write((tx) => grantCredits(tx, { userId: target.id, amount: input.amount, reason: input.reason ?? 'admin_grant' }, deps.now()));
       return { bonusBalance };
     },
@@ -144,7 +144,7 @@ export const adminOperations = [
     output: t.Object({ keys: t.Array(ApiKeySchema) }),
     errors: [403, 404],
     handler: async ({ input, deps }) => {
-      const userId = targetUser(deps.db, input.userId).id;
+      const userId = (await targetUser(deps.store, input.userId)).id;
       return { keys: (await deps.store.read((tx) => listApiKeys(tx, userId))).map(apiKeyView) };
     },
   }),
@@ -157,7 +157,7 @@ export const adminOperations = [
     output: t.Object({ keyId: t.String(), key: t.String(), name: t.String(), prefix: t.String(), createdAt: t.String({ format: 'date-time' }) }),
     errors: [403, 404],
     handler: async ({ input, deps }) => {
-      const userId = targetUser(deps.db, input.userId).id;
+      const userId = (await targetUser(deps.store, input.userId)).id;
       const { row, key } = await deps.store.write((tx) => createApiKey(tx, userId, input.name, deps.now()));
       return { keyId: row.id, key, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt) };
     },
@@ -182,8 +182,10 @@ export const adminOperations = [
     description: `${ADMIN_ONLY} A consistent copy taken while the server runs (as \`parley backup\`), named \`parley-<UTC time>.db\`; the newest ${KEEP_BACKUPS} are kept, older ones removed. Download one with admin/downloadBackup.`,
     input: t.Object({}),
     output: t.Object({ backup: BackupSchema }),
-    errors: [403],
+    errors: [403, 409],
     handler: async ({ deps }) => {
+      // On PostgreSQL the data is not in a file Parley can copy: the database's own tools back it up.
+      if (!deps.db) throw new AppError('CONFLICT', { message: 'This server runs on PostgreSQL: back it up with pg_dump (docs/scaling.md, "Backups").' });
       return { backup: await createBackupOnce(deps.db.$client, deps.config.dataDir, deps.now()) };
     },
   }),

@@ -1,16 +1,14 @@
 import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
-import type { Db } from '../db/connection';
 import { forgetCredentials } from './credential-cache';
 import { preparedFor } from '../db/prepared';
 import { apiKeys, sessions, type ApiKey, type Session } from '../db/schema';
-import { afterCommit, allRows, exec, getRow, type Tx, type Work } from '../db/work';
+import { afterCommit, allRows, exec, getRow, hotOr, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 import { hashSecret, newApiKey, newSessionToken, visiblePrefix } from './tokens';
 
-// Units of work (src/db/work.ts), run by `deps.store` on SQLite or PostgreSQL alike, except the
-// four functions every request calls (`findApiKeyByHash`, `findSessionByHash`, `touchApiKey`,
-// `touchSession`, marked below): they stay SQLite's prepared statements until authentication
-// moves to the store with the credential cache (docs/architecture.md).
+// Units of work (src/db/work.ts), run by `deps.store` on SQLite or PostgreSQL alike. Every
+// request that misses the credential cache (src/auth/credential-cache.ts) runs the lookups by hash:
+// on SQLite they are statements prepared once (`hotOr`).
 
 export function* createApiKey({ db, t }: Tx, userId: string, name: string, now: number): Work<{ row: ApiKey; key: string }> {
   const key = newApiKey();
@@ -18,12 +16,18 @@ export function* createApiKey({ db, t }: Tx, userId: string, name: string, now: 
   return { row: row!, key };
 }
 
-// Every request authenticates: these two lookups are prepared once (src/db/prepared.ts).
+// Every request authenticates: on SQLite these two lookups are prepared once (src/db/prepared.ts).
 const apiKeyByHash = preparedFor((db) => db.select().from(apiKeys).where(eq(apiKeys.hash, sql.placeholder('hash'))).prepare());
 const sessionByHash = preparedFor((db) => db.select().from(sessions).where(eq(sessions.hash, sql.placeholder('hash'))).prepare());
 
-/** Per request (SQLite only for now). */
-export const findApiKeyByHash = (db: Db, hash: string): ApiKey | undefined => apiKeyByHash(db).get({ hash });
+/** Per request (authentication). */
+export function* findApiKeyByHash(tx: Tx, hash: string): Work<ApiKey | undefined> {
+  return yield* hotOr(
+    tx,
+    (db) => apiKeyByHash(db).get({ hash }),
+    () => getRow(tx.db.select().from(tx.t.apiKeys).where(eq(tx.t.apiKeys.hash, hash))),
+  );
+}
 
 export function* findApiKeyById({ db, t }: Tx, id: string): Work<ApiKey | undefined> {
   return yield* getRow(db.select().from(t.apiKeys).where(eq(t.apiKeys.id, id)));
@@ -33,9 +37,9 @@ export function* listApiKeys({ db, t }: Tx, userId: string): Work<ApiKey[]> {
   return yield* allRows(db.select().from(t.apiKeys).where(eq(t.apiKeys.userId, userId)).orderBy(desc(t.apiKeys.createdAt)));
 }
 
-/** Per request (SQLite only for now). */
-export function touchApiKey(db: Db, id: string, now = Date.now()): void {
-  db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, id)).run();
+/** Per request, at most once a minute per key (authentication). */
+export function* touchApiKey({ db, t }: Tx, id: string, now: number): Work<void> {
+  yield* exec(db.update(t.apiKeys).set({ lastUsedAt: now }).where(eq(t.apiKeys.id, id)));
 }
 
 /**
@@ -65,8 +69,14 @@ export function* createSession({ db, t }: Tx, userId: string, ttlMs: number, opt
   return { row: row!, token };
 }
 
-/** Per request (SQLite only for now). */
-export const findSessionByHash = (db: Db, hash: string): Session | undefined => sessionByHash(db).get({ hash });
+/** Per request (authentication). */
+export function* findSessionByHash(tx: Tx, hash: string): Work<Session | undefined> {
+  return yield* hotOr(
+    tx,
+    (db) => sessionByHash(db).get({ hash }),
+    () => getRow(tx.db.select().from(tx.t.sessions).where(eq(tx.t.sessions.hash, hash))),
+  );
+}
 
 export function* findSessionById({ db, t }: Tx, id: string): Work<Session | undefined> {
   return yield* getRow(db.select().from(t.sessions).where(eq(t.sessions.id, id)));
@@ -82,9 +92,9 @@ export function* listActiveSessions({ db, t }: Tx, userId: string, now: number):
   );
 }
 
-/** Sliding expiry: a used session lives `ttlMs` from its last use. Per request (SQLite only for now). */
-export function touchSession(db: Db, id: string, ttlMs: number, now = Date.now()): void {
-  db.update(sessions).set({ lastUsedAt: now, expiresAt: now + ttlMs }).where(eq(sessions.id, id)).run();
+/** Sliding expiry: a used session lives `ttlMs` from its last use. Per request, at most once a minute per session (authentication). */
+export function* touchSession({ db, t }: Tx, id: string, ttlMs: number, now: number): Work<void> {
+  yield* exec(db.update(t.sessions).set({ lastUsedAt: now, expiresAt: now + ttlMs }).where(eq(t.sessions.id, id)));
 }
 
 /** Sign a session out. Idempotent; the credential cache forgets its user after the commit. */

@@ -1,10 +1,10 @@
-import type { Db } from '../db/connection';
 import type { User } from '../db/schema';
+import type { Store, Tx, Work } from '../db/work';
 import { findUserById } from '../account/account.store';
 import { findApiKeyByHash, findSessionByHash, touchApiKey, touchSession } from './auth.store';
 import { DAY_MS } from '../time';
 import { hashSecret, sameHash } from './tokens';
-import { cachedCredential, rememberCredential, type CachedCredential } from './credential-cache';
+import { cachedCredential, credentialChanges, rememberCredential, type CachedCredential } from './credential-cache';
 
 export const SESSION_COOKIE = 'parley_session';
 
@@ -45,10 +45,10 @@ export interface Authenticated {
 
 /**
  * Resolve the request's credential: `x-api-key`, then `Authorization: Bearer`, then the session
- * cookie. Returns undefined for a missing, unknown, revoked or expired credential. A credential
- * seen recently is answered from `credential-cache.ts` without touching SQLite.
+ * cookie. Resolves to undefined for a missing, unknown, revoked or expired credential. A
+ * credential seen recently is answered from `credential-cache.ts` without a database lookup.
  */
-export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, now = Date.now()): Authenticated | undefined {
+export async function authenticate(store: Store, headers: Headers, sessionTtlDays: number, now = Date.now()): Promise<Authenticated | undefined> {
   let kind: 'k' | 's';
   let secret: string | undefined | null = headers.get('x-api-key');
   if (secret) kind = 'k';
@@ -61,18 +61,26 @@ export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, n
   }
   // Keyed by kind too: an API key sent as a bearer token must not find the key's entry.
   const ref = kind + hashSecret(secret.trim());
-  const entry = resolveCredential(db, ref, now);
+  // The cache answers without awaiting anything: most requests pay no database round trip.
+  const entry = cachedCredential(store, ref, now) ?? (await lookUp(store, ref, now));
   if (!entry) return undefined;
-  if (entry.lastUsedAt == null || now - entry.lastUsedAt > TOUCH_EVERY_MS) {
-    const credential = entry.principal.credential;
-    if (credential.kind === 'apiKey') touchApiKey(db, credential.keyId, now);
-    else {
-      // A session's expiry slides with its use.
-      const ttlMs = sessionTtlDays * DAY_MS;
-      touchSession(db, credential.sessionId, ttlMs, now);
-      entry.expiresAt = now + ttlMs;
-    }
+  const lastUsedAt = entry.lastUsedAt;
+  if (lastUsedAt == null || now - lastUsedAt > TOUCH_EVERY_MS) {
+    // Claimed before the write is awaited, so the requests arriving meanwhile do not touch it too.
     entry.lastUsedAt = now;
+    const credential = entry.principal.credential;
+    try {
+      if (credential.kind === 'apiKey') await store.read((tx) => touchApiKey(tx, credential.keyId, now));
+      else {
+        // A session's expiry slides with its use.
+        const ttlMs = sessionTtlDays * DAY_MS;
+        await store.read((tx) => touchSession(tx, credential.sessionId, ttlMs, now));
+        entry.expiresAt = now + ttlMs;
+      }
+    } catch (err) {
+      entry.lastUsedAt = lastUsedAt; // not written: the next request tries again
+      throw err;
+    }
   }
   return { principal: entry.principal, ref };
 }
@@ -82,33 +90,34 @@ export function authenticate(db: Db, headers: Headers, sessionTtlDays: number, n
  * not revoked, its session not expired, its user still there? For what outlives the request: an
  * open event stream (src/auth/credential-watch.ts). Does not count as a use.
  */
-export function credentialStillValid(db: Db, ref: string, userId: string, now = Date.now()): boolean {
-  return resolveCredential(db, ref, now)?.principal.user.id === userId;
+export async function credentialStillValid(store: Store, ref: string, userId: string, now = Date.now()): Promise<boolean> {
+  const entry = cachedCredential(store, ref, now) ?? (await lookUp(store, ref, now));
+  return entry?.principal.user.id === userId;
 }
 
-/** The cached entry for `ref`, else the one resolved from SQLite (and remembered); undefined when not valid. */
-function resolveCredential(db: Db, ref: string, now: number): CachedCredential | undefined {
-  const cached = cachedCredential(db, ref, now);
-  if (cached) return cached;
+/** The credential resolved from the database (and remembered); undefined when not valid. */
+async function lookUp(store: Store, ref: string, now: number): Promise<CachedCredential | undefined> {
+  // Counted before the lookup: a change committed while it runs leaves no stale entry behind.
+  const seen = credentialChanges();
   const hash = ref.slice(1);
-  const entry = ref[0] === 'k' ? lookUpApiKey(db, hash, now) : lookUpSession(db, hash, now);
-  if (entry) rememberCredential(db, ref, entry);
+  const entry = await store.read((tx) => (ref[0] === 'k' ? lookUpApiKey(tx, hash, now) : lookUpSession(tx, hash, now)));
+  if (entry) rememberCredential(store, ref, entry, seen);
   return entry;
 }
 
-function lookUpApiKey(db: Db, hash: string, now: number): CachedCredential | undefined {
-  const row = findApiKeyByHash(db, hash);
+function* lookUpApiKey(tx: Tx, hash: string, now: number): Work<CachedCredential | undefined> {
+  const row = yield* findApiKeyByHash(tx, hash);
   if (!row || !sameHash(row.hash, hash) || row.revokedAt != null) return undefined;
-  const user = findUserById(db, row.userId);
+  const user = yield* findUserById(tx, row.userId);
   if (!user) return undefined;
   const principal = freeze({ user, credential: { kind: 'apiKey', keyId: row.id } });
   return { principal, at: now, expiresAt: Infinity, lastUsedAt: row.lastUsedAt };
 }
 
-function lookUpSession(db: Db, hash: string, now: number): CachedCredential | undefined {
-  const session = findSessionByHash(db, hash);
+function* lookUpSession(tx: Tx, hash: string, now: number): Work<CachedCredential | undefined> {
+  const session = yield* findSessionByHash(tx, hash);
   if (!session || !sameHash(session.hash, hash) || session.revokedAt != null || session.expiresAt <= now) return undefined;
-  const user = findUserById(db, session.userId);
+  const user = yield* findUserById(tx, session.userId);
   if (!user) return undefined;
   const principal = freeze({ user, credential: { kind: 'session', sessionId: session.id } });
   return { principal, at: now, expiresAt: session.expiresAt, lastUsedAt: session.lastUsedAt };

@@ -1,4 +1,4 @@
-import type { Db } from '../db/connection';
+import type { Store } from '../db/work';
 import type { Lifecycle } from '../lifecycle';
 import type { Logger } from '../log';
 import { credentialStillValid } from './authenticate';
@@ -16,7 +16,10 @@ import type { Revocable, StreamWatch } from '../http/stream-guard';
  *   transaction has committed: the user's streams end before anything else is sent to them.
  * - A change made by another process (`parley apikey revoke`, `parley session revoke`) is seen
  *   at the next check, every `intervalMs` (the heartbeat interval, `PARLEY_SSE_HEARTBEAT_S`):
- *   the credential cache notices the other connection's commit (`PRAGMA data_version`).
+ *   the credential cache notices the other connection's commit (SQLite's `PRAGMA data_version`).
+ *   On PostgreSQL, another instance's change is to arrive through the cluster bus as a
+ *   `forgetCredentials` (or `forgetAllCredentials`) call, and is then checked at once, as a
+ *   change made in this process.
  *
  * Streams are grouped by credential: each distinct credential is checked once per interval,
  * however many streams it opened, and almost always from the cache.
@@ -52,26 +55,31 @@ interface Watched {
   streams: Set<Revocable>;
 }
 
-export function createCredentialWatch(db: Db, opts: { intervalMs: number; now: () => number; log: Logger; lifecycle?: Lifecycle }): CredentialWatch {
+export function createCredentialWatch(store: Store, opts: { intervalMs: number; now: () => number; log: Logger; lifecycle?: Lifecycle }): CredentialWatch {
   const byRef = new Map<string, Watched>();
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
+  let checkingAll = false;
 
-  const check = (ref: string) => {
+  /** Never rejects: it runs from a timer and from change listeners. */
+  const check = async (ref: string): Promise<void> => {
     const watched = byRef.get(ref);
     if (!watched) return;
     let valid: boolean;
     try {
-      valid = credentialStillValid(db, ref, watched.userId, opts.now());
+      valid = await credentialStillValid(store, ref, watched.userId, opts.now());
     } catch (err) {
       // A database error says nothing about the credential: the streams stay, the next check retries.
       opts.log.error('credential check failed', { cause: String(err) });
       return;
     }
     if (valid) return;
+    // Streams may have come and gone while the lookup was awaited: end the ones there now.
+    const current = byRef.get(ref);
+    if (!current) return;
     byRef.delete(ref);
     if (!byRef.size) halt();
-    for (const stream of watched.streams) {
+    for (const stream of current.streams) {
       try {
         stream.revoke();
       } catch (err) {
@@ -80,17 +88,25 @@ export function createCredentialWatch(db: Db, opts: { intervalMs: number; now: (
       }
     }
   };
-  const checkAll = () => {
-    for (const ref of [...byRef.keys()]) check(ref);
+  const checkAll = async () => {
+    // A round still awaiting the database (PostgreSQL under load) is not started again on top.
+    if (checkingAll) return;
+    checkingAll = true;
+    try {
+      for (const ref of [...byRef.keys()]) await check(ref);
+    } finally {
+      checkingAll = false;
+    }
   };
   const halt = () => {
     clearInterval(timer);
     timer = undefined;
   };
+  // `userId` undefined: anyone's credentials may have changed (`forgetAllCredentials`).
   const unlisten = onCredentialsChanged((userId) => {
     if (stopped || !byRef.size) return;
     setImmediate(() => {
-      for (const [ref, watched] of byRef) if (watched.userId === userId) check(ref);
+      for (const [ref, watched] of byRef) if (userId === undefined || watched.userId === userId) void check(ref);
     });
   });
   const stop = () => {

@@ -43,14 +43,14 @@ function confirmPage(token: string, email: string): Response {
   );
 }
 
-const emailOf = (deps: AppDeps, state: LoginLinkState) => (state.ok ? findUserById(deps.db, state.link.userId)?.email : undefined);
+const emailOf = async (deps: AppDeps, state: LoginLinkState) => (state.ok ? (await deps.store.read((tx) => findUserById(tx, state.link.userId)))?.email : undefined);
 
 /** `GET ?token=…`: the page with the button, or why the link cannot be used. Nothing is used up. */
 async function showLink(deps: AppDeps, request: Request): Promise<Response> {
   const token = new URL(request.url).searchParams.get('token') ?? '';
   if (!TOKEN.test(token)) return refusal('malformed');
   const state = await deps.store.read((tx) => peekLoginLink(tx, token, deps.now()));
-  const email = emailOf(deps, state);
+  const email = await emailOf(deps, state);
   if (!state.ok) return refusal(state.reason);
   return email ? confirmPage(token, email) : refusal('unknown');
 }
@@ -76,7 +76,7 @@ async function useLink(deps: AppDeps, request: Request): Promise<Response> {
   if (!TOKEN.test(token)) return refusal('malformed');
   const state = await deps.store.write((tx) => redeemLoginLink(tx, token, deps.now()));
   if (!state.ok) return refusal(state.reason);
-  const user = findUserById(deps.db, state.link.userId);
+  const user = await deps.store.read((tx) => findUserById(tx, state.link.userId));
   if (!user) return refusal('unknown');
   const { token: session, row } = await openBrowserSession(deps, request, user.id);
   deps.log.info('signed in', { via: 'login link', userId: user.id, sessionId: row.id, linkId: state.link.id });

@@ -75,11 +75,15 @@ export const bookmarkOperations = [
     errors: [403, 404],
     handler: async ({ input, user, deps }) => {
       await ownGroup(deps, input.groupId, user.id);
-      if (!findConversationById(deps.db, input.conversationId)) throw notFound();
-      if (!canWriteConversation(deps.db, input.conversationId, user.id)) throw forbidden();
-      if (input.itemId !== undefined && !listItems(deps.db, input.conversationId).some((i) => i.id === input.itemId))
-        throw invalidInput([{ path: ['itemId'], message: 'not an item of this conversation' }]);
-      return itemView(await deps.store.write((tx) => addBookmarkItem(tx, input, deps.now())));
+      return itemView(
+        await deps.store.write(function* (tx) {
+          if (!(yield* findConversationById(tx, input.conversationId))) throw notFound();
+          if (!(yield* canWriteConversation(tx, input.conversationId, user.id))) throw forbidden();
+          if (input.itemId !== undefined && !(yield* listItems(tx, input.conversationId)).some((i) => i.id === input.itemId))
+            throw invalidInput([{ path: ['itemId'], message: 'not an item of this conversation' }]);
+          return yield* addBookmarkItem(tx, input, deps.now());
+        }),
+      );
     },
   }),
   defineOperation({

@@ -3,9 +3,9 @@ import { findGroupByConversationId, groupIdsOfConversations } from '../groups/gr
 import { deleteGroup } from '../groups/group.service';
 import { defineOperation } from '../http/operation';
 import { forbidden, invalidInput, notFound } from '../http/errors';
-import { writeTx } from '../db/connection';
 import type { AppDeps } from '../deps';
-import type { User } from '../db/schema';
+import type { Conversation, User } from '../db/schema';
+import type { Tx, Work } from '../db/work';
 import { findUserByEmail } from '../account/account.store';
 import {
   addWriter,
@@ -33,22 +33,22 @@ const Success = t.Object({ success: t.Boolean() });
 export const TRUNCATE_REASONS = { notWritable: 'CONVERSATION_NOT_WRITABLE', itemNotFound: 'ITEM_NOT_FOUND', groupConversation: 'GROUP_CONVERSATION' } as const;
 
 /** 404 unknown, 403 neither owner nor writer. */
-function writableConversation(deps: AppDeps, user: User, id: string) {
-  const c = findConversationById(deps.db, id);
+function* writableConversation(tx: Tx, user: User, id: string): Work<Conversation> {
+  const c = yield* findConversationById(tx, id);
   if (!c) throw notFound();
-  if (!canWriteConversation(deps.db, id, user.id)) throw forbidden();
+  if (!(yield* canWriteConversation(tx, id, user.id))) throw forbidden();
   return c;
 }
 
 /**
  * Stop the conversation's running AI turns first, so none writes into rows being deleted. A turn
  * started while an earlier one was being cancelled is stopped too: when this returns, normally
- * none is running, and the caller's synchronous transaction follows before another can start.
+ * none is running.
  */
 async function stopResponses(deps: AppDeps, conversationId: string) {
   // Bounded all the same: a client starting turns in a loop must not hold this request forever.
   for (let pass = 0; pass < 10; pass++) {
-    const running = listRunningInConversation(deps.db, conversationId);
+    const running = await deps.store.read((tx) => listRunningInConversation(tx, conversationId));
     if (!running.length) return;
     for (const r of running) await cancelResponse(deps, r);
   }
@@ -67,17 +67,18 @@ export const chatOperations = [
       groups: t.Optional(t.Boolean({ description: "Whether group chats' conversations are listed (default true; the web app's chat list leaves them out)." })),
     }),
     output: t.Object({ conversations: t.Array(ConversationSchema), nextCursor: t.Union([t.String(), t.Null()]) }),
-    handler: ({ input, user, deps }) => {
+    handler: async ({ input, user, deps }) => {
       const limit = input.limit ?? CONVERSATION_PAGE.default;
       // No cursor, or an empty one, is the first page. One this operation did not give out is
       // refused, rather than quietly read as the first page.
       const before = input.cursor ? decodeCursor(input.cursor) : undefined;
       if (input.cursor && !before) throw invalidInput([{ path: ['cursor'], message: 'Not a cursor from chat/listConversations' }]);
-      const rows = listConversationsFor(deps.db, user.id, { limit: limit + 1, before, kind: input.kind, groups: input.groups ?? true });
-      const page = rows.slice(0, limit);
-      const ids = page.map((c) => c.id);
-      const last = lastResponsesOf(deps.db, ids);
-      const groups = groupIdsOfConversations(deps.db, ids);
+      const { rows, page, last, groups } = await deps.store.read(function* (tx) {
+        const rows = yield* listConversationsFor(tx, user.id, { limit: limit + 1, before, kind: input.kind, groups: input.groups ?? true });
+        const page = rows.slice(0, limit);
+        const ids = page.map((c) => c.id);
+        return { rows, page, last: yield* lastResponsesOf(tx, ids), groups: yield* groupIdsOfConversations(tx, ids) };
+      });
       return {
         conversations: page.map((c) => conversationView(c, undefined, { lastResponse: last.get(c.id) ?? null, groupChatId: groups.get(c.id) ?? null })),
         nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null,
@@ -92,11 +93,12 @@ export const chatOperations = [
     input: ConversationId,
     output: t.Object({ conversation: ConversationSchema, items: t.Array(ItemSchema) }),
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const c = writableConversation(deps, user, input.conversationId);
-      const extra = { lastResponse: lastResponsesOf(deps.db, [c.id]).get(c.id) ?? null, groupChatId: findGroupByConversationId(deps.db, c.id)?.id ?? null };
-      return { conversation: conversationView(c, findBranchOf(deps.db, c.id), extra), items: listItems(deps.db, c.id).map(itemView) };
-    },
+    handler: ({ input, user, deps }) =>
+      deps.store.read(function* (tx) {
+        const c = yield* writableConversation(tx, user, input.conversationId);
+        const extra = { lastResponse: (yield* lastResponsesOf(tx, [c.id])).get(c.id) ?? null, groupChatId: (yield* findGroupByConversationId(tx, c.id))?.id ?? null };
+        return { conversation: conversationView(c, yield* findBranchOf(tx, c.id), extra), items: (yield* listItems(tx, c.id)).map(itemView) };
+      }),
   }),
   defineOperation({
     path: 'chat/renameConversation',
@@ -105,11 +107,12 @@ export const chatOperations = [
     input: t.Object({ conversationId: t.String(), title: t.String({ maxLength: 200 }) }),
     output: Success,
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      writableConversation(deps, user, input.conversationId);
-      updateConversation(deps.db, input.conversationId, { title: input.title.trim() }, deps.now());
-      return { success: true };
-    },
+    handler: ({ input, user, deps }) =>
+      deps.store.write(function* (tx) {
+        yield* writableConversation(tx, user, input.conversationId);
+        yield* updateConversation(tx, input.conversationId, { title: input.title.trim() }, deps.now());
+        return { success: true };
+      }),
   }),
   defineOperation({
     path: 'chat/shareConversation',
@@ -119,13 +122,15 @@ export const chatOperations = [
     output: Success,
     errors: [403, 404],
     handler: async ({ input, user, deps }) => {
-      const c = findConversationById(deps.db, input.conversationId);
-      if (!c) throw notFound();
-      if (c.ownerId !== user.id) throw forbidden();
-      const other = await deps.store.read((tx) => findUserByEmail(tx, input.email));
-      if (!other) throw notFound();
-      if (other.id !== user.id) addWriter(deps.db, c.id, other.id, deps.now());
-      return { success: true };
+      return deps.store.write(function* (tx) {
+        const c = yield* findConversationById(tx, input.conversationId);
+        if (!c) throw notFound();
+        if (c.ownerId !== user.id) throw forbidden();
+        const other = yield* findUserByEmail(tx, input.email);
+        if (!other) throw notFound();
+        if (other.id !== user.id) yield* addWriter(tx, c.id, other.id, deps.now());
+        return { success: true };
+      });
     },
   }),
   defineOperation({
@@ -135,13 +140,14 @@ export const chatOperations = [
     input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
     output: t.Object({ conversation: ConversationSchema }),
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const source = writableConversation(deps, user, input.conversationId);
-      const item = findItemById(deps.db, input.fromItemId);
-      if (!item || item.conversationId !== source.id) throw notFound();
-      const branch = writeTx(deps.db, (tx) => branchConversation(tx, source, item, user.id, deps.now()));
-      return { conversation: conversationView(branch, findBranchOf(deps.db, branch.id)) };
-    },
+    handler: ({ input, user, deps }) =>
+      deps.store.write(function* (tx) {
+        const source = yield* writableConversation(tx, user, input.conversationId);
+        const item = yield* findItemById(tx, input.fromItemId);
+        if (!item || item.conversationId !== source.id) throw notFound();
+        const branch = yield* branchConversation(tx, source, item, user.id, deps.now());
+        return { conversation: conversationView(branch, yield* findBranchOf(tx, branch.id)) };
+      }),
   }),
   defineOperation({
     path: 'chat/truncateConversationFromItem',
@@ -152,19 +158,26 @@ export const chatOperations = [
     input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
     output: t.Object({ success: t.Boolean(), deletedCount: t.Number(), reason: t.Optional(t.String()), failedItemId: t.Optional(t.String()) }),
     handler: async ({ input, user, deps }) => {
-      if (!canWriteConversation(deps.db, input.conversationId, user.id)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.notWritable };
-      // A group's history is shared by its members and streamed to them: it is not edited from here.
-      if (findGroupByConversationId(deps.db, input.conversationId)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.groupConversation };
-      const notFound = { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.itemNotFound, failedItemId: input.fromItemId };
-      if (findItemById(deps.db, input.fromItemId)?.conversationId !== input.conversationId) return notFound;
+      const { conversationId, fromItemId } = input;
+      const notFound = { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.itemNotFound, failedItemId: fromItemId };
+      const refusal = await deps.store.read(function* (tx) {
+        if (!(yield* canWriteConversation(tx, conversationId, user.id))) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.notWritable };
+        // A group's history is shared by its members and streamed to them: it is not edited from here.
+        if (yield* findGroupByConversationId(tx, conversationId)) return { success: false, deletedCount: 0, reason: TRUNCATE_REASONS.groupConversation };
+        if ((yield* findItemById(tx, fromItemId))?.conversationId !== conversationId) return notFound;
+        return undefined;
+      });
+      if (refusal) return refusal;
       // A turn still answering the history being cut would append its answer after the cut:
       // editing a message and sending it again cancels the answer to the old one.
       await stopResponses(deps, input.conversationId);
       // Read again after the wait: the item may have gone meanwhile (another truncate).
-      const item = findItemById(deps.db, input.fromItemId);
-      if (item?.conversationId !== input.conversationId) return notFound;
-      const deletedCount = writeTx(deps.db, (tx) => truncateFromItem(tx, item, deps.now()));
-      return { success: true, deletedCount };
+      const deletedCount = await deps.store.write(function* (tx) {
+        const item = yield* findItemById(tx, fromItemId);
+        if (item?.conversationId !== conversationId) return undefined;
+        return yield* truncateFromItem(tx, item, deps.now());
+      });
+      return deletedCount === undefined ? notFound : { success: true, deletedCount };
     },
   }),
   defineOperation({
@@ -175,17 +188,17 @@ export const chatOperations = [
     output: Success,
     errors: [403, 404],
     handler: async ({ input, user, deps }) => {
-      const c = findConversationById(deps.db, input.conversationId);
+      const c = await deps.store.read((tx) => findConversationById(tx, input.conversationId));
       if (!c) throw notFound();
       if (c.ownerId !== user.id) throw forbidden();
       await stopResponses(deps, c.id);
       // A group's conversation goes with its group, so members' open streams get `group.deleted`.
-      const group = findGroupByConversationId(deps.db, c.id);
+      const group = await deps.store.read((tx) => findGroupByConversationId(tx, c.id));
       if (group) {
-        deleteGroup(deps, group);
+        await deleteGroup(deps, group);
         return { success: true };
       }
-      const removed = writeTx(deps.db, (tx) => deleteConversation(tx, c.id));
+      const removed = await deps.store.write((tx) => deleteConversation(tx, c.id));
       if (!removed) throw notFound();
       return { success: true };
     },
@@ -197,7 +210,7 @@ export const chatOperations = [
     input: ConversationId,
     output: t.Object({ canWrite: t.Boolean() }),
     errors: [500],
-    handler: ({ input, user, deps }) => ({ canWrite: canWriteConversation(deps.db, input.conversationId, user.id) }),
+    handler: async ({ input, user, deps }) => ({ canWrite: await deps.store.read((tx) => canWriteConversation(tx, input.conversationId, user.id)) }),
   }),
   defineOperation({
     path: 'chat/setConversationStudyMode',
@@ -207,11 +220,12 @@ export const chatOperations = [
     input: t.Object({ conversationId: t.String(), studyMode: t.Boolean() }),
     output: Success,
     deprecated: true,
-    handler: ({ input, user, deps }) => {
-      if (!canWriteConversation(deps.db, input.conversationId, user.id)) return { success: false };
-      updateConversation(deps.db, input.conversationId, { studyMode: input.studyMode }, deps.now());
-      return { success: true };
-    },
+    handler: ({ input, user, deps }) =>
+      deps.store.write(function* (tx) {
+        if (!(yield* canWriteConversation(tx, input.conversationId, user.id))) return { success: false };
+        yield* updateConversation(tx, input.conversationId, { studyMode: input.studyMode }, deps.now());
+        return { success: true };
+      }),
   }),
 ];
 

@@ -1,10 +1,9 @@
-import type { Db } from '../db/connection';
 import type { ResponseStatus } from '../db/schema';
 import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
-import { createEventStatements, type EventStatements } from './response.store';
+import { appendEvents } from './response.store';
 import type { Bus } from '../pubsub/bus';
 import { messageFrame } from '../http/sse';
-import { queuedWrite } from '../db/commit-queue';
+import { afterCommit, type Store, type Tx, type Work } from '../db/work';
 
 /** One persisted event, ready to send: `frame` is its complete SSE frame, built once. */
 export interface LiveEvent {
@@ -29,15 +28,11 @@ export const responseTopic = (responseId: string) => `response:${responseId}`;
  * its batch has committed, so a client never sees an event a restart could lose.
  */
 export class EventLog {
-  readonly statements: EventStatements;
-
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly now: () => number,
     private readonly bus: Bus,
-  ) {
-    this.statements = createEventStatements(db);
-  }
+  ) {}
 
   /** Follow a response's live events; returns the unsubscribe function. */
   subscribe(responseId: string, fn: (batch: LiveEvent[]) => void): () => void {
@@ -49,42 +44,31 @@ export class EventLog {
     return new EventWriter(this, responseId, lastSeq);
   }
 
-  /** Persist in its own transaction (or as part of the caller's: see `EventWriter.flushInTx`). Called by writers only. */
-  write(responseId: string, pending: Pending): void {
-    this.statements.append(responseId, pending.batch, this.now(), pending.cursor, pending.toolOutputs);
+  /** Persist what `take` hands over (when the work runs) in the caller's unit of work, and publish it once that commits. */
+  *writeIn(tx: Tx, responseId: string, pending: Pending | undefined): Work<Pending | undefined> {
+    if (!pending) return undefined;
+    yield* appendEvents(tx, responseId, pending.batch, this.now(), pending.cursor, pending.toolOutputs);
+    // Never throws (the bus isolates its listeners).
+    yield* afterCommit(() => this.publish(responseId, pending.batch));
+    return pending;
   }
 
   /**
    * Persist in the transaction shared with the other writes of this turn (src/db/commit-queue.ts:
-   * concurrent responses pay one commit per turn, not one each), then publish right after it
-   * commits. `take` runs when the batch does and returns what is buffered then.
+   * on SQLite concurrent responses pay one commit per turn, not one each), or alone (`alone`: a
+   * retry after a shared commit failed, a flush at shutdown), then publish right after it
+   * commits. `take` runs when the write does and returns what is buffered then.
    */
-  commitQueued(responseId: string, take: () => Pending | undefined): Promise<unknown> {
-    return queuedWrite(
-      this.db,
-      () => {
-        const pending = take();
-        if (pending) this.write(responseId, pending);
-        return pending;
-      },
-      (pending) => {
-        // Never throws (the bus isolates its listeners): a rejection must mean "not committed",
-        // since the writer then writes the batch again.
-        if (pending) this.publish(responseId, pending.batch);
-      },
-    );
+  commit(responseId: string, take: () => Pending | undefined, alone = false): Promise<unknown> {
+    const work = (tx: Tx) => this.writeIn(tx, responseId, take());
+    return alone ? this.store.write(work) : this.store.queued(work);
   }
 
-  /** Whether the connection is inside a transaction now (whose commit is still to come). */
-  inTransaction(): boolean {
-    return this.db.$client.inTransaction;
-  }
-
-  /** Hand committed events to the streams following the response. Called by writers only, after the commit. */
+  /** Hand committed events to the streams following the response. Called after the commit only. */
   publish(responseId: string, batch: { seq: number; data: string }[]): void {
     const topic = responseTopic(responseId);
     // Most turns run with nobody watching (a closed app, a background research): no frames then.
-    if (!batch.length || !this.bus.listenerCount(topic)) return;
+    if (!batch.length || !this.bus.followed(topic)) return;
     const live: LiveEvent[] = batch.map((e) => ({ seq: e.seq, frame: frameOf(responseId, e.seq, e.data), terminal: isTerminalData(e.data) }));
     this.bus.publish(topic, live);
   }
@@ -97,20 +81,21 @@ export interface Pending {
   toolOutputs?: ToolCallOutput[];
 }
 
-/** Max events held before a synchronous flush; bounds memory and latency under a flood of deltas. */
-const MAX_BATCH = 512;
-
 /**
  * Numbers and buffers a response's events; the buffer is written once per turn of the event loop
- * through the commit queue, so a burst of deltas costs one commit, not one per delta, and the
- * responses streaming at the same time share it.
+ * through the store's queued write, so a burst of deltas costs one commit, not one per delta, and
+ * the responses streaming at the same time share it. One write of a response is in flight at a
+ * time: what is emitted meanwhile waits for it, then goes in the next, so batches commit (and are
+ * published) in the order of their numbers.
  */
 export class EventWriter {
   private buffer: { seq: number; data: string }[] = [];
   private cursor: UpstreamCursor | undefined;
   private toolOutputs: ToolCallOutput[] = [];
+  /** A write is scheduled or in flight: emits only buffer. */
   private queued = false;
   private failure: unknown;
+  private inflight: Promise<void> | undefined;
   /** The upstream response of the last cursor set: a new one is written without waiting for events. */
   private upstreamId: string | undefined;
 
@@ -124,18 +109,21 @@ export class EventWriter {
     return this.seq;
   }
 
-  /**
-   * Number and buffer an event. Inside a caller's transaction (a turn's first and last events) it
-   * is only buffered: the caller writes it with `flushInTx`, and it is published after that commit.
-   */
+  /** Number and buffer an event; it is written within a turn of the event loop. */
   emit(event: { type: string; [key: string]: unknown }): number {
+    const seq = this.add(event);
+    // Most events join a write already queued: nothing to decide.
+    if (!this.queued) this.scheduleFlush();
+    return seq;
+  }
+
+  /**
+   * Number and buffer an event that the caller's own unit of work writes (`writeIn`: a turn's
+   * first events with its rows, its last with its final state), so it commits with them.
+   */
+  add(event: { type: string; [key: string]: unknown }): number {
     if (this.failure) throw this.failure;
     this.buffer.push({ seq: ++this.seq, data: JSON.stringify(event) });
-    // Most events join a write already queued: nothing to decide, and no call into SQLite.
-    if (this.queued && this.buffer.length < MAX_BATCH) return this.seq;
-    if (this.log.inTransaction()) return this.seq;
-    if (this.buffer.length >= MAX_BATCH) this.flush();
-    else this.scheduleFlush();
     return this.seq;
   }
 
@@ -166,44 +154,54 @@ export class EventWriter {
     if (this.queued) return;
     this.queued = true;
     let taken: Pending | undefined;
-    this.log
-      .commitQueued(this.responseId, () => {
-        this.queued = false;
-        return (taken = this.take());
-      })
-      .catch(() => {
-        // The shared transaction failed (a job of its own, or the whole batch: a full disk, an
-        // I/O error). Put back what it took and write it alone, so that one batch's failure is
-        // not every response's; if that fails too, the task hears it on its next emit (and must
-        // not crash the process from here).
-        this.queued = false;
-        if (taken) this.putBack(taken);
-        try {
-          this.flush();
-        } catch (err) {
-          this.failure = err;
-        }
-      });
-  }
-
-  /** Write what is buffered now in a transaction of its own, then publish it. */
-  flush(): void {
-    const pending = this.take();
-    if (!pending) return;
-    this.log.write(this.responseId, pending);
-    this.log.publish(this.responseId, pending.batch);
+    this.inflight = this.log
+      .commit(this.responseId, () => (taken = this.take()))
+      .then(
+        () => this.written(),
+        () => {
+          // The shared transaction failed (a job of its own, or the whole batch: a full disk, an
+          // I/O error). Put back what it took and write it alone, so that one batch's failure is
+          // not every response's; if that fails too, the task hears it on its next emit (and must
+          // not crash the process from here).
+          if (taken) this.putBack(taken);
+          return this.log.commit(this.responseId, () => this.take(), true).then(
+            () => this.written(),
+            (err) => {
+              this.failure = err;
+              this.queued = false;
+            },
+          );
+        },
+      );
   }
 
   /**
-   * Write what is buffered now as part of the caller's transaction (a turn's last events with its
-   * final state), and return the function that publishes them: call it once that transaction has
-   * committed, so no client sees an event the database could still lose.
+   * Once no write of this response is in flight: a caller about to write the turn's last events
+   * in its own unit of work waits for it, or on PostgreSQL (where writes run concurrently) its
+   * commit could overtake an earlier batch's and publish the events out of order.
    */
-  flushInTx(): () => void {
-    const pending = this.take();
-    if (!pending) return () => {};
-    this.log.write(this.responseId, pending);
-    return () => this.log.publish(this.responseId, pending.batch);
+  async idle(): Promise<void> {
+    while (this.queued && this.inflight) await this.inflight;
+  }
+
+  /** A write committed: what was emitted while it ran goes in the next. */
+  private written(): void {
+    this.queued = false;
+    if (this.buffer.length || this.cursor || this.toolOutputs.length) this.scheduleFlush();
+  }
+
+  /** Write what is buffered now in a transaction of its own, then publish it (a task stopping at shutdown). */
+  async flush(): Promise<void> {
+    await this.log.commit(this.responseId, () => this.take(), true);
+  }
+
+  /**
+   * Write what is buffered now as part of the caller's unit of work (a turn's first events with
+   * its rows, its last with its final state); they are published once that commits, so no client
+   * sees an event the database could still lose.
+   */
+  *writeIn(tx: Tx): Work<void> {
+    yield* this.log.writeIn(tx, this.responseId, this.take());
   }
 
   private putBack(taken: Pending): void {
@@ -213,7 +211,7 @@ export class EventWriter {
     this.toolOutputs = [...(taken.toolOutputs ?? []), ...this.toolOutputs];
   }
 
-  /** Everything buffered, handed over once: whichever of `flush` and the queued write comes first writes it. */
+  /** Everything buffered, handed over once: whichever write comes first writes it. */
   private take(): Pending | undefined {
     if (!this.buffer.length && !this.cursor && !this.toolOutputs.length) return undefined;
     const pending = { batch: this.buffer, cursor: this.cursor, toolOutputs: this.toolOutputs.length ? this.toolOutputs : undefined };

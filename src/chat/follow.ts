@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import { findResponseById, isTerminal } from './response.store';
+import { eventsAfter, findResponseById, isTerminal } from './response.store';
 import { endingEvent, frameOf, isTerminalData, type LiveEvent } from './event-log';
 import type { ResponseRow } from '../db/schema';
 import { newId } from '../ids';
@@ -55,6 +55,15 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     for (const e of batch) queue.push(e);
     wake?.();
   });
+  // Events from another instance may have been lost on the way (src/pubsub/bus.ts, onGap): read
+  // them from the database before the next live ones.
+  let missed = false;
+  const offGap = deps.bus.onGap(() => {
+    missed = true;
+    wake?.();
+  });
+  const storedAfter = (after: number) =>
+    deps.store.read((tx) => eventsAfter(tx, responseId, after)).then((rows) => rows.map((e) => ({ seq: e.seq, frame: frameOf(responseId, e.seq, e.data), terminal: isTerminalData(e.data) })));
   const keepaliveMs = deps.config.streamKeepaliveS * 1000;
   let ticked = false;
   let stopListening: (() => void) | undefined;
@@ -67,7 +76,7 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
   try {
     let last = afterSeq;
     let ended = false;
-    const stored = deps.events.statements.eventsAfter(responseId, afterSeq);
+    const stored = await deps.store.read((tx) => eventsAfter(tx, responseId, afterSeq));
     if (stored.length) {
       let chunk = '';
       let inChunk = 0;
@@ -89,8 +98,17 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     if (ended) return;
     // Nothing more will come for a finished response whose last event was pruned or never written:
     // the row tells how it ended.
-    const row = findResponseById(deps.db, responseId);
+    const row = await deps.store.read((tx) => findResponseById(tx, responseId));
     if (!row || (isTerminal(row.status) && !deps.tasks.isRunning(responseId))) {
+      if (row && row.lastSeq > last) {
+        // It ended between the replay and this read (on another instance): the rest is stored.
+        const rest = await storedAfter(last);
+        const end = rest.findIndex((e) => e.terminal);
+        if (end >= 0) {
+          yield rawChunk(rest.slice(0, end + 1).map((e) => e.frame).join(''));
+          return;
+        }
+      }
       const end = row && endFromRow(row, last);
       if (end) yield end;
       else if (!stored.length) yield sseComment('end');
@@ -110,7 +128,11 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     stopListening = () => offs.forEach((off) => off());
     const over = () => signals.some((signal) => signal.aborted);
     while (true) {
-      if (!queue.length && !ticked) {
+      if (missed) {
+        missed = false;
+        queue = [...(await storedAfter(last)), ...queue];
+      }
+      if (!queue.length && !ticked && !missed) {
         if (over()) return;
         await new Promise<void>((resolve) => (wake = resolve));
         wake = undefined;
@@ -121,7 +143,16 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
         // was not stored, and its publish missed this subscription) ends its followers here.
         ticked = false;
         if (!deps.tasks.isRunning(responseId)) {
-          const current = findResponseById(deps.db, responseId);
+          const current = await deps.store.read((tx) => findResponseById(tx, responseId));
+          if (current && isTerminal(current.status) && current.lastSeq > last) {
+            // Ended, and this stream has not sent all of it: the turn ran on another instance
+            // whose last events are still on their way, or were lost. They are stored: send them.
+            const rest = await storedAfter(last);
+            if (rest.some((e) => e.terminal)) {
+              queue = [...rest, ...queue];
+              continue;
+            }
+          }
           if (!current || isTerminal(current.status)) {
             yield (current && endFromRow(current, last)) || sseComment('end');
             return;
@@ -154,6 +185,7 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
   } finally {
     stopListening?.();
     deps.heartbeats.remove(beating);
+    offGap();
     unsubscribe();
   }
 }

@@ -1,10 +1,12 @@
 import type { AppDeps } from '../deps';
-import { writeTx, type Db } from '../db/connection';
 import type { Conversation, ResponseRow } from '../db/schema';
 import { AiError, NO_PROVIDER_MESSAGE, SHUTDOWN_REASON, type AiEvent, type AiImage, type AiMessage, type StreamChatOptions } from '../ai/ai.types';
 import { tooManyRequests } from '../http/errors';
 import { appendItem, createConversation, findConversationById, listItems } from './conversation.store';
-import { createResponse, findResponseById, isTerminal, listUnfinishedResponses, setResponseStatus } from './response.store';
+import { countUnfinishedOfUser, createResponse, eventsAfter, findResponseById, isTerminal, listOrphanedResponses, listUnfinishedResponses, setResponseStatus, toolOutputsOf } from './response.store';
+import { CANCEL_TOPIC, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo, turnLeaseName } from './turn-leases';
+import { findLease } from '../tasks/lease.store';
+import { serializeOn, type Tx, type Work } from '../db/work';
 import { chatTools } from './chat.tools';
 import { endingEvent, type EventWriter } from './event-log';
 import { checkImageUrl, imageUrlPolicy } from '../net/image-url';
@@ -39,27 +41,35 @@ export interface StartInput {
  * conversation (when new), the user item and the response, and persist `conversation.created`
  * and `response.created`. The turn itself runs as a background task.
  */
-export function startResponse(deps: AppDeps, input: StartInput): ResponseRow {
+export async function startResponse(deps: AppDeps, input: StartInput): Promise<ResponseRow> {
   if (deps.ai && !deps.tasks.hasCapacity(input.userId)) throw tooManyRequests(CAP_RETRY_AFTER_S);
   const now = deps.now();
   const model = input.model ?? (input.kind === 'research' ? deps.config.researchModel : deps.config.aiModel);
-  const { response, writer, publish } = writeTx(deps.db, (tx) => {
-    const conversation = input.conversation ?? createConversation(tx, { ownerId: input.userId, title: titleOf(input.message) }, now);
-    appendItem(
-      deps.db,
+  const { response, writer } = await deps.store.write(function* (tx) {
+    if (deps.ai && tx.dialect === 'pg') {
+      // Several instances share the database: the per-user cap counts the turns running on all of
+      // them, one start at a time per user (the lock), so two instances cannot both let one in.
+      yield* serializeOn(tx, `turns:${input.userId}`);
+      if ((yield* countUnfinishedOfUser(tx, input.userId)) >= deps.config.researchMaxPerUser) throw tooManyRequests(CAP_RETRY_AFTER_S);
+    }
+    const conversation = input.conversation ?? (yield* createConversation(tx, { ownerId: input.userId, title: titleOf(input.message) }, now));
+    yield* appendItem(
+      tx,
       { conversationId: conversation.id, role: 'user', content: input.message, authorId: input.userId, parts: (input.images ?? []).map((i) => ({ type: 'input_image', ...i })) },
       now,
     );
-    const response = createResponse(tx, { conversationId: conversation.id, userId: input.userId, kind: input.kind, model, input: { message: input.message, images: input.images } }, now);
+    const response = yield* createResponse(tx, { conversationId: conversation.id, userId: input.userId, kind: input.kind, model, input: { message: input.message, images: input.images } }, now);
+    // This instance runs the turn (src/chat/turn-leases.ts).
+    yield* holdTurn(tx, deps, response.id);
     const writer = deps.events.writer(response.id, 0);
-    if (!input.conversation) writer.emit({ type: 'conversation.created', conversationId: conversation.id });
-    writer.emit({ type: 'response.created', responseId: response.id });
-    return { response, writer, publish: writer.flushInTx() };
+    if (!input.conversation) writer.add({ type: 'conversation.created', conversationId: conversation.id });
+    writer.add({ type: 'response.created', responseId: response.id });
+    yield* writer.writeIn(tx);
+    return { response, writer };
   });
-  publish();
   if (!deps.ai) {
-    finish(deps, response, writer, 'failed', NO_PROVIDER_MESSAGE);
-    return findResponseById(deps.db, response.id)!;
+    await finish(deps, response, writer, 'failed', NO_PROVIDER_MESSAGE);
+    return (await deps.store.read((tx) => findResponseById(tx, response.id)))!;
   }
   deps.tasks.start({ id: response.id, userId: input.userId, run: (signal) => runResponse(deps, response, writer, signal, undefined, input.requestId) });
   return response;
@@ -76,7 +86,7 @@ async function runResponse(
 ): Promise<void> {
   const ai = deps.ai!;
   const where = { requestId, responseId: response.id };
-  setResponseStatus(deps.db, response.id, 'in_progress', deps.now());
+  await deps.store.write((tx) => setResponseStatus(tx, response.id, 'in_progress', deps.now()));
   const output = resume ?? { text: '', parts: [] };
   try {
     const streamOpts: StreamChatOptions = {
@@ -86,13 +96,13 @@ async function runResponse(
       // `web_search` function of openai-chat, docs/chat.md). Not on openai-responses: there it
       // would mean OpenAI's own paid search on every turn, which nobody configured.
       webSearch: response.kind === 'chat' && ai.name === 'openai-chat',
-      messages: resume ? [] : buildMessages(deps, response),
+      messages: resume ? [] : await buildMessages(deps, response),
       tools: chatTools(deps, { userId: response.userId, conversationId: response.conversationId, responseId: response.id }),
       signal,
       onCursor: (c) => writer.setCursor(c),
       onToolOutput: (toolOutput) => writer.recordToolOutput(toolOutput),
       resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
-      toolOutputs: resume ? deps.events.statements.toolOutputsOf(response.id) : undefined,
+      toolOutputs: resume ? await deps.store.read((tx) => toolOutputsOf(tx, response.id)) : undefined,
       warn: (msg, fields) => deps.log.warn(msg, { ...where, ...fields }),
     };
     const batches = ai.streamChatBatches ? ai.streamChatBatches(streamOpts) : single(ai.streamChat(streamOpts));
@@ -104,20 +114,23 @@ async function runResponse(
       }
     }
     signal.throwIfAborted();
-    finish(deps, response, writer, 'completed', undefined, output);
+    await finish(deps, response, writer, 'completed', undefined, output);
   } catch (err) {
-    if (signal.aborted && signal.reason === SHUTDOWN_REASON) {
-      // Parley is stopping: keep what was relayed; the next start resumes or fails the row.
-      writer.flush();
+    if (signal.aborted && (signal.reason === SHUTDOWN_REASON || signal.reason === LEASE_LOST_REASON)) {
+      // Parley is stopping, or another instance may own the turn now: keep what was relayed. At
+      // a stop the lease goes too, so another instance takes the turn over at once (resumes or
+      // fails it); on SQLite the next start does.
+      await writer.flush();
+      if (signal.reason === SHUTDOWN_REASON) await deps.store.write((tx) => letTurnGo(tx, deps, response.id));
       return;
     }
-    if (signal.aborted) finish(deps, response, writer, 'cancelled', CANCELLED_MESSAGE, output);
+    if (signal.aborted) await finish(deps, response, writer, 'cancelled', CANCELLED_MESSAGE, output);
     else {
       const message = err instanceof AiError ? err.message : 'The response failed unexpectedly.';
       // What the upstream said (a template's traceback) is for the operator, not the user.
       if (err instanceof AiError) deps.log.warn('response failed', { ...where, error: message, ...(err.detail ? { upstream: err.detail } : {}) });
       else deps.log.error('response failed', { ...where, cause: err instanceof Error ? err.stack : String(err) });
-      finish(deps, response, writer, 'failed', message, output);
+      await finish(deps, response, writer, 'failed', message, output);
     }
   }
 }
@@ -136,59 +149,61 @@ function collectOutput(output: { text: string; parts: unknown[] }, event: AiEven
     output.parts.push(event);
 }
 
-function finish(
+async function finish(
   deps: AppDeps,
   response: ResponseRow,
   writer: EventWriter,
   status: 'completed' | 'failed' | 'cancelled',
   error?: string,
   output?: { text: string; parts: unknown[] },
-): void {
+): Promise<void> {
   const now = deps.now();
-  const store = (tx: Db, lastSeq?: number) => {
+  function* store(tx: Tx, lastSeq?: number): Work<void> {
     if (output && (output.text || output.parts.length))
-      appendItem(deps.db, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: output.parts }, now);
-    setResponseStatus(tx, response.id, status, now, error, lastSeq);
-  };
+      yield* appendItem(tx, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: output.parts }, now);
+    yield* setResponseStatus(tx, response.id, status, now, error, lastSeq);
+    yield* letTurnGo(tx, deps, response.id);
+  }
   const ending = endingEvent(status, error);
   // The number the last event gets, stored or not (the fallback below keeps it on the row).
   const seq = writer.lastSeq + 1;
-  let publish: () => void;
+  // The batches still being written go first: the last one must be published last.
+  await writer.idle();
   try {
-    publish = writeTx(deps.db, (tx) => {
-      store(tx);
-      writer.emit(ending);
-      return writer.flushInTx();
+    // Published after the commit: followers see `done` only once the answer and the status are stored.
+    await deps.store.write(function* (tx) {
+      yield* store(tx);
+      writer.add(ending);
+      yield* writer.writeIn(tx);
     });
   } catch (err) {
     // The event log refuses this response (its writer failed earlier, or the write did now).
     // Still store how the turn ended and what it said, and the number its last event would have
     // had: followers, told now, and resumes, later, get that event from the row (follow.ts).
     deps.log.error('the last event of a response could not be stored', { responseId: response.id, cause: err instanceof Error ? err.message : String(err) });
-    publish = () => {};
     try {
-      writeTx(deps.db, (tx) => store(tx, seq));
-      publish = () => deps.events.publish(response.id, [{ seq, data: JSON.stringify(ending) }]);
+      await deps.store.write((tx) => store(tx, seq));
+      deps.events.publish(response.id, [{ seq, data: JSON.stringify(ending) }]);
     } catch (again) {
       deps.log.error('the end of a response could not be stored', { responseId: response.id, cause: again instanceof Error ? again.message : String(again) });
     }
   }
-  // After the commit: followers see `done` only once the answer and the status are stored.
-  publish();
   if (response.kind === 'research') {
     // The push's body names the conversation (docs/extras.md): its title as the user sees it now,
     // renamed or not, which a later turn's message is not.
-    const title = findConversationById(deps.db, response.conversationId)?.title || titleOf(response.input.message);
+    const title = (await deps.store.read((tx) => findConversationById(tx, response.conversationId)))?.title || titleOf(response.input.message);
     void deps.notifier
       .researchStatus({ userId: response.userId, conversationId: response.conversationId, responseId: response.id, status, title })
       .catch(() => undefined);
   }
 }
 
-function buildMessages(deps: AppDeps, response: ResponseRow): AiMessage[] {
-  const conversation = findConversationById(deps.db, response.conversationId);
+async function buildMessages(deps: AppDeps, response: ResponseRow): Promise<AiMessage[]> {
+  const { conversation, all } = await deps.store.read(function* (tx) {
+    return { conversation: yield* findConversationById(tx, response.conversationId), all: yield* listItems(tx, response.conversationId) };
+  });
   const system = response.kind === 'research' ? RESEARCH_PROMPT : conversation?.studyMode ? STUDY_PROMPT : SYSTEM_PROMPT;
-  const items = listItems(deps.db, response.conversationId).filter((i) => i.role === 'user' || i.role === 'assistant');
+  const items = all.filter((i) => i.role === 'user' || i.role === 'assistant');
   const messages: AiMessage[] = [{ role: 'system', content: system }];
   const policy = imageUrlPolicy(deps.config);
   for (const item of items) {
@@ -209,48 +224,80 @@ function buildMessages(deps: AppDeps, response: ResponseRow): AiMessage[] {
 }
 
 /**
- * At start-up: responses left `queued`/`in_progress` by a previous process are resumed when the
- * provider can (an OpenAI background response: retrieve with `starting_after`), otherwise they
- * end as `failed` with an `error` event.
+ * Interrupted turns: resumed when the provider can (an OpenAI background response: retrieve with
+ * `starting_after`), otherwise ended as `failed` with an `error` event. `any` (SQLite, at start):
+ * every unfinished turn, whose owner was this server's previous process. `orphan` (PostgreSQL,
+ * at start and then every few seconds): only those no live instance holds the lease of; each is
+ * claimed first, so one instance takes it over (src/chat/turn-leases.ts).
  */
-export function resumeInterruptedResponses(deps: AppDeps): { resumed: number; failed: number } {
+export async function resumeInterruptedResponses(deps: AppDeps, mode: 'any' | 'orphan' = 'any'): Promise<{ resumed: number; failed: number }> {
   let resumed = 0;
   let failed = 0;
-  for (const response of listUnfinishedResponses(deps.db)) {
+  const candidates = await deps.store.read((tx) => (mode === 'any' ? listUnfinishedResponses(tx) : listOrphanedResponses(tx, deps.now())));
+  for (const candidate of candidates) {
+    if (deps.tasks.isRunning(candidate.id)) continue;
+    // Claimed, then read again: the previous owner may have written more before it stopped.
+    const response = await deps.store.write((tx) => claimUnfinished(tx, deps, candidate.id, mode));
+    if (!response) continue;
     const writer = deps.events.writer(response.id, response.lastSeq);
     // What the turn had said and shown so far: a resumed turn relays only what comes next, and
     // the answer it stores at the end must hold both (a canvas made before the restart too); a
     // failed one keeps it, as a turn failing on its own does.
-    const output = storedOutput(deps, response.id);
+    const output = await storedOutput(deps, response.id);
     if (deps.ai?.canResume && response.upstreamId) {
       deps.tasks.start({ id: response.id, userId: response.userId, run: (signal) => runResponse(deps, response, writer, signal, output) });
       resumed++;
     } else {
-      finish(deps, response, writer, 'failed', RESTART_MESSAGE, output);
+      await finish(deps, response, writer, 'failed', RESTART_MESSAGE, output);
       failed++;
     }
   }
   return { resumed, failed };
 }
 
+/** Claim an interrupted turn and read it again; undefined (and no lease kept) when another instance has it or it has ended. */
+function* claimUnfinished(tx: Tx, deps: AppDeps, responseId: string, mode: 'any' | 'orphan'): Work<ResponseRow | undefined> {
+  if (!(yield* claimTurn(tx, deps, responseId, mode))) return undefined;
+  const row = yield* findResponseById(tx, responseId);
+  if (row && !isTerminal(row.status)) return row;
+  yield* letTurnGo(tx, deps, responseId);
+  return undefined;
+}
+
+/** How long a cancel asked here waits for the instance running the turn to end it. */
+const REMOTE_CANCEL_WAIT_MS = 5_000;
+
 /**
- * Cancel a running response: its task stops and ends the row. A row no task owns (start-up
- * normally resumes or fails every one) is ended here, or it would be listed as running forever.
+ * Cancel a running response: its task stops and ends the row. A turn another instance runs is
+ * cancelled there (through the bus), and this waits a moment for its row to say so. A row no task
+ * owns (its owner died and nobody took it over yet) is ended here, or it would be listed as
+ * running until the takeover.
  */
 export async function cancelResponse(deps: AppDeps, response: ResponseRow): Promise<void> {
   if (await deps.tasks.cancel(response.id)) return;
+  const lease = await deps.store.read((tx) => findLease(tx, turnLeaseName(response.id)));
+  if (lease && lease.holder !== deps.instanceId && lease.expiresAt > deps.now()) {
+    deps.bus.publish(CANCEL_TOPIC, { responseId: response.id });
+    const until = Date.now() + REMOTE_CANCEL_WAIT_MS;
+    while (Date.now() < until) {
+      const row = await deps.store.read((tx) => findResponseById(tx, response.id));
+      if (!row || isTerminal(row.status)) return;
+      await Bun.sleep(50);
+    }
+    return;
+  }
   // No task owned it, or its task ended while the caller got here (truncate and delete cancel a
   // conversation's turns one after another): the row as it is now decides. Ending a turn that has
   // just completed would mark it cancelled and number its error event from a stale last_seq.
-  const current = findResponseById(deps.db, response.id);
-  if (!current || isTerminal(current.status)) return;
-  finish(deps, current, deps.events.writer(current.id, current.lastSeq), 'cancelled', CANCELLED_MESSAGE, storedOutput(deps, current.id));
+  const current = await deps.store.write((tx) => claimUnfinished(tx, deps, response.id, 'orphan'));
+  if (!current) return;
+  await finish(deps, current, deps.events.writer(current.id, current.lastSeq), 'cancelled', CANCELLED_MESSAGE, await storedOutput(deps, current.id));
 }
 
 /** A response's answer so far, from its stored events: for a turn ended by something other than its own task. */
-function storedOutput(deps: AppDeps, responseId: string): { text: string; parts: unknown[] } {
+async function storedOutput(deps: AppDeps, responseId: string): Promise<{ text: string; parts: unknown[] }> {
   const output = { text: '', parts: [] as unknown[] };
-  for (const e of deps.events.statements.eventsAfter(responseId, 0)) collectOutput(output, JSON.parse(e.data) as AiEvent);
+  for (const e of await deps.store.read((tx) => eventsAfter(tx, responseId, 0))) collectOutput(output, JSON.parse(e.data) as AiEvent);
   return output;
 }
 

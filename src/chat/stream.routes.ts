@@ -31,9 +31,11 @@ const STREAM_DESCRIPTION =
 
 /** Who may follow or cancel a response: whoever started it, and the conversation's owner and writers. */
 export function canSeeResponse(deps: AppDeps, user: User, responseId: string) {
-  const r = findResponseById(deps.db, responseId);
-  if (!r) return undefined;
-  return r.userId === user.id || canWriteConversation(deps.db, r.conversationId, user.id) ? r : undefined;
+  return deps.store.read(function* (tx) {
+    const r = yield* findResponseById(tx, responseId);
+    if (!r) return undefined;
+    return r.userId === user.id || (yield* canWriteConversation(tx, r.conversationId, user.id)) ? r : undefined;
+  });
 }
 
 /**
@@ -55,22 +57,26 @@ function checkedImages(deps: AppDeps, images: typeof TurnInput.static.images) {
 }
 
 function streamTurn(kind: 'chat' | 'research') {
-  return ({ input, user, deps, request, requestId }: OpContext<typeof TurnInput.static>) => {
+  return async ({ input, user, deps, request, requestId }: OpContext<typeof TurnInput.static>) => {
     const images = checkedImages(deps, input.images);
     const lastEventId = readLastEventId(request);
     if (lastEventId) {
       const at = parseEventId(lastEventId);
-      const r = at && canSeeResponse(deps, user, at.responseId);
+      const r = at && (await canSeeResponse(deps, user, at.responseId));
       if (!at || !r) return errorOnlyStream('The stream to resume was not found.');
       return followResponse(deps, r.id, at.seq, request.signal);
     }
     let conversation;
     if (input.conversationId !== undefined) {
-      conversation = findConversationById(deps.db, input.conversationId);
-      if (!conversation || !canWriteConversation(deps.db, conversation.id, user.id)) return errorOnlyStream('The conversation was not found or you cannot write to it.');
+      const id = input.conversationId;
+      conversation = await deps.store.read(function* (tx) {
+        const c = yield* findConversationById(tx, id);
+        return c && (yield* canWriteConversation(tx, c.id, user.id)) ? c : undefined;
+      });
+      if (!conversation) return errorOnlyStream('The conversation was not found or you cannot write to it.');
     }
     if (!input.message.trim() && !images?.length) return errorOnlyStream('The message is empty.');
-    const response = startResponse(deps, { userId: user.id, kind, message: input.message, images, model: input.model, conversation, requestId });
+    const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, model: input.model, conversation, requestId });
     return followResponse(deps, response.id, 0, request.signal);
   };
 }
@@ -110,8 +116,8 @@ export const streamOperations = [
     output: StreamEvent,
     kind: 'sse',
     errors: [404],
-    handler: ({ input, user, deps, request }) => {
-      const r = canSeeResponse(deps, user, input.responseId);
+    handler: async ({ input, user, deps, request }) => {
+      const r = await canSeeResponse(deps, user, input.responseId);
       if (!r) throw notFound();
       let after = 0;
       if (typeof input.after === 'number') after = input.after;
@@ -136,11 +142,11 @@ export const streamOperations = [
     output: t.Object({ success: t.Boolean(), status: t.String() }),
     errors: [404],
     handler: async ({ input, user, deps }) => {
-      const r = canSeeResponse(deps, user, input.responseId);
+      const r = await canSeeResponse(deps, user, input.responseId);
       if (!r) throw notFound();
       if (isTerminal(r.status)) return { success: false, status: r.status };
       await cancelResponse(deps, r);
-      return { success: true, status: findResponseById(deps.db, r.id)!.status };
+      return { success: true, status: (await deps.store.read((tx) => findResponseById(tx, r.id)))!.status };
     },
   }),
 ];

@@ -1,6 +1,7 @@
 import { writeTx, type Db } from './connection';
 import * as schema from './schema';
 import type { SQL } from 'drizzle-orm';
+import { queuedWrite } from './commit-queue';
 import { runAfterCommit, runSteps, type Step, type Store, type Tx, type Work } from './work';
 
 type SyncQuery = { all(): unknown[]; get(): unknown; run(): unknown };
@@ -9,6 +10,7 @@ type SyncQuery = { all(): unknown[]; get(): unknown; run(): unknown };
 const runNow = (db: Db) => (s: Step) => {
   if (s.kind === 'sql') return db.all(s.query as SQL);
   const q = s.query as SyncQuery;
+  if (s.kind === 'count') return (q.run() as { changes: number }).changes;
   return s.kind === 'all' ? q.all() : s.kind === 'get' ? q.get() : q.run();
 };
 
@@ -28,9 +30,21 @@ function runNowOn<R>(db: Db, work: (tx: Tx) => Work<R>, write: boolean): R {
  * promise only gives the domains the interface PostgreSQL needs.
  */
 export function sqliteStore(db: Db): Store {
+  // Prepared on first use: only the credential cache asks (src/auth/credential-cache.ts).
+  let dataVersion: { get(): { data_version: number } | null } | undefined;
   return {
     read: async (work) => runNowOn(db, work, false),
     write: async (work) => runNowOn(db, work, true),
+    queued: (work) =>
+      queuedWrite(
+        db,
+        () => {
+          const after: (() => void)[] = [];
+          return { result: runSteps(work(txOn(db)), runNow(db), after), after };
+        },
+        (done) => runAfterCommit(done.after),
+      ).then((done) => done.result),
+    dataVersion: () => (dataVersion ??= db.$client.prepare<{ data_version: number }, []>('PRAGMA data_version')).get()!.data_version,
   };
 }
 

@@ -29,7 +29,7 @@ export type Work<R> = Generator<Step, R, unknown>;
  * that differ by database (a work reads `tx.dialect` to choose).
  */
 export interface Step {
-  kind: 'all' | 'get' | 'run' | 'sql' | 'after';
+  kind: 'all' | 'get' | 'run' | 'count' | 'sql' | 'after';
   query: unknown;
 }
 
@@ -55,6 +55,20 @@ export function* getRow<T>(query: { get(): T | undefined }): Generator<Step, T |
 
 export function* exec(query: { run(): unknown }): Generator<Step, void, unknown> {
   yield { kind: 'run', query };
+}
+
+/**
+ * A hot path's query: on SQLite a statement prepared once per connection (src/db/prepared.ts),
+ * run right here (the work runs synchronously there, so nothing is yielded); on PostgreSQL the
+ * work's builder query. Both must mean the same; the SQLite one is only faster.
+ */
+export function* hotOr<T>(tx: Tx, sqlite: (db: Db) => T, pg: () => Generator<Step, T, unknown>): Generator<Step, T, unknown> {
+  return tx.dialect === 'sqlite' ? sqlite(tx.db) : yield* pg();
+}
+
+/** Run a write and return how many rows it changed, without reading them back (a prune of many rows). */
+export function* execCount(query: { run(): unknown }): Generator<Step, number, unknown> {
+  return (yield { kind: 'count', query }) as number;
 }
 
 /** The rows of a raw statement, in the dialect's own SQL (`tx.dialect`); column names as written. */
@@ -135,4 +149,20 @@ export interface Store {
   read<R>(work: (tx: Tx) => Work<R>): Promise<R>;
   /** Run in one write transaction: all of it commits, or none of it. */
   write<R>(work: (tx: Tx) => Work<R>): Promise<R>;
+  /**
+   * The same, for a hot write many clients make at once (a group message, a response's events):
+   * on SQLite it shares one transaction with the other writes queued in this turn of the event
+   * loop, inside a savepoint of its own (src/db/commit-queue.ts); on PostgreSQL, whose commits
+   * run in parallel on the pool's connections, it is `write`. Its after-commit steps run in queue
+   * order right after the shared commit.
+   */
+  queued<R>(work: (tx: Tx) => Work<R>): Promise<R>;
+  /**
+   * A number that changes when another connection has committed (another process: the admin
+   * CLI), for what keeps rows in memory to notice changes nobody told it of (the credential
+   * cache, src/auth/credential-cache.ts). SQLite's `PRAGMA data_version`: one cheap statement.
+   * Absent on PostgreSQL, where other instances write all the time: there the cluster bus is to
+   * say what changed (`forgetCredentials`, `forgetAllCredentials`).
+   */
+  dataVersion?(): number;
 }

@@ -1,10 +1,10 @@
-import { writeTx } from '../db/connection';
 import type { GroupChat } from '../db/schema';
 import type { AppDeps } from '../deps';
-import { findGroupById } from './group.store';
+import { afterCommit } from '../db/work';
+import { lockGroup } from './group.store';
 import { listGroupItems } from './group-message.store';
 import { appendItem } from '../chat/conversation.store';
-import { endAnswer, publishProgress, publishRecorded, recordGroupEvent } from './group-events';
+import { endAnswer, publishProgress, publishRecorded, recordGroupEvent, seedProgressCounter } from './group-events';
 import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
 import { AiError, AnswerCutError, type AiEvent, type AiMessage } from '../ai/ai.types';
 import { searchFailureOf } from '../ai/web-search-tool';
@@ -39,8 +39,9 @@ const TOO_SLOW = 'The AI provider did not finish its answer within five minutes.
 export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string): Promise<void> {
   const replyTo = trigger.id;
   const where = { requestId, groupId: group.id, replyTo };
+  await seedProgressCounter(deps, group.id);
   publishProgress(deps, group.id, { type: 'assistant.started', replyTo });
-  if (!deps.ai) return void fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
+  if (!deps.ai) return fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
 
   let text = '';
   const parts: WebSearchPart[] = [];
@@ -52,7 +53,7 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   const deadline = AbortSignal.timeout(ANSWER_TIMEOUT_MS);
   try {
     const turns = deps.ai.streamChat({
-      messages: contextOf(deps, group),
+      messages: await contextOf(deps, group),
       webSearch: true,
       signal: deadline,
       warn: (msg, fields) => deps.log.warn(msg, { ...where, ...fields }),
@@ -91,28 +92,28 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
     // A cut answer keeps its text (docs/realtime.md); other failures say why, in the provider
     // layer's short words (never the upstream's own text).
     if (err instanceof AnswerCutError && text.trim()) cutOff = err.message;
-    else if (deadline.aborted) return void fail(deps, group, replyTo, 'provider_error', TOO_SLOW);
-    else return void fail(deps, group, replyTo, 'provider_error', err instanceof AiError ? err.message : PROVIDER_FAILED);
+    else if (deadline.aborted) return fail(deps, group, replyTo, 'provider_error', TOO_SLOW);
+    else return fail(deps, group, replyTo, 'provider_error', err instanceof AiError ? err.message : PROVIDER_FAILED);
   }
-  if (!text.trim() && parts.length === 0) return void fail(deps, group, replyTo, 'provider_error', PROVIDER_FAILED);
+  if (!text.trim() && parts.length === 0) return fail(deps, group, replyTo, 'provider_error', PROVIDER_FAILED);
 
-  const now = deps.now();
-  const event = writeTx(deps.db, () => {
+  await deps.store.write(function* (tx) {
     // The group may have been deleted while the assistant was writing: then there is no one to tell.
-    if (!findGroupById(deps.db, group.id)) return undefined;
-    const item = appendItem(deps.db, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
+    if (!(yield* lockGroup(tx, group.id))) return;
+    const now = deps.now();
+    const item = yield* appendItem(tx, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
     const message = groupMessageOf(item, assistantSender(deps.config.aiHandle));
-    return recordGroupEvent(deps.db, group.id, { type: 'message.created', message, replyTo, ...(cutOff ? { cutOff } : {}) }, now);
+    const event = yield* recordGroupEvent(tx, group.id, { type: 'message.created', message, replyTo, ...(cutOff ? { cutOff } : {}) }, now);
+    yield* afterCommit(() => publishRecorded(deps, group.id, event));
   });
-  if (event) publishRecorded(deps, group.id, event);
 }
 
-function fail(deps: AppDeps, group: GroupChat, replyTo: string, reason: 'no_provider' | 'provider_error', message: string): void {
-  const now = deps.now();
-  const event = writeTx(deps.db, () =>
-    findGroupById(deps.db, group.id) ? recordGroupEvent(deps.db, group.id, { type: 'assistant.failed', replyTo, reason, message }, now) : undefined,
-  );
-  if (event) publishRecorded(deps, group.id, event);
+async function fail(deps: AppDeps, group: GroupChat, replyTo: string, reason: 'no_provider' | 'provider_error', message: string): Promise<void> {
+  await deps.store.write(function* (tx) {
+    if (!(yield* lockGroup(tx, group.id))) return;
+    const event = yield* recordGroupEvent(tx, group.id, { type: 'assistant.failed', replyTo, reason, message }, deps.now());
+    yield* afterCommit(() => publishRecorded(deps, group.id, event));
+  });
 }
 
 const webSearchPart = (ev: Extract<AiEvent, { type: 'web_search.in_progress' }>): WebSearchPart => ({
@@ -122,7 +123,7 @@ const webSearchPart = (ev: Extract<AiEvent, { type: 'web_search.in_progress' }>)
 });
 
 /** The system prompt, then the recent history, oldest first; members' names prefix their lines so the model knows who said what. */
-function contextOf(deps: AppDeps, group: GroupChat): AiMessage[] {
+async function contextOf(deps: AppDeps, group: GroupChat): Promise<AiMessage[]> {
   const handle = deps.config.aiHandle;
   const system: AiMessage = {
     role: 'system',
@@ -130,7 +131,7 @@ function contextOf(deps: AppDeps, group: GroupChat): AiMessage[] {
       `You are @${handle}, an assistant taking part in the group chat "${group.name}". Each member's message starts with their name. ` +
       `Answer the latest message that addresses you, briefly and in the language it was written in.`,
   };
-  const { items } = listGroupItems(deps.db, group.conversationId, { limit: deps.config.groupAiHistory });
+  const { items } = await deps.store.read((tx) => listGroupItems(tx, group.conversationId, { limit: deps.config.groupAiHistory }));
   return [
     system,
     ...items.map((i): AiMessage => (i.role === 'assistant' ? { role: 'assistant', content: i.content } : { role: 'user', content: `${i.senderName || 'Someone'}: ${i.content}` })),

@@ -1,7 +1,7 @@
-import type { Db } from '../db/connection';
 import type { AppDeps } from '../deps';
 import type { Bus } from '../pubsub/bus';
-import { insertGroupEvent, nextGroupSeq } from './group-events.store';
+import type { Tx, Work } from '../db/work';
+import { appendGroupEvent } from './group-events.store';
 import { findGroupById } from './group.store';
 import { messageFrame } from '../http/sse';
 
@@ -54,15 +54,14 @@ export interface RecordedEvent {
 }
 
 /**
- * Number and store a durable event inside the caller's write transaction. Pass the root
- * connection: the statements are prepared per connection and run inside the open transaction.
- * Publish it with `publishRecorded` right after the commit: persisted first, then delivered.
+ * Number and store a durable event inside the caller's write transaction (a unit of work).
+ * Publish it with `publishRecorded` once that transaction has committed (`afterCommit`):
+ * persisted first, then delivered.
  */
-export function recordGroupEvent(db: Db, groupId: string, data: GroupEvent['data'], now: number, store = true): RecordedEvent {
-  const seq = nextGroupSeq(db, groupId, now);
-  if (seq === undefined) throw new Error(`group ${groupId} vanished inside its own transaction`);
+export function* recordGroupEvent(tx: Tx, groupId: string, data: GroupEvent['data'], now: number, store = true): Work<RecordedEvent> {
   const json = JSON.stringify(data);
-  if (store) insertGroupEvent(db, { groupId, seq, type: data.type, data: json }, now);
+  const seq = yield* appendGroupEvent(tx, groupId, { type: data.type, data: json }, now, store);
+  if (seq === undefined) throw new Error(`group ${groupId} vanished inside its own transaction`);
   return { seq, data, json };
 }
 
@@ -79,11 +78,28 @@ export function publishRecorded(deps: AppDeps, groupId: string, ev: RecordedEven
   deps.bus.publish(groupTopic(groupId), event);
 }
 
-/** A progress event: delivered live, never stored (a resuming client gets the final message instead). */
+/**
+ * Make sure the group has a progress counter before its first progress event (an answer starting):
+ * normally the durable event it answers has just set it; on an app that published none for this
+ * group yet, it starts from the group's stored last seq, read here (the store is asynchronous, so
+ * `publishProgress` itself cannot read it).
+ */
+export async function seedProgressCounter(deps: AppDeps, groupId: string): Promise<void> {
+  if (countersOf(deps.bus).has(groupId)) return;
+  const seq = (await deps.store.read((tx) => findGroupById(tx, groupId)))?.lastSeq ?? 0;
+  // A durable event published while this read ran set a newer one: keep it.
+  if (!countersOf(deps.bus).has(groupId)) countersOf(deps.bus).set(groupId, { seq, n: 0 });
+}
+
+/**
+ * A progress event: delivered live, never stored (a resuming client gets the final message instead).
+ * Its counter is seeded beforehand (`seedProgressCounter`); without one (the group was deleted
+ * meanwhile) it counts from 0, as for a group that is gone.
+ */
 export function publishProgress(deps: AppDeps, groupId: string, data: GroupEvent['data']): void {
   const counters = countersOf(deps.bus);
   let c = counters.get(groupId);
-  if (!c) counters.set(groupId, (c = { seq: findGroupById(deps.db, groupId)?.lastSeq ?? 0, n: 0 }));
+  if (!c) counters.set(groupId, (c = { seq: 0, n: 0 }));
   const at = { seq: c.seq, n: ++c.n };
   const event: GroupEvent = { seq: null, at, type: data.type, data, frame: encodeFrame(`${at.seq}.${at.n}`, JSON.stringify(data), deps.config.sseRetryMs) };
   keepForResume(deps, groupId, event);

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, lt } from 'drizzle-orm';
-import type { Db } from '../db/connection';
-import { conversationItems, users, type ConversationItem } from '../db/schema';
+import type { ConversationItem } from '../db/schema';
+import { allRows, getRow, type Tx, type Work } from '../db/work';
 
 /*
  * Group messages are the items of the group's conversation (so `chat/*` sees the same history),
@@ -15,40 +15,47 @@ export type ItemWithSender = Pick<ConversationItem, 'id' | 'role' | 'content' | 
 };
 
 /** The newest `limit` messages before the item `beforeId` (or the newest overall), oldest first. */
-export function listGroupItems(db: Db, conversationId: string, opts: { beforeId?: string; limit: number }): { items: ItemWithSender[]; hasMore: boolean } {
+export function* listGroupItems(
+  { db, t }: Tx,
+  conversationId: string,
+  opts: { beforeId?: string; limit: number },
+): Work<{ items: ItemWithSender[]; hasMore: boolean }> {
+  const items = t.conversationItems;
   let beforePosition: number | undefined;
   if (opts.beforeId) {
-    const anchor = db
-      .select({ position: conversationItems.position })
-      .from(conversationItems)
-      .where(and(eq(conversationItems.conversationId, conversationId), eq(conversationItems.id, opts.beforeId)))
-      .get();
+    const anchor = yield* getRow(
+      db
+        .select({ position: items.position })
+        .from(items)
+        .where(and(eq(items.conversationId, conversationId), eq(items.id, opts.beforeId))),
+    );
     if (!anchor) return { items: [], hasMore: false };
     beforePosition = anchor.position;
   }
-  const rows = db
-    .select({
-      id: conversationItems.id,
-      role: conversationItems.role,
-      content: conversationItems.content,
-      parts: conversationItems.parts,
-      createdAt: conversationItems.createdAt,
-      authorId: conversationItems.authorId,
-      senderName: users.name,
-      senderImage: users.image,
-    })
-    .from(conversationItems)
-    .leftJoin(users, eq(users.id, conversationItems.authorId))
-    .where(
-      and(
-        eq(conversationItems.conversationId, conversationId),
-        inArray(conversationItems.role, ['user', 'assistant']),
-        beforePosition === undefined ? undefined : lt(conversationItems.position, beforePosition),
-      ),
-    )
-    .orderBy(desc(conversationItems.position))
-    .limit(opts.limit + 1)
-    .all();
+  const rows = yield* allRows(
+    db
+      .select({
+        id: items.id,
+        role: items.role,
+        content: items.content,
+        parts: items.parts,
+        createdAt: items.createdAt,
+        authorId: items.authorId,
+        senderName: t.users.name,
+        senderImage: t.users.image,
+      })
+      .from(items)
+      .leftJoin(t.users, eq(t.users.id, items.authorId))
+      .where(
+        and(
+          eq(items.conversationId, conversationId),
+          inArray(items.role, ['user', 'assistant']),
+          beforePosition === undefined ? undefined : lt(items.position, beforePosition),
+        ),
+      )
+      .orderBy(desc(items.position))
+      .limit(opts.limit + 1),
+  );
   const hasMore = rows.length > opts.limit;
   return { items: rows.slice(0, opts.limit).reverse(), hasMore };
 }

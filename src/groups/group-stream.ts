@@ -1,6 +1,6 @@
 import type { AppDeps } from '../deps';
-import type { GroupChat } from '../db/schema';
 import { listGroupEventsAfter } from './group-events.store';
+import { findGroupForUser } from './group.store';
 import { isAfter, progressAfter, type EventPosition } from './group-events';
 import type { FanoutBatch, FanoutMember, Membership } from './group-fanout';
 import { joinFrames, messageFrame } from '../http/sse';
@@ -29,8 +29,10 @@ export function parseEventId(raw: string | undefined): EventPosition | undefined
  * `Last-Event-ID`.
  *
  * Order of work, which is what makes resume gap-free and duplicate-free: join the fan-out first
- * (events published meanwhile wait in its next batch), replay the stored events after
- * `Last-Event-ID`, then take batches, dropping every id already sent.
+ * (events published meanwhile wait in its next batch), then read the membership, the group's last
+ * seq and the stored events after `Last-Event-ID` (`open`, awaited by the handler, so a failed
+ * read is the request's error), then take batches, dropping every id already sent. Batches that
+ * come while the read runs, or before the response exists, wait for `start`.
  */
 export class GroupStream extends PushStream implements FanoutMember {
   private out: StreamWriter | undefined;
@@ -41,37 +43,71 @@ export class GroupStream extends PushStream implements FanoutMember {
   private membership: Membership | undefined;
   /** Events of the next batch published before this stream joined. */
   private skip = 0;
+  /** The opening comment and the whole replay, made by `open`. */
+  private opening: Uint8Array = OPEN;
+  /** Batches received before `start`, taken then, in order. */
+  private early: FanoutBatch[] | undefined = [];
 
   constructor(
     private readonly deps: AppDeps,
-    private readonly group: GroupChat,
+    private readonly groupId: string,
     private readonly userId: string,
     private readonly lastEventId: string | undefined,
   ) {
     super();
   }
 
-  start(out: StreamWriter) {
-    this.out = out;
-    this.membership = this.deps.groupFanout.join(this.group.id, this);
+  /**
+   * Join the group's fan-out, then check that the user is a member and read what to replay. False
+   * (and out of the fan-out again) when they are not a member or there is no such group.
+   */
+  async open(): Promise<boolean> {
+    this.membership = this.deps.groupFanout.join(this.groupId, this);
     this.skip = this.membership.skip;
-    // One chunk for the opening comment and the whole replay: the head goes out at once, and
-    // a long replay counts as one waiting event, not as a slow reader.
-    out.write(this.head(parseEventId(this.lastEventId)), 1);
+    const position = parseEventId(this.lastEventId);
+    const { groupId, userId } = this;
+    try {
+      const read = await this.deps.store.read(function* (tx) {
+        const found = yield* findGroupForUser(tx, groupId, userId);
+        if (!found?.isMember) return undefined;
+        // The last seq before the events: one committed between the two reads is then replayed,
+        // never taken for a gap.
+        const lastSeq = found.group.lastSeq;
+        const replay = position !== undefined && position.seq <= lastSeq;
+        return { lastSeq, rows: replay ? yield* listGroupEventsAfter(tx, groupId, position.seq) : [] };
+      });
+      if (!read) {
+        this.leave();
+        return false;
+      }
+      if (position !== undefined) this.opening = this.head(position, read.lastSeq, read.rows);
+      return true;
+    } catch (err) {
+      // The handler answers the error: nothing may stay in the fan-out.
+      this.leave();
+      throw err;
+    }
   }
 
-  private head(position: EventPosition | undefined): Uint8Array {
-    if (position === undefined) return OPEN;
+  start(out: StreamWriter) {
+    this.out = out;
+    // One chunk for the opening comment and the whole replay: the head goes out at once, and
+    // a long replay counts as one waiting event, not as a slow reader.
+    out.write(this.opening, 1);
+    const early = this.early ?? [];
+    this.early = undefined;
+    for (const batch of early) this.receive(batch);
+  }
+
+  private head(position: EventPosition, lastSeq: number, rows: { seq: number; data: string }[]): Uint8Array {
     const after = position.seq;
-    const { db, config } = this.deps;
-    const group = this.group;
+    const { config } = this.deps;
     let head = ': open\n\n';
     // An id beyond this group's history (an older backup restored, another group's id):
     // nothing to replay, and everything from now on is new to this client.
-    const unknown = after > group.lastSeq;
-    const from = unknown ? group.lastSeq : after;
-    const rows = unknown ? [] : listGroupEventsAfter(db, group.id, after);
-    const gap = !unknown && (rows.length ? rows[0]!.seq > after + 1 : group.lastSeq > after);
+    const unknown = after > lastSeq;
+    const from = unknown ? lastSeq : after;
+    const gap = !unknown && (rows.length ? rows[0]!.seq > after + 1 : lastSeq > after);
     if (unknown || gap) {
       // Say so, so the client reloads with listMessages instead of trusting a partial replay.
       const data = { type: 'stream.reset', reason: unknown ? 'unknown_event_id' : 'events_expired' };
@@ -79,7 +115,7 @@ export class GroupStream extends PushStream implements FanoutMember {
     }
     // The stored events and, between them, the deltas of answers still being written (kept in
     // memory, group-events.ts), merged in the order they were published.
-    const progress = unknown ? [] : progressAfter(this.deps, group.id, position);
+    const progress = unknown ? [] : progressAfter(this.deps, this.groupId, position);
     this.lastSent = unknown ? { seq: from, n: 0 } : position;
     const frames: Uint8Array[] = [];
     let p = 0;
@@ -99,6 +135,7 @@ export class GroupStream extends PushStream implements FanoutMember {
   /** A batch from the fan-out: the events of it this stream has not sent yet, up to its own end. */
   receive(batch: FanoutBatch) {
     if (this.closing) return;
+    if (this.early) return void this.early.push(batch);
     const { events } = batch;
     const start = this.skip;
     this.skip = 0;
@@ -132,7 +169,7 @@ export class GroupStream extends PushStream implements FanoutMember {
 
   stop(why: StopReason) {
     if (why.reason === 'slow-reader')
-      this.deps.log.warn('slow group subscriber disconnected', { groupId: this.group.id, userId: this.userId, buffered: why.buffered });
+      this.deps.log.warn('slow group subscriber disconnected', { groupId: this.groupId, userId: this.userId, buffered: why.buffered });
     this.leave();
   }
 
@@ -143,7 +180,10 @@ export class GroupStream extends PushStream implements FanoutMember {
   }
 }
 
-export const openGroupStream = (deps: AppDeps, opts: { group: GroupChat; userId: string; lastEventId?: string }) =>
-  new GroupStream(deps, opts.group, opts.userId, opts.lastEventId);
+/** The stream of `groupId` for `userId`, open (see `GroupStream.open`); undefined when they are not a member of it. */
+export async function openGroupStream(deps: AppDeps, opts: { groupId: string; userId: string; lastEventId?: string }): Promise<GroupStream | undefined> {
+  const stream = new GroupStream(deps, opts.groupId, opts.userId, opts.lastEventId);
+  return (await stream.open()) ? stream : undefined;
+}
 
 const maxPosition = (a: EventPosition, b: EventPosition) => (isAfter(b, a) ? b : a);

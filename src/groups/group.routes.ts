@@ -3,6 +3,8 @@ import { defineOperation } from '../http/operation';
 import { forbidden, notFound } from '../http/errors';
 import { readLastEventId } from '../http/sse';
 import type { AppDeps } from '../deps';
+import type { GroupChat } from '../db/schema';
+import type { Tx, Work } from '../db/work';
 import {
   createGroupChat,
   createGroupInvite,
@@ -10,6 +12,7 @@ import {
   findGroupForUser,
   listGroupMembers,
   listGroupsOfUser,
+  lockGroupForUser,
   memberCountsOf,
 } from './group.store';
 import { listGroupItems } from './group-message.store';
@@ -27,10 +30,25 @@ const Success = t.Object({ success: t.Boolean() });
 const MESSAGE_PAGE = { minimum: 1, maximum: 200, default: 50 };
 
 /** The group, if the caller is a member: unknown → 404, not a member → 403. */
-function memberGroup(deps: AppDeps, groupChatId: string, userId: string) {
-  const found = findGroupForUser(deps.db, groupChatId, userId);
+function memberGroupOf(found: { group: GroupChat; isMember: boolean } | undefined): GroupChat {
   if (!found) throw notFound();
   if (!found.isMember) throw forbidden();
+  return found.group;
+}
+
+const memberGroup = async (deps: AppDeps, groupChatId: string, userId: string) =>
+  memberGroupOf(await deps.store.read((tx) => findGroupForUser(tx, groupChatId, userId)));
+
+/** The same check inside a write that records an event (the group locked first on PostgreSQL). */
+function* memberGroupForWrite(tx: Tx, groupChatId: string, userId: string): Work<GroupChat> {
+  return memberGroupOf(yield* lockGroupForUser(tx, groupChatId, userId));
+}
+
+/** The group, if the caller created it: unknown → 404, anyone else → 403. */
+async function ownGroup(deps: AppDeps, groupChatId: string, userId: string): Promise<GroupChat> {
+  const found = await deps.store.read((tx) => findGroupForUser(tx, groupChatId, userId));
+  if (!found) throw notFound();
+  if (found.group.creatorId !== userId) throw forbidden();
   return found.group;
 }
 
@@ -42,7 +60,7 @@ export const groupOperations = [
     input: t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }),
     output: GroupChatSchema,
     errors: [403],
-    handler: ({ input, user, deps }) => groupChatOf(createGroupChat(deps.db, { name: input.name, creatorId: user.id }, deps.now())),
+    handler: async ({ input, user, deps }) => groupChatOf(await deps.store.write((tx) => createGroupChat(tx, { name: input.name, creatorId: user.id }, deps.now()))),
   }),
   defineOperation({
     path: 'groupChat/deleteGroupChat',
@@ -52,11 +70,9 @@ export const groupOperations = [
     input: GroupRef,
     output: Success,
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const found = findGroupForUser(deps.db, input.groupChatId, user.id);
-      if (!found) throw notFound();
-      if (found.group.creatorId !== user.id) throw forbidden();
-      deleteGroup(deps, found.group);
+    handler: async ({ input, user, deps }) => {
+      // Deleted meanwhile by another request: as if this one came after it.
+      if (!(await deleteGroup(deps, await ownGroup(deps, input.groupChatId, user.id)))) throw notFound();
       return { success: true };
     },
   }),
@@ -72,7 +88,7 @@ export const groupOperations = [
     // 20,000 characters are up to 120 KB when a client escapes each as `\uXXXX`.
     maxBodyBytes: 128 * 1024,
     handler: async ({ input, user, deps, requestId }) => {
-      const { group, message } = await sendGroupMessage(deps, () => memberGroup(deps, input.groupChatId, user.id), user, input.message);
+      const { group, message } = await sendGroupMessage(deps, (tx) => memberGroupForWrite(tx, input.groupChatId, user.id), user, input.message);
       startFollowUpIfAddressed(deps, group, message, requestId);
       return message;
     },
@@ -86,11 +102,12 @@ export const groupOperations = [
     output: GroupEventSchema,
     kind: 'sse',
     errors: [403, 429],
-    handler: ({ input, user, deps, request }) => {
-      const found = findGroupForUser(deps.db, input.groupChatId, user.id);
-      if (!found?.isMember) throw forbidden();
-      // A push stream: the operation layer makes its response (src/http/push-stream.ts).
-      return openGroupStream(deps, { group: found.group, userId: user.id, lastEventId: readLastEventId(request) });
+    handler: async ({ input, user, deps, request }) => {
+      // A push stream: the operation layer makes its response (src/http/push-stream.ts). It
+      // checks the membership itself, after joining the group's fan-out (group-stream.ts).
+      const stream = await openGroupStream(deps, { groupId: input.groupChatId, userId: user.id, lastEventId: readLastEventId(request) });
+      if (!stream) throw forbidden();
+      return stream;
     },
   }),
   defineOperation({
@@ -100,9 +117,9 @@ export const groupOperations = [
     input: GroupRef,
     output: t.Object({ code: t.String(), expiresAt: t.String({ format: 'date-time' }) }),
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const group = memberGroup(deps, input.groupChatId, user.id);
-      const invite = createGroupInvite(deps.db, { groupId: group.id, createdBy: user.id, ttlMs: deps.config.groupInviteTtlHours * HOUR_MS }, deps.now());
+    handler: async ({ input, user, deps }) => {
+      const group = await memberGroup(deps, input.groupChatId, user.id);
+      const invite = await deps.store.write((tx) => createGroupInvite(tx, { groupId: group.id, createdBy: user.id, ttlMs: deps.config.groupInviteTtlHours * HOUR_MS }, deps.now()));
       return { code: invite.code, expiresAt: iso(invite.expiresAt) };
     },
   }),
@@ -113,10 +130,13 @@ export const groupOperations = [
     input: t.Object({ code: t.String({ minLength: 1, maxLength: 200 }) }),
     output: GroupChatSchema,
     errors: [404],
-    handler: ({ input, user, deps }) => {
-      const group = findGroupByInvite(deps.db, input.code, deps.now());
+    handler: async ({ input, user, deps }) => {
+      const group = await deps.store.read((tx) => findGroupByInvite(tx, input.code, deps.now()));
       if (!group) throw notFound();
-      return groupChatOf(joinGroup(deps, group, user));
+      // Undefined: the group was deleted meanwhile, and its invites with it.
+      const joined = await joinGroup(deps, group, user);
+      if (!joined) throw notFound();
+      return groupChatOf(joined);
     },
   }),
   defineOperation({
@@ -126,10 +146,10 @@ export const groupOperations = [
     input: GroupRef,
     output: Success,
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const group = memberGroup(deps, input.groupChatId, user.id);
+    handler: async ({ input, user, deps }) => {
+      const group = await memberGroup(deps, input.groupChatId, user.id);
       if (group.creatorId === user.id) throw forbidden();
-      return { success: leaveGroup(deps, group, user) };
+      return { success: await leaveGroup(deps, group, user) };
     },
   }),
   defineOperation({
@@ -138,9 +158,9 @@ export const groupOperations = [
     input: GroupRef,
     output: t.Object({ members: t.Array(MemberSchema) }),
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const group = memberGroup(deps, input.groupChatId, user.id);
-      const members = listGroupMembers(deps.db, group.id).map((m) => ({ ...m, joinedAt: iso(m.joinedAt), isCreator: m.id === group.creatorId }));
+    handler: async ({ input, user, deps }) => {
+      const group = await memberGroup(deps, input.groupChatId, user.id);
+      const members = (await deps.store.read((tx) => listGroupMembers(tx, group.id))).map((m) => ({ ...m, joinedAt: iso(m.joinedAt), isCreator: m.id === group.creatorId }));
       return { members };
     },
   }),
@@ -155,9 +175,9 @@ export const groupOperations = [
     }),
     output: t.Object({ messages: t.Array(GroupMessageSchema), hasMore: t.Boolean() }),
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const group = memberGroup(deps, input.groupChatId, user.id);
-      const page = listGroupItems(deps.db, group.conversationId, { beforeId: input.before, limit: input.limit ?? MESSAGE_PAGE.default });
+    handler: async ({ input, user, deps }) => {
+      const group = await memberGroup(deps, input.groupChatId, user.id);
+      const page = await deps.store.read((tx) => listGroupItems(tx, group.conversationId, { beforeId: input.before, limit: input.limit ?? MESSAGE_PAGE.default }));
       const ai = assistantSender(deps.config.aiHandle);
       const messages = page.items.map((i) =>
         groupMessageOf(i, i.role === 'assistant' ? ai : i.authorId ? { id: i.authorId, name: i.senderName ?? '', image: i.senderImage ?? '' } : formerMember),
@@ -171,9 +191,11 @@ export const groupOperations = [
     description: 'Most recently active first, each with its `memberCount`.',
     input: t.Object({}),
     output: t.Object({ groupChats: t.Array(t.Composite([GroupChatSchema, t.Object({ memberCount: t.Integer({ minimum: 1 }) })])) }),
-    handler: ({ user, deps }) => {
-      const groups = listGroupsOfUser(deps.db, user.id);
-      const counts = memberCountsOf(deps.db, groups.map((g) => g.id));
+    handler: async ({ user, deps }) => {
+      const { groups, counts } = await deps.store.read(function* (tx) {
+        const groups = yield* listGroupsOfUser(tx, user.id);
+        return { groups, counts: yield* memberCountsOf(tx, groups.map((g) => g.id)) };
+      });
       return { groupChats: groups.map((g) => ({ ...groupChatOf(g), memberCount: counts.get(g.id) ?? 0 })) };
     },
   }),
@@ -183,11 +205,11 @@ export const groupOperations = [
     input: t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }), enabled: t.Boolean() }),
     output: GroupChatSchema,
     errors: [403, 404],
-    handler: ({ input, user, deps }) => {
-      const found = findGroupForUser(deps.db, input.groupChatId, user.id);
-      if (!found) throw notFound();
-      if (found.group.creatorId !== user.id) throw forbidden();
-      return groupChatOf(changeIntelligentResponses(deps, found.group, input.enabled));
+    handler: async ({ input, user, deps }) => {
+      const updated = await changeIntelligentResponses(deps, await ownGroup(deps, input.groupChatId, user.id), input.enabled);
+      // Deleted meanwhile by another request: as if this one came after it.
+      if (!updated) throw notFound();
+      return groupChatOf(updated);
     },
   }),
 ];

@@ -1,89 +1,95 @@
-import { writeTx } from '../db/connection';
-import { queuedWrite } from '../db/commit-queue';
 import type { GroupChat, User } from '../db/schema';
 import type { AppDeps } from '../deps';
+import { afterCommit, type Tx, type Work } from '../db/work';
 import { appendItem } from '../chat/conversation.store';
-import { addGroupMember, deleteGroupRows, findGroupById, removeGroupMember, setIntelligentResponses } from './group.store';
-import { publishRecorded, recordGroupEvent, type RecordedEvent } from './group-events';
+import { addGroupMember, deleteGroupRows, findGroupById, lockGroup, removeGroupMember, setIntelligentResponses } from './group.store';
+import { publishRecorded, recordGroupEvent } from './group-events';
 import { groupChatOf, groupMessageOf, type GroupMessage } from './group.view';
 
 /*
  * Every change a subscriber must hear about follows one shape: one write transaction makes the
- * change and records its numbered event, then the event is published right after the commit,
- * synchronously, so the broker sees a group's events in id order.
+ * change and records its numbered event, and the event is published right after the commit
+ * (`afterCommit`), synchronously, so the broker sees a group's events in id order. On PostgreSQL
+ * each of these writes first locks the group's row (`lockGroup`): they queue per group, and
+ * never wait for each other's rows.
  */
 
 const memberOf = (u: Pick<User, 'id' | 'name' | 'image'>) => ({ id: u.id, name: u.name, image: u.image });
 
 /**
- * Store the message and its `message.created` event, then publish. Through the commit queue:
- * messages sent at the same moment by many members share one transaction (src/db/commit-queue.ts).
- * `memberGroup` (the caller's membership check, which throws its own errors) runs inside that
+ * Store the message and its `message.created` event, then publish. Through the commit queue
+ * (`store.queued`): messages sent at the same moment by many members share one transaction on
+ * SQLite (src/db/commit-queue.ts). `memberGroup` (the caller's membership check, which throws its
+ * own errors; `lockGroupForUser`, which locks the group first on PostgreSQL) runs inside that
  * transaction, so a member removed or a group deleted meanwhile cannot slip a message in.
  */
 export async function sendGroupMessage(
   deps: AppDeps,
-  memberGroup: () => GroupChat,
+  memberGroup: (tx: Tx) => Work<GroupChat>,
   sender: User,
   content: string,
 ): Promise<{ group: GroupChat; message: GroupMessage }> {
-  const sent = await queuedWrite(
-    deps.db,
-    () => {
-      // Taken when the message is stored, so `createdAt` follows the order of positions and ids.
-      const now = deps.now();
-      const group = memberGroup();
-      const item = appendItem(deps.db, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
-      const message = groupMessageOf(item, memberOf(sender));
-      return { group, message, event: recordGroupEvent(deps.db, group.id, { type: 'message.created', message }, now) };
-    },
-    ({ group, event }) => publishRecorded(deps, group.id, event),
-  );
-  return { group: sent.group, message: sent.message };
+  return deps.store.queued(function* (tx) {
+    const group = yield* memberGroup(tx);
+    // Taken when the message is stored (the group locked), so `createdAt` follows the order of positions and ids.
+    const now = deps.now();
+    const item = yield* appendItem(tx, { conversationId: group.conversationId, role: 'user', content, authorId: sender.id }, now);
+    const message = groupMessageOf(item, memberOf(sender));
+    const event = yield* recordGroupEvent(tx, group.id, { type: 'message.created', message }, now);
+    yield* afterCommit(() => publishRecorded(deps, group.id, event));
+    return { group, message };
+  });
 }
 
-/** Join (idempotent: joining twice changes nothing and publishes nothing). */
-export function joinGroup(deps: AppDeps, group: GroupChat, user: User): GroupChat {
+/**
+ * Join (idempotent: joining twice changes nothing and publishes nothing). Undefined when the group
+ * was deleted meanwhile.
+ */
+export async function joinGroup(deps: AppDeps, group: GroupChat, user: User): Promise<GroupChat | undefined> {
   const now = deps.now();
-  const event = writeTx(deps.db, (tx): RecordedEvent | undefined => {
-    if (!addGroupMember(tx, group, user.id, now)) return undefined;
-    return recordGroupEvent(deps.db, group.id, { type: 'member.joined', member: memberOf(user) }, now);
+  return deps.store.write(function* (tx) {
+    if (!(yield* lockGroup(tx, group.id))) return undefined;
+    if (yield* addGroupMember(tx, group, user.id, now)) {
+      const event = yield* recordGroupEvent(tx, group.id, { type: 'member.joined', member: memberOf(user) }, now);
+      yield* afterCommit(() => publishRecorded(deps, group.id, event));
+    }
+    return (yield* findGroupById(tx, group.id)) ?? group;
   });
-  if (event) publishRecorded(deps, group.id, event);
-  return findGroupById(deps.db, group.id) ?? group;
 }
 
-export function leaveGroup(deps: AppDeps, group: GroupChat, user: User): boolean {
+export async function leaveGroup(deps: AppDeps, group: GroupChat, user: User): Promise<boolean> {
   const now = deps.now();
-  const event = writeTx(deps.db, (tx): RecordedEvent | undefined => {
-    if (!removeGroupMember(tx, group, user.id)) return undefined;
-    return recordGroupEvent(deps.db, group.id, { type: 'member.left', member: memberOf(user) }, now);
+  return deps.store.write(function* (tx) {
+    if (!(yield* lockGroup(tx, group.id)) || !(yield* removeGroupMember(tx, group, user.id))) return false;
+    const event = yield* recordGroupEvent(tx, group.id, { type: 'member.left', member: memberOf(user) }, now);
+    yield* afterCommit(() => publishRecorded(deps, group.id, event));
+    return true;
   });
-  if (event) publishRecorded(deps, group.id, event);
-  return event !== undefined;
 }
 
 /**
  * The `group.deleted` event takes the next id but is not stored (its rows go with the group);
- * open streams receive it and close.
+ * open streams receive it and close. False when the group was already gone.
  */
-export function deleteGroup(deps: AppDeps, group: GroupChat): void {
+export async function deleteGroup(deps: AppDeps, group: GroupChat): Promise<boolean> {
   const now = deps.now();
-  const event = writeTx(deps.db, (tx) => {
-    const ev = recordGroupEvent(deps.db, group.id, { type: 'group.deleted', groupChatId: group.id }, now, false);
-    deleteGroupRows(tx, group);
-    return ev;
+  return deps.store.write(function* (tx) {
+    if (!(yield* lockGroup(tx, group.id))) return false;
+    const event = yield* recordGroupEvent(tx, group.id, { type: 'group.deleted', groupChatId: group.id }, now, false);
+    yield* deleteGroupRows(tx, group);
+    yield* afterCommit(() => publishRecorded(deps, group.id, event));
+    return true;
   });
-  publishRecorded(deps, group.id, event);
 }
 
-export function changeIntelligentResponses(deps: AppDeps, group: GroupChat, enabled: boolean): GroupChat {
+/** The group as changed; undefined when it was deleted meanwhile. */
+export async function changeIntelligentResponses(deps: AppDeps, group: GroupChat, enabled: boolean): Promise<GroupChat | undefined> {
   const now = deps.now();
-  const { updated, event } = writeTx(deps.db, (tx) => {
-    const event = recordGroupEvent(deps.db, group.id, { type: 'group.updated', groupChat: groupChatOf({ ...group, intelligentResponses: enabled, updatedAt: now }) }, now);
-    const updated = setIntelligentResponses(tx, group.id, enabled, now)!;
-    return { updated, event };
+  return deps.store.write(function* (tx) {
+    if (!(yield* lockGroup(tx, group.id))) return undefined;
+    const event = yield* recordGroupEvent(tx, group.id, { type: 'group.updated', groupChat: groupChatOf({ ...group, intelligentResponses: enabled, updatedAt: now }) }, now);
+    const updated = yield* setIntelligentResponses(tx, group.id, enabled, now);
+    yield* afterCommit(() => publishRecorded(deps, group.id, event));
+    return updated;
   });
-  publishRecorded(deps, group.id, event);
-  return updated;
 }

@@ -1,40 +1,47 @@
 import { randomBytes } from 'node:crypto';
 import { and, desc, eq, gt, inArray, sql } from 'drizzle-orm';
-import { writeTx, type Db } from '../db/connection';
-import { groupChats, groupInvites, groupMembers, users, type GroupChat } from '../db/schema';
+import type { GroupChat } from '../db/schema';
 import { addWriter, createConversation, deleteConversation, removeWriter } from '../chat/conversation.store';
 import { hashSecret } from '../auth/tokens';
 import { newId } from '../ids';
 import { preparedFor } from '../db/prepared';
+import { allRows, exec, getRow, hotOr, rawRows, type Tx, type Work } from '../db/work';
+
+// Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike.
 
 /**
- * Create the group, its conversation (owned by the creator) and the creator's membership in one
- * transaction, so a crash never leaves a group without its conversation.
+ * Create the group, its conversation (owned by the creator) and the creator's membership (run
+ * with `store.write`: one transaction, so a crash never leaves a group without its conversation).
  */
-export function createGroupChat(db: Db, input: { name: string; creatorId: string }, now = Date.now()): GroupChat {
-  return writeTx(db, (tx) => {
-    const conversation = createConversation(tx, { ownerId: input.creatorId, title: input.name }, now);
-    addWriter(tx, conversation.id, input.creatorId, now);
-    const group = tx
-      .insert(groupChats)
+export function* createGroupChat(tx: Tx, input: { name: string; creatorId: string }, now = Date.now()): Work<GroupChat> {
+  const { db, t } = tx;
+  const conversation = yield* createConversation(tx, { ownerId: input.creatorId, title: input.name }, now);
+  yield* addWriter(tx, conversation.id, input.creatorId, now);
+  const group = yield* getRow(
+    db
+      .insert(t.groupChats)
       .values({ id: newId(), name: input.name, creatorId: input.creatorId, conversationId: conversation.id, createdAt: now, updatedAt: now })
-      .returning()
-      .get();
-    tx.insert(groupMembers).values({ groupId: group.id, userId: input.creatorId, joinedAt: now }).run();
-    return group;
-  });
+      .returning(),
+  );
+  yield* exec(db.insert(t.groupMembers).values({ groupId: group!.id, userId: input.creatorId, joinedAt: now }));
+  return group!;
 }
 
-export const findGroupById = (db: Db, id: string): GroupChat | undefined => db.select().from(groupChats).where(eq(groupChats.id, id)).get();
+export function* findGroupById({ db, t }: Tx, id: string): Work<GroupChat | undefined> {
+  return yield* getRow(db.select().from(t.groupChats).where(eq(t.groupChats.id, id)));
+}
 
 /** The group a conversation belongs to, if it is a group's conversation. */
-export const findGroupByConversationId = (db: Db, conversationId: string): GroupChat | undefined =>
-  db.select().from(groupChats).where(eq(groupChats.conversationId, conversationId)).get();
+export function* findGroupByConversationId({ db, t }: Tx, conversationId: string): Work<GroupChat | undefined> {
+  return yield* getRow(db.select().from(t.groupChats).where(eq(t.groupChats.conversationId, conversationId)));
+}
 
 /** The group chat of each of `conversationIds` that is a group's conversation (one query for a list page). */
-export function groupIdsOfConversations(db: Db, conversationIds: string[]): Map<string, string> {
+export function* groupIdsOfConversations({ db, t }: Tx, conversationIds: string[]): Work<Map<string, string>> {
   if (!conversationIds.length) return new Map();
-  const rows = db.select({ id: groupChats.id, conversationId: groupChats.conversationId }).from(groupChats).where(inArray(groupChats.conversationId, conversationIds)).all();
+  const rows = yield* allRows(
+    db.select({ id: t.groupChats.id, conversationId: t.groupChats.conversationId }).from(t.groupChats).where(inArray(t.groupChats.conversationId, conversationIds)),
+  );
   return new Map(rows.map((r) => [r.conversationId, r.id]));
 }
 
@@ -59,8 +66,34 @@ const hot = preparedFor((db) => ({
   ),
 }));
 
+type GroupForUser = { group: GroupChat; isMember: boolean };
+
 /** The group and whether `userId` belongs to it, in one indexed lookup (the hot path of send and subscribe). */
-export function findGroupForUser(db: Db, groupId: string, userId: string): { group: GroupChat; isMember: boolean } | undefined {
+export function* findGroupForUser(tx: Tx, groupId: string, userId: string): Work<GroupForUser | undefined> {
+  return yield* hotOr(
+    tx,
+    (d) => groupForUserOn(d, groupId, userId),
+    () => groupForUserPg(tx, groupId, userId),
+  );
+}
+
+/**
+ * `findGroupForUser` for a write that records an event (sending a message): on PostgreSQL the
+ * group's row is locked first (`lockGroup`) and the membership read after, by a statement of its
+ * own, so it sees a member's leaving (or the group's deletion) that committed while this waited:
+ * a message cannot slip in after its sender's `member.left`. On SQLite the one lookup.
+ */
+export function* lockGroupForUser(tx: Tx, groupId: string, userId: string): Work<GroupForUser | undefined> {
+  return yield* hotOr(
+    tx,
+    (d) => groupForUserOn(d, groupId, userId),
+    function* () {
+      return (yield* lockGroup(tx, groupId)) ? yield* groupForUserPg(tx, groupId, userId) : undefined;
+    },
+  );
+}
+
+function groupForUserOn(db: Tx['db'], groupId: string, userId: string): GroupForUser | undefined {
   const r = hot(db).groupForUser.get(groupId, userId);
   if (!r) return undefined;
   const group: GroupChat = {
@@ -76,52 +109,76 @@ export function findGroupForUser(db: Db, groupId: string, userId: string): { gro
   return { group, isMember: r.is_member === 1 };
 }
 
-export const listGroupsOfUser = (db: Db, userId: string): GroupChat[] =>
-  db
-    .select({ group: groupChats })
-    .from(groupChats)
-    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groupChats.id), eq(groupMembers.userId, userId)))
-    .orderBy(desc(groupChats.updatedAt), desc(groupChats.id))
-    .all()
-    .map((r) => r.group);
+function* groupForUserPg({ db, t }: Tx, groupId: string, userId: string): Work<GroupForUser | undefined> {
+  const m = t.groupMembers;
+  const isMember = sql<boolean>`EXISTS (SELECT 1 FROM ${m} WHERE ${m.groupId} = ${t.groupChats.id} AND ${m.userId} = ${userId})`.mapWith(Boolean);
+  return yield* getRow(db.select({ group: t.groupChats, isMember }).from(t.groupChats).where(eq(t.groupChats.id, groupId)));
+}
+
+/**
+ * Lock the group's row until the write transaction ends, and say whether the group exists. On
+ * PostgreSQL every write that records a group event takes this lock first: they then queue per
+ * group, and always lock the group before the conversation (a message takes its position, a
+ * deletion removes it), so two of them never wait for each other's rows. Taken with
+ * `FOR NO KEY UPDATE`, as the seq's UPDATE would: inserting rows that refer to the group is not
+ * held up. On SQLite, whose one writer already runs write transactions one at a time, a lookup.
+ */
+export function* lockGroup(tx: Tx, groupId: string): Work<boolean> {
+  const { db, t } = tx;
+  if (tx.dialect === 'pg') return (yield* rawRows(sql`SELECT 1 AS one FROM ${t.groupChats} WHERE ${t.groupChats.id} = ${groupId} FOR NO KEY UPDATE`)).length > 0;
+  return (yield* getRow(db.select({ id: t.groupChats.id }).from(t.groupChats).where(eq(t.groupChats.id, groupId)))) !== undefined;
+}
+
+export function* listGroupsOfUser({ db, t }: Tx, userId: string): Work<GroupChat[]> {
+  const rows = yield* allRows(
+    db
+      .select({ group: t.groupChats })
+      .from(t.groupChats)
+      .innerJoin(t.groupMembers, and(eq(t.groupMembers.groupId, t.groupChats.id), eq(t.groupMembers.userId, userId)))
+      .orderBy(desc(t.groupChats.updatedAt), desc(t.groupChats.id)),
+  );
+  return rows.map((r) => r.group);
+}
 
 /** How many members each of `groupIds` has, in one query (the caller's list of groups). */
-export function memberCountsOf(db: Db, groupIds: string[]): Map<string, number> {
+export function* memberCountsOf({ db, t }: Tx, groupIds: string[]): Work<Map<string, number>> {
   if (!groupIds.length) return new Map();
-  const rows = db
-    .select({ groupId: groupMembers.groupId, n: sql<number>`count(*)` })
-    .from(groupMembers)
-    .where(inArray(groupMembers.groupId, groupIds))
-    .groupBy(groupMembers.groupId)
-    .all();
+  const m = t.groupMembers;
+  // PostgreSQL's count is a bigint: a number either way.
+  const rows = yield* allRows(db.select({ groupId: m.groupId, n: sql<number>`count(*)`.mapWith(Number) }).from(m).where(inArray(m.groupId, groupIds)).groupBy(m.groupId));
   return new Map(rows.map((r) => [r.groupId, r.n]));
 }
 
-export const listGroupMembers = (db: Db, groupId: string) =>
-  db
-    .select({ id: users.id, name: users.name, image: users.image, joinedAt: groupMembers.joinedAt })
-    .from(groupMembers)
-    .innerJoin(users, eq(users.id, groupMembers.userId))
-    .where(eq(groupMembers.groupId, groupId))
-    .orderBy(groupMembers.joinedAt, users.id)
-    .all();
+export function* listGroupMembers({ db, t }: Tx, groupId: string) {
+  return yield* allRows(
+    db
+      .select({ id: t.users.id, name: t.users.name, image: t.users.image, joinedAt: t.groupMembers.joinedAt })
+      .from(t.groupMembers)
+      .innerJoin(t.users, eq(t.users.id, t.groupMembers.userId))
+      .where(eq(t.groupMembers.groupId, groupId))
+      .orderBy(t.groupMembers.joinedAt, t.users.id),
+  );
+}
 
 /** Add a member and make them a writer of the group's conversation. False when already a member. */
-export function addGroupMember(tx: Db, group: GroupChat, userId: string, now = Date.now()): boolean {
-  const added = tx.insert(groupMembers).values({ groupId: group.id, userId, joinedAt: now }).onConflictDoNothing().returning().get();
+export function* addGroupMember(tx: Tx, group: GroupChat, userId: string, now = Date.now()): Work<boolean> {
+  const { db, t } = tx;
+  const added = yield* getRow(db.insert(t.groupMembers).values({ groupId: group.id, userId, joinedAt: now }).onConflictDoNothing().returning());
   if (!added) return false;
-  addWriter(tx, group.conversationId, userId, now);
+  yield* addWriter(tx, group.conversationId, userId, now);
   return true;
 }
 
-export function removeGroupMember(tx: Db, group: GroupChat, userId: string): boolean {
-  const removed = tx
-    .delete(groupMembers)
-    .where(and(eq(groupMembers.groupId, group.id), eq(groupMembers.userId, userId)))
-    .returning()
-    .get();
+export function* removeGroupMember(tx: Tx, group: GroupChat, userId: string): Work<boolean> {
+  const { db, t } = tx;
+  const removed = yield* getRow(
+    db
+      .delete(t.groupMembers)
+      .where(and(eq(t.groupMembers.groupId, group.id), eq(t.groupMembers.userId, userId)))
+      .returning(),
+  );
   if (!removed) return false;
-  removeWriter(tx, group.conversationId, userId);
+  yield* removeWriter(tx, group.conversationId, userId);
   return true;
 }
 
@@ -129,31 +186,34 @@ export function removeGroupMember(tx: Db, group: GroupChat, userId: string): boo
  * Remove the group and its conversation. Foreign keys cascade the rest: members, invites and
  * stored events go with the group, items and writers with the conversation.
  */
-export function deleteGroupRows(tx: Db, group: GroupChat): void {
-  tx.delete(groupChats).where(eq(groupChats.id, group.id)).run();
-  deleteConversation(tx, group.conversationId);
+export function* deleteGroupRows(tx: Tx, group: GroupChat): Work<void> {
+  const { db, t } = tx;
+  yield* exec(db.delete(t.groupChats).where(eq(t.groupChats.id, group.id)));
+  yield* deleteConversation(tx, group.conversationId);
 }
 
-export function setIntelligentResponses(tx: Db, groupId: string, enabled: boolean, now = Date.now()): GroupChat | undefined {
-  return tx.update(groupChats).set({ intelligentResponses: enabled, updatedAt: now }).where(eq(groupChats.id, groupId)).returning().get();
+export function* setIntelligentResponses({ db, t }: Tx, groupId: string, enabled: boolean, now = Date.now()): Work<GroupChat | undefined> {
+  return yield* getRow(db.update(t.groupChats).set({ intelligentResponses: enabled, updatedAt: now }).where(eq(t.groupChats.id, groupId)).returning());
 }
 
 /** 96 random bits, base64url (16 characters): short enough to paste, far too many to guess. */
 const newInviteCode = () => randomBytes(12).toString('base64url');
 
-export function createGroupInvite(db: Db, input: { groupId: string; createdBy: string; ttlMs: number }, now = Date.now()) {
+export function* createGroupInvite({ db, t }: Tx, input: { groupId: string; createdBy: string; ttlMs: number }, now = Date.now()): Work<{ code: string; expiresAt: number }> {
   const code = newInviteCode();
   const expiresAt = now + input.ttlMs;
-  db.insert(groupInvites).values({ codeHash: hashSecret(code), groupId: input.groupId, createdBy: input.createdBy, createdAt: now, expiresAt }).run();
+  yield* exec(db.insert(t.groupInvites).values({ codeHash: hashSecret(code), groupId: input.groupId, createdBy: input.createdBy, createdAt: now, expiresAt }));
   return { code, expiresAt };
 }
 
 /** The group an unexpired invite code opens, if any. */
-export function findGroupByInvite(db: Db, code: string, now = Date.now()): GroupChat | undefined {
-  return db
-    .select({ group: groupChats })
-    .from(groupInvites)
-    .innerJoin(groupChats, eq(groupChats.id, groupInvites.groupId))
-    .where(and(eq(groupInvites.codeHash, hashSecret(code)), gt(groupInvites.expiresAt, now)))
-    .get()?.group;
+export function* findGroupByInvite({ db, t }: Tx, code: string, now = Date.now()): Work<GroupChat | undefined> {
+  const row = yield* getRow(
+    db
+      .select({ group: t.groupChats })
+      .from(t.groupInvites)
+      .innerJoin(t.groupChats, eq(t.groupChats.id, t.groupInvites.groupId))
+      .where(and(eq(t.groupInvites.codeHash, hashSecret(code)), gt(t.groupInvites.expiresAt, now))),
+  );
+  return row?.group;
 }

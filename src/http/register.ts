@@ -52,7 +52,7 @@ export function registerOperations(
         try {
           // The credential is checked before the body is read: an anonymous caller gets 401 for
           // any body (malformed, oversize or of another type) and cannot make the server read one.
-          const auth = authenticate(deps.db, request.headers, deps.config.sessionTtlDays, deps.now());
+          const auth = await authenticate(deps.store, request.headers, deps.config.sessionTtlDays, deps.now());
           const principal = auth?.principal;
           if (!principal && !op.public) throw unauthorized();
           let body: Uint8Array | undefined = await readBody(request, maxBodyBytes);

@@ -11,8 +11,20 @@ export interface Bus {
   publish(topic: string, event: unknown): void;
   /** Returns the unsubscribe function; calling it twice is harmless. */
   subscribe<E = unknown>(topic: string, listener: Listener<E>): () => void;
-  /** Listeners currently subscribed to `topic` (for metrics and tests). */
+  /** Listeners currently subscribed to `topic` in this process (for metrics and tests). */
   listenerCount(topic: string): number;
+  /**
+   * Whether an event published on `topic` now may reach anyone: a listener here, or, on a bus
+   * shared by several instances, one there (which this instance cannot know). A publisher may
+   * skip building an event nobody can hear.
+   */
+  followed(topic: string): boolean;
+  /**
+   * Be told when events may have been lost on the way here (a bus shared by several instances
+   * whose connection came back): listeners read what they missed from the database, where every
+   * durable event is. The in-process bus loses nothing and never calls it. Returns the remover.
+   */
+  onGap(listener: () => void): () => void;
 }
 
 export function createMemoryBus(onListenerError: (topic: string, err: unknown) => void = () => {}): Bus {
@@ -42,5 +54,7 @@ export function createMemoryBus(onListenerError: (topic: string, err: unknown) =
       };
     },
     listenerCount: (topic) => topics.get(topic)?.size ?? 0,
+    followed: (topic) => topics.has(topic),
+    onGap: () => () => {},
   };
 }

@@ -5,18 +5,24 @@ import type { BusTransport } from './transport';
 export interface ClusterBus extends Bus {
   /** Listen on the transport; the bus works locally before, and after a failure to start. */
   start(): Promise<void>;
-  /**
-   * Be told when events from other instances may have been lost (the listening connection came
-   * back, or an instance could not send for a while): read what was missed from the database.
-   * Returns the remover.
-   */
-  onGap(listener: () => void): () => void;
   close(): Promise<void>;
+}
+
+/**
+ * How the events of topics starting with a prefix cross the wire, when their JSON is not enough
+ * (an event holding encoded bytes): `encode` gives what is sent, `decode` makes the event the
+ * listeners of the other instances get.
+ */
+export interface TopicCodec {
+  encode(event: unknown): unknown;
+  decode(wire: unknown): unknown;
 }
 
 export interface ClusterBusOptions {
   /** This instance's id: its own messages come back on the channel and are dropped by it. */
   instanceId: string;
+  /** By topic prefix (`group:`); other topics are sent as their JSON. */
+  codecs?: Record<string, TopicCodec>;
   onListenerError?: (topic: string, err: unknown) => void;
   onTransportError?: (err: unknown) => void;
 }
@@ -123,8 +129,21 @@ export function createClusterBus(transport: BusTransport, opts: ClusterBusOption
     if (message.o === opts.instanceId) return;
     if (message.g) return gap();
     if (message.p && typeof message.d === 'string') return assemble(message.o ?? '', message.p, message.d);
-    for (const [topic, event] of message.m ?? []) local.publish(topic, event);
+    for (const [topic, event] of message.m ?? []) {
+      const codec = codecOf(topic);
+      let decoded = event;
+      try {
+        if (codec) decoded = codec.decode(event);
+      } catch (err) {
+        opts.onListenerError?.(topic, err);
+        continue;
+      }
+      local.publish(topic, decoded);
+    }
   };
+
+  const codecEntries = Object.entries(opts.codecs ?? {});
+  const codecOf = (topic: string) => codecEntries.find(([prefix]) => topic.startsWith(prefix))?.[1];
 
   const assemble = (from: string, [id, index, count]: [number, number, number], data: string) => {
     const key = `${from}:${id}`;
@@ -145,7 +164,8 @@ export function createClusterBus(transport: BusTransport, opts: ClusterBusOption
   return {
     publish(topic, event) {
       local.publish(topic, event);
-      queue.push(JSON.stringify([topic, event]));
+      const codec = codecOf(topic);
+      queue.push(JSON.stringify([topic, codec ? codec.encode(event) : event]));
       if (queue.length > MAX_QUEUED) {
         queue.splice(0, queue.length - MAX_QUEUED);
         lostSends = true;
@@ -154,6 +174,8 @@ export function createClusterBus(transport: BusTransport, opts: ClusterBusOption
     },
     subscribe: local.subscribe,
     listenerCount: local.listenerCount,
+    // Another instance may have a listener: every event is sent.
+    followed: () => true,
     start: () => transport.start(receive, gap),
     onGap(listener) {
       gapListeners.add(listener);

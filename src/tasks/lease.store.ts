@@ -1,6 +1,6 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, gt, like, sql } from 'drizzle-orm';
 import type { Lease } from '../db/schema';
-import { exec, getRow, type Tx, type Work } from '../db/work';
+import { allRows, exec, getRow, type Tx, type Work } from '../db/work';
 
 // Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike.
 
@@ -37,4 +37,29 @@ export function* releaseLease({ db, t }: Tx, name: string, holder: string): Work
 
 export function* findLease({ db, t }: Tx, name: string): Work<Lease | undefined> {
   return yield* getRow(db.select().from(t.leases).where(eq(t.leases.name, name)));
+}
+
+/**
+ * Take the lease whoever holds it (SQLite at start: the holder was this server's previous
+ * process, which is gone, since one server at a time runs on an SQLite file).
+ */
+export function* takeOverLease({ db, t }: Tx, name: string, holder: string, ttlMs: number, now: number): Work<void> {
+  yield* exec(
+    db
+      .insert(t.leases)
+      .values({ name, holder, acquiredAt: now, expiresAt: now + ttlMs })
+      .onConflictDoUpdate({ target: t.leases.name, set: { holder, acquiredAt: now, expiresAt: now + ttlMs } }),
+  );
+}
+
+/** Renew every lease `holder` has whose name starts with `prefix`; returns the names it still has. */
+export function* renewLeases({ db, t }: Tx, holder: string, prefix: string, ttlMs: number, now: number): Work<string[]> {
+  const rows = yield* allRows(
+    db
+      .update(t.leases)
+      .set({ expiresAt: now + ttlMs })
+      .where(and(eq(t.leases.holder, holder), like(t.leases.name, `${prefix}%`), gt(t.leases.expiresAt, now)))
+      .returning({ name: t.leases.name }),
+  );
+  return rows.map((r) => r.name);
 }

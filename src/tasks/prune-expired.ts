@@ -24,9 +24,9 @@ const ENDED_SESSION_KEEP_DAYS = 30;
  *   can still be told apart from "unknown" the morning after).
  */
 const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> | Promise<Record<string, number>> }[] = [
-  { name: 'response events', run: (d, now) => ({ events: pruneResponseEvents(d.db, now - d.config.eventRetentionDays * DAY_MS) }) },
+  { name: 'response events', run: async (d, now) => ({ events: await d.store.write((tx) => pruneResponseEvents(tx, now - d.config.eventRetentionDays * DAY_MS)) }) },
   { name: 'sessions', run: async (d, now) => ({ sessions: await d.store.read((tx) => pruneEndedSessions(tx, now - ENDED_SESSION_KEEP_DAYS * DAY_MS)) }) },
-  { name: 'group events', run: (d, now) => pruneGroupEvents(d.db, d.config.groupEventRetentionDays, now) },
+  { name: 'group events', run: (d, now) => d.store.read((tx) => pruneGroupEvents(tx, d.config.groupEventRetentionDays, now)) },
   { name: 'login links', run: async (d, now) => ({ loginLinks: await d.store.read((tx) => pruneLoginLinks(tx, now - DAY_MS)) }) },
 ];
 

@@ -14,6 +14,8 @@ export interface TaskRunner {
   /** Start a task now (the caller checked capacity; resumed tasks skip the check). */
   start(task: TaskSpec): void;
   isRunning(id: string): boolean;
+  /** The ids of the tasks running now. */
+  runningIds(): string[];
   /** Abort a running task with `reason` and wait for it to settle; false when it was not running. */
   cancel(id: string, reason?: unknown): Promise<boolean>;
   /** Abort everything with SHUTDOWN_REASON (rows stay `in_progress` for the next start) and wait. */
@@ -54,6 +56,7 @@ export function createTaskRunner(opts: { maxPerUser: number; maxTotal: number; l
       running.set(task.id, { userId: task.userId, controller, done });
     },
     isRunning: (id) => running.has(id),
+    runningIds: () => [...running.keys()],
     async cancel(id, reason = 'cancelled') {
       const r = running.get(id);
       if (!r) return false;

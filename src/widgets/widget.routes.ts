@@ -13,10 +13,12 @@ import { ThreadMessageSchema, ThreadSchema, WidgetSchema, threadMessageView, thr
  * conversation has no read-only members). Unknown → 404, not readable → 403.
  */
 async function readableWidget(deps: AppDeps, widgetId: string, userId: string): Promise<Widget> {
-  const widget = await deps.store.read((tx) => findWidgetById(tx, widgetId));
-  if (!widget) throw notFound();
-  if (!canWriteConversation(deps.db, widget.conversationId, userId)) throw forbidden();
-  return widget;
+  return deps.store.read(function* (tx) {
+    const widget = yield* findWidgetById(tx, widgetId);
+    if (!widget) throw notFound();
+    if (!(yield* canWriteConversation(tx, widget.conversationId, userId))) throw forbidden();
+    return widget;
+  });
 }
 
 export const widgetOperations = [

@@ -3,7 +3,7 @@ import { appendItem, createConversation } from '../../src/chat/conversation.stor
 import { createWidget } from '../../src/widgets/widget.store';
 import { getOrCreateActiveThread } from '../../src/widgets/widget-thread.store';
 import { addBookmarkItem, createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
-import { runOnSqlite } from '../../src/db/store';
+import { runOnSqlite, writeOnSqlite } from '../../src/db/store';
 import { createResponse } from '../../src/chat/response.store';
 import { createGroupChat } from '../../src/groups/group.store';
 
@@ -75,7 +75,7 @@ export const authzCases: Record<string, AuthzCase> = {
   'chat/shareConversation': foreign(403, ({ ctx, owner, caller }) => ({ conversationId: ownersConversation(ctx, owner).id, email: caller.user.email })),
   'chat/branchConversation': foreign(403, ({ ctx, owner }) => {
     const c = ownersConversation(ctx, owner);
-    return { conversationId: c.id, fromItemId: appendItem(ctx.db, { conversationId: c.id, role: 'user', content: 'x' }).id };
+    return { conversationId: c.id, fromItemId: runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: c.id, role: 'user', content: 'x' })).id };
   }),
   'chat/deleteConversation': foreign(403, ({ ctx, owner }) => ({ conversationId: ownersConversation(ctx, owner).id })),
   'chat/resumeStream': foreign(404, ({ ctx, owner }) => ({ responseId: ownersResponse(ctx, owner) })),
@@ -99,11 +99,11 @@ export const authzCases: Record<string, AuthzCase> = {
   'bookmarks/listGroups': NO_RESOURCE,
   'bookmarks/addItem': foreign(403, ({ ctx, owner }) => ({
     groupId: runOnSqlite(ctx.db, (tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now())).id,
-    conversationId: createConversation(ctx.db, { ownerId: owner.user.id }).id,
+    conversationId: runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id })).id,
   })),
   'bookmarks/removeItem': foreign(403, ({ ctx, owner }) => {
     const groupId = runOnSqlite(ctx.db, (tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now())).id;
-    const conversationId = createConversation(ctx.db, { ownerId: owner.user.id }).id;
+    const conversationId = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id })).id;
     return { id: runOnSqlite(ctx.db, (tx) => addBookmarkItem(tx, { groupId, conversationId }, Date.now())).id };
   }),
   'bookmarks/deleteGroup': foreign(403, ({ ctx, owner }) => ({ id: runOnSqlite(ctx.db, (tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now())).id })),
@@ -116,7 +116,7 @@ export const authzCases: Record<string, AuthzCase> = {
   'notifications/unregisterPushToken': NO_RESOURCE,
   // Restricted to the internal e-mail domain: an ordinary caller with a valid input gets 403.
   'notifications/sendTestWebhookNotification': foreign(403, ({ ctx, owner }) => ({
-    conversationId: createConversation(ctx.db, { ownerId: owner.user.id }).id,
+    conversationId: runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id })).id,
     status: 'completed',
   })),
   // --- group chats: a stranger to the group gets 403 (creator-only operations too) ---
@@ -147,11 +147,11 @@ export const authzCases: Record<string, AuthzCase> = {
   'admin/getSettings': foreign(403, () => ({})),
 };
 
-const ownersGroup = (ctx: TestContext, owner: TestUser) => createGroupChat(ctx.db, { name: 'theirs', creatorId: owner.user.id }).id;
+const ownersGroup = (ctx: TestContext, owner: TestUser) => writeOnSqlite(ctx.db, (tx) => createGroupChat(tx, { name: 'theirs', creatorId: owner.user.id })).id;
 
 function ownersWidget(ctx: TestContext, owner: TestUser) {
-  const conversation = createConversation(ctx.db, { ownerId: owner.user.id });
-  appendItem(ctx.db, { conversationId: conversation.id, role: 'user', content: 'draw me a canvas', authorId: owner.user.id });
+  const conversation = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id }));
+  runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: conversation.id, role: 'user', content: 'draw me a canvas', authorId: owner.user.id }));
   return runOnSqlite(ctx.db, (tx) => createWidget(tx, { conversationId: conversation.id, responseId: 'r1', widgetType: 'canvas' }, Date.now()));
 }
 
@@ -161,10 +161,10 @@ function ownersThread(ctx: TestContext, owner: TestUser): string {
 }
 
 function ownersConversation(ctx: TestContext, owner: TestUser) {
-  return createConversation(ctx.db, { ownerId: owner.user.id, title: 'theirs' });
+  return runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id, title: 'theirs' }));
 }
 
 function ownersResponse(ctx: TestContext, owner: TestUser): string {
   const c = ownersConversation(ctx, owner);
-  return createResponse(ctx.db, { conversationId: c.id, userId: owner.user.id, kind: 'research', model: 'm', input: { message: 'x' }, status: 'completed' }).id;
+  return runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: owner.user.id, kind: 'research', model: 'm', input: { message: 'x' }, status: 'completed' })).id;
 }

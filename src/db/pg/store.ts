@@ -12,6 +12,8 @@ type PgDb = ReturnType<typeof drizzle<typeof pgSchema>>;
 const runAwaited = (db: PgDb) => async (s: Step) => {
   if (s.kind === 'sql') return [...((await db.execute(s.query as SQL)) as unknown as unknown[])];
   const rows = (await (s.query as PromiseLike<unknown[]>)) as unknown[];
+  // Bun's client answers a statement without RETURNING with an empty array that carries `count`.
+  if (s.kind === 'count') return (rows as unknown as { count?: number }).count ?? rows.length;
   return s.kind === 'get' ? rows[0] : s.kind === 'all' ? rows : undefined;
 };
 
@@ -23,7 +25,7 @@ const runAwaited = (db: PgDb) => async (s: Step) => {
 export function pgStore(sql: BunSQL): Store {
   const db = drizzle({ client: sql, schema: pgSchema });
   const txOf = (d: PgDb): Tx => ({ db: d as unknown as Db, t: pgSchema as unknown as typeof sqliteSchema, dialect: 'pg' });
-  return {
+  const store: Store = {
     async read(work) {
       const after: (() => void)[] = [];
       const result = await runStepsAwaited(work(txOf(db)), runAwaited(db), after);
@@ -36,5 +38,7 @@ export function pgStore(sql: BunSQL): Store {
       runAfterCommit(after);
       return result;
     },
+    queued: (work) => store.write(work),
   };
+  return store;
 }

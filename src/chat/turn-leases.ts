@@ -1,0 +1,50 @@
+import type { AppDeps } from '../deps';
+import type { Tx, Work } from '../db/work';
+import { releaseLease, renewLeases, takeOverLease, tryAcquireLease } from '../tasks/lease.store';
+
+/*
+ * Which instance runs an AI turn (docs/scaling.md, "Background work"): the one holding the
+ * lease `response:<id>` in the database. The instance that starts a turn takes it in the same
+ * transaction that creates the response, renews every lease it holds every TURN_RENEW_MS, and
+ * lets it go with the turn's final state. When an instance dies its leases expire after
+ * TURN_LEASE_MS; every instance looks for such turns every TURN_RENEW_MS and one takes each over
+ * (resumes it where the provider allows, else ends it with the restart error). A takeover
+ * therefore starts at most TURN_LEASE_MS + TURN_RENEW_MS after the owner's last renewal.
+ */
+
+export const TURN_LEASE_MS = 15_000;
+export const TURN_RENEW_MS = 5_000;
+/** The reason a turn's task is stopped when its lease was lost (renewal failed, and another instance may have it). */
+export const LEASE_LOST_REASON = 'the turn lease was lost';
+/** Bus topic: a cancel asked on another instance reaches the turn's owner. */
+export const CANCEL_TOPIC = 'turn:cancel';
+
+const PREFIX = 'response:';
+export const turnLeaseName = (responseId: string) => `${PREFIX}${responseId}`;
+
+/** Take a new turn's lease (inside the transaction that creates it). */
+export function* holdTurn(tx: Tx, deps: Pick<AppDeps, 'instanceId' | 'now'>, responseId: string): Work<boolean> {
+  return (yield* tryAcquireLease(tx, turnLeaseName(responseId), deps.instanceId, TURN_LEASE_MS, deps.now())) !== undefined;
+}
+
+/**
+ * Take the lease of an interrupted turn: one nobody holds (`orphan`), or, on SQLite at start,
+ * whoever held it (that was this server's previous process). False when another instance won it.
+ */
+export function* claimTurn(tx: Tx, deps: Pick<AppDeps, 'instanceId' | 'now'>, responseId: string, mode: 'orphan' | 'any'): Work<boolean> {
+  if (mode === 'any') {
+    yield* takeOverLease(tx, turnLeaseName(responseId), deps.instanceId, TURN_LEASE_MS, deps.now());
+    return true;
+  }
+  return yield* holdTurn(tx, deps, responseId);
+}
+
+export function* letTurnGo(tx: Tx, deps: Pick<AppDeps, 'instanceId'>, responseId: string): Work<void> {
+  yield* releaseLease(tx, turnLeaseName(responseId), deps.instanceId);
+}
+
+/** Renew this instance's turn leases; returns the ids of the turns it still holds. */
+export async function renewTurns(deps: Pick<AppDeps, 'store' | 'instanceId' | 'now'>): Promise<Set<string>> {
+  const names = await deps.store.write((tx) => renewLeases(tx, deps.instanceId, PREFIX, TURN_LEASE_MS, deps.now()));
+  return new Set(names.map((n) => n.slice(PREFIX.length)));
+}
