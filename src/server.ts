@@ -10,6 +10,7 @@ import { buildDeps } from './build-deps';
 import { resumeInterruptedResponses } from './chat/respond';
 import { startTurnKeeper } from './chat/turn-keeper';
 import { startCredentialRelay } from './auth/credential-relay';
+import { groupEventRelay, groupTopic } from './groups/group-events';
 import { startPruning } from './tasks/prune-expired';
 import { createExpoClient } from './notifications/expo-client';
 import { serveWithHost } from './http/hostless-request';
@@ -75,7 +76,13 @@ export async function startServer(
   origin = url;
   log.info('listening', { url, database: database.where, ...(realtime.transport !== 'memory' ? { instance: instanceId, bus: realtime.transport } : {}) });
   deps.lifecycle.onShutdown('turn leases', startTurnKeeper(deps));
-  if (realtime.transport !== 'memory') deps.lifecycle.onShutdown('credential relay', startCredentialRelay(deps));
+  if (realtime.cluster) {
+    const cluster = realtime.cluster;
+    deps.lifecycle.onShutdown('credential relay', startCredentialRelay(deps));
+    const groups = groupEventRelay(deps);
+    cluster.useCodec(groupTopic(''), groups);
+    deps.lifecycle.onShutdown('group relay', cluster.onGap(() => groups.catchUp(cluster.publishHere)));
+  }
   const stopPruning = startPruning(deps);
   deps.lifecycle.onShutdown('pruning', stopPruning);
 

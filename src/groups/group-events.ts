@@ -1,7 +1,8 @@
 import type { AppDeps } from '../deps';
 import type { Bus } from '../pubsub/bus';
 import type { Tx, Work } from '../db/work';
-import { appendGroupEvent } from './group-events.store';
+import { appendGroupEvent, listGroupEventsAfter } from './group-events.store';
+import type { TopicCodec } from '../pubsub/cluster-bus';
 import { findGroupById } from './group.store';
 import { messageFrame } from '../http/sse';
 
@@ -66,16 +67,108 @@ export function* recordGroupEvent(tx: Tx, groupId: string, data: GroupEvent['dat
 }
 
 export function publishRecorded(deps: AppDeps, groupId: string, ev: RecordedEvent): void {
+  deps.bus.publish(groupTopic(groupId), noteDurable(deps, groupId, ev.seq, ev.data, ev.json));
+}
+
+/** This instance's bookkeeping of a durable event published here or by another instance; returns the event to deliver. */
+function noteDurable(deps: AppDeps, groupId: string, seq: number, data: GroupEvent['data'], json: string): GroupEvent {
   const counters = countersOf(deps.bus);
-  if (ev.data.type === 'group.deleted') {
+  if (data.type === 'group.deleted') {
     counters.delete(groupId);
     answersOf(deps.bus).delete(groupId);
-  } else counters.set(groupId, { seq: ev.seq, n: 0 });
+  } else counters.set(groupId, { seq, n: 0 });
   // The answer's outcome is stored: a resume from now on replays it instead of its deltas.
-  const replyTo = ev.data.replyTo;
-  if (typeof replyTo === 'string' && (ev.data.type === 'message.created' || ev.data.type === 'assistant.failed')) endAnswer(deps, groupId, replyTo);
-  const event: GroupEvent = { seq: ev.seq, type: ev.data.type, data: ev.data, frame: encodeFrame(String(ev.seq), ev.json, deps.config.sseRetryMs) };
-  deps.bus.publish(groupTopic(groupId), event);
+  const replyTo = data.replyTo;
+  if (typeof replyTo === 'string' && (data.type === 'message.created' || data.type === 'assistant.failed')) endAnswer(deps, groupId, replyTo);
+  return { seq, type: data.type, data, frame: encodeFrame(String(seq), json, deps.config.sseRetryMs) };
+}
+
+/** A group event as it crosses to the other instances: its frame is made again there. */
+interface WireGroupEvent {
+  s: number | null;
+  at?: EventPosition;
+  d: GroupEvent['data'];
+}
+
+/**
+ * How group events cross instances on a cluster bus (src/pubsub/cluster-bus.ts). Events of one
+ * group come from every instance its members write through, and the bus keeps order per sender
+ * only: a durable event that arrives after a later one, or after a lost message (a bus gap), would
+ * be dropped by the streams, which never send an id twice. So this instance delivers a group's
+ * durable events in sequence: one that comes early waits, and the missing ones are read from the
+ * database (where they were stored before they were sent), then everything in order. Progress
+ * events are delivered as they come (they are not stored, and a resume does without them).
+ */
+export function groupEventRelay(deps: AppDeps): TopicCodec & { catchUp(publishHere: (topic: string, event: unknown) => void): void } {
+  const early = new Map<string, Map<number, WireGroupEvent>>();
+  const reading = new Set<string>();
+  const last = (groupId: string) => countersOf(deps.bus).get(groupId)?.seq;
+  const deliverDurable = (groupId: string, seq: number, data: GroupEvent['data'], deliver: (e: unknown) => void) =>
+    deliver(noteDurable(deps, groupId, seq, data, JSON.stringify(data)));
+  // What waits, in order, once nothing before it is missing (or after a read: whatever is left).
+  const flush = (groupId: string, deliver: (e: unknown) => void, force: boolean) => {
+    const waiting = early.get(groupId);
+    if (!waiting) return;
+    for (const seq of [...waiting.keys()].sort((a, b) => a - b)) {
+      const at = last(groupId);
+      if (at !== undefined && seq <= at) waiting.delete(seq);
+      else if (force || at === undefined || seq === at + 1) {
+        deliverDurable(groupId, seq, waiting.get(seq)!.d, deliver);
+        waiting.delete(seq);
+      } else break;
+    }
+    if (!waiting.size) early.delete(groupId);
+  };
+  const readMissing = (groupId: string, deliver: (e: unknown) => void) => {
+    if (reading.has(groupId)) return;
+    reading.add(groupId);
+    const after = last(groupId) ?? 0;
+    deps.store
+      .read((tx) => listGroupEventsAfter(tx, groupId, after))
+      .then((rows) => {
+        for (const row of rows) {
+          const at = last(groupId);
+          if (at !== undefined && row.seq <= at) continue;
+          deliverDurable(groupId, row.seq, JSON.parse(row.data) as GroupEvent['data'], deliver);
+        }
+      })
+      .catch((err) => deps.log.warn('group events missed from another instance could not be read', { groupId, cause: String(err) }))
+      .finally(() => {
+        reading.delete(groupId);
+        flush(groupId, deliver, true);
+      });
+  };
+  return {
+    encode: (event) => {
+      const e = event as GroupEvent;
+      return { s: e.seq, ...(e.at ? { at: e.at } : {}), d: e.data } satisfies WireGroupEvent;
+    },
+    receive(topic, wire, deliver) {
+      const groupId = topic.slice(groupTopic('').length);
+      const w = wire as WireGroupEvent;
+      if (w.s === null) {
+        const at = w.at ?? { seq: 0, n: 0 };
+        const event: GroupEvent = { seq: null, at, type: w.d.type, data: w.d, frame: encodeFrame(`${at.seq}.${at.n}`, JSON.stringify(w.d), deps.config.sseRetryMs) };
+        keepForResume(deps, groupId, event);
+        return deliver(event);
+      }
+      const at = last(groupId);
+      if (at !== undefined && w.s <= at) return;
+      if (at === undefined || w.s === at + 1) {
+        deliverDurable(groupId, w.s, w.d, deliver);
+        return flush(groupId, deliver, false);
+      }
+      let waiting = early.get(groupId);
+      if (!waiting) early.set(groupId, (waiting = new Map()));
+      waiting.set(w.s, w);
+      readMissing(groupId, deliver);
+    },
+    /** After a bus gap: every group followed here reads what it missed, delivered to this instance's listeners only. */
+    catchUp(publishHere) {
+      for (const groupId of countersOf(deps.bus).keys())
+        if (deps.bus.listenerCount(groupTopic(groupId))) readMissing(groupId, (e) => publishHere(groupTopic(groupId), e));
+    },
+  };
 }
 
 /**

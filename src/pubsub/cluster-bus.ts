@@ -3,6 +3,10 @@ import type { BusTransport } from './transport';
 
 /** A bus whose events also reach the other instances sharing its transport. */
 export interface ClusterBus extends Bus {
+  /** Hand an event to this instance's listeners only (one read again from the database after a gap). */
+  publishHere(topic: string, event: unknown): void;
+  /** Send the events of topics starting with `prefix` through `codec`; other topics go as their JSON. */
+  useCodec(prefix: string, codec: TopicCodec): void;
   /** Listen on the transport; the bus works locally before, and after a failure to start. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -10,19 +14,19 @@ export interface ClusterBus extends Bus {
 
 /**
  * How the events of topics starting with a prefix cross the wire, when their JSON is not enough
- * (an event holding encoded bytes): `encode` gives what is sent, `decode` makes the event the
- * listeners of the other instances get.
+ * (an event holding encoded bytes, events from several instances that must be put in order):
+ * `encode` gives what is sent; `receive` gets it on the other instances and hands this instance's
+ * listeners the events to `deliver`, now or later, in the order it decides.
  */
 export interface TopicCodec {
   encode(event: unknown): unknown;
-  decode(wire: unknown): unknown;
+  receive(topic: string, wire: unknown, deliver: (event: unknown) => void): void;
 }
 
 export interface ClusterBusOptions {
   /** This instance's id: its own messages come back on the channel and are dropped by it. */
   instanceId: string;
-  /** By topic prefix (`group:`); other topics are sent as their JSON. */
-  codecs?: Record<string, TopicCodec>;
+
   onListenerError?: (topic: string, err: unknown) => void;
   onTransportError?: (err: unknown) => void;
 }
@@ -131,19 +135,20 @@ export function createClusterBus(transport: BusTransport, opts: ClusterBusOption
     if (message.p && typeof message.d === 'string') return assemble(message.o ?? '', message.p, message.d);
     for (const [topic, event] of message.m ?? []) {
       const codec = codecOf(topic);
-      let decoded = event;
-      try {
-        if (codec) decoded = codec.decode(event);
-      } catch (err) {
-        opts.onListenerError?.(topic, err);
+      if (!codec) {
+        local.publish(topic, event);
         continue;
       }
-      local.publish(topic, decoded);
+      try {
+        codec.receive(topic, event, (decoded) => local.publish(topic, decoded));
+      } catch (err) {
+        opts.onListenerError?.(topic, err);
+      }
     }
   };
 
-  const codecEntries = Object.entries(opts.codecs ?? {});
-  const codecOf = (topic: string) => codecEntries.find(([prefix]) => topic.startsWith(prefix))?.[1];
+  const codecs: [string, TopicCodec][] = [];
+  const codecOf = (topic: string) => codecs.find(([prefix]) => topic.startsWith(prefix))?.[1];
 
   const assemble = (from: string, [id, index, count]: [number, number, number], data: string) => {
     const key = `${from}:${id}`;
@@ -176,6 +181,10 @@ export function createClusterBus(transport: BusTransport, opts: ClusterBusOption
     listenerCount: local.listenerCount,
     // Another instance may have a listener: every event is sent.
     followed: () => true,
+    publishHere: (topic, event) => local.publish(topic, event),
+    useCodec(prefix, codec) {
+      codecs.push([prefix, codec]);
+    },
     start: () => transport.start(receive, gap),
     onGap(listener) {
       gapListeners.add(listener);
