@@ -19,6 +19,7 @@ import m0014 from '../../migrations/0014_login_links.sql' with { type: 'text' };
 import m0015 from '../../migrations/0015_admin_flag.sql' with { type: 'text' };
 import m0016 from '../../migrations/0016_responses_by_conversation_time.sql' with { type: 'text' };
 import m0017 from '../../migrations/0017_leases.sql' with { type: 'text' };
+import m0018 from '../../migrations/0018_rate_buckets.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -44,4 +45,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0015_admin_flag', sql: m0015 },
   { tag: '0016_responses_by_conversation_time', sql: m0016 },
   { tag: '0017_leases', sql: m0017 },
+  { tag: '0018_rate_buckets', sql: m0018 },
 ];

@@ -33,6 +33,7 @@ export function sqliteStore(db: Db): Store {
   // Prepared on first use: only the credential cache asks (src/auth/credential-cache.ts).
   let dataVersion: { get(): { data_version: number } | null } | undefined;
   return {
+    dialect: 'sqlite',
     read: async (work) => runNowOn(db, work, false),
     write: async (work) => runNowOn(db, work, true),
     queued: (work) =>

@@ -145,6 +145,8 @@ export function runAfterCommit(after: (() => void)[]): void {
 
 /** Where the domains run their units of work: SQLite (src/db/store.ts) or PostgreSQL (src/db/pg/store.ts). */
 export interface Store {
+  /** Which database: the few things that are one database's own (shared limits, the bus) choose by it. */
+  readonly dialect: 'sqlite' | 'pg';
   /** Run reads (or a single write that needs no transaction). */
   read<R>(work: (tx: Tx) => Work<R>): Promise<R>;
   /** Run in one write transaction: all of it commits, or none of it. */

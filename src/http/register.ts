@@ -1,3 +1,4 @@
+import { createLimits } from './shared-limits';
 import type { Elysia } from 'elysia';
 import type { AppDeps } from '../deps';
 import { authenticate } from '../auth/authenticate';
@@ -7,8 +8,6 @@ import { collectAfterBody } from './collect-soon';
 import { parseJsonBody, readBody } from './body';
 import { AppError, errorResponse, forbidden, unauthorized } from './errors';
 import { bodyLimitOf, type AnyOperation } from './operation';
-import { createRateLimiter } from './rate-limit';
-import { createSlots } from './limits';
 import { guardStream } from './stream-guard';
 import { PushStream, pushStreamResponse } from './push-stream';
 import { TurnAbandoned, type Turnstile } from './turnstile';
@@ -31,9 +30,9 @@ export function registerOperations(
   ops: readonly AnyOperation[],
   deps: AppDeps,
 ) {
-  // Per app, not per module: every test builds a fresh app with fresh limits.
-  const limiter = createRateLimiter({ ai: deps.config.rateLimitAi, write: deps.config.rateLimitWrite }, deps.now);
-  const streams = createSlots(deps.config.maxStreamsPerUser);
+  // Per app, not per module: every test builds a fresh app with fresh limits. Shared by the
+  // instances on PostgreSQL (src/http/shared-limits.ts).
+  const limits = createLimits(deps);
   for (const op of ops) {
     const validate = compileInput(op.input);
     const maxBodyBytes = bodyLimitOf(op, deps.config);
@@ -68,13 +67,19 @@ export function registerOperations(
           // Limits are per user: anonymous calls to public rows are not counted here (a shared
           // "anonymous" bucket would let one client lock everyone out; per-address limits
           // belong to the reverse proxy).
-          if (principal && op.rateLimit) limiter.take(principal.user.id, op.path, op.rateLimit);
+          if (principal && op.rateLimit) {
+            const taking = limits.take(principal.user.id, op.path, op.rateLimit);
+            if (taking) await taking;
+          }
           // After validation, as an ownership check in a handler would be: a bad body is a 400
           // for anyone (the schema is public), a good one from a non-admin never reaches the handler.
           if (op.admin && !principal?.user.isAdmin) throw forbidden();
           if (op.kind === 'sse') {
             if (deps.lifecycle.stopping) throw new AppError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '2' } });
-            if (principal) release = streams.acquire(principal.user.id);
+            if (principal) {
+              const slot = limits.acquireStream(principal.user.id);
+              release = slot instanceof Promise ? await slot : slot;
+            }
           }
           const responseHeaders: Record<string, string> = op.deprecated ? { deprecation: 'true' } : {};
           // Only public rows reach here without a principal; their handler type says so.

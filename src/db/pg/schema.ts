@@ -21,6 +21,7 @@ export const groupEvents = tables.groupEvents!;
 export const groupInvites = tables.groupInvites!;
 export const groupMembers = tables.groupMembers!;
 export const leases = tables.leases!;
+export const rateBuckets = tables.rateBuckets!;
 export const loginLinks = tables.loginLinks!;
 export const pushTokens = tables.pushTokens!;
 export const responseEvents = tables.responseEvents!;

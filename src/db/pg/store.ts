@@ -26,6 +26,7 @@ export function pgStore(sql: BunSQL): Store {
   const db = drizzle({ client: sql, schema: pgSchema });
   const txOf = (d: PgDb): Tx => ({ db: d as unknown as Db, t: pgSchema as unknown as typeof sqliteSchema, dialect: 'pg' });
   const store: Store = {
+    dialect: 'pg',
     async read(work) {
       const after: (() => void)[] = [];
       const result = await runStepsAwaited(work(txOf(db)), runAwaited(db), after);

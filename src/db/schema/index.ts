@@ -9,3 +9,4 @@ export * from './notifications';
 export * from './responses';
 export * from './groups';
 export * from './leases';
+export * from './rate-buckets';
