@@ -72,7 +72,7 @@ export const settings = {
   databaseUrl: setting({
     env: 'PARLEY_DATABASE_URL',
     default: '',
-    doc: 'PostgreSQL (15 or later) as the database instead of SQLite: `postgres://user:password@host:5432/database`. The server and the admin commands use it; `parley backup` and `restore` refuse (use `pg_dump`), and so does `parley db copy` in the direction that needs SQLite (docs/scaling.md).',
+    doc: 'PostgreSQL (15 or later) as the database instead of SQLite: `postgres://user:password@host:5432/database`. The server and the admin commands use it, and several instances may share it; `parley backup` and `restore` refuse (use `pg_dump` and `pg_restore`). See docs/scaling.md.',
     parse: optStr,
     secret: true,
   }),
