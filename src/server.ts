@@ -9,6 +9,7 @@ import type { AppDeps } from './deps';
 import { buildDeps } from './build-deps';
 import { resumeInterruptedResponses } from './chat/respond';
 import { startTurnKeeper } from './chat/turn-keeper';
+import { startAnswerKeeper } from './groups/group-assistant';
 import { startCredentialRelay } from './auth/credential-relay';
 import { groupEventRelay, groupTopic } from './groups/group-events';
 import { startPruning } from './tasks/prune-expired';
@@ -76,6 +77,7 @@ export async function startServer(
   origin = url;
   log.info('listening', { url, database: database.where, ...(realtime.transport !== 'memory' ? { instance: instanceId, bus: realtime.transport } : {}) });
   deps.lifecycle.onShutdown('turn leases', startTurnKeeper(deps));
+  deps.lifecycle.onShutdown('group answer leases', startAnswerKeeper(deps));
   if (realtime.cluster) {
     const cluster = realtime.cluster;
     deps.lifecycle.onShutdown('credential relay', startCredentialRelay(deps));

@@ -1,6 +1,7 @@
 import type { GroupChat } from '../db/schema';
 import type { AppDeps } from '../deps';
-import { afterCommit } from '../db/work';
+import { afterCommit, type Tx, type Work } from '../db/work';
+import { claimExpiredLease, listExpiredLeases, releaseLease, renewLeases, tryAcquireLease } from '../tasks/lease.store';
 import { lockGroup } from './group.store';
 import { listGroupItems } from './group-message.store';
 import { appendItem } from '../chat/conversation.store';
@@ -42,6 +43,8 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   await seedProgressCounter(deps, group.id);
   publishProgress(deps, group.id, { type: 'assistant.started', replyTo });
   if (!deps.ai) return fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
+  // This instance answers: if it dies, another one says so (`endInterruptedAnswers`).
+  await deps.store.write((tx) => tryAcquireLease(tx, answerLease(group.id, replyTo), deps.instanceId, ANSWER_LEASE_MS, deps.now()));
 
   let text = '';
   const parts: WebSearchPart[] = [];
@@ -104,16 +107,72 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
     const item = yield* appendItem(tx, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
     const message = groupMessageOf(item, assistantSender(deps.config.aiHandle));
     const event = yield* recordGroupEvent(tx, group.id, { type: 'message.created', message, replyTo, ...(cutOff ? { cutOff } : {}) }, now);
+    yield* releaseLease(tx, answerLease(group.id, replyTo), deps.instanceId);
     yield* afterCommit(() => publishRecorded(deps, group.id, event));
   });
 }
 
-async function fail(deps: AppDeps, group: GroupChat, replyTo: string, reason: 'no_provider' | 'provider_error', message: string): Promise<void> {
-  await deps.store.write(function* (tx) {
-    if (!(yield* lockGroup(tx, group.id))) return;
-    const event = yield* recordGroupEvent(tx, group.id, { type: 'assistant.failed', replyTo, reason, message }, deps.now());
-    yield* afterCommit(() => publishRecorded(deps, group.id, event));
-  });
+async function fail(deps: AppDeps, group: GroupChat, replyTo: string, reason: FailReason, message: string): Promise<void> {
+  await deps.store.write((tx) => recordFailure(tx, deps, group.id, replyTo, reason, message));
+}
+
+type FailReason = 'no_provider' | 'provider_error' | 'interrupted';
+
+function* recordFailure(tx: Tx, deps: AppDeps, groupId: string, replyTo: string, reason: FailReason, message: string): Work<void> {
+  yield* releaseLease(tx, answerLease(groupId, replyTo), deps.instanceId);
+  if (!(yield* lockGroup(tx, groupId))) return;
+  const event = yield* recordGroupEvent(tx, groupId, { type: 'assistant.failed', replyTo, reason, message }, deps.now());
+  yield* afterCommit(() => publishRecorded(deps, groupId, event));
+}
+
+/*
+ * An answer being written is held by its instance through a lease (src/tasks/lease.store.ts),
+ * `group-answer:<group>:<message>`, renewed every ANSWER_RENEW_MS. When that instance dies (or a
+ * server on SQLite is killed and started again), the lease expires and any instance ends the
+ * answer with `assistant.failed` (reason `interrupted`), so the members are not left waiting for
+ * an answer that will never come. A new answer can be asked for by addressing the assistant again.
+ */
+const ANSWER_PREFIX = 'group-answer:';
+export const ANSWER_LEASE_MS = 15_000;
+export const ANSWER_RENEW_MS = 5_000;
+const INTERRUPTED = 'The server writing the answer stopped before it was finished. Ask again.';
+const answerLease = (groupId: string, replyTo: string) => `${ANSWER_PREFIX}${groupId}:${replyTo}`;
+
+/** Renew the answers this instance is writing, and end those whose instance stopped renewing theirs. */
+export async function keepGroupAnswers(deps: AppDeps): Promise<number> {
+  await deps.store.write((tx) => renewLeases(tx, deps.instanceId, ANSWER_PREFIX, ANSWER_LEASE_MS, deps.now()));
+  const expired = await deps.store.read((tx) => listExpiredLeases(tx, ANSWER_PREFIX, deps.now()));
+  let ended = 0;
+  for (const lease of expired) {
+    const [groupId, replyTo] = lease.name.slice(ANSWER_PREFIX.length).split(':');
+    if (!groupId || !replyTo) continue;
+    const claimed = await deps.store.write(function* (tx) {
+      // One instance claims it (the others find it held), then ends it and lets it go.
+      if (!(yield* claimExpiredLease(tx, lease.name, deps.instanceId, ANSWER_LEASE_MS, deps.now()))) return false;
+      yield* recordFailure(tx, deps, groupId, replyTo, 'interrupted', INTERRUPTED);
+      return true;
+    });
+    if (claimed) ended++;
+  }
+  return ended;
+}
+
+/** Run `keepGroupAnswers` every ANSWER_RENEW_MS; returns the stopper. */
+export function startAnswerKeeper(deps: AppDeps, everyMs = ANSWER_RENEW_MS): () => void {
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy || deps.lifecycle.stopping) return;
+    busy = true;
+    try {
+      const ended = await keepGroupAnswers(deps);
+      if (ended) deps.log.info('ended interrupted group answers', { ended });
+    } catch (err) {
+      deps.log.warn('group answer leases could not be renewed or claimed', { cause: err instanceof Error ? err.message : String(err) });
+    } finally {
+      busy = false;
+    }
+  }, everyMs);
+  return () => clearInterval(timer);
 }
 
 const webSearchPart = (ev: Extract<AiEvent, { type: 'web_search.in_progress' }>): WebSearchPart => ({

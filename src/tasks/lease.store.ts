@@ -1,4 +1,4 @@
-import { and, eq, gt, like, sql } from 'drizzle-orm';
+import { and, eq, gt, like, lte, sql } from 'drizzle-orm';
 import type { Lease } from '../db/schema';
 import { allRows, exec, getRow, type Tx, type Work } from '../db/work';
 
@@ -62,4 +62,25 @@ export function* renewLeases({ db, t }: Tx, holder: string, prefix: string, ttlM
       .returning({ name: t.leases.name }),
   );
   return rows.map((r) => r.name);
+}
+
+/** Leases whose name starts with `prefix` that expired before `now`: work whose holder stopped renewing it. */
+export function* listExpiredLeases({ db, t }: Tx, prefix: string, now: number): Work<Lease[]> {
+  return yield* allRows(db.select().from(t.leases).where(and(like(t.leases.name, `${prefix}%`), lte(t.leases.expiresAt, now))));
+}
+
+/**
+ * Take over an existing lease that has expired, for `holder`; false when it is gone (its work
+ * ended) or held. Unlike `tryAcquireLease`, never makes a lease: work that finished and let its
+ * lease go is not taken up again.
+ */
+export function* claimExpiredLease({ db, t }: Tx, name: string, holder: string, ttlMs: number, now: number): Work<boolean> {
+  const rows = yield* allRows(
+    db
+      .update(t.leases)
+      .set({ holder, acquiredAt: now, expiresAt: now + ttlMs })
+      .where(and(eq(t.leases.name, name), lte(t.leases.expiresAt, now)))
+      .returning({ name: t.leases.name }),
+  );
+  return rows.length > 0;
 }
