@@ -42,7 +42,10 @@ export async function startServer(
   // Push goes through Expo's SDK, loaded here so its base URL can come from the config.
   const push = config.pushEnabled ? await createExpoClient(config) : undefined;
   const instanceId = newId();
-  const realtime = await openBus(config, database, { instanceId, log });
+  const realtime = await openBus(config, database, { instanceId, log }).catch(async (err) => {
+    await database.close();
+    throw err;
+  });
   const deps = buildDeps({ config, db: database.db, store: database.store, bus: realtime.bus, instanceId, log, push });
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   // On SQLite this process is the only one: every unfinished turn was its previous process's.
