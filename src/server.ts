@@ -11,7 +11,7 @@ import { resumeInterruptedResponses } from './chat/respond';
 import { startTurnKeeper } from './chat/turn-keeper';
 import { startAnswerKeeper } from './groups/group-assistant';
 import { startCredentialRelay } from './auth/credential-relay';
-import { groupEventRelay, groupTopic } from './groups/group-events';
+import { attachGroupRelay } from './groups/group-events';
 import { startPruning } from './tasks/prune-expired';
 import { createExpoClient } from './notifications/expo-client';
 import { serveWithHost } from './http/hostless-request';
@@ -84,9 +84,8 @@ export async function startServer(
   if (realtime.cluster) {
     const cluster = realtime.cluster;
     deps.lifecycle.onShutdown('credential relay', startCredentialRelay(deps));
-    const groups = groupEventRelay(deps);
-    cluster.useCodec(groupTopic(''), groups);
-    deps.lifecycle.onShutdown('group relay', cluster.onGap(() => groups.catchUp(cluster.publishHere)));
+    const groups = attachGroupRelay(deps, cluster);
+    deps.lifecycle.onShutdown('group relay', cluster.onGap(() => groups.catchUp()));
   }
   const stopPruning = startPruning(deps);
   deps.lifecycle.onShutdown('pruning', stopPruning);

@@ -74,7 +74,7 @@ describe('turn leases', () => {
     openai.chatScript = slow;
     const clock = { now: Date.now() };
     const { a, b } = twoInstances(clock);
-    const stopKeeper = startTurnKeeper(a.deps, 60_000);
+    const stopKeeper = startTurnKeeper(a.deps, { renewMs: 60_000, sweepMs: 60_000 });
     try {
       const { reader, responseId } = await startTurn(a);
       await reader.all(3);
@@ -96,7 +96,7 @@ describe('turn leases', () => {
     await reader.all(3);
     // The lease expired meanwhile (the database was out of reach): the renewal finds it gone.
     clock.now += TURN_LEASE_MS + 1;
-    const stopKeeper = startTurnKeeper(a.deps, 20);
+    const stopKeeper = startTurnKeeper(a.deps, { renewMs: 20, sweepMs: 20 });
     const status = () => runOnSqlite(a.db, (tx) => findResponseById(tx, responseId))!.status;
     try {
       for (let i = 0; i < 100 && a.deps.tasks.isRunning(responseId); i++) await Bun.sleep(5);

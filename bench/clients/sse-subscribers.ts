@@ -1,7 +1,8 @@
 /**
  * SSE subscribers for the fan-out figures, in their own process so that the server under test
  * and the clients are measured apart. Opens `count` streams of `groupChat/subscribeToGroup`,
- * spread round-robin over the given API keys, then answers commands on stdin, one per line:
+ * spread round-robin over the given API keys (and over `urls`, the instances of one cluster, when
+ * given), then answers commands on stdin, one per line:
  *
  *   report   print one JSON line: streams open, frames, heartbeats, publish-to-receive latencies
  *   reset    zero the counters (start of a measuring window)
@@ -17,6 +18,8 @@ import { nowMs, percentile, round } from '../lib/stats';
 
 interface Options {
   url: string;
+  /** Several servers (instances of one cluster): stream i goes to urls[i % urls.length]; `url` is then unused. */
+  urls?: string[];
   keys: string[];
   groupChatId: string;
   count: number;
@@ -29,7 +32,7 @@ interface Options {
 }
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as Options;
-const { hostname, port } = new URL(opts.url);
+const targets = (opts.urls?.length ? opts.urls : [opts.url]).map((u) => new URL(u));
 const path = opts.path ?? '/api/groupChat/subscribeToGroup';
 const body = JSON.stringify({ groupChatId: opts.groupChatId });
 
@@ -39,6 +42,8 @@ let closed = 0;
 let frames = 0;
 let heartbeats = 0;
 let latencies: number[] = [];
+/** The same samples by server, when there are several. */
+let latenciesBy: number[][] = targets.map(() => []);
 const conns: SseConnection[] = [];
 
 function connect(i: number): Promise<void> {
@@ -59,7 +64,10 @@ function connect(i: number): Promise<void> {
           if (opts.mode !== 'latency') return;
           const at = nowMs();
           const m = /"content":"bench:([\d.]+)"/.exec(data);
-          if (m) latencies.push(at - Number(m[1]));
+          if (!m) return;
+          const ms = at - Number(m[1]);
+          latencies.push(ms);
+          latenciesBy[i % targets.length]!.push(ms);
         },
         onComment: () => heartbeats++,
         onClose: () => {
@@ -72,6 +80,7 @@ function connect(i: number): Promise<void> {
     );
     conns.push(conn);
     const key = opts.keys[i % opts.keys.length]!;
+    const { hostname, port } = targets[i % targets.length]!;
     conn.open(hostname, Number(port), path, { 'x-api-key': key }, body).catch(() => {
       statuses.failed = (statuses.failed ?? 0) + 1;
       done();
@@ -98,6 +107,7 @@ for await (const line of console) {
     frames = 0;
     heartbeats = 0;
     latencies = [];
+    latenciesBy = targets.map(() => []);
     console.log(JSON.stringify({ event: 'reset' }));
   } else if (cmd === 'report') {
     console.log(
@@ -112,6 +122,9 @@ for await (const line of console) {
         p50Ms: round(percentile(latencies, 50), 2),
         p99Ms: round(percentile(latencies, 99), 2),
         maxMs: round(percentile(latencies, 100), 2),
+        ...(targets.length > 1
+          ? { byUrl: targets.map((u, j) => ({ url: u.origin, samples: latenciesBy[j]!.length, p50Ms: round(percentile(latenciesBy[j]!, 50), 2), p99Ms: round(percentile(latenciesBy[j]!, 99), 2) })) }
+          : {}),
       }),
     );
   } else if (cmd === 'exit') break;

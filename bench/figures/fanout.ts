@@ -22,8 +22,10 @@ const HEARTBEAT_S = 5;
 /** Between two messages: long enough that each publish is timed alone, not queued behind the last. */
 const GAP_MS = 100; // Parley's default PARLEY_SSE_HEARTBEAT_S; the baseline beats as often.
 
-interface Target {
+export interface Target {
   url: string;
+  /** Streams spread round-robin over these servers (instances of one cluster; bench/cluster.ts) instead of `url`. */
+  urls?: string[];
   pid: number;
   keys: string[];
   groupChatId: string;
@@ -58,8 +60,8 @@ function baselineTarget(b: BaselineServer): Target {
   };
 }
 
-async function measureLatency(ctx: BenchContext, t: Target, subscribers: number, messages: number) {
-  const subs = await startSubscribers(ctx.benchDir, { url: t.url, keys: t.keys, groupChatId: t.groupChatId, count: subscribers, mode: 'latency', path: t.path });
+export async function measureLatency(ctx: BenchContext, t: Target, subscribers: number, messages: number) {
+  const subs = await startSubscribers(ctx.benchDir, { url: t.url, urls: t.urls, keys: t.keys, groupChatId: t.groupChatId, count: subscribers, mode: 'latency', path: t.path });
   try {
     // Let the subscribe handlers settle before timing anything.
     await Bun.sleep(500);

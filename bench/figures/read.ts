@@ -14,11 +14,19 @@ import type { Row } from '../lib/report';
 const CONNECTIONS = 32;
 const TARGET = 0.7;
 
+/** The measured read (bench/cluster.ts runs it on PostgreSQL too). */
+export const canWriteSpec = (parley: Parley, conversationId: string) => ({
+  url: `${parley.url}/api/chat/canWriteConversation`,
+  headers: { 'x-api-key': parley.key },
+  body: { conversationId },
+  connections: CONNECTIONS,
+});
+
 /**
  * A conversation the bench user may write: a group's conversation (members are writers), else
  * the one `chat/stream` creates before it reports that no AI provider is configured.
  */
-async function findConversation(parley: Parley): Promise<{ id: string; note: string }> {
+export async function findConversation(parley: Parley): Promise<{ id: string; note: string }> {
   if (await operationExists(parley, 'groupChat/createGroupChat')) {
     const group = await callOperation(parley, 'groupChat/createGroupChat', { name: 'Read benchmark' });
     return { id: group.conversationId, note: "a group's conversation, the caller a member" };
@@ -42,12 +50,7 @@ export const readFigure: Figure = {
       const prefsSpec = { url: `${parley.url}/api/preferences/get`, headers, body: {}, connections: CONNECTIONS };
       const hasRead = await operationExists(parley, 'chat/canWriteConversation');
       const conversation = hasRead ? await findConversation(parley) : undefined;
-      const readSpec = conversation && {
-        url: `${parley.url}/api/chat/canWriteConversation`,
-        headers,
-        body: { conversationId: conversation.id },
-        connections: CONNECTIONS,
-      };
+      const readSpec = conversation && canWriteSpec(parley, conversation.id);
       if (readSpec) {
         const answer = await callOperation(parley, 'chat/canWriteConversation', readSpec.body);
         ctx.log(`canWriteConversation answers ${JSON.stringify(answer)} for ${conversation!.note}`);

@@ -6,7 +6,7 @@
 import { startBaseline } from '../lib/baselines';
 import { assertClean, best, fmtInt, latencyDetail, loadPoint, ratioRow, type BenchContext, type Figure } from '../lib/context';
 import type { LoadResult } from '../lib/load';
-import { callOperation, startParley, Unavailable } from '../lib/parley';
+import { callOperation, startParley, Unavailable, type Parley } from '../lib/parley';
 import { rssMB, sampleRss } from '../lib/proc';
 import type { Row } from '../lib/report';
 import { startSubscribers } from '../lib/subscribers';
@@ -15,6 +15,14 @@ const CONNECTIONS = 32;
 const SUBSCRIBERS = 100;
 const TARGET = 0.6;
 const message = 'Hello from the write benchmark: a message of ordinary length.';
+
+/** The measured write: one group message by API key (bench/cluster.ts runs it on PostgreSQL too). */
+export const sendGroupMessageSpec = (parley: Parley, groupChatId: string) => ({
+  url: `${parley.url}/api/groupChat/sendGroupMessage`,
+  headers: { 'x-api-key': parley.key },
+  body: { groupChatId, message },
+  connections: CONNECTIONS,
+});
 
 export const writeFigure: Figure = {
   id: 'write',
@@ -37,12 +45,7 @@ export const writeFigure: Figure = {
           { figure, measure: 'sendGroupMessage, 0 / 100 subscribers', skipped: err.message },
         ];
       }
-      const pSpec = {
-        url: `${parley.url}/api/groupChat/sendGroupMessage`,
-        headers: { 'x-api-key': parley.key },
-        body: { groupChatId: group.id, message },
-        connections: CONNECTIONS,
-      };
+      const pSpec = sendGroupMessageSpec(parley, group.id);
       ctx.log('warming up');
       await loadPoint(ctx, { ...aSpec, durationS: 1 });
       await loadPoint(ctx, { ...pSpec, durationS: 1 });

@@ -62,6 +62,11 @@ const columns: [keyof Row, string][] = [
   ['detail', 'Detail'],
 ];
 
+/** Other names for some columns (bench/cluster.ts compares two set-ups, neither of them a floor). */
+export type ColumnNames = Partial<Record<keyof Row, string>>;
+
+const headers = (names: ColumnNames) => columns.map(([k, h]) => names[k] ?? h);
+
 function cell(row: Row, key: keyof Row): string {
   if (row.skipped && key === 'detail') return `skipped: ${row.skipped}`;
   const v = row[key];
@@ -72,18 +77,18 @@ function cell(row: Row, key: keyof Row): string {
 }
 
 /** A plain-text table for the terminal. */
-export function formatTable(rows: Row[]): string {
+export function formatTable(rows: Row[], names: ColumnNames = {}): string {
   const cells = rows.map((r) => columns.map(([k]) => cell(r, k)));
-  const widths = columns.map(([, h], i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const widths = headers(names).map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
-  return [line(columns.map(([, h]) => h)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+  return [line(headers(names)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
 /** A Markdown table for RESULTS.md. */
-export function formatMarkdown(rows: Row[]): string {
+export function formatMarkdown(rows: Row[], names: ColumnNames = {}): string {
   const esc = (s: string) => s.replace(/\|/g, '\\|');
   return [
-    `| ${columns.map(([, h]) => h).join(' | ')} |`,
+    `| ${headers(names).join(' | ')} |`,
     `|${columns.map(() => '---').join('|')}|`,
     ...rows.map((r) => `| ${columns.map(([k]) => esc(cell(r, k))).join(' | ')} |`),
   ].join('\n');
@@ -101,29 +106,37 @@ export interface RunRecord {
   raw: Record<string, unknown>;
 }
 
-const BEGIN = '<!-- bench:begin (written by bench/run.ts; edit outside the markers) -->';
-const END = '<!-- bench:end -->';
+/** Which generated section of RESULTS.md: bench/run.ts's (the default) or another command's. */
+export interface Section {
+  marker: string;
+  script: string;
+  names?: ColumnNames;
+}
 
-export function renderResultsSection(run: RunRecord): string {
+const RUN_SECTION: Section = { marker: 'bench', script: 'bench/run.ts' };
+const markers = (s: Section) => ({ begin: `<!-- ${s.marker}:begin (written by ${s.script}; edit outside the markers) -->`, end: `<!-- ${s.marker}:end -->` });
+
+export function renderResultsSection(run: RunRecord, section: Section = RUN_SECTION): string {
   const m = run.machine;
   return [
-    BEGIN,
+    markers(section).begin,
     `Last full run: ${run.startedAt} (${Math.round(run.durationS)} s), commit \`${run.commit}\`.`,
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB RAM, ${m.kernel}; Bun ${m.bun}; load generator ${m.loadTool}` +
       ` (on the same cores as the server); load average ${m.loadAverage[0]} at the start, ${m.loadAverage[1]} at the end.`,
     '',
-    formatMarkdown(run.rows),
-    END,
+    formatMarkdown(run.rows, section.names),
+    markers(section).end,
   ].join('\n');
 }
 
 /** Replace the generated section of RESULTS.md (or append it), keeping everything else. */
-export function updateResultsFile(path: string, run: RunRecord): void {
-  const section = renderResultsSection(run);
+export function updateResultsFile(path: string, run: RunRecord, which: Section = RUN_SECTION): void {
+  const section = renderResultsSection(run, which);
+  const { begin, end } = markers(which);
   const old = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmark results\n\n';
-  const a = old.indexOf(BEGIN);
-  const b = old.indexOf(END);
-  const next = a >= 0 && b > a ? old.slice(0, a) + section + old.slice(b + END.length) : `${old.trimEnd()}\n\n${section}\n`;
+  const a = old.indexOf(begin);
+  const b = old.indexOf(end);
+  const next = a >= 0 && b > a ? old.slice(0, a) + section + old.slice(b + end.length) : `${old.trimEnd()}\n\n${section}\n`;
   writeFileSync(path, next);
 }

@@ -12,6 +12,8 @@ export interface SubscriberReport {
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
+  /** With several `urls`: the samples of each server's streams. */
+  byUrl?: { url: string; samples: number; p50Ms: number | null; p99Ms: number | null }[];
 }
 
 export interface Subscribers {
@@ -24,7 +26,7 @@ export interface Subscribers {
 
 export async function startSubscribers(
   benchDir: string,
-  opts: { url: string; keys: string[]; groupChatId: string; count: number; mode: 'drain' | 'latency' | 'idle'; path?: string },
+  opts: { url: string; urls?: string[]; keys: string[]; groupChatId: string; count: number; mode: 'drain' | 'latency' | 'idle'; path?: string },
 ): Promise<Subscribers> {
   const proc = spawnChild([process.execPath, join(benchDir, 'clients', 'sse-subscribers.ts'), JSON.stringify(opts)], {
     stdin: 'pipe',

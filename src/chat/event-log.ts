@@ -192,6 +192,9 @@ export class EventWriter {
 
   /** Write what is buffered now in a transaction of its own, then publish it (a task stopping at shutdown). */
   async flush(): Promise<void> {
+    // A batch in flight first: on PostgreSQL it may have taken the buffer and not yet committed,
+    // and the caller (a task letting its turn go) needs all of it stored once this resolves.
+    await this.idle();
     await this.log.commit(this.responseId, () => this.take(), true);
   }
 

@@ -7,13 +7,16 @@ import { releaseLease, renewLeases, takeOverLease, tryAcquireLease } from '../ta
  * lease `response:<id>` in the database. The instance that starts a turn takes it in the same
  * transaction that creates the response, renews every lease it holds every TURN_RENEW_MS, and
  * lets it go with the turn's final state. When an instance dies its leases expire after
- * TURN_LEASE_MS; every instance looks for such turns every TURN_RENEW_MS and one takes each over
+ * TURN_LEASE_MS; every instance looks for such turns every TURN_SWEEP_MS and one takes each over
  * (resumes it where the provider allows, else ends it with the restart error). A takeover
- * therefore starts at most TURN_LEASE_MS + TURN_RENEW_MS after the owner's last renewal.
+ * therefore starts at most TAKEOVER_BOUND_MS after the owner's last renewal.
  */
 
 export const TURN_LEASE_MS = 15_000;
 export const TURN_RENEW_MS = 5_000;
+/** How often each instance looks for turns to take over: a cheap indexed read. */
+export const TURN_SWEEP_MS = 1_000;
+export const TAKEOVER_BOUND_MS = TURN_LEASE_MS + TURN_SWEEP_MS;
 /** The reason a turn's task is stopped when its lease was lost (renewal failed, and another instance may have it). */
 export const LEASE_LOST_REASON = 'the turn lease was lost';
 /** Bus topic: a cancel asked on another instance reaches the turn's owner. */

@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps';
 import type { Bus } from '../pubsub/bus';
 import type { Tx, Work } from '../db/work';
 import { appendGroupEvent, listGroupEventsAfter } from './group-events.store';
-import type { TopicCodec } from '../pubsub/cluster-bus';
+import type { ClusterBus } from '../pubsub/cluster-bus';
 import { findGroupById } from './group.store';
 import { messageFrame } from '../http/sse';
 
@@ -67,6 +67,8 @@ export function* recordGroupEvent(tx: Tx, groupId: string, data: GroupEvent['dat
 }
 
 export function publishRecorded(deps: AppDeps, groupId: string, ev: RecordedEvent): void {
+  const relay = relays.get(deps.bus);
+  if (relay) return relay.publish(groupId, ev);
   deps.bus.publish(groupTopic(groupId), noteDurable(deps, groupId, ev.seq, ev.data, ev.json));
 }
 
@@ -83,6 +85,15 @@ function noteDurable(deps: AppDeps, groupId: string, seq: number, data: GroupEve
   return { seq, type: data.type, data, frame: encodeFrame(String(seq), json, deps.config.sseRetryMs) };
 }
 
+/**
+ * A group stream opening learned the group's last seq: the group's events after it are delivered
+ * in sequence from there (the relay below), unless this instance already follows the group.
+ */
+export function noteGroupOpened(deps: AppDeps, groupId: string, lastSeq: number): void {
+  const counters = countersOf(deps.bus);
+  if (!counters.has(groupId)) counters.set(groupId, { seq: lastSeq, n: 0 });
+}
+
 /** A group event as it crosses to the other instances: its frame is made again there. */
 interface WireGroupEvent {
   s: number | null;
@@ -90,36 +101,44 @@ interface WireGroupEvent {
   d: GroupEvent['data'];
 }
 
+/** What `publishRecorded` goes through on an instance of a cluster (per bus, so per app). */
+interface GroupRelay {
+  publish(groupId: string, ev: RecordedEvent): void;
+}
+const relays = new WeakMap<Bus, GroupRelay>();
+
 /**
  * How group events cross instances on a cluster bus (src/pubsub/cluster-bus.ts). Events of one
  * group come from every instance its members write through, and the bus keeps order per sender
- * only: a durable event that arrives after a later one, or after a lost message (a bus gap), would
- * be dropped by the streams, which never send an id twice. So this instance delivers a group's
- * durable events in sequence: one that comes early waits, and the missing ones are read from the
- * database (where they were stored before they were sent), then everything in order. Progress
- * events are delivered as they come (they are not stored, and a resume does without them).
+ * only: an event stored here may be published before an earlier one stored on another instance
+ * arrives, and a stream never sends an id twice, so it would drop the late one. So each instance
+ * delivers a group's durable events to its own listeners in sequence, its own and the others'
+ * alike: one that comes early waits, and the missing ones are read from the database (where they
+ * were stored before they were sent), then everything goes in order. Events go to the other
+ * instances at once. Progress events are delivered as they come (they are not stored, and a
+ * resume does without them).
  */
-export function groupEventRelay(deps: AppDeps): TopicCodec & { catchUp(publishHere: (topic: string, event: unknown) => void): void } {
-  const early = new Map<string, Map<number, WireGroupEvent>>();
+export function attachGroupRelay(deps: AppDeps, cluster: ClusterBus): { catchUp(): void } {
+  const early = new Map<string, Map<number, GroupEvent['data']>>();
   const reading = new Set<string>();
   const last = (groupId: string) => countersOf(deps.bus).get(groupId)?.seq;
-  const deliverDurable = (groupId: string, seq: number, data: GroupEvent['data'], deliver: (e: unknown) => void) =>
-    deliver(noteDurable(deps, groupId, seq, data, JSON.stringify(data)));
-  // What waits, in order, once nothing before it is missing (or after a read: whatever is left).
-  const flush = (groupId: string, deliver: (e: unknown) => void, force: boolean) => {
+  const deliver = (groupId: string, seq: number, data: GroupEvent['data']) =>
+    cluster.publishHere(groupTopic(groupId), noteDurable(deps, groupId, seq, data, JSON.stringify(data)));
+  // What waits, in order, once nothing before it is missing (after a read: whatever is left).
+  const flush = (groupId: string, force: boolean) => {
     const waiting = early.get(groupId);
     if (!waiting) return;
     for (const seq of [...waiting.keys()].sort((a, b) => a - b)) {
       const at = last(groupId);
       if (at !== undefined && seq <= at) waiting.delete(seq);
       else if (force || at === undefined || seq === at + 1) {
-        deliverDurable(groupId, seq, waiting.get(seq)!.d, deliver);
+        deliver(groupId, seq, waiting.get(seq)!);
         waiting.delete(seq);
       } else break;
     }
     if (!waiting.size) early.delete(groupId);
   };
-  const readMissing = (groupId: string, deliver: (e: unknown) => void) => {
+  const readMissing = (groupId: string) => {
     if (reading.has(groupId)) return;
     reading.add(groupId);
     const after = last(groupId) ?? 0;
@@ -128,48 +147,58 @@ export function groupEventRelay(deps: AppDeps): TopicCodec & { catchUp(publishHe
       .then((rows) => {
         for (const row of rows) {
           const at = last(groupId);
-          if (at !== undefined && row.seq <= at) continue;
-          deliverDurable(groupId, row.seq, JSON.parse(row.data) as GroupEvent['data'], deliver);
+          if (at === undefined || row.seq > at) deliver(groupId, row.seq, JSON.parse(row.data) as GroupEvent['data']);
         }
       })
       .catch((err) => deps.log.warn('group events missed from another instance could not be read', { groupId, cause: String(err) }))
       .finally(() => {
         reading.delete(groupId);
-        flush(groupId, deliver, true);
+        flush(groupId, true);
       });
   };
-  return {
-    encode: (event) => {
-      const e = event as GroupEvent;
-      return { s: e.seq, ...(e.at ? { at: e.at } : {}), d: e.data } satisfies WireGroupEvent;
-    },
-    receive(topic, wire, deliver) {
+  /** A durable event, stored here or elsewhere: delivered here in sequence. */
+  const durable = (groupId: string, seq: number, data: GroupEvent['data']) => {
+    const at = last(groupId);
+    if (at !== undefined && seq <= at) return;
+    // The first this instance hears of the group (no stream of it opened here): taken as it is.
+    if (at === undefined || seq === at + 1) {
+      deliver(groupId, seq, data);
+      return flush(groupId, false);
+    }
+    let waiting = early.get(groupId);
+    if (!waiting) early.set(groupId, (waiting = new Map()));
+    waiting.set(seq, data);
+    readMissing(groupId);
+  };
+  cluster.useCodec(groupTopic(''), {
+    // Only progress events are published through the bus; durable ones go through `publish` below.
+    encode: (event) => wireProgress(event as GroupEvent),
+    receive(topic, wire) {
       const groupId = topic.slice(groupTopic('').length);
       const w = wire as WireGroupEvent;
-      if (w.s === null) {
-        const at = w.at ?? { seq: 0, n: 0 };
-        const event: GroupEvent = { seq: null, at, type: w.d.type, data: w.d, frame: encodeFrame(`${at.seq}.${at.n}`, JSON.stringify(w.d), deps.config.sseRetryMs) };
-        keepForResume(deps, groupId, event);
-        return deliver(event);
-      }
-      const at = last(groupId);
-      if (at !== undefined && w.s <= at) return;
-      if (at === undefined || w.s === at + 1) {
-        deliverDurable(groupId, w.s, w.d, deliver);
-        return flush(groupId, deliver, false);
-      }
-      let waiting = early.get(groupId);
-      if (!waiting) early.set(groupId, (waiting = new Map()));
-      waiting.set(w.s, w);
-      readMissing(groupId, deliver);
+      if (w.s !== null) return durable(groupId, w.s, w.d);
+      const at = w.at ?? { seq: 0, n: 0 };
+      const event: GroupEvent = { seq: null, at, type: w.d.type, data: w.d, frame: encodeFrame(`${at.seq}.${at.n}`, JSON.stringify(w.d), deps.config.sseRetryMs) };
+      keepForResume(deps, groupId, event);
+      cluster.publishHere(topic, event);
     },
-    /** After a bus gap: every group followed here reads what it missed, delivered to this instance's listeners only. */
-    catchUp(publishHere) {
-      for (const groupId of countersOf(deps.bus).keys())
-        if (deps.bus.listenerCount(groupTopic(groupId))) readMissing(groupId, (e) => publishHere(groupTopic(groupId), e));
+  });
+  relays.set(deps.bus, {
+    publish(groupId, ev) {
+      cluster.sendOthers(groupTopic(groupId), { s: ev.seq, d: ev.data } satisfies WireGroupEvent);
+      durable(groupId, ev.seq, ev.data);
+    },
+  });
+  return {
+    /** After a bus gap: every group followed here reads what it missed. */
+    catchUp() {
+      for (const groupId of countersOf(deps.bus).keys()) if (deps.bus.listenerCount(groupTopic(groupId))) readMissing(groupId);
     },
   };
 }
+
+/** A progress event as the other instances get it (see `attachGroupRelay`). */
+export const wireProgress = (event: GroupEvent): WireGroupEvent => ({ s: null, at: event.at, d: event.data });
 
 /**
  * Make sure the group has a progress counter before its first progress event (an answer starting):

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../deps';
 import { listGroupEventsAfter } from './group-events.store';
 import { findGroupForUser } from './group.store';
-import { isAfter, progressAfter, type EventPosition } from './group-events';
+import { isAfter, noteGroupOpened, progressAfter, type EventPosition } from './group-events';
 import type { FanoutBatch, FanoutMember, Membership } from './group-fanout';
 import { joinFrames, messageFrame } from '../http/sse';
 import { PushStream, type StopReason, type StreamWriter } from '../http/push-stream';
@@ -80,6 +80,8 @@ export class GroupStream extends PushStream implements FanoutMember {
         this.leave();
         return false;
       }
+      // From here on, the group's events are delivered on this instance in sequence after it.
+      noteGroupOpened(this.deps, groupId, read.lastSeq);
       if (position !== undefined) this.opening = this.head(position, read.lastSeq, read.rows);
       return true;
     } catch (err) {

@@ -5,6 +5,8 @@ import type { BusTransport } from './transport';
 export interface ClusterBus extends Bus {
   /** Hand an event to this instance's listeners only (one read again from the database after a gap). */
   publishHere(topic: string, event: unknown): void;
+  /** Send an event, already in its wire form (no codec), to the other instances only. */
+  sendOthers(topic: string, wire: unknown): void;
   /** Send the events of topics starting with `prefix` through `codec`; other topics go as their JSON. */
   useCodec(prefix: string, codec: TopicCodec): void;
   /** Listen on the transport; the bus works locally before, and after a failure to start. */
@@ -147,6 +149,15 @@ export function createClusterBus(transport: BusTransport, opts: ClusterBusOption
     }
   };
 
+  const send = (topic: string, wire: unknown) => {
+    queue.push(JSON.stringify([topic, wire]));
+    if (queue.length > MAX_QUEUED) {
+      queue.splice(0, queue.length - MAX_QUEUED);
+      lostSends = true;
+    }
+    draining ??= drain();
+  };
+
   const codecs: [string, TopicCodec][] = [];
   const codecOf = (topic: string) => codecs.find(([prefix]) => topic.startsWith(prefix))?.[1];
 
@@ -170,13 +181,9 @@ export function createClusterBus(transport: BusTransport, opts: ClusterBusOption
     publish(topic, event) {
       local.publish(topic, event);
       const codec = codecOf(topic);
-      queue.push(JSON.stringify([topic, codec ? codec.encode(event) : event]));
-      if (queue.length > MAX_QUEUED) {
-        queue.splice(0, queue.length - MAX_QUEUED);
-        lostSends = true;
-      }
-      draining ??= drain();
+      send(topic, codec ? codec.encode(event) : event);
     },
+    sendOthers: (topic, wire) => send(topic, wire),
     subscribe: local.subscribe,
     listenerCount: local.listenerCount,
     // Another instance may have a listener: every event is sent.
