@@ -3,7 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/bun-sql';
 import type { Db } from '../connection';
 import type * as sqliteSchema from '../schema';
-import { runAfterCommit, runStepsAwaited, type Step, type Store, type Tx } from '../work';
+import { runAfterCommit, runStepsAwaited, type Step, type Store, type Tx, type Work } from '../work';
 import * as pgSchema from './schema';
 
 type PgDb = ReturnType<typeof drizzle<typeof pgSchema>>;
@@ -39,7 +39,57 @@ export function pgStore(sql: BunSQL): Store {
       runAfterCommit(after);
       return result;
     },
-    queued: (work) => store.write(work),
+    queued: <R>(work: (tx: Tx) => Work<R>) =>
+      new Promise<R>((resolve, reject) => {
+        queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+        if (queue.length === 1) setImmediate(flush);
+      }),
+  };
+
+  /*
+   * Group commit, as on SQLite (src/db/commit-queue.ts): the units queued in one turn of the
+   * event loop share one transaction, each in a savepoint of its own (drizzle's nested
+   * transaction), so a burst of messages to one group costs one commit and takes the group's row
+   * lock once, instead of queueing each transaction behind the last one's commit. A unit that
+   * fails rolls back alone; a batch whose commit fails fails every unit (none was answered). The
+   * next batch starts while this one runs, on another connection of the pool.
+   */
+  type Job = { work: (tx: Tx) => Work<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+  const queue: Job[] = [];
+  const flush = async () => {
+    const batch = queue.splice(0, MAX_BATCH);
+    if (queue.length) setImmediate(flush);
+    const outcomes: ({ ok: true; value: unknown; after: (() => void)[] } | { ok: false; err: unknown })[] = [];
+    try {
+      await db.transaction(async (tx) => {
+        for (const job of batch) {
+          const after: (() => void)[] = [];
+          try {
+            const value = await tx.transaction((inner) => runStepsAwaited(job.work(txOf(inner as unknown as PgDb)), runAwaited(inner as unknown as PgDb), after));
+            outcomes.push({ ok: true, value, after });
+          } catch (err) {
+            outcomes.push({ ok: false, err });
+          }
+        }
+      });
+    } catch (err) {
+      for (const job of batch) job.reject(err);
+      return;
+    }
+    batch.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      if (!outcome.ok) return job.reject(outcome.err);
+      try {
+        runAfterCommit(outcome.after);
+      } catch (err) {
+        // Committed, but the caller must hear that what follows it failed.
+        return job.reject(err);
+      }
+      job.resolve(outcome.value);
+    });
   };
   return store;
 }
+
+/** Units in one group commit at most (as on SQLite). */
+const MAX_BATCH = 256;
