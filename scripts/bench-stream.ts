@@ -13,7 +13,7 @@ const fake = startFakeOpenAI();
 fake.responsesScript = () => textEvents('x'.repeat(n), n);
 // The reader takes upstream events as fast as they come, 64 to a network chunk.
 const dir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
-const ctx = createTestContext({
+const ctx = await createTestContext({
   users: [{ email: 'bench@example.org' }],
   config: { aiProvider: 'openai-responses', aiBaseUrl: fake.url, aiApiKey: 'k' },
   db: openDatabase(join(dir, 'parley.db')),

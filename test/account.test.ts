@@ -1,11 +1,10 @@
 import { describe, expect, test } from 'bun:test';
-import { writeOnSqlite } from '../src/db/store';
 import { createTestContext, SPEC_ERRORS } from './helpers';
 import { updateUser } from '../src/account/account.store';
 
 describe('account', () => {
   test('preferences/get and preferences/update', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     expect((await ctx.json('preferences/get', undefined, ann)).body).toEqual({ enableMemories: false, showMemoryToolOutput: false });
     expect((await ctx.json('preferences/update', { enableMemories: true }, ann)).body).toEqual({ enableMemories: true, showMemoryToolOutput: false });
@@ -14,12 +13,12 @@ describe('account', () => {
   });
 
   test('account type: default GENERAL, settable, 403 when locked', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     expect((await ctx.json('preferences/getAccountType', {}, ann)).body).toEqual({ accountType: 'GENERAL', isLocked: false });
     expect((await ctx.json('preferences/setAccountType', { accountType: 'STUDENT' }, ann)).body).toEqual({ accountType: 'STUDENT', isLocked: false });
     expect((await ctx.json('preferences/setAccountType', { accountType: 'WIZARD' }, ann)).status).toBe(400);
-    writeOnSqlite(ctx.db, (tx) => updateUser(tx, ann.user.id, { isLocked: true }, Date.now()));
+    await ctx.store.write((tx) => updateUser(tx, ann.user.id, { isLocked: true }, Date.now()));
     const locked = await ctx.json('preferences/setAccountType', { accountType: 'GENERAL' }, ann);
     expect(locked.status).toBe(403);
     expect(locked.body).toEqual(SPEC_ERRORS[403]);
@@ -28,11 +27,11 @@ describe('account', () => {
 
   test('subscription/getStatus reports the caller’s subscription', async () => {
     let now = Date.parse('2026-06-01T12:00:00.000Z');
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], now: () => now });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], now: () => now });
     const [ann, bob] = ctx.users as [any, any];
     const free = await ctx.json('subscription/getStatus', {}, ann);
     expect(free.body).toEqual({ tier: 'FREE', isActive: false, expiresAt: null, productId: null, updatedAt: expect.any(String) });
-    writeOnSqlite(ctx.db, (tx) => updateUser(tx, bob.user.id, { subscriptionTier: 'PRO', subscriptionActive: true, subscriptionExpiresAt: Date.parse('2027-01-02T03:04:05.678Z'), subscriptionProductId: 'pro_monthly' }, Date.now()));
+    await ctx.store.write((tx) => updateUser(tx, bob.user.id, { subscriptionTier: 'PRO', subscriptionActive: true, subscriptionExpiresAt: Date.parse('2027-01-02T03:04:05.678Z'), subscriptionProductId: 'pro_monthly' }, Date.now()));
     const pro = await ctx.json('subscription/getStatus', {}, bob);
     expect(pro.body).toMatchObject({ tier: 'PRO', isActive: true, expiresAt: '2027-01-02T03:04:05.678Z', productId: 'pro_monthly' });
     expect((await ctx.json('subscription/getStatus', {}, ann)).body.tier).toBe('FREE');

@@ -1,16 +1,17 @@
 import { describe, expect, test } from 'bun:test';
+import { sql } from 'drizzle-orm';
 import { createTestContext, bearer, SPEC_ERRORS } from './helpers';
 import { DAY_MS } from '../src/time';
 
 describe('auth', () => {
   test('createApiKey shows the key once; it works; the table holds only its hash', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     const { status, body } = await ctx.json('auth/createApiKey', { name: 'laptop' }, ann);
     expect(status).toBe(200);
     expect(body).toEqual({ keyId: expect.any(String), key: expect.stringMatching(/^pk_/), name: 'laptop', prefix: body.key.slice(0, 9), createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
     expect((await ctx.json('preferences/get', {}, { 'x-api-key': body.key })).status).toBe(200);
-    const dump = JSON.stringify(ctx.db.$client.query('SELECT * FROM api_keys').all()) + JSON.stringify(ctx.db.$client.query('SELECT * FROM sessions').all());
+    const dump = JSON.stringify(await ctx.query(sql`SELECT * FROM api_keys`)) + JSON.stringify(await ctx.query(sql`SELECT * FROM sessions`));
     expect(dump).not.toContain(body.key);
     expect(dump).not.toContain(ann.token);
     const list = await ctx.json('auth/listApiKeys', {}, ann);
@@ -19,7 +20,7 @@ describe('auth', () => {
   });
 
   test('revokeApiKey: own key → success and the key stops working; foreign or unknown → 403', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
     const [ann, bob] = ctx.users as [any, any];
     const foreign = await ctx.json('auth/revokeApiKey', { keyId: bob.keyId }, ann);
     expect(foreign.status).toBe(403);
@@ -38,7 +39,7 @@ describe('auth', () => {
 
   test('sessions expire, and use slides the expiry forward', async () => {
     let now = Date.now();
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], now: () => now, config: { sessionTtlDays: 1 } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], now: () => now, config: { sessionTtlDays: 1 } });
     const ann = ctx.users[0]!;
     now += 0.9 * DAY_MS;
     expect((await ctx.json('preferences/get', {}, bearer(ann))).status).toBe(200);
@@ -49,7 +50,7 @@ describe('auth', () => {
   });
 
   test('signOut ends the session and clears the cookie', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { cookieSecure: true } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { cookieSecure: true } });
     const ann = ctx.users[0]!;
     const res = await ctx.call('auth/signOut', {}, bearer(ann));
     expect(res.status).toBe(200);
@@ -66,7 +67,7 @@ describe('auth', () => {
   });
 
   test('getSession names the credential', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }] });
     const ann = ctx.users[0]!;
     expect((await ctx.json('auth/getSession', {}, ann)).body.credential).toEqual({ kind: 'apiKey', id: ann.keyId });
     const s = await ctx.json('auth/getSession', {}, bearer(ann));
@@ -76,7 +77,7 @@ describe('auth', () => {
 });
 
 test('a malformed cookie escape is an unknown credential (401), not a 500', async () => {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
   const res = await ctx.json('preferences/get', {}, { cookie: 'other=%E0%A4%A; parley_session=%zz' });
   expect(res.body).toEqual(SPEC_ERRORS[401]);
 });

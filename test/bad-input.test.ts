@@ -4,7 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { operations } from '../src/app';
 import { compileInput } from '../src/http/body';
-import { createTestContext, seedUser, ENVELOPE_KEYS, type TestUser } from './helpers';
+import { createTestContext, seedUser, ENVELOPE_KEYS, type TestUser, serverDatabase } from './helpers';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,11 +57,11 @@ function isValidInput(check: (v: unknown) => boolean, raw: RawBody): boolean {
 
 const T0 = Date.parse('2026-06-01T12:00:00.000Z');
 
-describe('bad input, for every operation', () => {
-  // A configured provider, so the sign-in routes run their real code paths.
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], now: () => T0, config: { oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret', publicUrl: 'http://localhost' } });
-  const ann = ctx.users[0] as TestUser;
+// A configured provider, so the sign-in routes run their real code paths.
+const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], now: () => T0, config: { oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret', publicUrl: 'http://localhost' } });
+const ann = ctx.users[0] as TestUser;
 
+describe('bad input, for every operation', () => {
   const send = (path: string, raw: RawBody) =>
     ctx.app.handle(
       new Request(`http://localhost/api/${path}`, {
@@ -79,7 +79,7 @@ describe('bad input, for every operation', () => {
       await ctx.call('auth/getSession', {}, ann); // stamp last-used once, outside the comparisons
 
       const probe = async (raw: RawBody) => {
-        const before = snapshotDb(ctx.db);
+        const before = await snapshotDb(ctx.store);
         const res = await send(op.path, raw);
         const valid = isValidInput(check, raw);
         const label = `${op.path} ← ${raw.kind}`;
@@ -95,7 +95,7 @@ describe('bad input, for every operation', () => {
         expect(body.status).toBe(res.status);
         expect(typeof body.code).toBe('string');
         expect(typeof body.message).toBe('string');
-        expect({ label, changed: JSON.stringify(snapshotDb(ctx.db)) !== JSON.stringify(before) }).toEqual({ label, changed: false });
+        expect({ label, changed: JSON.stringify(await snapshotDb(ctx.store)) !== JSON.stringify(before) }).toEqual({ label, changed: false });
       };
 
       for (const raw of op === operations[0] ? [...fixedBadBodies, ...heavyBadBodies] : fixedBadBodies) await probe(raw);
@@ -110,9 +110,9 @@ describe('bad input, for every operation', () => {
 
   test('through the real server: bad bodies never get a 5xx, and the server keeps answering', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-input-'));
-    const server = await startServer(testConfig({ dataDir, port: 0 }), silentLogger);
+    const server = await startServer(testConfig({ ...(await serverDatabase()), dataDir, port: 0 }), silentLogger);
     try {
-      const user = seedUser(server.deps.db!, { email: 'ann@example.org' }, server.deps.config);
+      const user = await seedUser(server.deps.store, { email: 'ann@example.org' }, server.deps.config);
       // Every body over a real socket to one operation; a sample to the others (in-process runs cover them all).
       const sample = fixedBadBodies.filter((b) => ['invalid UTF-8', 'truncated JSON', 'form body'].includes(b.kind));
       for (const op of operations)
@@ -195,7 +195,7 @@ describe('bad input: the Host header', () => {
 
   test('any Host (any length, port, IP literal, none, garbage) on any route: routed by the path alone, never a 5xx', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-host-'));
-    const server = await startServer(testConfig({ dataDir, port: 0, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret', publicUrl: 'http://localhost' }), silentLogger);
+    const server = await startServer(testConfig({ ...(await serverDatabase()), dataDir, port: 0, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret', publicUrl: 'http://localhost' }), silentLogger);
     try {
       const send = (r: { method: string; path: string }, h: string | null) =>
         rawRequest(server.port, [`${r.method} ${r.path} HTTP/1.${h === null ? 0 : 1}`, ...(h === null ? [] : [`Host: ${h}`]), 'Content-Length: 0'].join('\r\n'));
@@ -251,7 +251,7 @@ describe('bad input: costly JSON shapes', () => {
   });
 
   test('in place of the body or of a field of a valid body, to any operation: 413 past a bound or the operation\'s limit, otherwise never 413, never a 5xx', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const config = ctx.deps.config;
     const cases = fc.constantFrom(...operations).chain((op) => {
       const schema = compileInput(op.input).schema as Node;
@@ -287,7 +287,7 @@ describe('bad input: unknown fields', () => {
   });
 
   test('every operation: any unknown fields, with any JSON values, in every object of a valid input, are accepted and never reach the handler', async () => {
-    const echo = createEchoApp(createTestContext({ users: [{ email: 'ann@example.org' }] }));
+    const echo = createEchoApp(await createTestContext({ users: [{ email: 'ann@example.org' }] }));
     for (const { op, schema } of operationInputs)
       await fc.assert(
         fc.asyncProperty(validArb(schema), extraFields, async (value, extra) => {
@@ -317,7 +317,7 @@ describe('bad input: string-typed numbers', () => {
 
   test('every numeric field: a number written as a string is a 400 naming the field; a number passes exactly when its documented schema allows it', async () => {
     expect(numericFields.length).toBeGreaterThanOrEqual(3);
-    const echo = createEchoApp(createTestContext({ users: [{ email: 'ann@example.org' }] }));
+    const echo = createEchoApp(await createTestContext({ users: [{ email: 'ann@example.org' }] }));
     for (const { op, schema, node, path } of numericFields)
       await fc.assert(
         fc.asyncProperty(validArb(schema), fc.oneof(numberText, number), async (valid, given) => {

@@ -8,11 +8,13 @@ import { join } from 'node:path';
 import { buildBinaryOnce } from './build-binary';
 import { waitForListening } from '../scripts/lib/wait-for-listening';
 import pkg from '../package.json' with { type: 'json' };
+import { sqliteOnly } from './helpers';
 
 const root = new URL('..', import.meta.url).pathname;
 
 describe('the compiled binary', () => {
-  test('builds, boots on an empty data dir, answers, and exits 0 on SIGTERM', async () => {
+  // An empty data dir's SQLite file, and an online backup of it.
+  sqliteOnly('builds, boots on an empty data dir, answers, and exits 0 on SIGTERM', async () => {
     const out = await buildBinaryOnce();
 
     const dataDir = join(mkdtempSync(join(tmpdir(), 'parley-bin-data-')), 'data');

@@ -6,9 +6,10 @@ import { JSON_MAX_DEPTH, JSON_MAX_KEY_BYTES, JSON_MAX_VALUES } from '../src/http
 import { createTestContext } from './helpers';
 
 const TOO_LARGE = { defined: false, code: 'PAYLOAD_TOO_LARGE', status: 413 };
+const [limitsCtx, shapeCtx] = [await createTestContext({ users: [{ email: 'ann@example.org' }] }), await createTestContext({ users: [{ email: 'ann@example.org' }] })];
 
 describe('body limits per operation', () => {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+  const ctx = limitsCtx;
   const ann = ctx.users[0]!;
   const config = testConfig();
   const limitOf = (path: string) => bodyLimitOf(operations.find((o) => o.path === path)!, config);
@@ -69,7 +70,7 @@ describe('body limits per operation', () => {
 });
 
 describe('JSON shape bounds, before the parse', () => {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+  const ctx = shapeCtx;
   const ann = ctx.users[0]!;
   const send = (body: string) => ctx.json('widget/addThreadMessage', body, ann);
   /** A widget thread message whose free-form `data` holds `value`: valid input, refused only by the thread lookup (404). */

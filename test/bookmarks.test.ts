@@ -1,24 +1,24 @@
-import { runOnSqlite } from '../src/db/store';
+import { sql } from 'drizzle-orm';
 import { describe, expect, test, setDefaultTimeout } from 'bun:test';
-import { createTestContext, SPEC_ERRORS } from './helpers';
+import { createTestContext, SPEC_ERRORS, type TestContext } from './helpers';
 import { appendItem, createConversation } from '../src/chat/conversation.store';
 
 // Generous: the suite shares small machines with other work; these tests make many requests.
 setDefaultTimeout(30_000);
 
-function setup() {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
+async function setup() {
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
   const [ann, bob] = ctx.users as [any, any];
-  const conv = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Notes' }));
-  const item = runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: conv.id, role: 'user', content: 'hello' }));
+  const conv = await ctx.store.read((tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Notes' }));
+  const item = await ctx.store.read((tx) => appendItem(tx, { conversationId: conv.id, role: 'user', content: 'hello' }));
   return { ctx, ann, bob, conv, item };
 }
 
-const count = (ctx: any, table: string) => (ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = (ctx: TestContext, table: string) => ctx.count(table);
 
 describe('bookmarks', () => {
   test('createGroup, addItem, listGroups, removeItem', async () => {
-    const { ctx, ann, conv, item } = setup();
+    const { ctx, ann, conv, item } = await setup();
     const g = await ctx.json('bookmarks/createGroup', { name: 'Reading' }, ann);
     expect(g.status).toBe(200);
     expect(Object.keys(g.body).sort()).toEqual(['createdAt', 'id', 'name', 'updatedAt']);
@@ -39,44 +39,44 @@ describe('bookmarks', () => {
   });
 
   test('deleteGroup removes the group and its items; 403 for another user\'s group, 404 unknown, 401 anonymous', async () => {
-    const { ctx, ann, bob, conv, item } = setup();
+    const { ctx, ann, bob, conv, item } = await setup();
     const g = (await ctx.json('bookmarks/createGroup', { name: 'G' }, ann)).body;
     const other = (await ctx.json('bookmarks/createGroup', { name: 'Other' }, ann)).body;
     await ctx.json('bookmarks/addItem', { groupId: g.id, conversationId: conv.id }, ann);
     await ctx.json('bookmarks/addItem', { groupId: g.id, conversationId: conv.id, itemId: item.id }, ann);
     await ctx.json('bookmarks/addItem', { groupId: other.id, conversationId: conv.id }, ann);
-    expect(count(ctx, 'bookmark_items')).toBe(3);
+    expect(await count(ctx, 'bookmark_items')).toBe(3);
 
     expect(await ctx.json('bookmarks/deleteGroup', { id: g.id }, bob)).toMatchObject({ status: 403, body: SPEC_ERRORS[403] });
-    expect(count(ctx, 'bookmark_items')).toBe(3);
+    expect(await count(ctx, 'bookmark_items')).toBe(3);
     expect(await ctx.json('bookmarks/deleteGroup', { id: 'nope' }, ann)).toMatchObject({ status: 404, body: SPEC_ERRORS[404] });
     expect(await ctx.json('bookmarks/deleteGroup', { id: g.id })).toMatchObject({ status: 401, body: SPEC_ERRORS[401] });
 
     const del = await ctx.json('bookmarks/deleteGroup', { id: g.id }, ann);
     expect(del).toMatchObject({ status: 200, body: { success: true } });
-    expect(count(ctx, 'bookmark_items')).toBe(1);
+    expect(await count(ctx, 'bookmark_items')).toBe(1);
     expect((await ctx.json('bookmarks/listGroups', {}, ann)).body.groups.map((x: any) => x.id)).toEqual([other.id]);
     expect((await ctx.json('bookmarks/deleteGroup', { id: g.id }, ann)).status).toBe(404);
   });
 
   test('deleting a conversation (or its item) removes its bookmark items', async () => {
-    const { ctx, ann, conv, item } = setup();
+    const { ctx, ann, conv, item } = await setup();
     const g = (await ctx.json('bookmarks/createGroup', { name: 'G' }, ann)).body;
-    const conv2 = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id }));
-    const item2 = runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: conv2.id, role: 'user', content: 'x' }));
+    const conv2 = await ctx.store.read((tx) => createConversation(tx, { ownerId: ann.user.id }));
+    const item2 = await ctx.store.read((tx) => appendItem(tx, { conversationId: conv2.id, role: 'user', content: 'x' }));
     await ctx.json('bookmarks/addItem', { groupId: g.id, conversationId: conv.id, itemId: item.id }, ann);
     await ctx.json('bookmarks/addItem', { groupId: g.id, conversationId: conv2.id }, ann);
     await ctx.json('bookmarks/addItem', { groupId: g.id, conversationId: conv2.id, itemId: item2.id }, ann);
-    ctx.db.$client.query('DELETE FROM conversations WHERE id = ?').run(conv.id);
-    expect(count(ctx, 'bookmark_items')).toBe(2);
-    ctx.db.$client.query('DELETE FROM conversation_items WHERE id = ?').run(item2.id);
+    await ctx.query(sql`DELETE FROM conversations WHERE id = ${conv.id}`);
+    expect(await count(ctx, 'bookmark_items')).toBe(2);
+    await ctx.query(sql`DELETE FROM conversation_items WHERE id = ${item2.id}`);
     const left = (await ctx.json('bookmarks/listGroups', {}, ann)).body.groups[0].items;
     expect(left).toHaveLength(1);
     expect(left[0]).toMatchObject({ conversationId: conv2.id, itemId: null });
   });
 
   test('addItem and removeItem check ownership and input', async () => {
-    const { ctx, ann, bob, conv, item } = setup();
+    const { ctx, ann, bob, conv, item } = await setup();
     const annGroup = (await ctx.json('bookmarks/createGroup', { name: 'A' }, ann)).body;
     const bobGroup = (await ctx.json('bookmarks/createGroup', { name: 'B' }, bob)).body;
     // Bob cannot put Ann's conversation in his group, nor use Ann's group.

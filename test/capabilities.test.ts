@@ -31,8 +31,8 @@ const changes = (xs: boolean[]) => xs.filter((x, i) => i === 0 || x !== xs[i - 1
 const chatRequests = () => openai.requests.filter((r) => r.path === 'POST /v1/chat/completions').map((r) => r.body);
 const answer = (frames: Frame[]) => frames.filter((f) => f.data.type === 'text.delta').map((f) => f.data.delta).join('');
 
-function context(extra: Partial<Config> = {}): TestContext {
-  return createTestContext({
+async function context(extra: Partial<Config> = {}): Promise<TestContext> {
+  return await createTestContext({
     users: [{ email: 'ann@example.org' }],
     config: { aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', researchModel: 'small', fetchAllowPrivate: true, researchBreadth: 1, researchDepth: 1, ...extra },
   });
@@ -46,7 +46,7 @@ beforeEach(() => {
 
 describe('capabilities: tools', () => {
   test('auto: a server that refuses tools gets the turn again without them, and no later turn offers them', async () => {
-    const ctx = context();
+    const ctx = await context();
     openai.chatScript = (body) => (hasTools(body) ? NO_TOOLS : { deltas: [{ content: 'Plain answer.' }] });
     const first = await stream(ctx, { message: 'Hi' });
     expect(typesOf(first).at(-1)).toBe('done');
@@ -60,7 +60,7 @@ describe('capabilities: tools', () => {
   });
 
   test('auto: deep research still writes its report on a server that refuses tools', async () => {
-    const ctx = context();
+    const ctx = await context();
     openai.chatScript = (body) => (hasTools(body) ? NO_TOOLS : body.stream ? { deltas: [{ content: 'Report.' }] } : { deltas: [{ content: '["q"]' }] });
     const frames = await stream(ctx, { message: 'Research cats' }, 'chat/streamDeepResearch');
     expect(typesOf(frames).at(-1)).toBe('done');
@@ -68,7 +68,7 @@ describe('capabilities: tools', () => {
   });
 
   test("llama-server's /props saying the template renders no tools: tools are still sent (llama-server takes them through its generic format)", async () => {
-    const ctx = context();
+    const ctx = await context();
     openai.props = { chat_template_caps: { supports_tools: false }, modalities: { vision: true } };
     openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
     expect(typesOf(await stream(ctx, { message: 'Hi', images: [{ imageUrl: PIXEL }] })).at(-1)).toBe('done');
@@ -78,18 +78,18 @@ describe('capabilities: tools', () => {
 
   test('on: a refusal is the turn’s error (no retry); off: no tools at all', async () => {
     openai.chatScript = (body) => (hasTools(body) ? NO_TOOLS : { deltas: [{ content: 'ok' }] });
-    const on = await stream(context({ aiTools: 'on' }), { message: 'Hi' });
+    const on = await stream(await context({ aiTools: 'on' }), { message: 'Hi' });
     expect(typesOf(on).at(-1)).toBe('error');
     expect(changes(chatRequests().map(hasTools))).toEqual([true]);
     openai.requests.length = 0;
-    expect(typesOf(await stream(context({ aiTools: 'off' }), { message: 'Hi' })).at(-1)).toBe('done');
+    expect(typesOf(await stream(await context({ aiTools: 'off' }), { message: 'Hi' })).at(-1)).toBe('done');
     expect(chatRequests().map(hasTools)).toEqual([false]);
   });
 });
 
 describe('capabilities: images', () => {
   test('auto: a refused image is left out of that turn (the answer says so) and of every later one, which keep working', async () => {
-    const ctx = context();
+    const ctx = await context();
     openai.chatScript = (body) => (hasImage(body) ? NO_IMAGES : { deltas: [{ content: 'A story.' }] });
     const first = await stream(ctx, { message: 'What is this?', images: [{ imageUrl: PIXEL }] });
     expect(typesOf(first)).toEqual(['conversation.created', 'response.created', 'content_part.added', 'text.delta', 'text.delta', 'done']);
@@ -105,10 +105,10 @@ describe('capabilities: images', () => {
 
   test("off, or /props saying the model has no vision: images are never sent, and the user hears so", async () => {
     openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
-    const off = await stream(context({ aiVision: 'off' }), { message: 'Look', images: [{ imageUrl: PIXEL }] });
+    const off = await stream(await context({ aiVision: 'off' }), { message: 'Look', images: [{ imageUrl: PIXEL }] });
     expect(answer(off)).toBe(`*${IMAGE_NOT_SENT}*\n\nok`);
     openai.props = { chat_template_caps: { supports_tools: true }, modalities: { vision: false } };
-    const props = await stream(context(), { message: 'Look', images: [{ imageUrl: PIXEL }] });
+    const props = await stream(await context(), { message: 'Look', images: [{ imageUrl: PIXEL }] });
     expect(answer(props)).toBe(`*${IMAGE_NOT_SENT}*\n\nok`);
     expect(chatRequests().map(hasImage)).toEqual([false, false]);
     expect(chatRequests().map(hasTools)).toEqual([true, true]);
@@ -128,7 +128,7 @@ describe('capabilities: the tool role', () => {
         : { deltas: [{ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'search_history', arguments: '{"query":"picnic"}' } }] }], finish_reason: 'tool_calls' as const };
 
   test('auto: a refused tool result is sent again as a marked user turn, and every later tool round goes that way at once', async () => {
-    const ctx = context();
+    const ctx = await context();
     await stream(ctx, { message: 'Our picnic is by the lake.' });
     openai.requests.length = 0;
     openai.chatScript = gemma2;
@@ -151,7 +151,7 @@ describe('capabilities: the tool role', () => {
   });
 
   test('a server that takes the tool role keeps getting it; a refusal not about roles is the turn’s error', async () => {
-    const ctx = context();
+    const ctx = await context();
     openai.chatScript = (body) =>
       body.messages.at(-1).role === 'tool'
         ? { deltas: [{ content: 'Nothing there.' }] }
@@ -171,7 +171,7 @@ describe('capabilities: the tool role', () => {
 
 describe('web search in everyday chat (item 8)', () => {
   test('with a search provider, chat/stream offers web_search and relays its events', async () => {
-    const ctx = context({ searchProvider: 'searxng', searxngUrl: searx.url });
+    const ctx = await context({ searchProvider: 'searxng', searxngUrl: searx.url });
     openai.chatScript = (body) =>
       body.messages.at(-1).role === 'tool'
         ? { deltas: [{ content: 'Found it.' }] }
@@ -188,7 +188,7 @@ describe('web search in everyday chat (item 8)', () => {
 
   test('without a search provider, no web_search is offered', async () => {
     openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
-    await stream(context(), { message: 'Hi' });
+    await stream(await context(), { message: 'Hi' });
     expect(chatRequests()[0].tools.map((t: any) => t.function.name)).not.toContain('web_search');
   });
 });

@@ -1,14 +1,10 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
-import { runOnSqlite, writeOnSqlite } from '../src/db/store';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { captureLog, createTestContext, SPEC_ERRORS, type TestContext } from './helpers';
+import { sql } from 'drizzle-orm';
+import { captureLog, createTestContext, sqliteOnly, until, SPEC_ERRORS, type TestContext } from './helpers';
 import { SseReader, readFrames, typesOf, type Frame } from './sse';
 import { failedTerminal, functionCallEvents, reasoningEvents, startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
 import { startFakeSearxng } from './fakes/searxng';
 import type { Config } from '../src/config';
-import { openDatabase } from '../src/db/connection';
 import { resumeInterruptedResponses, RESTART_MESSAGE } from '../src/chat/respond';
 import { findResponseById, pruneResponseEvents } from '../src/chat/response.store';
 import { listItems } from '../src/chat/conversation.store';
@@ -18,11 +14,9 @@ import { responseTopic } from '../src/chat/event-log';
 
 const openai = startFakeOpenAI();
 const searx = startFakeSearxng();
-const dirs: string[] = [];
 afterAll(() => {
   openai.stop();
   searx.stop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 beforeEach(() => {
   openai.eventDelayMs = 0;
@@ -31,6 +25,16 @@ beforeEach(() => {
   openai.dropAfter = undefined;
   openai.responsesScript = () => textEvents('Hello from the fake.');
 });
+
+const canvases = async (ctx: TestContext) => Number((await ctx.query<{ n: number | string }>(sql`SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'`))[0]!.n);
+const lastStoredSeq = async (ctx: TestContext, responseId: string) =>
+  Number((await ctx.query<{ n: number | string }>(sql`SELECT max(seq) AS n FROM response_events WHERE response_id = ${responseId}`))[0]!.n);
+
+/** The items of the conversation a response belongs to. */
+async function itemsOfResponse(ctx: TestContext, responseId: string) {
+  const { conversationId } = (await ctx.store.read((tx) => findResponseById(tx, responseId)))!;
+  return ctx.store.read((tx) => listItems(tx, conversationId));
+}
 
 /** Responses the fake has been asked to create, over the whole file. */
 const postCount = () => openai.requests.filter((r) => r.path.startsWith('POST /v1/responses')).length;
@@ -48,7 +52,7 @@ const seqs = (frames: Frame[]) => frames.filter((f) => f.id).map((f) => Number(f
 
 describe('chat/streamDeepResearch', () => {
   test('without a provider: conversation.created → response.created → error saying how to configure one', async () => {
-    const ctx = createTestContext({ users });
+    const ctx = await createTestContext({ users });
     const res = await research(ctx, { message: 'Hi' });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toStartWith('text/event-stream');
@@ -58,11 +62,11 @@ describe('chat/streamDeepResearch', () => {
     const rid = frames[1]!.data.responseId;
     expect(frames.map((f) => f.id)).toEqual([`${rid}:1`, `${rid}:2`, `${rid}:3`]);
     expect(frames[2]!.data.message).toContain('PARLEY_AI_PROVIDER');
-    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))!.status).toBe('failed');
+    expect((await ctx.store.read((tx) => findResponseById(tx, rid)))!.status).toBe('failed');
   });
 
   test('400 envelope before any stream when message is missing; 401 without credentials', async () => {
-    const ctx = createTestContext({ users, config: responsesConfig() });
+    const ctx = await createTestContext({ users, config: responsesConfig() });
     const { status, body } = await ctx.json('chat/streamDeepResearch', { conversationId: 'x' }, ctx.users[0]);
     expect(status).toBe(400);
     expect(body).toMatchObject({ defined: false, code: 'BAD_REQUEST', status: 400 });
@@ -73,7 +77,7 @@ describe('chat/streamDeepResearch', () => {
 
   test('openai-responses: event order, images forwarded, items stored, push sent', async () => {
     const pushes: ResearchStatusPush[] = [];
-    const ctx = createTestContext({ users, config: responsesConfig(), deps: { notifier: { researchStatus: async (p) => void pushes.push(p) } } });
+    const ctx = await createTestContext({ users, config: responsesConfig(), deps: { notifier: { researchStatus: async (p) => void pushes.push(p) } } });
     openai.responsesScript = () => [...reasoningEvents('Plan.'), ...webSearchEvents('ws_1', 'tides', ['https://example.org/tides']), ...textEvents('Tides come from the moon.')];
     const frames = await readFrames(await research(ctx, { message: 'Why tides?', images: [{ imageUrl: 'https://img.example/a.png', detail: 'high' }] }));
     expect(typesOf(frames)).toEqual([
@@ -86,9 +90,9 @@ describe('chat/streamDeepResearch', () => {
     const sent = openai.requests.findLast((r) => r.path === 'POST /v1/responses')!.body;
     expect(sent.input.at(-1).content[1]).toEqual({ type: 'input_image', image_url: 'https://img.example/a.png', detail: 'high' });
     expect(sent).toMatchObject({ background: true, stream: true, model: 'o4-mini-deep-research' });
-    const items = runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId));
+    const items = await ctx.store.read((tx) => listItems(tx, conversationId));
     expect(items.map((i) => [i.role, i.content])).toEqual([['user', 'Why tides?'], ['assistant', 'Tides come from the moon.']]);
-    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))).toMatchObject({ status: 'completed', kind: 'research', upstreamId: expect.stringMatching(/^resp_fake_/) });
+    expect(await ctx.store.read((tx) => findResponseById(tx, rid))).toMatchObject({ status: 'completed', kind: 'research', upstreamId: expect.stringMatching(/^resp_fake_/) });
     await Bun.sleep(5);
     expect(pushes).toEqual([{ userId: ctx.users[0]!.user.id, conversationId, responseId: rid, status: 'completed', title: 'Why tides?' }]);
     // A later turn in the renamed conversation: the push names the conversation, not the new message.
@@ -99,7 +103,7 @@ describe('chat/streamDeepResearch', () => {
   });
 
   test('an existing conversation: no conversation.created, history sent; unknown or foreign → in-stream error', async () => {
-    const ctx = createTestContext({ users, config: responsesConfig() });
+    const ctx = await createTestContext({ users, config: responsesConfig() });
     const first = await readFrames(await research(ctx, { message: 'One' }));
     const conversationId = first[0]!.data.conversationId;
     const second = await readFrames(await research(ctx, { message: 'Two', conversationId }));
@@ -116,7 +120,7 @@ describe('chat/streamDeepResearch', () => {
   });
 
   test('upstream failure → error event, status failed', async () => {
-    const ctx = createTestContext({ users, config: responsesConfig() });
+    const ctx = await createTestContext({ users, config: responsesConfig() });
     openai.responsesScript = () => failedTerminal('The model is overloaded.');
     const frames = await readFrames(await research(ctx, { message: 'x' }));
     expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'error']);
@@ -124,11 +128,11 @@ describe('chat/streamDeepResearch', () => {
     openai.responsesScript = () => ({ fail: 503 });
     const down = await readFrames(await research(ctx, { message: 'x' }));
     expect(down.at(-1)!.data).toMatchObject({ type: 'error', message: expect.stringContaining('HTTP 503') });
-    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, down[1]!.data.responseId))!.status).toBe('failed');
+    expect((await ctx.store.read((tx) => findResponseById(tx, down[1]!.data.responseId)))!.status).toBe('failed');
   });
 
   test('disconnect mid-stream, resume by Last-Event-ID and chat/resumeStream: no gap, no duplicate', async () => {
-    const ctx = createTestContext({ users, config: responsesConfig() });
+    const ctx = await createTestContext({ users, config: responsesConfig() });
     const full = 'abcdefghijklmnopqrstuvwxyz0123456789';
     openai.responsesScript = () => textEvents(full, full.length);
     openai.eventDelayMs = 3;
@@ -143,7 +147,7 @@ describe('chat/streamDeepResearch', () => {
     expect(typesOf(all).at(-1)).toBe('done');
     const rid = head[1]!.data.responseId;
     // Only one response was made: the reconnect resumed, it did not start new work.
-    expect(ctx.db.$client.query('SELECT count(*) AS n FROM responses').get()).toEqual({ n: 1 });
+    expect(await ctx.count('responses')).toBe(1);
     const again = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: 5 }, ctx.users[0]));
     expect(seqs(again)[0]).toBe(6);
     expect(again).toEqual(all.slice(5));
@@ -158,14 +162,14 @@ describe('chat/streamDeepResearch', () => {
     expect(typesOf(unknown)).toEqual(['error']);
     // Once retention has pruned the events, a resume still learns how the response ended, under
     // the id its last event had; one that already saw that event gets nothing.
-    expect(writeOnSqlite(ctx.db, (tx) => pruneResponseEvents(tx, Date.now() + 1))).toBe(all.length);
+    expect(await ctx.store.write((tx) => pruneResponseEvents(tx, Date.now() + 1))).toBe(all.length);
     const pruned = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: 5 }, ctx.users[0]));
     expect(pruned).toEqual([all.at(-1)!]);
     expect(await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: all.length }, ctx.users[0]))).toEqual([]);
   });
 
   test('a long backlog replays whole, in order, in several chunks', async () => {
-    const ctx = createTestContext({ users, config: responsesConfig() });
+    const ctx = await createTestContext({ users, config: responsesConfig() });
     openai.responsesScript = () => textEvents('z'.repeat(2500), 2500);
     const live = await readFrames(await research(ctx, { message: 'x' }));
     const replay = await readFrames(await ctx.call('chat/resumeStream', { responseId: live[1]!.data.responseId }, ctx.users[0]));
@@ -174,51 +178,44 @@ describe('chat/streamDeepResearch', () => {
   });
 
   test('resume across a server restart: the upstream background response is retrieved and replayed up to the cursor', async () => {
-    const file = restartDbFile();
     const full = 'The quick brown fox jumps over the lazy dog, twice.';
     openai.responsesScript = () => textEvents(full, full.length);
     openai.eventDelayMs = 4;
-    const ctx1 = createTestContext({ users, config: responsesConfig(), db: openDatabase(file) });
+    const ctx1 = await createTestContext({ users, config: responsesConfig(), durable: true });
     const key = ctx1.users[0]!.key;
     const reader = new SseReader(await ctx1.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key }));
     const head = await reader.all(10);
     await reader.close();
     await ctx1.deps.tasks.shutdown(); // the process "dies"
     const rid = head[1]!.data.responseId;
-    expect(runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.status).toBe('in_progress');
-    ctx1.db.$client.close();
+    expect((await ctx1.store.read((tx) => findResponseById(tx, rid)))!.status).toBe('in_progress');
+    await ctx1.close();
 
-    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    const ctx2 = await createTestContext({ config: responsesConfig(), sameDatabaseAs: ctx1 });
     expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
     const all = [...head, ...rest];
     expect(seqs(all)).toEqual(all.map((_, i) => i + 1));
     expect(text(all)).toBe(full);
     expect(typesOf(all).at(-1)).toBe('done');
-    expect(openai.requests.some((r) => r.path === `GET /v1/responses/${runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!.upstreamId}?stream=true`)).toBe(true);
-    const row = runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!;
+    const { upstreamId } = (await ctx2.store.read((tx) => findResponseById(tx, rid)))!;
+    expect(openai.requests.some((r) => r.path === `GET /v1/responses/${upstreamId}?stream=true`)).toBe(true);
+    const row = (await ctx2.store.read((tx) => findResponseById(tx, rid)))!;
     expect(row.status).toBe('completed');
-    expect(runOnSqlite(ctx2.db, (tx) => listItems(tx, row.conversationId)).at(-1)!.content).toBe(full);
-    ctx2.db.$client.close();
+    expect((await ctx2.store.read((tx) => listItems(tx, row.conversationId))).at(-1)!.content).toBe(full);
+    await ctx2.close();
   });
 
-  /** A database file that outlives a test context: the "process" restarts on it. */
-  function restartDbFile(): string {
-    const dir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
-    dirs.push(dir);
-    return join(dir, 'parley.db');
-  }
-
-  /** A research turn on the database in `file`, read until its canvas was announced (a tool round ran). */
-  async function researchUntilCanvas(file: string) {
+  /** A research turn on a database that outlives its context (the "process" restarts on it), read until its canvas was announced (a tool round ran). */
+  async function researchUntilCanvas() {
     const postsBefore = postCount();
-    const ctx1 = createTestContext({ users, config: responsesConfig(), db: openDatabase(file) });
+    const ctx1 = await createTestContext({ users, config: responsesConfig(), durable: true });
     const key = ctx1.users[0]!.key;
     const reader = new SseReader(await ctx1.call('chat/streamDeepResearch', { message: 'Plan my trip' }, { 'x-api-key': key }));
     const head: Frame[] = [];
     while (!head.some((f) => f.data.type === 'widget.created')) head.push(...(await reader.all(1)));
     const rid = head[1]!.data.responseId as string;
-    return { ctx1, key, reader, head, rid, firstUpstream: runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId, postsBefore };
+    return { ctx1, key, reader, head, rid, firstUpstream: (await ctx1.store.read((tx) => findResponseById(tx, rid)))!.upstreamId, postsBefore };
   }
 
   /**
@@ -248,7 +245,6 @@ describe('chat/streamDeepResearch', () => {
   }
 
   test('a restart while a tool round\'s follow-up is thinking resumes that follow-up: the tool is not run twice', async () => {
-    const file = restartDbFile();
     let turn = 0;
     // The follow-up "thinks" first: events that say nothing to the client, 0.6 s of them.
     const thinking = Array.from({ length: 6 }, () => ({ type: 'response.keepalive' }));
@@ -257,19 +253,19 @@ describe('chat/streamDeepResearch', () => {
         ? functionCallEvents('call_7', 'generate_canvas', { topic: 'Trip', goal: 'Pack', content: '# Plan' })
         : [...thinking, ...textEvents('Made a canvas.', 1)];
     openai.eventDelayMs = 100;
-    const { ctx1, key, reader, head, rid, firstUpstream } = await researchUntilCanvas(file);
+    const { ctx1, key, reader, head, rid, firstUpstream } = await researchUntilCanvas();
     // The follow-up has started upstream but said nothing yet: its id must already be stored.
-    for (let i = 0; i < 100 && runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId === firstUpstream; i++) await Bun.sleep(5);
-    const followUp = runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId;
+    for (let i = 0; i < 100 && (await ctx1.store.read((tx) => findResponseById(tx, rid)))!.upstreamId === firstUpstream; i++) await Bun.sleep(5);
+    const followUp = (await ctx1.store.read((tx) => findResponseById(tx, rid)))!.upstreamId;
     expect(followUp).not.toBe(firstUpstream);
     await reader.close();
     await ctx1.deps.tasks.shutdown(); // the process "dies" before the follow-up's first word
-    ctx1.db.$client.close();
+    await ctx1.close();
 
     openai.eventDelayMs = 0;
     const posts = () => openai.requests.filter((r) => r.path.startsWith('POST /v1/responses')).length;
     const postsBefore = posts();
-    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    const ctx2 = await createTestContext({ config: responsesConfig(), sameDatabaseAs: ctx1 });
     expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
     expect(typesOf(rest)).not.toContain('widget.created');
@@ -277,26 +273,24 @@ describe('chat/streamDeepResearch', () => {
     expect(text(rest)).toBe('Made a canvas.');
     expect(typesOf(rest).at(-1)).toBe('done');
     expect(posts()).toBe(postsBefore); // no second follow-up was started
-    expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
-    const answer = runOnSqlite(ctx2.db, (tx) => listItems(tx, runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!.conversationId)).at(-1)!;
+    expect(await canvases(ctx2)).toBe(1);
+    const answer = (await itemsOfResponse(ctx2, rid)).at(-1)!;
     expect((answer.parts as { type: string }[]).map((p) => p.type)).toEqual(['widget.created']);
-    ctx2.db.$client.close();
+    await ctx2.close();
   }, 30_000);
 
   test('a restart before a tool round\'s follow-up said anything: the stored tool output is reused, the tool is not run again', async () => {
-    const file = restartDbFile();
     canvasThenLateFollowUp();
-    const { ctx1, key, reader, head, rid, firstUpstream, postsBefore } = await researchUntilCanvas(file);
+    const { ctx1, key, reader, head, rid, firstUpstream, postsBefore } = await researchUntilCanvas();
     await followUpRequested(postsBefore);
     await reader.close();
     await ctx1.deps.tasks.shutdown(); // the process "dies" while the follow-up is being created
-    expect(runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId).toBe(firstUpstream);
-    const outputs = (db: TestContext['db']) => db.$client.query('SELECT count(*) AS n FROM response_tool_outputs').get();
-    expect(outputs(ctx1.db)).toEqual({ n: 1 });
-    ctx1.db.$client.close();
+    expect((await ctx1.store.read((tx) => findResponseById(tx, rid)))!.upstreamId).toBe(firstUpstream);
+    expect(await ctx1.count('response_tool_outputs')).toBe(1);
+    await ctx1.close();
 
     openai.eventDelayMs = 0;
-    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    const ctx2 = await createTestContext({ config: responsesConfig(), sameDatabaseAs: ctx1 });
     expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
     const all = [...head, ...rest];
@@ -304,45 +298,43 @@ describe('chat/streamDeepResearch', () => {
     expect(typesOf(all).filter((t) => t === 'generate_canvas.in_progress')).toHaveLength(1);
     expect(text(rest)).toBe('Made a canvas.');
     expect(typesOf(rest).at(-1)).toBe('done');
-    expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
+    expect(await canvases(ctx2)).toBe(1);
     // The stored answer keeps the canvas made before the restart, once.
-    const answer = runOnSqlite(ctx2.db, (tx) => listItems(tx, runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!.conversationId)).at(-1)!;
+    const answer = (await itemsOfResponse(ctx2, rid)).at(-1)!;
     expect([answer.content, (answer.parts as { type: string }[]).map((p) => p.type)]).toEqual(['Made a canvas.', ['widget.created']]);
     // Finished: nothing will resume it, so its tool output is gone.
-    expect(outputs(ctx2.db)).toEqual({ n: 0 });
-    ctx2.db.$client.close();
+    expect(await ctx2.count('response_tool_outputs')).toBe(0);
+    await ctx2.close();
   }, 30_000);
 
   test('a restart after the canvas was stored but before its events were: the call runs again and finds that canvas', async () => {
-    const file = restartDbFile();
     canvasThenLateFollowUp();
-    const { ctx1, key, reader, head, rid, postsBefore } = await researchUntilCanvas(file);
+    const { ctx1, key, reader, head, rid, postsBefore } = await researchUntilCanvas();
     await followUpRequested(postsBefore);
     await reader.close();
     await ctx1.deps.tasks.shutdown();
     // The crash lands in the gap: the widget row committed, the call's events and output did not.
     const inProgress = head.find((f) => f.data.type === 'generate_canvas.in_progress')!;
     const seq = Number(inProgress.id!.split(':').at(-1));
-    ctx1.db.$client.run('DELETE FROM response_events WHERE response_id = ? AND seq >= ?', [rid, seq]);
-    ctx1.db.$client.run('DELETE FROM response_tool_outputs WHERE response_id = ?', [rid]);
-    const stored = ctx1.db.$client.query<{ id: string }, []>("SELECT id FROM widgets WHERE widget_type = 'canvas'").all();
+    await ctx1.query(sql`DELETE FROM response_events WHERE response_id = ${rid} AND seq >= ${seq}`);
+    await ctx1.query(sql`DELETE FROM response_tool_outputs WHERE response_id = ${rid}`);
+    const stored = await ctx1.query<{ id: string }>(sql`SELECT id FROM widgets WHERE widget_type = 'canvas'`);
     expect(stored).toHaveLength(1);
-    ctx1.db.$client.close();
+    await ctx1.close();
 
     openai.eventDelayMs = 0;
-    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    const ctx2 = await createTestContext({ config: responsesConfig(), sameDatabaseAs: ctx1 });
     expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const seen = head.slice(0, head.indexOf(inProgress));
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': seen.at(-1)!.id! }));
     const created = rest.filter((f) => f.data.type === 'widget.created');
     expect(created.map((f) => f.data.widgetId)).toEqual([stored[0]!.id]);
     expect(text(rest)).toBe('Made a canvas.');
-    expect(ctx2.db.$client.query("SELECT count(*) AS n FROM widgets WHERE widget_type = 'canvas'").get()).toEqual({ n: 1 });
-    ctx2.db.$client.close();
+    expect(await canvases(ctx2)).toBe(1);
+    await ctx2.close();
   }, 30_000);
 
   test('a stored tool output answers only the round that asked: a later round repeating the call id runs its tool', async () => {
-    const file = restartDbFile();
     let turn = 0;
     // Some OpenAI-compatible servers number calls per response: every round asks for `call_1`.
     openai.responsesScript = () => {
@@ -353,42 +345,41 @@ describe('chat/streamDeepResearch', () => {
       return textEvents('Two canvases.', 1);
     };
     openai.eventDelayMs = 20;
-    const { ctx1, key, reader, head, rid, firstUpstream, postsBefore } = await researchUntilCanvas(file);
+    const { ctx1, key, reader, head, rid, firstUpstream, postsBefore } = await researchUntilCanvas();
     await followUpRequested(postsBefore);
     await reader.close();
     await ctx1.deps.tasks.shutdown();
-    expect(runOnSqlite(ctx1.db, (tx) => findResponseById(tx, rid))!.upstreamId).toBe(firstUpstream); // the restart came before the follow-up spoke
-    ctx1.db.$client.close();
+    expect((await ctx1.store.read((tx) => findResponseById(tx, rid)))!.upstreamId).toBe(firstUpstream); // the restart came before the follow-up spoke
+    await ctx1.close();
 
     openai.eventDelayMs = 0;
-    const ctx2 = createTestContext({ config: responsesConfig(), db: openDatabase(file) });
+    const ctx2 = await createTestContext({ config: responsesConfig(), sameDatabaseAs: ctx1 });
     expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 1, failed: 0 });
     const rest = await readFrames(await ctx2.call('chat/streamDeepResearch', { message: 'x' }, { 'x-api-key': key, 'last-event-id': head.at(-1)!.id! }));
     expect(typesOf([...head, ...rest]).filter((t) => t === 'widget.created')).toHaveLength(2);
     expect(text(rest)).toBe('Two canvases.');
-    const titles = ctx2.db.$client.query<{ title: string }, []>("SELECT title FROM widgets WHERE widget_type = 'canvas' ORDER BY created_at").all();
+    const titles = await ctx2.query<{ title: string }>(sql`SELECT title FROM widgets WHERE widget_type = 'canvas' ORDER BY created_at`);
     expect(titles.map((t) => t.title)).toEqual(['Packing', 'Route']);
-    ctx2.db.$client.close();
+    await ctx2.close();
   }, 30_000);
 
-  /** A chat turn (a provider that cannot resume) cut off by a stopped server after its first frames: the database file it left. */
+  /** A chat turn (a provider that cannot resume) cut off by a stopped server after its first frames: the context it ran in, closed. */
   async function interruptedChatTurn() {
-    const file = restartDbFile();
     openai.chatScript = () => ({ deltas: Array.from({ length: 50 }, (_, i) => ({ content: `w${i} ` })) });
     openai.eventDelayMs = 4;
-    const ctx = createTestContext({ users, config: chatConfig(), db: openDatabase(file) });
+    const ctx = await createTestContext({ users, config: chatConfig(), durable: true });
     const key = ctx.users[0]!.key;
     const reader = new SseReader(await ctx.call('chat/stream', { message: 'x' }, { 'x-api-key': key }));
     const head = await reader.all(5);
     await reader.close();
     await ctx.deps.tasks.shutdown();
-    ctx.db.$client.close();
-    return { file, key, head };
+    await ctx.close();
+    return { ctx1: ctx, key, head };
   }
 
   test('restart with a provider that cannot resume: failed with an error event', async () => {
-    const { file, key, head } = await interruptedChatTurn();
-    const ctx2 = createTestContext({ config: chatConfig(), db: openDatabase(file) });
+    const { ctx1, key, head } = await interruptedChatTurn();
+    const ctx2 = await createTestContext({ config: chatConfig(), sameDatabaseAs: ctx1 });
     expect(await resumeInterruptedResponses(ctx2.deps)).toEqual({ resumed: 0, failed: 1 });
     const rest = await readFrames(await ctx2.call('chat/resumeStream', { responseId: head[1]!.data.responseId, after: head.at(-1)!.id! }, { 'x-api-key': key }));
     expect(rest.at(-1)!.data).toEqual({ type: 'error', message: RESTART_MESSAGE });
@@ -396,27 +387,27 @@ describe('chat/streamDeepResearch', () => {
     // The partial answer the user saw is kept, as when a turn fails on its own.
     const shown = text([...head, ...rest]);
     expect(shown.length).toBeGreaterThan(0);
-    const items = runOnSqlite(ctx2.db, (tx) => listItems(tx, runOnSqlite(ctx2.db, (tx) => findResponseById(tx, head[1]!.data.responseId))!.conversationId));
+    const items = await itemsOfResponse(ctx2, head[1]!.data.responseId);
     expect(items.map((i) => [i.role, i.content])).toEqual([['user', 'x'], ['assistant', shown]]);
-    ctx2.db.$client.close();
+    await ctx2.close();
   });
 
   test('cancelling a turn no task owns (left running by a previous process) ends it, keeping what it said', async () => {
-    const { file, key, head } = await interruptedChatTurn();
+    const { ctx1, key, head } = await interruptedChatTurn();
     // Started without the start-up pass: the row is still in progress and no task owns it.
-    const ctx2 = createTestContext({ config: chatConfig(), db: openDatabase(file) });
+    const ctx2 = await createTestContext({ config: chatConfig(), sameDatabaseAs: ctx1 });
     const rid = head[1]!.data.responseId as string;
     expect((await ctx2.json('chat/cancelResponse', { responseId: rid }, { 'x-api-key': key })).body).toEqual({ success: true, status: 'cancelled' });
     const all = await readFrames(await ctx2.call('chat/resumeStream', { responseId: rid }, { 'x-api-key': key }));
     expect(all.at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
-    const items = runOnSqlite(ctx2.db, (tx) => listItems(tx, runOnSqlite(ctx2.db, (tx) => findResponseById(tx, rid))!.conversationId));
+    const items = await itemsOfResponse(ctx2, rid);
     expect(items.map((i) => [i.role, i.content])).toEqual([['user', 'x'], ['assistant', text(all)]]);
     expect(text(all).length).toBeGreaterThan(0);
-    ctx2.db.$client.close();
+    await ctx2.close();
   });
 
   test('chat/cancelResponse stops the task and the upstream response', async () => {
-    const ctx = createTestContext({ users, config: responsesConfig() });
+    const ctx = await createTestContext({ users, config: responsesConfig() });
     openai.responsesScript = () => textEvents('x'.repeat(200), 200);
     openai.eventDelayMs = 5;
     const reader = new SseReader(await research(ctx, { message: 'x' }));
@@ -427,19 +418,19 @@ describe('chat/streamDeepResearch', () => {
     expect(body).toEqual({ success: true, status: 'cancelled' });
     const rest = await reader.all();
     expect(rest.at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
-    expect(openai.cancelled).toContain(runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))!.upstreamId!);
+    expect(openai.cancelled).toContain((await ctx.store.read((tx) => findResponseById(tx, rid)))!.upstreamId!);
     expect((await ctx.json('chat/cancelResponse', { responseId: rid }, ctx.users[0])).body).toEqual({ success: false, status: 'cancelled' });
   });
 
   /** A research turn answering slowly, its first frames read: what the truncate tests cut into. */
   async function slowTurn() {
-    const ctx = createTestContext({ users, config: responsesConfig() });
+    const ctx = await createTestContext({ users, config: responsesConfig() });
     openai.responsesScript = () => textEvents('x'.repeat(200), 200);
     openai.eventDelayMs = 5;
     const reader = new SseReader(await research(ctx, { message: 'first question' }));
     const head = await reader.all(4);
     const conversationId = head[0]!.data.conversationId as string;
-    const items = runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId));
+    const items = await ctx.store.read((tx) => listItems(tx, conversationId));
     expect(items.map((i) => i.role)).toEqual(['user']);
     return { ctx, reader, conversationId, rid: head[1]!.data.responseId as string, question: items[0]! };
   }
@@ -452,9 +443,9 @@ describe('chat/streamDeepResearch', () => {
     expect(cut.body.deletedCount).toBeGreaterThanOrEqual(1);
     const rest = await reader.all();
     expect(rest.at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
-    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))!.status).toBe('cancelled');
+    expect((await ctx.store.read((tx) => findResponseById(tx, rid)))!.status).toBe('cancelled');
     await Bun.sleep(50);
-    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId))).toEqual([]);
+    expect(await ctx.store.read((tx) => listItems(tx, conversationId))).toEqual([]);
   });
 
   test('a message sent while a truncate waits for the cancel never leaves an answer without its question', async () => {
@@ -468,7 +459,7 @@ describe('chat/streamDeepResearch', () => {
     await readFrames(await sending);
     await reader.all();
     await Bun.sleep(50);
-    const items = runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId));
+    const items = await ctx.store.read((tx) => listItems(tx, conversationId));
     expect(items[0]?.role ?? 'user').toBe('user');
     expect(items.filter((i) => i.role === 'user').length).toBeGreaterThanOrEqual(items.filter((i) => i.role === 'assistant').length);
   });
@@ -480,18 +471,18 @@ describe('chat/streamDeepResearch', () => {
     openai.cancelDelayMs = 2000; // the second turn (~50 ms of events) completes well inside it
     const second = new SseReader(await research(ctx, { message: 'second question', conversationId }));
     const rid2 = (await second.all(1))[0]!.data.responseId as string;
-    const [question2] = runOnSqlite(ctx.db, (tx) => listItems(tx, conversationId)).filter((i) => i.content === 'second question');
+    const [question2] = (await ctx.store.read((tx) => listItems(tx, conversationId))).filter((i) => i.content === 'second question');
     expect((await ctx.json('chat/truncateConversationFromItem', { conversationId, fromItemId: question2!.id }, ctx.users[0])).body.success).toBe(true);
     expect((await second.all()).at(-1)!.data.type).toBe('done');
-    const row = runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid2))!;
+    const row = (await ctx.store.read((tx) => findResponseById(tx, rid2)))!;
     expect(row.status).toBe('completed');
-    const stored = ctx.db.$client.query<{ n: number }, [string]>('SELECT max(seq) AS n FROM response_events WHERE response_id = ?').get(rid2)!.n;
+    const stored = await lastStoredSeq(ctx, rid2);
     expect(row.lastSeq).toBe(stored);
     expect((await ctx.json('chat/cancelResponse', { responseId: rid2 }, ctx.users[0])).body).toEqual({ success: false, status: 'completed' });
   }, 15_000);
 
   test('concurrency caps: 429 envelope before the stream, per user and overall', async () => {
-    const ctx = createTestContext({ users: [...users, { email: 'cy@example.org' }], config: responsesConfig({ researchMaxPerUser: 1, researchMaxTotal: 2 }) });
+    const ctx = await createTestContext({ users: [...users, { email: 'cy@example.org' }], config: responsesConfig({ researchMaxPerUser: 1, researchMaxTotal: 2 }) });
     openai.responsesScript = () => textEvents('y'.repeat(100), 100);
     openai.eventDelayMs = 5;
     const a = new SseReader(await research(ctx, { message: 'x' }));
@@ -510,7 +501,7 @@ describe('chat/streamDeepResearch', () => {
   });
 
   test('a client that leaves a quiet stream: its subscription goes at once, not at the next tick', async () => {
-    const ctx = createTestContext({ users, config: chatConfig() }); // ticks every 5 s
+    const ctx = await createTestContext({ users, config: chatConfig() }); // ticks every 5 s
     openai.chatScript = () => ({ pauseMs: 3000, deltas: [{ content: 'slow' }] });
     const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => ctx.app.handle(r) });
     try {
@@ -539,7 +530,7 @@ describe('chat/streamDeepResearch', () => {
   }, 10_000);
 
   test('at shutdown a quiet stream ends and leaves the bus and the ticker', async () => {
-    const ctx = createTestContext({ users, config: chatConfig() });
+    const ctx = await createTestContext({ users, config: chatConfig() });
     openai.chatScript = () => ({ pauseMs: 3000, deltas: [{ content: 'slow' }] });
     const reader = new SseReader(await research(ctx, { message: 'x' }));
     const first = await reader.all(2);
@@ -560,11 +551,12 @@ describe('chat/streamDeepResearch', () => {
     // Ticks every second: the first after the opening only marks the stream quiet, the second
     // (quiet 1 s < 2 s) sends a comment line, the third (quiet 2 s) a keepalive frame, the fourth
     // (1 s after it) a comment line again.
-    const ctx = createTestContext({ users, config: chatConfig({ streamKeepaliveS: 2, sseHeartbeatSeconds: 1 }) });
+    const ctx = await createTestContext({ users, config: chatConfig({ streamKeepaliveS: 2, sseHeartbeatSeconds: 1 }) });
     openai.chatScript = () => ({ pauseMs: 4000, deltas: [{ content: 'slow' }] });
     const reader = new SseReader(await research(ctx, { message: 'x' }));
     const first = await reader.next();
-    expect(ctx.deps.heartbeats.size).toBe(1);
+    // The stream joins the ticker once the replay is sent and the row read (a round trip on PostgreSQL).
+    await until(() => ctx.deps.heartbeats.size === 1, 'the stream on the ticker');
     const frames = [first!, ...(await reader.all())];
     const keepalives = frames.filter((f) => f.data.type === 'keepalive');
     expect(keepalives.length).toBeGreaterThanOrEqual(1);
@@ -581,7 +573,7 @@ describe('chat/streamDeepResearch', () => {
   }, 10_000);
 
   test('generate_canvas tool → generate_canvas.in_progress, a stored canvas widget, widget.created', async () => {
-    const ctx = createTestContext({ users, config: responsesConfig() });
+    const ctx = await createTestContext({ users, config: responsesConfig() });
     let turn = 0;
     openai.responsesScript = () =>
       turn++ === 0 ? functionCallEvents('call_9', 'generate_canvas', { topic: 'Trip plan', goal: 'Pack', content: '# Plan' }) : textEvents('Made a canvas.', 1);
@@ -590,13 +582,13 @@ describe('chat/streamDeepResearch', () => {
     expect(frames[2]!.data).toEqual({ type: 'generate_canvas.in_progress', itemId: 'call_9', topic: 'Trip plan', goal: 'Pack' });
     const w = frames[3]!.data;
     expect(w).toMatchObject({ widgetType: 'canvas', responseId: frames[1]!.data.responseId });
-    expect(runOnSqlite(ctx.db, (tx) => findWidgetById(tx, w.widgetId))).toMatchObject({ title: 'Trip plan', document: { topic: 'Trip plan', goal: 'Pack', content: '# Plan' } });
+    expect(await ctx.store.read((tx) => findWidgetById(tx, w.widgetId))).toMatchObject({ title: 'Trip plan', document: { topic: 'Trip plan', goal: 'Pack', content: '# Plan' } });
   });
 });
 
 describe('chat/stream (openai-chat)', () => {
   test('cancelling a research turn while it reads a slow page stops it at once, not after the page', async () => {
-    const ctx = createTestContext({ users, config: chatConfig() });
+    const ctx = await createTestContext({ users, config: chatConfig() });
     openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'Report.' }] } : { deltas: [{ content: '["slow topic"]' }] });
     searx.pageDelayMs = 8000;
     const reader = new SseReader(await research(ctx, { message: 'x' }));
@@ -612,7 +604,7 @@ describe('chat/stream (openai-chat)', () => {
 
   test('when the event log refuses a response, the row still ends with its answer, and followers are told how it ended', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({ users, log, config: chatConfig({ sseHeartbeatSeconds: 1 }) });
+    const ctx = await createTestContext({ users, log, config: chatConfig({ sseHeartbeatSeconds: 1 }) });
     openai.chatScript = () => ({ pauseMs: 300, deltas: [{ content: 'part one ' }, { content: 'part two' }] });
     const reader = new SseReader(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
     const opening = await reader.all(2);
@@ -623,15 +615,15 @@ describe('chat/stream (openai-chat)', () => {
     };
     const rest = await reader.all();
     // The model did answer: the turn is completed and its answer stored, only its events are missing.
-    const row = runOnSqlite(ctx.db, (tx) => findResponseById(tx, rid))!;
+    const row = (await ctx.store.read((tx) => findResponseById(tx, rid)))!;
     expect(row.status).toBe('completed');
-    const answer = runOnSqlite(ctx.db, (tx) => listItems(tx, row.conversationId)).at(-1)!;
+    const answer = (await ctx.store.read((tx) => listItems(tx, row.conversationId))).at(-1)!;
     expect([answer.role, answer.content]).toEqual(['assistant', 'part one part two']);
     expect(lines.some((l) => l.includes('the last event of a response could not be stored'))).toBe(true);
     // The follower is still told how it ended, under a number after every event the turn made.
     expect(rest.at(-1)).toEqual({ id: `${rid}:${row.lastSeq}`, event: 'message', data: { type: 'done' } });
     expect(reader.done).toBe(true);
-    const storedLast = (ctx.db.$client.query('SELECT max(seq) AS n FROM response_events WHERE response_id = ?').get(rid) as { n: number }).n;
+    const storedLast = await lastStoredSeq(ctx, rid);
     expect(row.lastSeq).toBeGreaterThan(Math.max(storedLast, ...rest.slice(0, -1).map((f) => Number(f.id!.split(':')[1]))));
     // So is a client resuming later (the row tells it), and one that already saw that end gets nothing.
     const replay = await readFrames(await ctx.call('chat/resumeStream', { responseId: rid }, ctx.users[0]));
@@ -639,8 +631,9 @@ describe('chat/stream (openai-chat)', () => {
     expect(await readFrames(await ctx.call('chat/resumeStream', { responseId: rid, after: row.lastSeq }, ctx.users[0]))).toEqual([]);
   }, 10_000);
 
-  test('followers get events only once they are committed, the final `done` included', async () => {
-    const ctx = createTestContext({ users, config: chatConfig() });
+  // Asks SQLite's one connection whether it is inside a transaction when events are published.
+  sqliteOnly('followers get events only once they are committed, the final `done` included', async () => {
+    const ctx = await createTestContext({ users, config: chatConfig() });
     const inTransaction: boolean[] = [];
     const publish = ctx.deps.bus.publish.bind(ctx.deps.bus);
     ctx.deps.bus.publish = (topic, event) => {
@@ -655,7 +648,7 @@ describe('chat/stream (openai-chat)', () => {
   });
 
   test('event order with reasoning_content; canvas and history tools on the chat provider', async () => {
-    const ctx = createTestContext({ users, config: chatConfig() });
+    const ctx = await createTestContext({ users, config: chatConfig() });
     openai.chatScript = () => ({ deltas: [{ reasoning_content: 'Let me think.' }, { content: 'Zebras migrate ' }, { content: 'every year.' }] });
     const frames = await readFrames(await ctx.call('chat/stream', { message: 'Tell me about zebra migration' }, ctx.users[0]));
     expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'reasoning_text.delta', 'reasoning_text.done', 'content_part.added', 'text.delta', 'text.delta', 'done']);
@@ -678,7 +671,7 @@ describe('chat/stream (openai-chat)', () => {
   });
 
   test('upstream failure → error event; Last-Event-ID resumes chat/stream too', async () => {
-    const ctx = createTestContext({ users, config: chatConfig() });
+    const ctx = await createTestContext({ users, config: chatConfig() });
     openai.chatScript = () => ({ fail: 500 });
     const failed = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
     expect(typesOf(failed)).toEqual(['conversation.created', 'response.created', 'error']);
@@ -690,7 +683,7 @@ describe('chat/stream (openai-chat)', () => {
   });
 
   test('study mode changes the system prompt of chat turns', async () => {
-    const ctx = createTestContext({ users, config: chatConfig() });
+    const ctx = await createTestContext({ users, config: chatConfig() });
     openai.chatScript = () => ({ deltas: [{ content: 'ok' }] });
     const first = await readFrames(await ctx.call('chat/stream', { message: 'x' }, ctx.users[0]));
     const conversationId = first[0]!.data.conversationId;
@@ -702,7 +695,7 @@ describe('chat/stream (openai-chat)', () => {
   });
 
   test('deep research through the chat provider: search events, then the report', async () => {
-    const ctx = createTestContext({ users, config: chatConfig() });
+    const ctx = await createTestContext({ users, config: chatConfig() });
     openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'Report [1].' }] } : { deltas: [{ content: '["octopus hearts"]' }] });
     const frames = await readFrames(await research(ctx, { message: 'How many hearts has an octopus?' }));
     expect(typesOf(frames)).toEqual(['conversation.created', 'response.created', 'web_search.in_progress', 'web_search.completed', 'web_page.read', 'content_part.added', 'text.delta', 'done']);

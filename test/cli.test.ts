@@ -8,6 +8,7 @@ import { migrate, pendingMigrations } from '../src/db/migrate';
 import { migrations } from '../src/db/migrations';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describeSqliteOnly } from './helpers';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -21,7 +22,9 @@ function parley(args: string[], env: Record<string, string> = {}) {
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
 
-describe('admin CLI', () => {
+// The admin CLI on a data directory's SQLite file. (On PostgreSQL it runs in the SIGTERM test of
+// test/shutdown.test.ts and for every server of test/support/binary-server.ts.)
+describeSqliteOnly('admin CLI', () => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
   const d = ['--data-dir', dir];
 

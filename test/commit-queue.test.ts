@@ -9,7 +9,7 @@ import { findGroupById } from '../src/groups/group.store';
 import type { Tx } from '../src/db/work';
 import { leaveGroup, sendGroupMessage } from '../src/groups/group.service';
 import { migrate } from '../src/db/migrate';
-import { createTestContext } from './helpers';
+import { createTestContext, describeSqliteOnly, sqliteOnly } from './helpers';
 import { createConversation } from '../src/chat/conversation.store';
 import { appendEvents, createResponse, eventsAfter, findResponseById } from '../src/chat/response.store';
 
@@ -34,7 +34,9 @@ const insert = (db: Db, v: string) => () => {
   return v;
 };
 
-describe('commit queue', () => {
+// SQLite's commit queue: one transaction per turn of the event loop, a savepoint per job
+// (src/db/commit-queue.ts). On PostgreSQL `queued` is a plain `write`.
+describeSqliteOnly('commit queue', () => {
   test('writes queued in one turn commit together, and each caller hears only after the commit', async () => {
     const { db, begins, seen } = twoConnections();
     const answered: string[][] = [];
@@ -106,7 +108,7 @@ describe('commit queue', () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'parley-commits-')), 'data');
     const db = openDataDir(dir);
     migrate(db.$client);
-    const ctx = createTestContext({ db, users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
+    const ctx = await createTestContext({ db, users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
     const [ann, bob] = ctx.users;
     const created = (await ctx.json('groupChat/createGroupChat', { name: 'g' }, ann)).body;
     const invite = (await ctx.json('groupChat/createInvite', { groupChatId: created.id }, ann)).body;
@@ -128,8 +130,9 @@ describe('commit queue', () => {
 });
 
 describe('response events through the commit queue', () => {
-  test('responses streaming at once share one commit; one failing costs the others nothing, and it hears on its next emit', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+  // The shared commit is SQLite's (counted by its BEGINs).
+  sqliteOnly('responses streaming at once share one commit; one failing costs the others nothing, and it hears on its next emit', async () => {
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     const begins = { n: 0 };
     const run = ctx.db.$client.run.bind(ctx.db.$client);
@@ -150,8 +153,9 @@ describe('response events through the commit queue', () => {
     expect(() => orphan.emit({ type: 'text.delta', delta: 'x' })).toThrow(/FOREIGN KEY/);
   });
 
-  test('events a unit of work writes are published once it commits, however many', () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+  // Asks SQLite's one connection whether it is inside a transaction when events are published.
+  sqliteOnly('events a unit of work writes are published once it commits, however many', async () => {
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     const c = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id }));
     const id = runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } })).id;
@@ -167,8 +171,9 @@ describe('response events through the commit queue', () => {
     expect(runOnSqlite(ctx.db, (tx) => eventsAfter(tx, id, 0))).toHaveLength(600);
   });
 
-  test('when the shared transaction fails as a whole, each response writes its batch alone: nothing lost, nothing sent twice', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+  // Fails SQLite's shared COMMIT.
+  sqliteOnly('when the shared transaction fails as a whole, each response writes its batch alone: nothing lost, nothing sent twice', async () => {
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     const c = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id }));
     const ids = [0, 1, 2].map(() => runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ann.user.id, kind: 'chat', model: 'm', input: { message: 'x' } })).id);
@@ -196,13 +201,13 @@ describe('response events through the commit queue', () => {
     }
   });
 
-  test("a batch written late (put back after a failed shared commit) does not move a response's last number backwards", () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
-    const c = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ctx.users[0]!.user.id }));
-    const id = runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: ctx.users[0]!.user.id, kind: 'chat', model: 'm', input: { message: 'x' } })).id;
+  test("a batch written late (put back after a failed shared commit) does not move a response's last number backwards", async () => {
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const c = await ctx.store.read((tx) => createConversation(tx, { ownerId: ctx.users[0]!.user.id }));
+    const { id } = await ctx.store.read((tx) => createResponse(tx, { conversationId: c.id, userId: ctx.users[0]!.user.id, kind: 'chat', model: 'm', input: { message: 'x' } }));
     const event = (seq: number) => ({ seq, data: JSON.stringify({ type: 'text.delta', delta: `${seq}` }) });
-    writeOnSqlite(ctx.db, (tx) => appendEvents(tx, id, [event(3), event(4)], Date.now()));
-    writeOnSqlite(ctx.db, (tx) => appendEvents(tx, id, [event(1), event(2)], Date.now()));
-    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, id))!.lastSeq).toBe(4);
+    await ctx.store.write((tx) => appendEvents(tx, id, [event(3), event(4)], Date.now()));
+    await ctx.store.write((tx) => appendEvents(tx, id, [event(1), event(2)], Date.now()));
+    expect((await ctx.store.read((tx) => findResponseById(tx, id)))!.lastSeq).toBe(4);
   });
 });

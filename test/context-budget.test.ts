@@ -15,8 +15,8 @@ import { probeContextWindow } from '../src/ops/probe-capabilities';
 const openai = startFakeOpenAI();
 afterAll(() => openai.stop());
 
-function context(extra: Partial<Config> = {}): TestContext {
-  return createTestContext({
+async function context(extra: Partial<Config> = {}): Promise<TestContext> {
+  return await createTestContext({
     users: [{ email: 'ann@example.org' }],
     config: { aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', researchModel: 'small', rateLimitAi: { capacity: 1000, perMs: 1000 }, ...extra },
   });
@@ -47,7 +47,7 @@ beforeEach(() => {
 describe('the context window, and requests that fit it', () => {
   test('Ollama: budgeted to the num_ctx it runs the model at (/api/ps), the oldest turns left out, the newest kept', async () => {
     openai.gets = { '/api/version': { version: '0.12.6' }, '/api/ps': { models: [{ name: 'small:latest', model: 'small:latest', context_length: 3000 }] } };
-    await converse(context(), 20);
+    await converse(await context(), 20);
     const last = chatRequests().at(-1)!;
     // Room: 3,000 less a quarter kept for the answer.
     expect(estimated(last)).toBeLessThanOrEqual(2250);
@@ -62,7 +62,7 @@ describe('the context window, and requests that fit it', () => {
 
   test('Ollama with the model not loaded yet: 2,048 tokens, the smallest default it has shipped', async () => {
     openai.gets = { '/api/version': { version: '0.12.6' }, '/api/ps': { models: [] } };
-    await converse(context(), 12);
+    await converse(await context(), 12);
     const last = chatRequests().at(-1)!;
     expect(estimated(last)).toBeLessThanOrEqual(1536);
     expect(last.max_tokens).toBeUndefined();
@@ -70,14 +70,14 @@ describe('the context window, and requests that fit it', () => {
 
   test('vLLM: the window is /v1/models max_model_len', async () => {
     openai.gets = { '/v1/models': { object: 'list', data: [{ id: 'small', object: 'model', max_model_len: 2500 }] } };
-    await converse(context(), 12);
+    await converse(await context(), 12);
     const last = chatRequests().at(-1)!;
     expect(estimated(last)).toBeLessThanOrEqual(1875);
     expect(last.max_tokens).toBeUndefined();
   });
 
   test('a server that says nothing (OpenAI): no budget, the whole history and no answer limit', async () => {
-    await converse(context(), 8);
+    await converse(await context(), 8);
     const last = chatRequests().at(-1)!;
     expect(last.messages.filter((m: any) => m.role === 'user')).toHaveLength(8);
     expect(last.max_tokens).toBeUndefined();
@@ -85,7 +85,7 @@ describe('the context window, and requests that fit it', () => {
   });
 
   test('PARLEY_AI_CONTEXT_TOKENS budgets any server; an unknown one gets max_completion_tokens (OpenAI reasoning models refuse max_tokens)', async () => {
-    await converse(context({ aiContextTokens: 2000, aiAnswerTokens: 300 }), 10);
+    await converse(await context({ aiContextTokens: 2000, aiAnswerTokens: 300 }), 10);
     const last = chatRequests().at(-1)!;
     expect(estimated(last)).toBeLessThanOrEqual(1700);
     expect(last.max_completion_tokens).toBe(300);
@@ -93,7 +93,7 @@ describe('the context window, and requests that fit it', () => {
   });
 
   test('PARLEY_AI_CONTEXT_TOKENS alone (OpenAI): the history fits, and no answer limit is sent that could pass the model’s output cap', async () => {
-    await converse(context({ aiContextTokens: 2000 }), 10);
+    await converse(await context({ aiContextTokens: 2000 }), 10);
     const last = chatRequests().at(-1)!;
     expect(estimated(last)).toBeLessThanOrEqual(1500);
     expect(last.max_completion_tokens).toBeUndefined();
@@ -111,7 +111,7 @@ describe('the context window, and requests that fit it', () => {
     // A server whose true count runs above Parley's estimate (an image, a script the estimate undercounts).
     openai.chatScript = (body) =>
       estimated(body) > 1000 ? { fail: 400, message: 'the request exceeds the available context size, try increasing it' } : { deltas: [{ content: 'A short answer.' }] };
-    await converse(context({ aiContextTokens: 2000 }), 10);
+    await converse(await context({ aiContextTokens: 2000 }), 10);
     const sizes = chatRequests().map(estimated);
     expect(sizes.some((n) => n > 1000)).toBe(true);
     expect(sizes.at(-1)!).toBeLessThanOrEqual(1000);
@@ -119,7 +119,7 @@ describe('the context window, and requests that fit it', () => {
 
   test('the tool definitions give way before the newest message does', async () => {
     // Parley's tools (canvas, history search) take ~350 estimated tokens: more than 700 tokens have beside the prompt.
-    const ctx = context({ aiContextTokens: 700 });
+    const ctx = await context({ aiContextTokens: 700 });
     await converse(ctx, 1);
     const last = chatRequests().at(-1)!;
     expect(estimated(last)).toBeLessThanOrEqual(525);
@@ -128,7 +128,7 @@ describe('the context window, and requests that fit it', () => {
   });
 
   test('a message too long for the window on its own ends with a clear error and nothing is sent', async () => {
-    const ctx = context({ aiContextTokens: 1000 });
+    const ctx = await context({ aiContextTokens: 1000 });
     const frames = await ctx.call('chat/stream', { message: 'word '.repeat(3000) }, ctx.users[0]).then(readFrames);
     expect(frames.at(-1)!.data).toMatchObject({ type: 'error' });
     expect(frames.at(-1)!.data.message).toMatch(/^The message is too long for the AI model: it takes about \d+ tokens, and the model has room for 750 beside its answer\./);

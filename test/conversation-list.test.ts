@@ -1,4 +1,3 @@
-import { runOnSqlite } from '../src/db/store';
 import { afterAll, describe, expect, test } from 'bun:test';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
 import { SseReader, readFrames } from './sse';
@@ -20,7 +19,7 @@ const list = async (ctx: TestContext, body: unknown, as: TestUser) => {
 
 describe('which conversations are research runs, and whether their last turn still runs', () => {
   test('chat/listConversations: `lastResponse` on every conversation, `kind: research` keeps the research runs; getConversation says the same', async () => {
-    const ctx = createTestContext({ users, config });
+    const ctx = await createTestContext({ users, config });
     const [ann, bob] = ctx.users as [TestUser, TestUser];
     openai.eventDelayMs = 0;
     openai.chatScript = () => ({ deltas: [{ content: 'Report.' }] });
@@ -30,7 +29,7 @@ describe('which conversations are research runs, and whether their last turn sti
     const finishedId = finished[0]!.data.conversationId as string;
     const finishedResponse = finished[1]!.data.responseId as string;
     expect(finished.at(-1)!.data.type).toBe('done');
-    const empty = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Nothing asked yet' }));
+    const empty = await ctx.store.read((tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Nothing asked yet' }));
 
     // A research run still going: the model answers slowly.
     openai.eventDelayMs = 300;
@@ -70,7 +69,7 @@ describe('which conversations are research runs, and whether their last turn sti
   }, 30_000);
 
   test('a second turn in the conversation becomes its `lastResponse`', async () => {
-    const ctx = createTestContext({ users, config });
+    const ctx = await createTestContext({ users, config });
     const [ann] = ctx.users as [TestUser];
     openai.eventDelayMs = 0;
     openai.chatScript = () => ({ deltas: [{ content: 'Answer.' }] });
@@ -86,11 +85,11 @@ describe('which conversations are research runs, and whether their last turn sti
 
 describe("group chats' conversations in the list", () => {
   test('each conversation names its group chat (`groupChatId`); `groups: false` leaves them out, pages included', async () => {
-    const ctx = createTestContext({ users, config });
+    const ctx = await createTestContext({ users, config });
     const [ann, bob] = ctx.users as [TestUser, TestUser];
-    const one = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Just me' }, 1_000));
+    const one = await ctx.store.read((tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Just me' }, 1_000));
     const group = (await ctx.json('groupChat/createGroupChat', { name: 'Family' }, ann)).body as { id: string; conversationId?: string };
-    const two = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Me again' }));
+    const two = await ctx.store.read((tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Me again' }));
 
     const all = await list(ctx, {}, ann);
     expect(all).toHaveLength(3);

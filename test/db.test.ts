@@ -13,6 +13,7 @@ import { partialName, removeStalePartials } from '../src/db/partial-file';
 import { createUser } from '../src/account/account.store';
 import { appendItem, createConversation, listItems } from '../src/chat/conversation.store';
 import { createResponse } from '../src/chat/response.store';
+import { describeSqliteOnly } from './helpers';
 
 /**
  * A conversation as an earlier schema holds it (the store's insert names today's columns).
@@ -32,7 +33,8 @@ function oldUser(db: ReturnType<typeof openDatabase>): { id: string } {
   return { id };
 }
 
-describe('database', () => {
+// SQLite's own migrations, pragmas, backups and files (PostgreSQL's schema: test/pg-schema.test.ts).
+describeSqliteOnly('database', () => {
   test('every SQL file of migrations/ is embedded, in order', () => {
     const files = readdirSync(new URL('../migrations', import.meta.url))
       .filter((f) => f.endsWith('.sql'))

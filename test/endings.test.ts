@@ -1,6 +1,5 @@
-import { runOnSqlite } from '../src/db/store';
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
-import { captureLog, createTestContext, type TestUser } from './helpers';
+import { captureLog, createTestContext, type TestContext, type TestUser } from './helpers';
 import { readFrames, typesOf, type Frame } from './sse';
 import { startFakeOpenAI } from './fakes/openai';
 import { startFakeSearxng } from './fakes/searxng';
@@ -30,37 +29,37 @@ const chatConfig = (extra: Partial<Config> = {}): Partial<Config> => ({
 const users = [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }];
 const text = (frames: Frame[]) => frames.filter((f) => f.data.type === 'text.delta').map((f) => f.data.delta).join('');
 
-function setup(extra: Partial<Config> = {}) {
+async function setup(extra: Partial<Config> = {}) {
   const { log, lines } = captureLog();
-  const ctx = createTestContext({ users, config: chatConfig(extra), log });
+  const ctx = await createTestContext({ users, config: chatConfig(extra), log });
   return { ctx, lines, ann: ctx.users[0]!, bob: ctx.users[1]! };
 }
-const chat = (ctx: ReturnType<typeof setup>['ctx'], message: string, path = 'chat/stream') =>
+const chat = (ctx: TestContext, message: string, path = 'chat/stream') =>
   ctx.call(path, { message }, ctx.users[0]!).then(readFrames);
 
 describe('chat endings', () => {
   test('finish_reason length: the text stays, the stream ends with an error saying it was cut, the row is failed', async () => {
-    const { ctx } = setup();
+    const { ctx } = await setup();
     openai.chatScript = () => ({ deltas: [{ content: 'Once upon' }, { content: ' a time' }], finish_reason: 'length' });
     const frames = await chat(ctx, 'tell me a story');
     expect(typesOf(frames).slice(2)).toEqual(['content_part.added', 'text.delta', 'text.delta', 'error']);
     expect(frames.at(-1)!.data.message).toBe(CUT_OFF);
-    const row = runOnSqlite(ctx.db, (tx) => findResponseById(tx, frames[1]!.data.responseId))!;
+    const row = (await ctx.store.read((tx) => findResponseById(tx, frames[1]!.data.responseId)))!;
     expect(row.status).toBe('failed');
-    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, row.conversationId)).at(-1)).toMatchObject({ role: 'assistant', content: 'Once upon a time' });
+    expect((await ctx.store.read((tx) => listItems(tx, row.conversationId))).at(-1)).toMatchObject({ role: 'assistant', content: 'Once upon a time' });
   });
 
   test('reasoning and no text is not completed: the last event is an error that says so', async () => {
-    const { ctx } = setup();
+    const { ctx } = await setup();
     openai.chatScript = () => ({ deltas: [{ content: '<think>Let me think about' }, { content: ' this for a while' }] });
     const frames = await chat(ctx, 'hi');
     expect(typesOf(frames).slice(2)).toEqual(['reasoning_text.delta', 'reasoning_text.delta', 'reasoning_text.done', 'error']);
     expect(frames.at(-1)!.data.message).toBe(ONLY_THOUGHT);
-    expect(runOnSqlite(ctx.db, (tx) => findResponseById(tx, frames[1]!.data.responseId))!.status).toBe('failed');
+    expect((await ctx.store.read((tx) => findResponseById(tx, frames[1]!.data.responseId)))!.status).toBe('failed');
   });
 
   test('a stalled upstream hits PARLEY_AI_IDLE_TIMEOUT_S and the error names it', async () => {
-    const { ctx } = setup({ aiIdleTimeoutS: 1 });
+    const { ctx } = await setup({ aiIdleTimeoutS: 1 });
     openai.chatScript = () => ({ deltas: [{ content: 'a' }], pauseMs: 2500 });
     const frames = await chat(ctx, 'hi');
     expect(frames.at(-1)!.data).toEqual({
@@ -70,7 +69,7 @@ describe('chat endings', () => {
   });
 
   test("an upstream's raw text (a template traceback) goes to the log with the request id, the user gets a short message", async () => {
-    const { ctx, lines } = setup();
+    const { ctx, lines } = await setup();
     const traceback = 'Jinja Exception: System message must be at the beginning. Traceback: File "<template>", line 1, in top-level template code';
     openai.chatScript = () => ({ fail: 500, message: traceback });
     const res = await ctx.call('chat/stream', { message: 'hi' }, ctx.users[0]!);
@@ -85,7 +84,7 @@ describe('chat endings', () => {
   });
 
   test('a failed web search shows in the research stream (a reasoning note before the empty results) and is logged with the request id', async () => {
-    const { ctx, lines } = setup();
+    const { ctx, lines } = await setup();
     searx.failStatus = 502;
     openai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'Report.' }] } : { deltas: [{ content: '["q"]' }] });
     const frames = await chat(ctx, 'what is new', 'chat/streamDeepResearch');
@@ -102,7 +101,7 @@ describe('chat endings', () => {
 
 describe('group assistant endings', () => {
   async function ask(extra: Partial<Config> = {}) {
-    const { ctx, ann, bob, lines } = setup(extra);
+    const { ctx, ann, bob, lines } = await setup(extra);
     const g = await groupWith(ctx, ann, [bob]);
     const s = await subscribe(ctx, bob, g.id);
     await send(ctx, ann, g.id, '@ai tell me');

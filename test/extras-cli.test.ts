@@ -10,6 +10,7 @@ import { registerPushToken, listPushTokens } from '../src/notifications/push-tok
 import { listLedger } from '../src/credits/credit.store';
 import { createSession } from '../src/auth/auth.store';
 import { DAY_MS } from '../src/time';
+import { describeSqliteOnly } from './helpers';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -20,7 +21,8 @@ async function parley(args: string[], env: Record<string, string> = {}) {
   return { code, out, err };
 }
 
-describe('credits and notify CLI', () => {
+// The CLI on a data directory's SQLite file, checked through a second connection to it.
+describeSqliteOnly('credits and notify CLI', () => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-cli-extras-'));
   const d = ['--data-dir', dir];
 

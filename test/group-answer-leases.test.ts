@@ -46,7 +46,7 @@ describe('group answers held through leases', () => {
     // Still within its lease: nothing to end.
     expect(await keepGroupAnswers(ctx.deps)).toBe(0);
     now += 15_001;
-    const other = await createTestContext({ db: ctx.db, config, now: () => now, deps: { instanceId: 'instance-b' } });
+    const other = await createTestContext({ sameDatabaseAs: ctx, config, now: () => now, deps: { instanceId: 'instance-b' } });
     expect((await Promise.all([keepGroupAnswers(ctx.deps), keepGroupAnswers(other.deps)])).reduce((a, b) => a + b)).toBe(1);
     const events = (await ctx.deps.store.read((tx) => listGroupEventsAfter(tx, group.id, 0))).map((e) => JSON.parse(e.data));
     expect(events.filter((d) => d.replyTo === asked.id)).toEqual([

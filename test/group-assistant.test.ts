@@ -3,15 +3,14 @@ import { createTestContext, type TestUser } from './helpers';
 import { groupWith, send, subscribe } from './group-helpers';
 import { mentionsAssistant, runFollowUp } from '../src/groups/group-assistant';
 import { findGroupById } from '../src/groups/group.store';
-import { runOnSqlite } from '../src/db/store';
 import { startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
 import type { Config } from '../src/config';
 
 const openai = startFakeOpenAI();
 afterAll(() => openai.stop());
 
-function setup(config: Partial<Config> = {}) {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }], config });
+async function setup(config: Partial<Config> = {}) {
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }], config });
   const [ann, bob] = ctx.users as [TestUser, TestUser];
   return { ctx, ann, bob };
 }
@@ -32,7 +31,7 @@ describe('assistant follow-up', () => {
   test('answers in the group with the provider: progress live, then the assistant message with web_search_tool_call parts', async () => {
     openai.eventDelayMs = 0;
     openai.responsesScript = () => [...webSearchEvents('ws_1', 'weather paris', ['https://example.org/paris']), ...textEvents('Sunny in Paris, 21°C.')];
-    const { ctx, ann, bob } = setup(withResponses);
+    const { ctx, ann, bob } = await setup(withResponses);
     const g = await groupWith(ctx, ann, [bob]);
     await send(ctx, bob, g.id, 'anyone in Paris?');
     const s = await subscribe(ctx, bob, g.id);
@@ -96,7 +95,7 @@ describe('assistant follow-up', () => {
 
   test('on a Chat Completions server: one system message, members speaking in a row sent as one user turn naming each', async () => {
     openai.chatScript = () => ({ deltas: [{ content: 'On it.' }] });
-    const { ctx, ann, bob } = setup({ aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiApiKey: 'none' });
+    const { ctx, ann, bob } = await setup({ aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiApiKey: 'none' });
     const g = await groupWith(ctx, ann, [bob]);
     const s = await subscribe(ctx, ann, g.id);
     await send(ctx, ann, g.id, 'shall we go to Lyon?');
@@ -115,7 +114,7 @@ describe('assistant follow-up', () => {
 
   test('when the provider fails: the message is kept and subscribers get assistant.failed', async () => {
     openai.responsesScript = () => ({ fail: 500 });
-    const { ctx, ann } = setup(withResponses);
+    const { ctx, ann } = await setup(withResponses);
     const g = await groupWith(ctx, ann);
     const s = await subscribe(ctx, ann, g.id);
     const msg = await send(ctx, ann, g.id, '@ai hello?');
@@ -129,7 +128,7 @@ describe('assistant follow-up', () => {
   }, 20_000);
 
   test('with no provider: the message is kept and subscribers learn why no answer comes', async () => {
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const s = await subscribe(ctx, bob, g.id);
     const msg = await send(ctx, ann, g.id, '@ai what is the capital of France?');
@@ -147,13 +146,13 @@ describe('assistant follow-up', () => {
   });
 
   test('an answer on an app that has published nothing for the group yet numbers its progress after the stored events', async () => {
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const msg = await send(ctx, ann, g.id, 'before the restart');
     // The same database, a fresh app (a restarted server): no progress counter for the group.
-    const later = createTestContext({ db: ctx.db });
+    const later = await createTestContext({ sameDatabaseAs: ctx });
     const s = await subscribe(later, bob, g.id);
-    const group = runOnSqlite(ctx.db, (tx) => findGroupById(tx, g.id))!;
+    const group = (await ctx.store.read((tx) => findGroupById(tx, g.id)))!;
     await runFollowUp(later.deps, group, msg);
     const started = await s.nextData();
     expect([started.id, started.data.type]).toEqual([`${group.lastSeq}.1`, 'assistant.started']);
@@ -163,7 +162,7 @@ describe('assistant follow-up', () => {
   });
 
   test('no follow-up without a mention, or when intelligent responses are off', async () => {
-    const { ctx, ann } = setup({ aiHandle: 'helper' });
+    const { ctx, ann } = await setup({ aiHandle: 'helper' });
     const g = await groupWith(ctx, ann);
     const s = await subscribe(ctx, ann, g.id);
     await send(ctx, ann, g.id, '@ai is not my name');

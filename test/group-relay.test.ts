@@ -49,7 +49,7 @@ async function twoInstances() {
   const buses: ClusterBus[] = [hub.transport(), hub.transport()].map((t, i) => createClusterBus(t, { instanceId: `i${i}` }));
   await Promise.all(buses.map((b) => b.start()));
   const a = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], deps: { bus: buses[0]!, instanceId: 'i0' } });
-  const b = await createTestContext({ db: a.db, deps: { bus: buses[1]!, instanceId: 'i1' } });
+  const b = await createTestContext({ sameDatabaseAs: a, deps: { bus: buses[1]!, instanceId: 'i1' } });
   b.users.push(...a.users);
   // As the server does (src/server.ts): after a gap, the groups followed here read what they missed.
   const relays = [attachGroupRelay(a.deps, buses[0]!), attachGroupRelay(b.deps, buses[1]!)];

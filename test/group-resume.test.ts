@@ -14,8 +14,8 @@ afterAll(() => openai.stop());
 
 const DELTAS = Array.from({ length: 30 }, (_, i) => `w${i} `);
 
-function setup() {
-  const ctx = createTestContext({
+async function setup() {
+  const ctx = await createTestContext({
     users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }],
     config: { aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small' },
   });
@@ -39,7 +39,7 @@ describe('group resume mid-answer', () => {
     openai.chatScript = () => ({ deltas: DELTAS.map((content) => ({ content })) });
     // A slow model: the client leaves and comes back while it is still writing.
     openai.eventDelayMs = 20;
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const first = await subscribe(ctx, bob, g.id);
     await send(ctx, ann, g.id, '@ai say thirty words');
@@ -63,7 +63,7 @@ describe('group resume mid-answer', () => {
   test('reconnecting from the durable id before the answer replays the whole answer so far; a finished answer is not replayed as deltas', async () => {
     openai.chatScript = () => ({ deltas: DELTAS.slice(0, 10).map((content) => ({ content })) });
     openai.eventDelayMs = 20;
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const first = await subscribe(ctx, bob, g.id);
     await send(ctx, ann, g.id, '@ai ten words');

@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'bun:test';
+import { sql } from 'drizzle-orm';
 import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestContext, seedUser, SPEC_ERRORS, type TestUser } from './helpers';
+import { createTestContext, seedUser, SPEC_ERRORS, type TestUser, serverDatabase } from './helpers';
 import { startServer } from '../src/server';
 import { testConfig, type Config } from '../src/config';
 import { createLogger, silentLogger } from '../src/log';
@@ -12,9 +13,6 @@ import { parseRate } from '../src/http/rate-limit';
 import { createLifecycle } from '../src/lifecycle';
 import { groupWith, send, subscribe } from './group-helpers';
 import { pruneGroupEvents } from '../src/groups/group-events.store';
-import { runOnSqlite, sqliteStore } from '../src/db/store';
-import { openDatabase } from '../src/db/connection';
-import { migrate } from '../src/db/migrate';
 import type { Store, Tx } from '../src/db/work';
 import { findGroupById, lockGroupForUser } from '../src/groups/group.store';
 import { sendGroupMessage } from '../src/groups/group.service';
@@ -26,15 +24,15 @@ const message = (seq: number, content: string) => {
   return { seq, data, json: JSON.stringify(data) };
 };
 
-function setup(config = {}, now?: () => number) {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }, { email: 'cy@example.org', name: 'Cy' }], config, now });
+async function setup(config = {}, now?: () => number) {
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }, { email: 'cy@example.org', name: 'Cy' }], config, now });
   const [ann, bob, cy] = ctx.users as [TestUser, TestUser, TestUser];
   return { ctx, ann, bob, cy };
 }
 
 describe('group realtime stream', () => {
   test('two subscribers receive the same ordered frames, each equal to what send returned', async () => {
-    const { ctx, ann, bob } = setup({ sseRetryMs: 2500 });
+    const { ctx, ann, bob } = await setup({ sseRetryMs: 2500 });
     const g = await groupWith(ctx, ann, [bob]);
     const a = await subscribe(ctx, ann, g.id);
     const b = await subscribe(ctx, bob, g.id);
@@ -55,7 +53,7 @@ describe('group realtime stream', () => {
   });
 
   test('non-members and unknown groups are refused with 403 before any stream starts', async () => {
-    const { ctx, ann, cy } = setup();
+    const { ctx, ann, cy } = await setup();
     const g = await groupWith(ctx, ann);
     for (const id of [g.id, 'no-such-group']) {
       const res = await ctx.json('groupChat/subscribeToGroup', { groupChatId: id }, cy);
@@ -66,7 +64,7 @@ describe('group realtime stream', () => {
   });
 
   test('member events: joined and left; the leaver’s stream ends, the others go on', async () => {
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const a = await subscribe(ctx, ann, g.id);
     const b = await subscribe(ctx, bob, g.id);
@@ -81,7 +79,7 @@ describe('group realtime stream', () => {
   });
 
   test('events published in one turn go out as one batch; a member leaving inside it gets the events up to its own leaving', async () => {
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const a = await subscribe(ctx, ann, g.id);
     const b = await subscribe(ctx, bob, g.id);
@@ -99,7 +97,7 @@ describe('group realtime stream', () => {
 
   test('a stream opened while a batch is pending does not get the events published before it', async () => {
     // A long batch window, so the batch is surely still pending while bob's stream opens.
-    const { ctx, ann, bob } = setup({ groupBatchMs: 400 });
+    const { ctx, ann, bob } = await setup({ groupBatchMs: 400 });
     const g = await groupWith(ctx, ann, [bob]);
     const a = await subscribe(ctx, ann, g.id);
     publishRecorded(ctx.deps, g.id, message(50, 'opens the window'));
@@ -115,7 +113,7 @@ describe('group realtime stream', () => {
   });
 
   test('PARLEY_GROUP_BATCH_MS spaces a busy group\'s batches', async () => {
-    const { ctx, ann } = setup({ groupBatchMs: 300 });
+    const { ctx, ann } = await setup({ groupBatchMs: 300 });
     const g = await groupWith(ctx, ann);
     const s = await subscribe(ctx, ann, g.id);
     await send(ctx, ann, g.id, 'one');
@@ -129,7 +127,7 @@ describe('group realtime stream', () => {
   });
 
   test('inside a batch, an event the stream already sent is dropped and the rest still goes out', async () => {
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const a = await subscribe(ctx, ann, g.id);
     await send(ctx, ann, g.id, 'm0');
@@ -152,7 +150,7 @@ describe('group realtime stream', () => {
   });
 
   test('deleting the group sends group.deleted and closes every open stream', async () => {
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const a = await subscribe(ctx, ann, g.id);
     const b = await subscribe(ctx, bob, g.id);
@@ -165,7 +163,7 @@ describe('group realtime stream', () => {
   });
 
   test("the group's conversation goes with the group: chat/deleteConversation sends group.deleted; truncate refuses", async () => {
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const sent = await send(ctx, bob, g.id, 'hello');
     const truncated = await ctx.json('chat/truncateConversationFromItem', { conversationId: g.conversationId, fromItemId: sent.id }, ann);
@@ -179,7 +177,7 @@ describe('group realtime stream', () => {
   });
 
   test('Last-Event-ID under concurrent sends: every event after the id, then the live tail, no gap, no duplicate', async () => {
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const first = await subscribe(ctx, bob, g.id);
     const total = 40;
@@ -205,29 +203,26 @@ describe('group realtime stream', () => {
   }, 20_000);
 
   test('events published while the replay read is under way go out once, in order (a store that answers later, as PostgreSQL does)', async () => {
-    const db = openDatabase(':memory:');
-    migrate(db.$client);
-    const lite = sqliteStore(db);
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let groupId = '';
     // Once a stream has joined the group's fan-out, reads answer late: the stream's own read, made
     // after it joined, answers only once `held` resolves.
-    const store: Store = {
-      ...lite,
+    const late = (store: Store): Store => ({
+      ...store,
       read: async (work) => {
-        const late = groupId !== '' && ctx.deps.groupFanout.members(groupId) > 0;
-        const result = await lite.read(work);
-        if (late) await held;
+        const wait = groupId !== '' && ctx.deps.groupFanout.members(groupId) > 0;
+        const result = await store.read(work);
+        if (wait) await held;
         return result;
       },
-    };
-    const ctx = createTestContext({ db, users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }], deps: { store } });
+    });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }], deps: (store) => ({ store: late(store) }) });
     const [ann, bob] = ctx.users as [TestUser, TestUser];
     const g = await groupWith(ctx, ann, [bob]);
     await send(ctx, ann, g.id, 'm0');
     await send(ctx, ann, g.id, 'm1');
-    const from = runOnSqlite(db, (tx) => findGroupById(tx, g.id))!.lastSeq - 1; // the id of m0
+    const from = (await ctx.store.read((tx) => findGroupById(tx, g.id)))!.lastSeq - 1; // the id of m0
     groupId = g.id;
     const opening = subscribe(ctx, bob, g.id, String(from));
     while (!ctx.deps.groupFanout.members(g.id)) await Bun.sleep(1);
@@ -249,12 +244,12 @@ describe('group realtime stream', () => {
 
   test('a resume whose events were pruned says stream.reset, then continues live', async () => {
     let clock = Date.parse('2026-01-01T00:00:00.000Z');
-    const { ctx, ann } = setup({ groupEventRetentionDays: 1 }, () => clock);
+    const { ctx, ann } = await setup({ groupEventRetentionDays: 1 }, () => clock);
     const g = await groupWith(ctx, ann);
     for (let i = 0; i < 3; i++) await send(ctx, ann, g.id, `old${i}`);
     clock += 2 * 86_400_000;
     await send(ctx, ann, g.id, 'new');
-    runOnSqlite(ctx.db, (tx) => pruneGroupEvents(tx, 1, clock));
+    await ctx.store.read((tx) => pruneGroupEvents(tx, 1, clock));
     const s = await subscribe(ctx, ann, g.id, '1');
     const expired = await s.nextData();
     expect([expired.id, expired.data]).toEqual(['1', { type: 'stream.reset', reason: 'events_expired' }]);
@@ -272,7 +267,7 @@ describe('group realtime stream', () => {
   });
 
   test('a subscriber that stops reading is cut off; the others keep receiving everything', async () => {
-    const { ctx, ann, bob } = setup({ sseBufferEvents: 5 });
+    const { ctx, ann, bob } = await setup({ sseBufferEvents: 5 });
     const g = await groupWith(ctx, ann, [bob]);
     const fast = await subscribe(ctx, ann, g.id);
     const slow = await subscribe(ctx, bob, g.id);
@@ -296,13 +291,13 @@ describe('group realtime stream', () => {
   test('a stream that fails while it starts answers 500 and keeps neither its slot nor its place in the fan-out', async () => {
     const lines: { msg: string; status?: number; path?: string }[] = [];
     const log = createLogger('info', (line) => void lines.push(JSON.parse(line)));
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }], config: { maxStreamsPerUser: 1 }, log });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }], config: { maxStreamsPerUser: 1 }, log });
     const ann = ctx.users[0]!;
     const g = await groupWith(ctx, ann);
     // The replay's read fails (its table is gone for a moment).
-    ctx.db.$client.run('ALTER TABLE group_events RENAME TO group_events_away');
+    await ctx.query(sql`ALTER TABLE group_events RENAME TO group_events_away`);
     const failed = await ctx.call('groupChat/subscribeToGroup', { groupChatId: g.id }, { 'x-api-key': ann.key, 'last-event-id': '0' });
-    ctx.db.$client.run('ALTER TABLE group_events_away RENAME TO group_events');
+    await ctx.query(sql`ALTER TABLE group_events_away RENAME TO group_events`);
     expect(failed.status).toBe(500);
     // One request line, the 500 the client got.
     expect(lines.filter((l) => l.msg === 'request' && l.path === '/api/groupChat/subscribeToGroup').map((l) => l.status)).toEqual([500]);
@@ -322,7 +317,7 @@ describe('group realtime stream', () => {
     const remove = signal.removeEventListener.bind(signal);
     signal.addEventListener = ((...args: Parameters<typeof add>) => (listeners++, add(...args))) as typeof add;
     signal.removeEventListener = ((...args: Parameters<typeof remove>) => (listeners--, remove(...args))) as typeof remove;
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], deps: { lifecycle } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], deps: { lifecycle } });
     const ann = ctx.users[0]!;
     const g = await groupWith(ctx, ann);
     const before = listeners;
@@ -336,7 +331,7 @@ describe('group realtime stream', () => {
   });
 
   test('heartbeat comments on a quiet stream', async () => {
-    const { ctx, ann } = setup({ sseHeartbeatSeconds: 1 });
+    const { ctx, ann } = await setup({ sseHeartbeatSeconds: 1 });
     const g = await groupWith(ctx, ann);
     const s = await subscribe(ctx, ann, g.id);
     // The shared ticker's phase is not the stream's: the first beat comes one to two intervals after open.
@@ -345,7 +340,7 @@ describe('group realtime stream', () => {
   });
 
   test('per-user limit on open streams: one more is 429, closing one frees a slot', async () => {
-    const { ctx, ann } = setup({ maxStreamsPerUser: 2 });
+    const { ctx, ann } = await setup({ maxStreamsPerUser: 2 });
     const g = await groupWith(ctx, ann);
     const s1 = await subscribe(ctx, ann, g.id);
     const s2 = await subscribe(ctx, ann, g.id);
@@ -360,7 +355,7 @@ describe('group realtime stream', () => {
   });
 
   test('group.updated reaches subscribers when intelligent responses change', async () => {
-    const { ctx, ann } = setup();
+    const { ctx, ann } = await setup();
     const g = await groupWith(ctx, ann);
     const s = await subscribe(ctx, ann, g.id);
     await ctx.json('groupChat/setIntelligentResponses', { groupChatId: g.id, enabled: false }, ann);
@@ -374,8 +369,8 @@ describe('group realtime stream', () => {
 describe('group realtime stream over a socket', () => {
   /** A server on 127.0.0.1 with Ann and Bob in one group, and a way to send as Ann. */
   async function serve(config: Partial<Config> = {}) {
-    const server = await startServer(testConfig({ dataDir: mkdtempSync(join(tmpdir(), 'parley-group-socket-')), port: 0, ...config }), silentLogger);
-    const [ann, bob] = ['ann@example.org', 'bob@example.org'].map((email) => seedUser(server.deps.db!, { email }, server.deps.config)) as [TestUser, TestUser];
+    const server = await startServer(testConfig({ ...(await serverDatabase()), dataDir: mkdtempSync(join(tmpdir(), 'parley-group-socket-')), port: 0, ...config }), silentLogger);
+    const [ann, bob] = (await Promise.all(['ann@example.org', 'bob@example.org'].map((email) => seedUser(server.deps.store, { email }, server.deps.config)))) as [TestUser, TestUser];
     const api = async (path: string, body: unknown, as: TestUser) =>
       fetch(`${server.url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': as.key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const group = (await (await api('groupChat/createGroupChat', { name: 'Trip' }, ann)).json()) as { id: string };

@@ -1,4 +1,3 @@
-import { runOnSqlite } from '../src/db/store';
 import { describe, expect, test } from 'bun:test';
 import { createTestContext, SPEC_ERRORS, type TestUser } from './helpers';
 import { groupWith } from './group-helpers';
@@ -7,15 +6,15 @@ import { canWriteConversation, findConversationById, listItems } from '../src/ch
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-function threeUsers(config = {}) {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }, { email: 'cy@example.org', name: 'Cy' }], config });
+async function threeUsers(config = {}) {
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }, { email: 'cy@example.org', name: 'Cy' }], config });
   const [ann, bob, cy] = ctx.users as [TestUser, TestUser, TestUser];
   return { ctx, ann, bob, cy };
 }
 
 describe('group chats', () => {
   test('createGroupChat answers every field and makes the creator member and writer', async () => {
-    const { ctx, ann, bob } = threeUsers();
+    const { ctx, ann, bob } = await threeUsers();
     const res = await ctx.json('groupChat/createGroupChat', { name: 'Trip' }, ann);
     expect(res.status).toBe(200);
     const g = res.body;
@@ -23,9 +22,9 @@ describe('group chats', () => {
     expect(g).toMatchObject({ name: 'Trip', creatorId: ann.user.id, intelligentResponses: true });
     expect(g.createdAt).toMatch(ISO);
     expect(g.updatedAt).toMatch(ISO);
-    expect(runOnSqlite(ctx.db, (tx) => findConversationById(tx, g.conversationId))?.ownerId).toBe(ann.user.id);
-    expect(runOnSqlite(ctx.db, (tx) => canWriteConversation(tx, g.conversationId, ann.user.id))).toBe(true);
-    expect(runOnSqlite(ctx.db, (tx) => canWriteConversation(tx, g.conversationId, bob.user.id))).toBe(false);
+    expect((await ctx.store.read((tx) => findConversationById(tx, g.conversationId)))?.ownerId).toBe(ann.user.id);
+    expect(await ctx.store.read((tx) => canWriteConversation(tx, g.conversationId, ann.user.id))).toBe(true);
+    expect(await ctx.store.read((tx) => canWriteConversation(tx, g.conversationId, bob.user.id))).toBe(false);
     expect((await ctx.json('groupChat/listGroupChats', {}, ann)).body.groupChats.map((x: any) => x.id)).toEqual([g.id]);
     expect((await ctx.json('groupChat/listGroupChats', {}, bob)).body.groupChats).toEqual([]);
     expect((await ctx.json('groupChat/createGroupChat', { name: 'x' })).body).toEqual(SPEC_ERRORS[401]);
@@ -34,7 +33,7 @@ describe('group chats', () => {
 
   test('invite and join: member, writer, idempotent; unknown or expired codes are 404', async () => {
     let clock = Date.parse('2026-01-01T00:00:00.000Z');
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }, { email: 'cy@example.org' }], now: () => clock, config: { groupInviteTtlHours: 2 } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }, { email: 'cy@example.org' }], now: () => clock, config: { groupInviteTtlHours: 2 } });
     const [ann, bob, cy] = ctx.users as [TestUser, TestUser, TestUser];
     const g = await groupWith(ctx, ann);
     expect((await ctx.json('groupChat/createInvite', { groupChatId: g.id }, bob)).body).toEqual(SPEC_ERRORS[403]);
@@ -44,7 +43,7 @@ describe('group chats', () => {
     const joined = await ctx.json('groupChat/joinGroup', { code: invite.body.code }, bob);
     expect(joined.status).toBe(200);
     expect(joined.body.id).toBe(g.id);
-    expect(runOnSqlite(ctx.db, (tx) => canWriteConversation(tx, g.conversationId, bob.user.id))).toBe(true);
+    expect(await ctx.store.read((tx) => canWriteConversation(tx, g.conversationId, bob.user.id))).toBe(true);
     expect((await ctx.json('chat/canWriteConversation', { conversationId: g.conversationId }, bob)).body).toEqual({ canWrite: true });
     expect((await ctx.json('chat/canWriteConversation', { conversationId: g.conversationId }, cy)).body).toEqual({ canWrite: false });
     expect((await ctx.json('groupChat/joinGroup', { code: invite.body.code }, bob)).status).toBe(200);
@@ -60,7 +59,7 @@ describe('group chats', () => {
   });
 
   test('sendGroupMessage: the message object, stored in the conversation; 403 non-member, 404 unknown', async () => {
-    const { ctx, ann, bob, cy } = threeUsers();
+    const { ctx, ann, bob, cy } = await threeUsers();
     const g = await groupWith(ctx, ann, [bob]);
     const res = await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'hello all' }, bob);
     expect(res.status).toBe(200);
@@ -73,7 +72,7 @@ describe('group chats', () => {
       sender: { id: bob.user.id, name: 'Bob', image: '' },
       createdAt: expect.stringMatching(ISO),
     });
-    const items = runOnSqlite(ctx.db, (tx) => listItems(tx, g.conversationId));
+    const items = await ctx.store.read((tx) => listItems(tx, g.conversationId));
     expect(items.map((i) => [i.id, i.role, i.content, i.authorId])).toEqual([[res.body.id, 'user', 'hello all', bob.user.id]]);
     expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'hi' }, cy)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: 'nope', message: 'hi' }, ann)).body).toEqual(SPEC_ERRORS[404]);
@@ -81,27 +80,27 @@ describe('group chats', () => {
   });
 
   test('sendGroupMessage counts against the write rate limit', async () => {
-    const { ctx, ann } = threeUsers({ rateLimitWrite: parseRate('2/min', 'test') });
+    const { ctx, ann } = await threeUsers({ rateLimitWrite: parseRate('2/min', 'test') });
     const g = await groupWith(ctx, ann);
     for (const message of ['one', 'two']) expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message }, ann)).status).toBe(200);
     const over = await ctx.call('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'three' }, ann);
     expect(over.status).toBe(429);
     expect(over.headers.get('retry-after')).toBeTruthy();
-    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, g.conversationId)).map((i) => i.content)).toEqual(['one', 'two']);
+    expect((await ctx.store.read((tx) => listItems(tx, g.conversationId))).map((i) => i.content)).toEqual(['one', 'two']);
   });
 
   test('a failing store answers the 500 envelope and keeps nothing half-written', async () => {
-    const { ctx, ann } = threeUsers();
+    const { ctx, ann } = await threeUsers();
     const g = await groupWith(ctx, ann);
-    ctx.db.$client.exec('DROP TABLE group_events');
+    await ctx.dropTable('group_events');
     const res = await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'lost' }, ann);
     expect(res.status).toBe(500);
     expect(res.body).toEqual(SPEC_ERRORS[500]);
-    expect(runOnSqlite(ctx.db, (tx) => listItems(tx, g.conversationId))).toEqual([]);
+    expect(await ctx.store.read((tx) => listItems(tx, g.conversationId))).toEqual([]);
   });
 
   test('listMessages pages backwards with before/limit and names senders', async () => {
-    const { ctx, ann, bob, cy } = threeUsers();
+    const { ctx, ann, bob, cy } = await threeUsers();
     const g = await groupWith(ctx, ann, [bob]);
     const sent = [];
     for (let i = 0; i < 5; i++) sent.push((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: `m${i}` }, i % 2 ? bob : ann)).body);
@@ -113,7 +112,7 @@ describe('group chats', () => {
   });
 
   test('deleteGroupChat: creator only (403 for members and strangers), 404 unknown; removes everything', async () => {
-    const { ctx, ann, bob, cy } = threeUsers();
+    const { ctx, ann, bob, cy } = await threeUsers();
     const g = await groupWith(ctx, ann, [bob]);
     await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'x' }, bob);
     await ctx.json('groupChat/createInvite', { groupChatId: g.id }, bob);
@@ -121,26 +120,26 @@ describe('group chats', () => {
     expect((await ctx.json('groupChat/deleteGroupChat', { groupChatId: g.id }, cy)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('groupChat/deleteGroupChat', { groupChatId: 'nope' }, ann)).body).toEqual(SPEC_ERRORS[404]);
     expect((await ctx.json('groupChat/deleteGroupChat', { groupChatId: g.id }, ann)).body).toEqual({ success: true });
-    expect(runOnSqlite(ctx.db, (tx) => findConversationById(tx, g.conversationId))).toBeUndefined();
+    expect(await ctx.store.read((tx) => findConversationById(tx, g.conversationId))).toBeUndefined();
     for (const table of ['group_chats', 'group_members', 'group_invites', 'group_events', 'conversation_items', 'conversation_writers']) {
-      expect(ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get()).toEqual({ n: 0 });
+      expect({ table, n: await ctx.count(table) }).toEqual({ table, n: 0 });
     }
     expect((await ctx.json('groupChat/deleteGroupChat', { groupChatId: g.id }, ann)).body).toEqual(SPEC_ERRORS[404]);
     expect((await ctx.json('groupChat/listGroupChats', {}, bob)).body.groupChats).toEqual([]);
   });
 
   test('leaveGroup removes membership and write access; the creator cannot leave', async () => {
-    const { ctx, ann, bob } = threeUsers();
+    const { ctx, ann, bob } = await threeUsers();
     const g = await groupWith(ctx, ann, [bob]);
     expect((await ctx.json('groupChat/leaveGroup', { groupChatId: g.id }, ann)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('groupChat/leaveGroup', { groupChatId: g.id }, bob)).body).toEqual({ success: true });
-    expect(runOnSqlite(ctx.db, (tx) => canWriteConversation(tx, g.conversationId, bob.user.id))).toBe(false);
+    expect(await ctx.store.read((tx) => canWriteConversation(tx, g.conversationId, bob.user.id))).toBe(false);
     expect((await ctx.json('groupChat/sendGroupMessage', { groupChatId: g.id, message: 'x' }, bob)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('groupChat/leaveGroup', { groupChatId: g.id }, bob)).body).toEqual(SPEC_ERRORS[403]);
   });
 
   test('setIntelligentResponses: creator only', async () => {
-    const { ctx, ann, bob } = threeUsers();
+    const { ctx, ann, bob } = await threeUsers();
     const g = await groupWith(ctx, ann, [bob]);
     expect((await ctx.json('groupChat/setIntelligentResponses', { groupChatId: g.id, enabled: false }, bob)).body).toEqual(SPEC_ERRORS[403]);
     const off = await ctx.json('groupChat/setIntelligentResponses', { groupChatId: g.id, enabled: false }, ann);

@@ -3,8 +3,8 @@ import { createTestContext, type TestUser } from './helpers';
 import { groupWith, send, subscribe } from './group-helpers';
 import type { Frame } from './group-sse';
 
-function setup(config = {}) {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }], config });
+async function setup(config = {}) {
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }, { email: 'bob@example.org', name: 'Bob' }], config });
   const [ann, bob] = ctx.users as [TestUser, TestUser];
   return { ctx, ann, bob };
 }
@@ -13,7 +13,7 @@ const heartbeats = (frames: Frame[]) => frames.filter((f) => f.comment === 'hear
 
 describe('shared heartbeat ticker', () => {
   test('a quiet stream gets heartbeats; a busy stream gets none while busy, then one once quiet', async () => {
-    const { ctx, ann } = setup({ sseHeartbeatSeconds: 1 });
+    const { ctx, ann } = await setup({ sseHeartbeatSeconds: 1 });
     const quietGroup = await groupWith(ctx, ann, [], 'Quiet');
     const busyGroup = await groupWith(ctx, ann, [], 'Busy');
     const quiet = await subscribe(ctx, ann, quietGroup.id);
@@ -53,7 +53,7 @@ describe('shared heartbeat ticker', () => {
   }, 15_000);
 
   test('the ticker holds no stream once streams close, end server-side, or the app shuts down', async () => {
-    const { ctx, ann, bob } = setup();
+    const { ctx, ann, bob } = await setup();
     const g = await groupWith(ctx, ann, [bob]);
     const a1 = await subscribe(ctx, ann, g.id);
     const a2 = await subscribe(ctx, ann, g.id);

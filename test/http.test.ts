@@ -6,7 +6,7 @@ const post = (body?: string | Uint8Array, headers: Record<string, string> = {}) 
 
 describe('HTTP conventions', () => {
   test('every credential kind authenticates', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     for (const as of [ann, bearer(ann), cookie(ann)]) {
       const { status, body } = await ctx.json('auth/getSession', {}, as);
@@ -16,7 +16,7 @@ describe('HTTP conventions', () => {
   });
 
   test('missing, unknown, malformed credentials → 401 envelope with exactly the five keys', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     for (const headers of [
       {} as Record<string, string>,
       { 'x-api-key': 'pk_nope' },
@@ -32,7 +32,7 @@ describe('HTTP conventions', () => {
   });
 
   test('operations without input accept no body, an empty body and {}', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const key = ctx.users[0]!.key;
     for (const body of [undefined, '', '{}']) {
       const res = await ctx.app.handle(post(body, { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }));
@@ -42,7 +42,7 @@ describe('HTTP conventions', () => {
   });
 
   test('invalid input → 400 BAD_REQUEST with issues', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const { status, body } = await ctx.json('auth/revokeApiKey', { keyId: 42 }, ctx.users[0]);
     expect(status).toBe(400);
     expect(body).toEqual({
@@ -62,7 +62,7 @@ describe('HTTP conventions', () => {
   });
 
   test('malformed JSON, invalid UTF-8 and a wrong content type are 4xx envelopes', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const key = ctx.users[0]!.key;
     const bad = await ctx.app.handle(post('{"a":', { 'x-api-key': key, 'content-type': 'application/json' }));
     expect(bad.status).toBe(400);
@@ -98,7 +98,7 @@ describe('HTTP conventions', () => {
   });
 
   test('a body over the limit → 413 PAYLOAD_TOO_LARGE', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { maxBodyBytes: 2048 } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { maxBodyBytes: 2048 } });
     const big = JSON.stringify({ name: 'x'.repeat(4096) });
     const res = await ctx.app.handle(
       new Request('http://localhost/api/auth/createApiKey', {
@@ -112,7 +112,7 @@ describe('HTTP conventions', () => {
   });
 
   test('unknown path → 404 envelope, wrong method → 405 envelope', async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const nf = await ctx.call('nope/nothing', {});
     expect(nf.status).toBe(404);
     expect(await nf.json()).toEqual(SPEC_ERRORS[404]);
@@ -130,7 +130,7 @@ describe('HTTP conventions', () => {
   });
 
   test('routing does not depend on the host: short names, ports, IPv6 literals; an extra leading segment is 404', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const key = ctx.users[0]!.key;
     for (const host of ['a', 'pi', 'nas', 'a:1', 'pi:8787', 'parley.example.org', '[::1]', '[::1]:8787']) {
       const prefs = await ctx.app.handle(new Request(`http://${host}/api/preferences/get`, { method: 'POST', headers: { 'x-api-key': key } }));
@@ -146,7 +146,7 @@ describe('HTTP conventions', () => {
 
   test('a client that leaves mid-upload → 499, logged as a request at info, not as an error', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], log });
     const leaving = new AbortController();
     // Half of the declared body arrives, then the connection is gone: the read fails as Bun's does.
     const body = new ReadableStream<Uint8Array>({
@@ -175,8 +175,8 @@ describe('HTTP conventions', () => {
 
   test('an unexpected throw → 500 with the spec message, the cause only in the log with the request id', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });
-    ctx.db.$client.exec('DROP TABLE api_keys'); // make the store fail underneath the handler
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], log });
+    await ctx.dropTable('api_keys'); // make the store fail underneath the handler
     const res = await ctx.call('auth/getSession', {}, bearer(ctx.users[0]!));
     // getSession does not touch api_keys; listApiKeys does.
     expect(res.status).toBe(200);
@@ -191,7 +191,7 @@ describe('HTTP conventions', () => {
   });
 
   test('health, OpenAPI and docs are public; docs need no network', async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const health = await ctx.app.handle(new Request('http://localhost/api/health'));
     expect(health.status).toBe(200);
     const spec: any = await (await ctx.app.handle(new Request('http://localhost/api/openapi.json'))).json();
@@ -210,7 +210,7 @@ describe('HTTP conventions', () => {
 
   test('security headers on every response, and one request log line with no credential in it', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], log });
     const ann = ctx.users[0]!;
     const res = await ctx.call('preferences/get', {}, ann);
     await ctx.call('preferences/get', {}, bearer(ann));

@@ -1,4 +1,3 @@
-import { runOnSqlite } from '../src/db/store';
 import { afterAll, describe, expect, test } from 'bun:test';
 import { createTestContext } from './helpers';
 import { readFrames, typesOf } from './sse';
@@ -69,7 +68,7 @@ describe('checkImageUrl: what the AI provider may be given', () => {
 
 describe('chat/stream and chat/streamDeepResearch with image URLs', () => {
   test.each(['chat/stream', 'chat/streamDeepResearch'])('%s: file: and loopback URLs → 400 naming each field, nothing sent upstream', async (path) => {
-    const ctx = createTestContext({ users, config: chatConfig() });
+    const ctx = await createTestContext({ users, config: chatConfig() });
     const before = openai.requests.length;
     const images = [{ imageUrl: 'https://img.example/ok.png' }, { imageUrl: 'file:///etc/passwd' }, { imageUrl: 'http://127.0.0.1:8787/api/health', detail: 'low' }];
     const { status, body } = await ctx.json(path, { message: 'What is this?', images }, ctx.users[0]);
@@ -80,28 +79,28 @@ describe('chat/stream and chat/streamDeepResearch with image URLs', () => {
       ['images', 2, 'imageUrl'],
     ]);
     expect(openai.requests.length).toBe(before);
-    expect(ctx.db.$client.query('SELECT count(*) AS n FROM responses').get()).toEqual({ n: 0 });
+    expect(await ctx.count('responses')).toBe(0);
   });
 
   test('a data: image and a public https: URL reach the model; with PARLEY_AI_IMAGE_ALLOW_LAN an http: LAN URL does too', async () => {
-    const strict = createTestContext({ users, config: chatConfig() });
+    const strict = await createTestContext({ users, config: chatConfig() });
     const images = [{ imageUrl: 'data:image/png;base64,iVBORw0KGgo=' }, { imageUrl: 'https://img.example/a.png' }];
     expect(typesOf(await readFrames(await strict.call('chat/stream', { message: 'Look', images }, strict.users[0])))).toContain('done');
     expect(upstreamText()).toContain('https://img.example/a.png');
 
-    const lan = createTestContext({ users, config: chatConfig({ aiImageAllowLan: true }) });
+    const lan = await createTestContext({ users, config: chatConfig({ aiImageAllowLan: true }) });
     const frames = await readFrames(await lan.call('chat/stream', { message: 'Look', images: [{ imageUrl: 'http://192.168.1.20/cam.jpg' }] }, lan.users[0]));
     expect(typesOf(frames)).toContain('done');
     expect(upstreamText()).toContain('http://192.168.1.20/cam.jpg');
   });
 
   test('an image URL stored earlier and refused now is left out of the next turn, with a note: the conversation keeps working, the URL never sent', async () => {
-    const ctx = createTestContext({ users, config: chatConfig() });
+    const ctx = await createTestContext({ users, config: chatConfig() });
     const ann = ctx.users[0]!;
     const first = await readFrames(await ctx.call('chat/stream', { message: 'Hi' }, ann));
     const conversationId = first[0]!.data.conversationId;
     // As a turn taken while PARLEY_AI_IMAGE_ALLOW_LAN was on (or before the rule) left it.
-    runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId, role: 'user', content: 'And this?', authorId: ann.user.id, parts: [{ type: 'input_image', imageUrl: 'http://127.0.0.1:9/secret.png' }] }));
+    await ctx.store.read((tx) => appendItem(tx, { conversationId, role: 'user', content: 'And this?', authorId: ann.user.id, parts: [{ type: 'input_image', imageUrl: 'http://127.0.0.1:9/secret.png' }] }));
     const frames = await readFrames(await ctx.call('chat/stream', { message: 'Well?', conversationId }, ann));
     expect(typesOf(frames)).toContain('done');
     expect(typesOf(frames)).not.toContain('error');

@@ -105,7 +105,7 @@ describe('image header sniffer', () => {
 
 describe('images/convertImage', () => {
   test('every format converts to JPEG with its original format named', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     for (const [name, bytes] of Object.entries(fixtures)) {
       const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(bytes) }, ctx.users[0]);
       expect(res.status).toBe(200);
@@ -122,7 +122,7 @@ describe('images/convertImage', () => {
   });
 
   test('transparency is flattened onto white; opaque pixels keep their colour', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     for (const name of ['png', 'webp', 'tiff', 'bmp']) {
       const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(fixtures[name]!) }, ctx.users[0]);
       const { pixels, meta } = await decode(res.body.dataUrl);
@@ -142,7 +142,7 @@ describe('images/convertImage', () => {
     [5, 3],
     [300, 300],
   ])('an RGBA image opaque everywhere keeps its colours; one transparent pixel, even the last, is still flattened (%i × %i)', async (w, h) => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const opaque = new Uint8Array(w * h * 4);
     for (let i = 0; i < w * h; i++) opaque.set([0, 160, 0, 255], i * 4);
     const lastClear = opaque.slice();
@@ -161,7 +161,7 @@ describe('images/convertImage', () => {
   });
 
   test("an RGBA image's encode starts before its alpha check only while the last one was opaque", async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const w = 40;
     const h = 30;
     const opaque = new Uint8Array(w * h * 4);
@@ -191,7 +191,7 @@ describe('images/convertImage', () => {
   });
 
   test('many RGBA conversions at once, opaque and transparent mixed, early encodes beside checks: every answer right', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageConcurrency: 8 } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageConcurrency: 8 } });
     const w = 300; // two 65,536-word blocks of the alpha check
     const h = 300;
     const image = async (clear: boolean) => {
@@ -235,7 +235,7 @@ describe('images/convertImage', () => {
         };
       },
     };
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: watched } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: watched } });
     const png = await noise(400, 300).png();
     const answers = await Promise.all(
       Array.from({ length: 6 }, () =>
@@ -249,7 +249,7 @@ describe('images/convertImage', () => {
 
   test('a request whose client leaves while it waits for a turn is dropped and never converts', async () => {
     const turns = createTurnstile(1);
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: turns } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: turns } });
     const holdTurn = await turns.acquire();
     const leaving = new AbortController();
     const answered = ctx.app.handle(
@@ -273,7 +273,7 @@ describe('images/convertImage', () => {
 
   test('an upload still arriving holds no turn: a slow client does not stall the others', async () => {
     const turns = createTurnstile(1);
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: turns } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], deps: { imageConversions: turns } });
     const body = JSON.stringify({ dataUrl: dataUrl(await noise(8, 8).png()) });
     // A body that arrives in two parts, the second only when the test says so.
     let finish!: () => void;
@@ -300,7 +300,7 @@ describe('images/convertImage', () => {
   });
 
   test('base64 payloads: line-wrapped, base64url and mixed alphabets decode; anything else is INVALID_DATA_URL', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const png = await noise(40, 40).png(); // noise: every base64 character shows up
     const b64 = Buffer.from(png).toString('base64');
     const wrapped = b64.replace(/.{76}/g, '$&\r\n');
@@ -320,7 +320,7 @@ describe('images/convertImage', () => {
   });
 
   test('percent-encoded payloads: each %XX is a byte, so binary images decode; a bad escape is INVALID_DATA_URL', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const png = await noise(8, 8).png(); // starts with %89, which is no UTF-8
     // Unreserved characters as they are, everything else escaped, in either case of hex digit.
     const encode = (bytes: Uint8Array, hex: (h: string) => string) =>
@@ -341,7 +341,7 @@ describe('images/convertImage', () => {
   });
 
   test('GIF: the first frame', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(fixtures.gif!, 'image/gif') }, ctx.users[0]);
     expect(res.body.originalFormat).toBe('gif');
     const { pixels } = await decode(res.body.dataUrl);
@@ -349,7 +349,7 @@ describe('images/convertImage', () => {
   });
 
   test('EXIF orientation is applied', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const rotated = withExifOrientation(await noise(8, 2).jpeg(90), 6);
     expect((await new Transformer(rotated).metadata(true)).orientation).toBe(6);
     const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(rotated, 'image/jpeg') }, ctx.users[0]);
@@ -360,14 +360,14 @@ describe('images/convertImage', () => {
   test('quality is configurable', async () => {
     const img = dataUrl(await noise(64, 64).png());
     const size = async (q: number) => {
-      const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageJpegQuality: q } });
+      const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageJpegQuality: q } });
       return (await ctx.json('images/convertImage', { dataUrl: img }, ctx.users[0])).body.dataUrl.length;
     };
     expect(await size(20)).toBeLessThan((await size(95)) * 0.7);
   });
 
   test('failures are 200 with {success:false, error:{code, message}}', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageMaxBytes: 4096 } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageMaxBytes: 4096 } });
     const convert = async (url: string) => {
       const res = await ctx.json('images/convertImage', { dataUrl: url }, ctx.users[0]);
       expect(res.status).toBe(200);
@@ -391,7 +391,7 @@ describe('images/convertImage', () => {
   });
 
   test('a decompression bomb is refused from its header, before any decoding', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const started = performance.now();
     const png = await ctx.json('images/convertImage', { dataUrl: dataUrl(pngHeaderOnly(100_000, 100_000)) }, ctx.users[0]);
     expect(png.body).toEqual({ success: false, error: { code: 'TOO_LARGE', message: expect.stringContaining('100000 × 100000') } });
@@ -400,12 +400,12 @@ describe('images/convertImage', () => {
     const gif = await ctx.json('images/convertImage', { dataUrl: dataUrl(twoFrameGif(65535, 65535)) }, ctx.users[0]);
     expect(gif.body.error.code).toBe('TOO_LARGE');
     // The pixel limit is configurable.
-    const tight = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageMaxPixels: 20 } });
+    const tight = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageMaxPixels: 20 } });
     expect((await tight.json('images/convertImage', { dataUrl: dataUrl(fixtures.png!) }, tight.users[0])).body.error.code).toBe('TOO_LARGE');
   });
 
   test('compressed PNG chunks (iCCP, zTXt, iTXt) are dropped before decoding: bombs in them convert, and no output changes', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const convert = async (bytes: Uint8Array) => (await ctx.json('images/convertImage', { dataUrl: dataUrl(bytes) }, ctx.users[0])).body;
     // A real image with a small profile and text converts to exactly what it converts to without
     // them: the codec neither applies the profile nor carries it (or text) into the JPEG. This
@@ -428,7 +428,7 @@ describe('images/convertImage', () => {
   });
 
   test('16-bit channels count twice against the pixel limit, in every header that declares them', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageMaxPixels: 100 } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { imageMaxPixels: 100 } });
     const convert = async (bytes: Uint8Array) => (await ctx.json('images/convertImage', { dataUrl: dataUrl(bytes) }, ctx.users[0])).body;
     expect(readImageHeader(zeroPng({ width: 8, height: 8, bitDepth: 16 }))?.channelBytes).toBe(2);
     expect(readImageHeader(new TextEncoder().encode('P6 8 8 65535\n'))?.channelBytes).toBe(2);
@@ -444,7 +444,7 @@ describe('images/convertImage', () => {
   });
 
   test('conversion runs off the event loop: a cheap request finishes first', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const big = dataUrl(await noise(1000, 1000).png());
     const order: string[] = [];
     const conversion = ctx.json('images/convertImage', { dataUrl: big }, ctx.users[0]).then((r) => (order.push('convert'), r));
@@ -482,14 +482,14 @@ describe('GIF decoding (no native GIF decoder: Parley decodes the first frame it
     expect(px(2, 1)).toEqual([0, 0, 200]);
     expect(px(3, 1)).toEqual([255, 255, 255]); // transparent
     expect(px(0, 0)).toEqual([255, 255, 255]); // outside the frame
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(gif, 'image/gif') }, ctx.users[0]);
     expect(res.body.success).toBe(true);
     expect((await decode(res.body.dataUrl)).meta).toMatchObject({ width: 8, height: 4 });
   });
 
   test('a corrupt GIF is DECODE_FAILED', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const gif = buildGif({ width: 10, height: 10, palette: palette.slice(0, 4), indices: randomIndices(100, 4) });
     const cut = gif.subarray(0, 24); // the colour table cut short
     expect((await ctx.json('images/convertImage', { dataUrl: dataUrl(cut) }, ctx.users[0])).body.error.code).toBe('DECODE_FAILED');
@@ -540,7 +540,7 @@ describe('hostile bytes (property tests)', () => {
   });
 
   test('convertImage answers success or a documented code for any bytes, never an HTTP error', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     await fc.assert(
       fc.asyncProperty(hostile, async (bytes) => {
         const res = await ctx.json('images/convertImage', { dataUrl: dataUrl(bytes) }, ctx.users[0]);

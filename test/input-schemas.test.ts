@@ -1,4 +1,3 @@
-import { runOnSqlite } from '../src/db/store';
 import { describe, expect, test } from 'bun:test';
 import { TransformKind, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -23,7 +22,7 @@ describe('numbers are JSON numbers', () => {
   });
 
   test('every numeric field of every operation: the number as a string → 400 naming the field', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     let fields = 0;
     for (const { op, schema } of inputs)
@@ -47,9 +46,9 @@ describe('numbers are JSON numbers', () => {
   });
 
   test('chat/listConversations: "0" and "1000000" are 400 (they were a 500 and everything), numbers outside the bounds too', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
-    for (let i = 0; i < 3; i++) runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: `c${i}` }));
+    for (let i = 0; i < 3; i++) await ctx.store.read((tx) => createConversation(tx, { ownerId: ann.user.id, title: `c${i}` }));
     for (const limit of ['0', '1000000', '2', 0, 101, 1.5]) expect({ limit, status: (await ctx.json('chat/listConversations', { limit }, ann)).status }).toEqual({ limit, status: 400 });
     expect((await ctx.json('chat/listConversations', { limit: 2 }, ann)).body.conversations).toHaveLength(2);
     expect((await ctx.json('chat/listConversations', {}, ann)).body.conversations).toHaveLength(3);
@@ -58,7 +57,7 @@ describe('numbers are JSON numbers', () => {
 
 describe('unknown fields are accepted and stripped', () => {
   test('every operation: a valid input with an unknown field in each of its objects (and prototype keys) reaches the handler without them', async () => {
-    const echo = createEchoApp(createTestContext({ users: [{ email: 'ann@example.org' }] }));
+    const echo = createEchoApp(await createTestContext({ users: [{ email: 'ann@example.org' }] }));
     for (const { op, schema } of inputs) {
       const sample = sampleValid(schema);
       // Prototype-looking keys are written into the text: JSON.stringify would drop an own `__proto__`.
@@ -71,7 +70,7 @@ describe('unknown fields are accepted and stripped', () => {
   });
 
   test('a known field of the wrong type is still a 400, and its issue alone is reported', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     const res = await ctx.json('preferences/update', { enableMemories: 'yes', futureField: 1 }, ann);
     expect(res.status).toBe(400);
@@ -82,7 +81,7 @@ describe('unknown fields are accepted and stripped', () => {
 
 describe('the OpenAPI document says what validation enforces', () => {
   test('integer amounts, non-blank names, the Expo token format, bounds and lengths: the documented schema and the server agree value by value', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const openapi = await (await ctx.app.handle(new Request('http://localhost/api/openapi.json'))).json();
     const send = async (op: string, body: unknown) => {
       const res = await ctx.json(op, body, ctx.users[0]);

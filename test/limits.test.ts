@@ -2,7 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestContext, seedUser, ENVELOPE_KEYS, type TestUser } from './helpers';
+import { createTestContext, seedUser, ENVELOPE_KEYS, type TestUser, serverDatabase } from './helpers';
 import { loadConfig, ConfigError, testConfig } from '../src/config';
 import { createRateLimiter, parseRate } from '../src/http/rate-limit';
 import { startServer } from '../src/server';
@@ -28,7 +28,7 @@ describe('rate limits', () => {
 
   test('a marked operation answers 429 with Retry-After once the bucket is empty, per user, and refills', async () => {
     let now = Date.parse('2026-06-01T12:00:00.000Z');
-    const ctx = createTestContext({
+    const ctx = await createTestContext({
       users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }],
       now: () => now,
       config: { rateLimitAi: { capacity: 2, perMs: 60_000 } },
@@ -68,7 +68,7 @@ describe('rate limits', () => {
   });
 
   test('off means unlimited', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { rateLimitAi: undefined }, extraOperations: testOps });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { rateLimitAi: undefined }, extraOperations: testOps });
     for (let i = 0; i < 50; i++) expect((await ctx.json('test/expensive', {}, ctx.users[0])).status).toBe(200);
   });
 
@@ -81,7 +81,7 @@ describe('rate limits', () => {
 
 describe('open streams per user', () => {
   test('one stream over the cap → 429; closing one frees its slot', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], config: { maxStreamsPerUser: 2 }, extraOperations: testOps });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], config: { maxStreamsPerUser: 2 }, extraOperations: testOps });
     const [ann, bob] = ctx.users as [TestUser, TestUser];
     const first = await ctx.call('test/stream', {}, ann);
     const second = await ctx.call('test/stream', {}, ann);
@@ -103,7 +103,7 @@ describe('open streams per user', () => {
 
   test('through a real socket: a client that disconnects frees its slot', async () => {
     const { createApp, operations: ops } = await import('../src/app');
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { maxStreamsPerUser: 1 } });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { maxStreamsPerUser: 1 } });
     const app = createApp(ctx.deps, [...ops, ...testOps]);
     const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => app.handle(r) });
     const url = `http://127.0.0.1:${server.port}/api/test/stream`;
@@ -133,10 +133,10 @@ describe('open streams per user', () => {
 describe('request body size', () => {
   test('through the real server: over the limit → 413 envelope, with or without Content-Length; the server stays up', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-limits-'));
-    const server = await startServer(testConfig({ dataDir, port: 0, maxBodyBytes: 2048 }), silentLogger);
+    const server = await startServer(testConfig({ ...(await serverDatabase()), dataDir, port: 0, maxBodyBytes: 2048 }), silentLogger);
     try {
       const url = `${server.url}/api/auth/createApiKey`;
-      const user = seedUser(server.deps.db!, { email: 'ann@example.org' }, server.deps.config);
+      const user = await seedUser(server.deps.store, { email: 'ann@example.org' }, server.deps.config);
       const headers = { 'content-type': 'application/json', 'x-api-key': user.key };
       // Without a credential the answer is 401 whatever the body: the server does not read it.
       for (const [body, type] of [['x'.repeat(200_000), 'application/json'], ['{bad', 'application/json'], ['{}', 'text/plain']] as const) {

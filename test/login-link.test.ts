@@ -1,17 +1,16 @@
 import { describe, expect, test } from 'bun:test';
 import { createTestContext } from './helpers';
 import { createLoginLink, peekLoginLink, pruneLoginLinks, redeemLoginLink } from '../src/auth/login-link.store';
-import { loginLinks } from '../src/db/schema';
+import { allRows } from '../src/db/work';
 import { hashSecret } from '../src/auth/tokens';
-import { runOnSqlite } from '../src/db/store';
 
 const MIN = 60_000;
 
-function setup(config = {}) {
+async function setup(config = {}) {
   let now = Date.UTC(2026, 0, 1, 10);
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }], config, now: () => now });
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org', name: 'Ann' }], config, now: () => now });
   const user = ctx.users[0]!.user;
-  const link = (ttl = 15 * MIN) => runOnSqlite(ctx.db, (tx) => createLoginLink(tx, user.id, ttl, now)).token;
+  const link = async (ttl = 15 * MIN) => (await ctx.store.read((tx) => createLoginLink(tx, user.id, ttl, now))).token;
   const open = (token: string) => ctx.app.handle(new Request(`http://localhost/api/auth/login-link?token=${encodeURIComponent(token)}`));
   const press = (token: string, headers: Record<string, string> = { origin: 'http://localhost' }) =>
     ctx.app.handle(
@@ -27,28 +26,30 @@ function setup(config = {}) {
 const cookieOf = (res: Response) => /parley_session=(ps_[^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1];
 
 describe('login links: the store', () => {
-  test('stored hashed, usable once, until they expire', () => {
-    const { ctx, user, link, advance } = setup();
-    const token = link();
-    const rows = ctx.db.select().from(loginLinks).all();
+  test('stored hashed, usable once, until they expire', async () => {
+    const { ctx, user, link, advance } = await setup();
+    const token = await link();
+    const rows = await ctx.store.read(function* ({ db, t }) {
+      return yield* allRows(db.select().from(t.loginLinks));
+    });
     expect(rows).toHaveLength(1);
     expect(rows[0]!.hash).toBe(hashSecret(token));
     expect(JSON.stringify(rows)).not.toContain(token);
-    expect(runOnSqlite(ctx.db, (tx) => peekLoginLink(tx, token, Date.UTC(2026, 0, 1, 10))).ok).toBe(true);
-    expect(runOnSqlite(ctx.db, (tx) => redeemLoginLink(tx, token, Date.UTC(2026, 0, 1, 10)))).toMatchObject({ ok: true, link: { userId: user.id } });
-    expect(runOnSqlite(ctx.db, (tx) => redeemLoginLink(tx, token, Date.UTC(2026, 0, 1, 10)))).toEqual({ ok: false, reason: 'used' });
-    const late = link(MIN);
+    expect((await ctx.store.read((tx) => peekLoginLink(tx, token, Date.UTC(2026, 0, 1, 10)))).ok).toBe(true);
+    expect(await ctx.store.read((tx) => redeemLoginLink(tx, token, Date.UTC(2026, 0, 1, 10)))).toMatchObject({ ok: true, link: { userId: user.id } });
+    expect(await ctx.store.read((tx) => redeemLoginLink(tx, token, Date.UTC(2026, 0, 1, 10)))).toEqual({ ok: false, reason: 'used' });
+    const late = await link(MIN);
     advance(MIN);
-    expect(runOnSqlite(ctx.db, (tx) => redeemLoginLink(tx, late, Date.UTC(2026, 0, 1, 10) + MIN))).toEqual({ ok: false, reason: 'expired' });
-    expect(runOnSqlite(ctx.db, (tx) => redeemLoginLink(tx, 'pl_nothing', Date.now()))).toEqual({ ok: false, reason: 'unknown' });
-    expect(runOnSqlite(ctx.db, (tx) => pruneLoginLinks(tx, Date.UTC(2026, 0, 3)))).toBe(2);
+    expect(await ctx.store.read((tx) => redeemLoginLink(tx, late, Date.UTC(2026, 0, 1, 10) + MIN))).toEqual({ ok: false, reason: 'expired' });
+    expect(await ctx.store.read((tx) => redeemLoginLink(tx, 'pl_nothing', Date.now()))).toEqual({ ok: false, reason: 'unknown' });
+    expect(await ctx.store.read((tx) => pruneLoginLinks(tx, Date.UTC(2026, 0, 3)))).toBe(2);
   });
 });
 
 describe('login links: the browser routes', () => {
   test('opening the link uses nothing up; the button signs in, sets the cookie as the OAuth callback does, and lands on the app', async () => {
-    const { ctx, link, open, press } = setup();
-    const token = link();
+    const { ctx, link, open, press } = await setup();
+    const token = await link();
     // A mail scanner fetching the link twice leaves it usable.
     for (let i = 0; i < 2; i++) {
       const page = await open(token);
@@ -74,10 +75,10 @@ describe('login links: the browser routes', () => {
   });
 
   test('a used, an expired and an unknown link each show a page saying so; no cookie', async () => {
-    const { link, open, press, advance } = setup();
-    const used = link();
+    const { link, open, press, advance } = await setup();
+    const used = await link();
     expect((await press(used)).status).toBe(303);
-    const expired = link(MIN);
+    const expired = await link(MIN);
     advance(MIN + 1);
     for (const [token, status, words] of [
       [used, 410, 'already used'],
@@ -96,8 +97,8 @@ describe('login links: the browser routes', () => {
   });
 
   test('a post from another site is refused and leaves the link usable (login CSRF)', async () => {
-    const { link, press } = setup({ publicUrl: 'https://parley.example.org' });
-    const token = link();
+    const { link, press } = await setup({ publicUrl: 'https://parley.example.org' });
+    const token = await link();
     for (const origin of ['https://evil.example', 'null']) {
       const foreign = await press(token, { origin });
       expect(foreign.status).toBe(403);
@@ -108,10 +109,10 @@ describe('login links: the browser routes', () => {
   });
 
   test('with PARLEY_APP_URL the browser goes there; without the web app and an app URL, a page says who is signed in', async () => {
-    const app = setup({ appUrl: 'https://app.example.org/home' });
-    expect((await app.press(app.link())).headers.get('location')).toBe('https://app.example.org/home');
-    const bare = setup({ web: false });
-    const res = await bare.press(bare.link());
+    const app = await setup({ appUrl: 'https://app.example.org/home' });
+    expect((await app.press(await app.link())).headers.get('location')).toBe('https://app.example.org/home');
+    const bare = await setup({ web: false });
+    const res = await bare.press(await bare.link());
     expect(res.status).toBe(200);
     expect(cookieOf(res)).toStartWith('ps_');
     expect(await res.text()).toContain('signed in as <strong>ann@example.org</strong>');

@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, test, setDefaultTimeout } from 'bun:test';
-import { runOnSqlite, writeOnSqlite } from '../src/db/store';
 import { bearer, createTestContext, SPEC_ERRORS, type TestContext, type TestUser } from './helpers';
 import { revokeApiKey, revokeSession } from '../src/auth/auth.store';
 import { DAY_MS } from '../src/time';
@@ -18,7 +17,7 @@ const pushConfig = { expoBaseUrl: fake.url, expoAccessToken: 'expo-secret', push
 async function setup(users = [{ email: 'dev@parley.test' }, { email: 'ann@example.org' }]) {
   const config = testConfig(pushConfig);
   const push = await createExpoClient(config);
-  const ctx = createTestContext({ users, config: pushConfig, deps: { push } });
+  const ctx = await createTestContext({ users, config: pushConfig, deps: { push } });
   return { ctx, push, dev: ctx.users[0]!, ann: ctx.users[1]! };
 }
 
@@ -31,12 +30,12 @@ describe('push tokens', () => {
     const { ctx, dev, ann } = await setup();
     expect((await ctx.json('notifications/registerPushToken', { token: tok('ok'), platform: 'ios' }, dev)).body).toEqual({ success: true });
     expect((await ctx.json('notifications/registerPushToken', { token: tok('ok'), platform: 'ios' }, dev)).body).toEqual({ success: true });
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('ok')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('ok')]);
     // Someone else's token is left alone; the caller's is removed; both answer success.
     expect((await ctx.json('notifications/unregisterPushToken', { token: tok('ok') }, ann)).body).toEqual({ success: true });
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('ok')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('ok')]);
     expect((await ctx.json('notifications/unregisterPushToken', { token: tok('ok') }, dev)).body).toEqual({ success: true });
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, dev.user.id))).toEqual([]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, dev.user.id))).toEqual([]);
 
     const bad = await ctx.json('notifications/registerPushToken', { token: 'not-a-token', platform: 'ios' }, dev);
     expect(bad.status).toBe(400);
@@ -63,8 +62,8 @@ describe('push tokens: who holds a device', () => {
 
     // Eve learned the token: she is answered as for any registration, and gets nothing of it.
     expect((await ctx.json('notifications/registerPushToken', { token: tok('phone'), platform: 'android' }, eve)).body).toEqual({ success: true });
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('phone')]);
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, eve.user.id))).toEqual([]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('phone')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, eve.user.id))).toEqual([]);
     expect(await testPush(ctx, eve)).toEqual({ tokenCount: 0, delivered: [] });
     expect(await testPush(ctx, dev)).toEqual({ tokenCount: 1, delivered: [tok('phone')] });
 
@@ -73,11 +72,11 @@ describe('push tokens: who holds a device', () => {
     expect(await testPush(ctx, dev)).toEqual({ tokenCount: 0, delivered: [] });
     const eveOnPhone = bearer(eve);
     expect((await ctx.json('notifications/registerPushToken', { token: tok('phone'), platform: 'ios' }, eveOnPhone)).body).toEqual({ success: true });
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('phone')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('phone')]);
     expect(await testPush(ctx, eve)).toEqual({ tokenCount: 1, delivered: [tok('phone')] });
     // Dev, signed in elsewhere, cannot take it back while Eve's session holds it.
     expect((await ctx.json('notifications/registerPushToken', { token: tok('phone'), platform: 'ios' }, dev)).body).toEqual({ success: true });
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('phone')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('phone')]);
   });
 
   test('a token registered with an API key is held until that key is revoked; an expired session frees its tokens too', async () => {
@@ -86,34 +85,34 @@ describe('push tokens: who holds a device', () => {
     ctx.deps.now = () => now;
     await ctx.json('notifications/registerPushToken', { token: tok('key'), platform: 'ios' }, dev);
     await ctx.json('notifications/registerPushToken', { token: tok('key'), platform: 'ios' }, eve);
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('key')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('key')]);
     expect((await ctx.json('auth/revokeApiKey', { keyId: dev.keyId }, bearer(dev))).status).toBe(200);
     await ctx.json('notifications/registerPushToken', { token: tok('key'), platform: 'ios' }, eve);
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('key')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('key')]);
 
     await ctx.json('notifications/registerPushToken', { token: tok('old'), platform: 'ios' }, bearer(dev));
     now += (ctx.deps.config.sessionTtlDays + 1) * DAY_MS; // the phone was not used for longer than a session lives
     await ctx.json('notifications/registerPushToken', { token: tok('old'), platform: 'ios' }, eve);
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('key'), tok('old')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('key'), tok('old')]);
   });
 
   test('a token registered before Parley kept the credential stays while its owner has any live credential', async () => {
     const { ctx, dev, ann: eve } = await twoInternal();
-    writeOnSqlite(ctx.db, (tx) => registerPushToken(tx, dev.user.id, tok('legacy'), 'ios', Date.now())); // a row from before the holder columns
+    await ctx.store.write((tx) => registerPushToken(tx, dev.user.id, tok('legacy'), 'ios', Date.now())); // a row from before the holder columns
     await ctx.json('notifications/registerPushToken', { token: tok('legacy'), platform: 'ios' }, eve);
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('legacy')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('legacy')]);
     expect(await testPush(ctx, dev)).toEqual({ tokenCount: 1, delivered: [tok('legacy')] });
-    writeOnSqlite(ctx.db, (tx) => revokeApiKey(tx, dev.keyId, undefined, Date.now()));
-    writeOnSqlite(ctx.db, (tx) => revokeSession(tx, dev.sessionId, Date.now()));
+    await ctx.store.write((tx) => revokeApiKey(tx, dev.keyId, undefined, Date.now()));
+    await ctx.store.write((tx) => revokeSession(tx, dev.sessionId, Date.now()));
     await ctx.json('notifications/registerPushToken', { token: tok('legacy'), platform: 'ios' }, eve);
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('legacy')]);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, eve.user.id))).toEqual([tok('legacy')]);
   });
 });
 
 describe('notifications/sendTestWebhookNotification', () => {
   test('sends the synthetic status push to every token, reads receipts, reports counts', async () => {
     const { ctx, dev } = await setup();
-    for (const t of [tok('ok', 1), tok('ok', 2)]) writeOnSqlite(ctx.db, (tx) => registerPushToken(tx, dev.user.id, t, 'ios', Date.now()));
+    for (const t of [tok('ok', 1), tok('ok', 2)]) await ctx.store.write((tx) => registerPushToken(tx, dev.user.id, t, 'ios', Date.now()));
     const res = await ctx.json('notifications/sendTestWebhookNotification', { conversationId: 'conv-1', status: 'completed' }, dev);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, tokenCount: 2, sent: 2, invalidTokens: 0, errors: 0, receiptIdsRequested: 2, receiptsMissing: 0 });
@@ -136,7 +135,7 @@ describe('notifications/sendTestWebhookNotification', () => {
       tok('lateerror', 1),
       tok('noreceipt', 1),
     ];
-    for (const t of tokens) writeOnSqlite(ctx.db, (tx) => registerPushToken(tx, dev.user.id, t, 'android', Date.now()));
+    for (const t of tokens) await ctx.store.write((tx) => registerPushToken(tx, dev.user.id, t, 'android', Date.now()));
     const res = await ctx.json('notifications/sendTestWebhookNotification', { conversationId: 'c', status: 'failed' }, dev);
     expect(res.body).toEqual({
       ok: false,
@@ -150,14 +149,14 @@ describe('notifications/sendTestWebhookNotification', () => {
     const sends = fake.requests.filter((r) => r.path.endsWith('/send'));
     expect(sends.map((r) => (r.body as unknown[]).length)).toEqual([100, 100, 36]);
     expect(sends.every((r) => r.gzip)).toBe(true);
-    const left = runOnSqlite(ctx.db, (tx) => listPushTokens(tx, dev.user.id));
+    const left = await ctx.store.read((tx) => listPushTokens(tx, dev.user.id));
     expect(left).toHaveLength(233);
     for (const t of [tok('gone', 1), tok('gone', 2), tok('lategone', 1)]) expect(left).not.toContain(t);
   });
 
   test('a 429 from Expo is retried by the SDK', async () => {
     const { ctx, dev } = await setup();
-    writeOnSqlite(ctx.db, (tx) => registerPushToken(tx, dev.user.id, tok('ok'), 'ios', Date.now()));
+    await ctx.store.write((tx) => registerPushToken(tx, dev.user.id, tok('ok'), 'ios', Date.now()));
     fake.rateLimitNext(2);
     const res = await ctx.json('notifications/sendTestWebhookNotification', { conversationId: 'c', status: 'queued' }, dev);
     expect(res.body).toMatchObject({ ok: true, sent: 1, errors: 0 });
@@ -166,7 +165,7 @@ describe('notifications/sendTestWebhookNotification', () => {
 
   test('rate limited beyond the retries: counted as errors, not a crash', async () => {
     const { ctx, dev } = await setup();
-    writeOnSqlite(ctx.db, (tx) => registerPushToken(tx, dev.user.id, tok('ok'), 'ios', Date.now()));
+    await ctx.store.write((tx) => registerPushToken(tx, dev.user.id, tok('ok'), 'ios', Date.now()));
     fake.rateLimitNext(10);
     const res = await ctx.json('notifications/sendTestWebhookNotification', { conversationId: 'c', status: 'queued' }, dev);
     expect(res.body).toEqual({ ok: false, tokenCount: 1, sent: 0, invalidTokens: 0, errors: 1, receiptIdsRequested: 0, receiptsMissing: 0 });
@@ -187,9 +186,9 @@ describe('notifications/sendTestWebhookNotification', () => {
     expect(bad.body.data.issues[0].path).toEqual(['status']);
     expect((await ctx.json('notifications/sendTestWebhookNotification', { conversationId: 'c', status: 'completed' })).body).toEqual(SPEC_ERRORS[401]);
     // A look-alike domain is not the internal one.
-    const noDomain = createTestContext({ users: [{ email: 'dev@parley.test' }, { email: 'x@evilparley.test' }], config: { ...pushConfig, internalEmailDomain: undefined } });
+    const noDomain = await createTestContext({ users: [{ email: 'dev@parley.test' }, { email: 'x@evilparley.test' }], config: { ...pushConfig, internalEmailDomain: undefined } });
     expect((await noDomain.json('notifications/sendTestWebhookNotification', { conversationId: 'c', status: 'completed' }, noDomain.users[0])).status).toBe(403);
-    const lookalike = createTestContext({ users: [{ email: 'x@evilparley.test' }], config: pushConfig });
+    const lookalike = await createTestContext({ users: [{ email: 'x@evilparley.test' }], config: pushConfig });
     expect((await lookalike.json('notifications/sendTestWebhookNotification', { conversationId: 'c', status: 'completed' }, lookalike.users[0])).status).toBe(403);
   });
 });
@@ -197,19 +196,19 @@ describe('notifications/sendTestWebhookNotification', () => {
 describe('the research notifier', () => {
   test('researchStatus pushes to the user\'s devices, then checks receipts in the background', async () => {
     const { ctx, push, dev } = await setup();
-    writeOnSqlite(ctx.db, (tx) => registerPushToken(tx, dev.user.id, tok('ok'), 'ios', Date.now()));
-    writeOnSqlite(ctx.db, (tx) => registerPushToken(tx, dev.user.id, tok('lategone'), 'ios', Date.now()));
+    await ctx.store.write((tx) => registerPushToken(tx, dev.user.id, tok('ok'), 'ios', Date.now()));
+    await ctx.store.write((tx) => registerPushToken(tx, dev.user.id, tok('lategone'), 'ios', Date.now()));
     const notifier = createExpoNotifier({ store: ctx.deps.store, log: ctx.deps.log, push, config: { pushReceiptDelayMs: 0 } });
     await notifier.researchStatus({ userId: dev.user.id, conversationId: 'conv-9', responseId: 'resp-9', status: 'completed', title: 'Solar panels' });
     expect(fake.delivered).toHaveLength(2);
     expect(fake.delivered[0]).toMatchObject({ title: 'Deep research ready', body: 'Solar panels', data: { conversationId: 'conv-9', responseId: 'resp-9', test: false } });
-    for (let i = 0; i < 50 && runOnSqlite(ctx.db, (tx) => listPushTokens(tx, dev.user.id)).length > 1; i++) await Bun.sleep(10);
-    expect(runOnSqlite(ctx.db, (tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('ok')]);
+    for (let i = 0; i < 50 && (await ctx.store.read((tx) => listPushTokens(tx, dev.user.id))).length > 1; i++) await Bun.sleep(10);
+    expect(await ctx.store.read((tx) => listPushTokens(tx, dev.user.id))).toEqual([tok('ok')]);
   });
 
   test('researchStatus never throws, even when Expo is unreachable', async () => {
     const { ctx, dev } = await setup();
-    writeOnSqlite(ctx.db, (tx) => registerPushToken(tx, dev.user.id, tok('ok'), 'ios', Date.now()));
+    await ctx.store.write((tx) => registerPushToken(tx, dev.user.id, tok('ok'), 'ios', Date.now()));
     const broken = { chunkPushNotifications: (m: any) => [m], sendPushNotificationsAsync: async () => { throw new Error('ECONNREFUSED'); } } as any;
     const notifier = createExpoNotifier({ store: ctx.deps.store, log: ctx.deps.log, push: broken, config: { pushReceiptDelayMs: 0 } });
     await notifier.researchStatus({ userId: dev.user.id, conversationId: 'c', status: 'failed' });

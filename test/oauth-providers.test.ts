@@ -75,7 +75,7 @@ describe('GitHub and Google (fixed addresses: the authorization URL and the prof
 describe('auth/listProviders', () => {
   test('is public and lists only the providers whose settings are all present', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({
+    const ctx = await createTestContext({
       log,
       users: [{ email: 'ann@example.org' }],
       config: {
@@ -109,14 +109,14 @@ describe('auth/listProviders', () => {
   });
 
   test('nothing configured: an empty list; the other operations stay private', async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     expect((await ctx.json('auth/listProviders', {})).body).toEqual({ providers: [], signup: 'closed' });
     expect(configuredProviderIds(testConfig())).toEqual([]);
     expect((await ctx.json('auth/listSessions', {})).body).toEqual(SPEC_ERRORS[401]);
   });
 
   test('OpenAPI marks it public and documents the browser routes; so does /api/docs', async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const spec = (await (await ctx.app.handle(new Request('http://localhost/api/openapi.json'))).json()) as any;
     const op = spec.paths['/api/auth/listProviders'].post;
     expect(op.security).toEqual([]);

@@ -1,5 +1,4 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
-import { runOnSqlite } from '../src/db/store';
 import { createTestContext, captureLog, type TestContext } from './helpers';
 import { startFakeOAuthProvider, type Flavour } from './fakes/oauth-provider';
 import type { Config } from '../src/config';
@@ -33,8 +32,8 @@ const providerConfig = (): Partial<Config> => ({
   oauthAuthentikBaseUrl: fake.baseUrl('authentik'),
 });
 
-function context(config: Partial<Config> = {}, users: { email: string }[] = []) {
-  return createTestContext({ users, config: { ...providerConfig(), appUrl: APP, ...config } });
+async function context(config: Partial<Config> = {}, users: { email: string }[] = []) {
+  return await createTestContext({ users, config: { ...providerConfig(), appUrl: APP, ...config } });
 }
 
 /** name → value of the cookies a response sets (cleared ones included, as ''). */
@@ -81,7 +80,7 @@ beforeEach(() => {
 describe('sign-in with configurable-address providers (real arctic code against a local provider)', () => {
   for (const provider of ['gitea', 'forgejo', 'gitlab', 'keycloak', 'authentik']) {
     test(`${provider}: open sign-up creates the user, sets the session cookie and goes to the app`, async () => {
-      const ctx = context({ signup: 'open' });
+      const ctx = await context({ signup: 'open' });
       const { start, jar, callback } = await signIn(ctx, provider);
 
       const auth = fake.authorizeRequests[0]!;
@@ -122,23 +121,23 @@ describe('sign-in with configurable-address providers (real arctic code against 
   }
 
   test('closed sign-up (the default): an existing user signs in; nobody new is created', async () => {
-    const ctx = context({}, [{ email: 'Ann@Example.org' }]);
+    const ctx = await context({}, [{ email: 'Ann@Example.org' }]);
     fake.account.email = 'ANN@example.org';
     const { callback } = await signIn(ctx, 'keycloak');
     expect(callback.headers.get('location')).toBe(APP);
     expect(setCookies(callback).get('parley_session')!.value).toMatch(/^ps_/);
-    expect(runOnSqlite(ctx.db, (tx) => listUsers(tx))).toHaveLength(1);
+    expect(await ctx.store.read((tx) => listUsers(tx))).toHaveLength(1);
 
     fake.account = { sub: '2', email: 'bob@example.org', email_verified: true };
     const refused = await signIn(ctx, 'keycloak');
     expect(location(refused.callback).searchParams.get('error')).toBe('signup_closed');
     expect(location(refused.callback).origin + location(refused.callback).pathname).toBe(APP);
     expect(setCookies(refused.callback).has('parley_session')).toBe(false);
-    expect(runOnSqlite(ctx.db, (tx) => findUserByEmail(tx, 'bob@example.org'))).toBeUndefined();
+    expect(await ctx.store.read((tx) => findUserByEmail(tx, 'bob@example.org'))).toBeUndefined();
   });
 
   test('the sign-up allow-list admits listed e-mails and @domains only', async () => {
-    const ctx = context({ signup: 'open', signupAllow: ['@example.org', 'carol@elsewhere.net'] });
+    const ctx = await context({ signup: 'open', signupAllow: ['@example.org', 'carol@elsewhere.net'] });
     const outcomes: Record<string, string | null> = {};
     for (const email of ['dan@example.org', 'carol@elsewhere.net', 'eve@elsewhere.net', 'mallory@sub.example.org']) {
       fake.account = { sub: email, email, email_verified: true };
@@ -151,11 +150,11 @@ describe('sign-in with configurable-address providers (real arctic code against 
       'eve@elsewhere.net': 'signup_not_allowed',
       'mallory@sub.example.org': 'signup_not_allowed',
     });
-    expect(runOnSqlite(ctx.db, (tx) => listUsers(tx)).map((u) => u.email).sort()).toEqual(['carol@elsewhere.net', 'dan@example.org']);
+    expect((await ctx.store.read((tx) => listUsers(tx))).map((u) => u.email).sort()).toEqual(['carol@elsewhere.net', 'dan@example.org']);
   });
 
   test('an unverified or missing e-mail is refused', async () => {
-    const ctx = context({ signup: 'open' });
+    const ctx = await context({ signup: 'open' });
     for (const account of [
       { sub: '3', email: 'ann@example.org', email_verified: false },
       { sub: '4', email: 'ann@example.org' },
@@ -165,11 +164,11 @@ describe('sign-in with configurable-address providers (real arctic code against 
       const { callback } = await signIn(ctx, 'authentik');
       expect(location(callback).searchParams.get('error')).toBe('email_not_verified');
     }
-    expect(runOnSqlite(ctx.db, (tx) => listUsers(tx))).toHaveLength(0);
+    expect(await ctx.store.read((tx) => listUsers(tx))).toHaveLength(0);
   });
 
   test('Gitea without email_verified in userinfo: the ID token decides', async () => {
-    const ctx = context({ signup: 'open' });
+    const ctx = await context({ signup: 'open' });
     fake.userinfoOmitsVerified = true;
     fake.idTokenEmailVerified = false;
     expect(location((await signIn(ctx, 'gitea')).callback).searchParams.get('error')).toBe('email_not_verified');
@@ -178,7 +177,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
   });
 
   test('bad state: tampered, missing cookies, or started with another provider', async () => {
-    const ctx = context({ signup: 'open' });
+    const ctx = await context({ signup: 'open' });
     const tampered = await signIn(ctx, 'gitlab', { back: (u) => u.searchParams.set('state', 'forged') });
     expect(location(tampered.callback).searchParams.get('error')).toBe('invalid_state');
     const noCookies = await signIn(ctx, 'gitlab', { cookie: () => '' });
@@ -187,12 +186,12 @@ describe('sign-in with configurable-address providers (real arctic code against 
     const crossed = await signIn(ctx, 'gitea', { back: (u) => (u.pathname = '/api/auth/oauth/keycloak/callback') });
     expect(location(crossed.callback).searchParams.get('error')).toBe('invalid_state');
     expect(fake.tokenRequests).toHaveLength(0); // no code was exchanged for any of them
-    expect(runOnSqlite(ctx.db, (tx) => listUsers(tx))).toHaveLength(0);
+    expect(await ctx.store.read((tx) => listUsers(tx))).toHaveLength(0);
   });
 
   test('provider errors: declined consent, a failing token endpoint, a failing userinfo, a replayed code', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({ log, config: { ...providerConfig(), appUrl: APP, signup: 'open' } });
+    const ctx = await createTestContext({ log, config: { ...providerConfig(), appUrl: APP, signup: 'open' } });
     fake.consent = 'deny';
     expect(location((await signIn(ctx, 'keycloak')).callback).searchParams.get('error')).toBe('access_denied');
     fake.consent = 'allow';
@@ -215,7 +214,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
   });
 
   test('without PARLEY_APP_URL and the web app the flow ends on a page: errors show a code, never a stack', async () => {
-    const ctx = createTestContext({ config: { ...providerConfig(), signup: 'open', web: false } });
+    const ctx = await createTestContext({ config: { ...providerConfig(), signup: 'open', web: false } });
     fake.account = { sub: '6', email: 'x<b>@example.org', email_verified: true };
     const ok = (await signIn(ctx, 'gitea')).callback;
     expect(ok.status).toBe(200);
@@ -234,7 +233,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
   });
 
   test('without PARLEY_APP_URL, with the web app served, the flow lands on it: / signed in, /?error=<code> refused', async () => {
-    const ctx = createTestContext({ config: { ...providerConfig(), signup: 'open' } });
+    const ctx = await createTestContext({ config: { ...providerConfig(), signup: 'open' } });
     fake.account = { sub: '7', email: 'web@example.org', email_verified: true };
     const ok = (await signIn(ctx, 'gitea')).callback;
     expect(ok.status).toBe(302);
@@ -249,8 +248,8 @@ describe('sign-in with configurable-address providers (real arctic code against 
 
   test('an unexpected failure ends on a server_error page; the cause is only logged', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({ log, config: { ...providerConfig(), signup: 'open', web: false } });
-    ctx.db.$client.exec('DROP TABLE sessions');
+    const ctx = await createTestContext({ log, config: { ...providerConfig(), signup: 'open', web: false } });
+    await ctx.dropTable('sessions');
     const { callback } = await signIn(ctx, 'authentik');
     expect(callback.status).toBe(500);
     const page = await callback.text();
@@ -261,7 +260,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
   });
 
   test('unknown or unconfigured providers answer a 404 page on both routes', async () => {
-    const ctx = context();
+    const ctx = await context();
     for (const path of ['nope', 'github', 'google', 'nope/callback', 'github/callback']) {
       const res = await ctx.app.handle(new Request(`http://localhost/api/auth/oauth/${path}`));
       expect(res.status).toBe(404);
@@ -270,7 +269,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
   });
 
   test('PARLEY_PUBLIC_URL builds the callback address behind a proxy; the Host and X-Forwarded-* headers do not', async () => {
-    const ctx = context({ publicUrl: 'https://parley.example.org' });
+    const ctx = await context({ publicUrl: 'https://parley.example.org' });
     const spoofed = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' };
     const start = await ctx.app.handle(new Request('http://evil.example/api/auth/oauth/gitea', { headers: spoofed }));
     expect(location(start).searchParams.get('redirect_uri')).toBe('https://parley.example.org/api/auth/oauth/gitea/callback');
@@ -279,7 +278,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
 
   test('without PARLEY_PUBLIC_URL both routes answer the no_public_url page: no redirect, no cookie, a warning at start-up', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({ log, config: { ...providerConfig(), appUrl: APP, publicUrl: undefined } });
+    const ctx = await createTestContext({ log, config: { ...providerConfig(), appUrl: APP, publicUrl: undefined } });
     expect(lines.map((l) => JSON.parse(l)).find((l) => l.msg?.includes('PARLEY_PUBLIC_URL'))).toMatchObject({ level: 'warn', providers: ['gitea', 'forgejo', 'gitlab', 'keycloak', 'authentik'] });
     for (const path of ['gitea', 'gitea/callback?code=c&state=s']) {
       const res = await ctx.app.handle(new Request(`http://evil.example/api/auth/oauth/${path}`, { headers: { host: 'evil.example' } }));
@@ -310,7 +309,7 @@ describe('sign-in with configurable-address providers (real arctic code against 
 
 describe('native apps', () => {
   test('an allowed custom scheme receives the bearer token; no cookie is set', async () => {
-    const ctx = context({ signup: 'open', nativeRedirectSchemes: ['myapp'] });
+    const ctx = await context({ signup: 'open', nativeRedirectSchemes: ['myapp'] });
     const { callback, jar } = await signIn(ctx, 'gitea', { query: `?redirect=${encodeURIComponent('myapp://auth/done?x=1')}` });
     expect(jar.get('parley_oauth_redirect')!.value).toBe('myapp://auth/done?x=1');
     const to = location(callback);
@@ -325,13 +324,13 @@ describe('native apps', () => {
   });
 
   test('errors go back to the app too', async () => {
-    const ctx = context({ nativeRedirectSchemes: ['myapp'] });
+    const ctx = await context({ nativeRedirectSchemes: ['myapp'] });
     const { callback } = await signIn(ctx, 'gitea', { query: '?redirect=myapp://auth' });
     expect(callback.headers.get('location')).toBe('myapp://auth?error=signup_closed');
   });
 
   test('a redirect off the allow-list is refused before anything starts, and never followed', async () => {
-    const ctx = context({ nativeRedirectSchemes: ['myapp'] });
+    const ctx = await context({ nativeRedirectSchemes: ['myapp'] });
     for (const r of ['https://evil.example.org/', 'otherapp://auth', 'javascript:alert(1)', 'not a url', '']) {
       const res = await ctx.app.handle(new Request(`http://localhost/api/auth/oauth/gitea?redirect=${encodeURIComponent(r)}`));
       expect(res.status).toBe(400);
@@ -341,7 +340,7 @@ describe('native apps', () => {
   });
 
   test('a web sign-in deletes the return address an abandoned native sign-in left behind', async () => {
-    const ctx = context({ signup: 'open', nativeRedirectSchemes: ['myapp'] });
+    const ctx = await context({ signup: 'open', nativeRedirectSchemes: ['myapp'] });
     const abandoned = await ctx.app.handle(new Request('http://localhost/api/auth/oauth/gitea?redirect=myapp://auth'));
     expect(setCookies(abandoned).get('parley_oauth_redirect')!.value).toBe('myapp://auth');
     const { jar, callback } = await signIn(ctx, 'gitea');

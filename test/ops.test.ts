@@ -13,6 +13,7 @@ import { readEnvFile } from '../cli/env-file';
 import { createProgress } from '../cli/progress';
 import { startProviderEndpoints } from './fakes/provider-endpoints';
 import pkg from '../package.json' with { type: 'json' };
+import { sqliteOnly } from './helpers';
 
 const root = new URL('..', import.meta.url).pathname;
 // These tests spawn the CLI several times each; give a busy machine room.
@@ -34,8 +35,10 @@ describe('parley --version', () => {
   }, SLOW);
 });
 
+// Several of doctor's checks are of a data directory's SQLite file (its mode, owner, corruption,
+// migrations): those tests are SQLite-only.
 describe('parley doctor', () => {
-  test('a good data dir: no failures, exit 0', () => {
+  sqliteOnly('a good data dir: no failures, exit 0', () => {
     const dir = tmp('good');
     expect(parley(['migrate', '--data-dir', dir]).code).toBe(0);
     const r = parley(['doctor', '--json', '--data-dir', dir]);
@@ -108,7 +111,7 @@ describe('parley doctor', () => {
     expect(ignored).toEqual([`${file}:7: not a KEY=value line, ignored`]);
   });
 
-  test('a database the service user cannot write (made by a root admin command) fails, with the chown', () => {
+  sqliteOnly('a database the service user cannot write (made by a root admin command) fails, with the chown', () => {
     const dir = tmp('readonly');
     expect(parley(['migrate', '--data-dir', dir]).code).toBe(0);
     const file = join(dir, 'parley.db');
@@ -130,7 +133,7 @@ describe('parley doctor', () => {
     Bun.which('runuser') !== null &&
     Bun.spawnSync(['runuser', '-u', 'nobody', '--', process.execPath, '--version']).exitCode === 0 &&
     Bun.spawnSync(['runuser', '-u', 'nobody', '--', 'test', '-r', join(root, 'cli/main.ts')]).exitCode === 0;
-  (asOther ? test : test.skip)('doctor run as the service user reports the root-owned database', () => {
+  (asOther ? sqliteOnly : test.skip)('doctor run as the service user reports the root-owned database', () => {
     // Under /tmp itself: the test run's own temporary directory is closed to other users.
     const dir = mkdtempSync('/tmp/parley-ops-readonly-');
     try {
@@ -154,7 +157,7 @@ describe('parley doctor', () => {
     }
   }, SLOW);
 
-  test('a corrupt database file fails with a fix, exit 1', () => {
+  sqliteOnly('a corrupt database file fails with a fix, exit 1', () => {
     const dir = tmp('corrupt');
     writeFileSync(join(dir, 'parley.db'), 'not a database; '.repeat(512));
     const r = parley(['doctor', '--data-dir', dir]);
@@ -163,7 +166,7 @@ describe('parley doctor', () => {
     expect(r.out).toContain('fix: restore the latest backup');
   }, SLOW);
 
-  test('pending migrations warn; migrations of a newer binary fail', () => {
+  sqliteOnly('pending migrations warn; migrations of a newer binary fail', () => {
     const dir = tmp('pending');
     const db = openDataDir(dir);
     migrate(db.$client);
@@ -292,7 +295,8 @@ describe('progress of long CLI work', () => {
     expect(piped).toEqual([]);
   }, SLOW);
 
-  test('backupFile reports growing fractions ending at 1 and writes an intact copy', async () => {
+  // Backups copy the SQLite file.
+  sqliteOnly('backupFile reports growing fractions ending at 1 and writes an intact copy', async () => {
     const dir = tmp('backup');
     const db = openDataDir(dir);
     migrate(db.$client);
@@ -313,7 +317,7 @@ describe('progress of long CLI work', () => {
     await expect(backupFile(join(dir, 'parley.db'), target, size)).rejects.toThrow('already exists');
   }, SLOW);
 
-  test('backup and migrate print nothing but their answer when not on a terminal', () => {
+  sqliteOnly('backup and migrate print nothing but their answer when not on a terminal', () => {
     const dir = tmp('quiet');
     const m = parley(['migrate', '--data-dir', dir]);
     expect(m.err).toBe('');

@@ -23,9 +23,10 @@ const whoami = (isPublic: boolean) =>
         handler: ({ user }) => ({ email: user.email }),
       });
 
+const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
+const ann = ctx.users[0]!;
+
 describe('public operations', () => {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
-  const ann = ctx.users[0]!;
   const app = new Elysia();
   registerOperations(app, [whoami(true), whoami(false)], ctx.deps);
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>

@@ -1,11 +1,11 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { writeOnSqlite } from '../src/db/store';
+import { sql } from 'drizzle-orm';
 import { operations } from '../src/app';
 import { compileInput } from '../src/http/body';
 import { securityHeaders } from '../src/http/security-headers';
 import { createTestContext, captureLog, bearer, type TestUser } from './helpers';
 import { sampleValid } from './support/schema-arb';
-import { tableNames } from './support/db-snapshot';
+import { snapshotDb, tableNames } from './support/db-snapshot';
 import { createSession } from '../src/auth/auth.store';
 import { testOps } from './support/test-ops';
 
@@ -20,37 +20,35 @@ function expectSecurityHeaders(res: Response, what: string) {
 
 describe('secrets', () => {
   test('no table of the database holds an API key or a session token, only their hashes', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
     const [ann, bob] = ctx.users as [TestUser, TestUser];
     const secrets = [ann.key, ann.token, bob.key, bob.token];
     for (const as of [ann, bob]) {
       for (const name of ['phone', 'laptop']) secrets.push((await ctx.json('auth/createApiKey', { name }, as)).body.key);
     }
     // Every table, so tables added by other domains later are read too.
-    const dump = tableNames(ctx.db)
-      .map((t) => JSON.stringify(ctx.db.$client.query(`SELECT * FROM "${t}"`).all()))
-      .join('\n');
-    expect(tableNames(ctx.db)).toContain('api_keys');
+    const dump = Object.values(await snapshotDb(ctx.store, { withLimits: true })).join('\n');
+    expect(await tableNames(ctx.store)).toContain('api_keys');
     for (const secret of secrets) {
       expect(secret.length).toBeGreaterThan(40);
       expect(dump).not.toContain(secret);
       expect(dump).not.toContain(secret.slice(3)); // the random part, without its pk_/ps_ prefix
     }
-    const hashes = ctx.db.$client.query('SELECT hash FROM api_keys UNION ALL SELECT hash FROM sessions').all() as { hash: string }[];
+    const hashes = await ctx.query<{ hash: string }>(sql`SELECT hash FROM api_keys UNION ALL SELECT hash FROM sessions`);
     expect(hashes.length).toBe(secrets.length);
     for (const { hash } of hashes) expect(hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
   test('logs carry no key or token: successes that return a key, failures, 500s', async () => {
     const { log, lines } = captureLog();
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], log });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], log });
     const ann = ctx.users[0]!;
     const created = (await ctx.json('auth/createApiKey', { name: 'new' }, bearer(ann))).body.key as string;
     await ctx.call('preferences/get', {}, { 'x-api-key': created });
     await ctx.call('preferences/get', {}, { authorization: `Bearer ${ann.token}x` });
     await ctx.call('preferences/update', '{"enableMemories":', { cookie: `parley_session=${ann.token}` });
-    ctx.db.$client.exec('DROP TABLE api_keys'); // the next lookups fail inside SQLite: 500 with a logged cause
-    // A key not used yet: a used one is answered from the credential cache without SQLite.
+    await ctx.dropTable('api_keys'); // the next lookups fail inside the database: 500 with a logged cause
+    // A key not used yet: a used one is answered from the credential cache without the database.
     expect((await ctx.call('preferences/get', {}, { 'x-api-key': ann.key })).status).toBe(500);
     await Bun.sleep(10);
     expect(lines.some((l) => l.includes('"level":"error"'))).toBe(true);
@@ -62,11 +60,11 @@ describe('secrets', () => {
 describe('cookies', () => {
   for (const secure of [false, true]) {
     test(`every Set-Cookie any operation sends is HttpOnly, SameSite=Lax${secure ? ', Secure' : ', not Secure'} (PARLEY_COOKIE_SECURE=${secure})`, async () => {
-      const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], config: { cookieSecure: secure } });
+      const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { cookieSecure: secure } });
       let seen = 0;
       for (const op of operations) {
         // A fresh session each time: some operations (sign-out) end the one they are called with.
-        const session = writeOnSqlite(ctx.db, (tx) => createSession(tx, ctx.users[0]!.user.id, 86_400_000, {}, Date.now()));
+        const session = await ctx.store.write((tx) => createSession(tx, ctx.users[0]!.user.id, 86_400_000, {}, Date.now()));
         const res = await ctx.call(op.path, sampleValid(compileInput(op.input).schema), { authorization: `Bearer ${session.token}` });
         await res.body?.cancel();
         for (const c of res.headers.getSetCookie()) {
@@ -82,7 +80,7 @@ describe('cookies', () => {
     });
 
     test(`the sign-in flow's cookies too (PARLEY_COOKIE_SECURE=${secure}), and its redirect carries the security headers`, async () => {
-      const ctx = createTestContext({ config: { cookieSecure: secure, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret', publicUrl: 'http://localhost' } });
+      const ctx = await createTestContext({ config: { cookieSecure: secure, oauthGithubClientId: 'id', oauthGithubClientSecret: 'secret', publicUrl: 'http://localhost' } });
       const res = await ctx.app.handle(new Request('http://localhost/api/auth/oauth/github'));
       expect(res.status).toBe(302);
       expectSecurityHeaders(res, 'OAuth redirect');
@@ -100,7 +98,7 @@ describe('cookies', () => {
 
 describe('security headers', () => {
   test('on successes, every error status, 404/405, public pages and event streams', async () => {
-    const ctx = createTestContext({
+    const ctx = await createTestContext({
       users: [{ email: 'ann@example.org' }],
       config: { maxBodyBytes: 2048, rateLimitAi: { capacity: 1, perMs: 60_000 } },
       extraOperations: testOps,
@@ -135,7 +133,7 @@ describe('security headers', () => {
     expectSecurityHeaders(stream, 'SSE');
     await stream.body!.cancel();
     // A 500 from an unexpected throw.
-    ctx.db.$client.exec('DROP TABLE api_keys');
+    await ctx.dropTable('api_keys');
     const broken = await ctx.call('auth/listApiKeys', {}, bearer(ann));
     expect(broken.status).toBe(500);
     expectSecurityHeaders(broken, '500');

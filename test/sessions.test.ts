@@ -3,7 +3,7 @@ import { writeOnSqlite } from '../src/db/store';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestContext, bearer, cookie, SPEC_ERRORS } from './helpers';
+import { createTestContext, bearer, cookie, SPEC_ERRORS, describeSqliteOnly } from './helpers';
 import { createSession, revokeSession } from '../src/auth/auth.store';
 import { DAY_MS } from '../src/time';
 import { createUser } from '../src/account/account.store';
@@ -13,12 +13,12 @@ import { migrate } from '../src/db/migrate';
 describe('auth/listSessions and auth/revokeSession', () => {
   test("lists the caller's active sessions, marks the current one, never shows a token", async () => {
     let now = Date.now();
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], now: () => now });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], now: () => now });
     const [ann] = ctx.users as [any];
-    const phone = writeOnSqlite(ctx.db, (tx) => createSession(tx, ann.user.id, DAY_MS, { userAgent: 'phone' }, now - 1000));
-    const gone = writeOnSqlite(ctx.db, (tx) => createSession(tx, ann.user.id, DAY_MS, {}, now));
-    writeOnSqlite(ctx.db, (tx) => revokeSession(tx, gone.row.id, now));
-    writeOnSqlite(ctx.db, (tx) => createSession(tx, ann.user.id, 1, {}, now - 10)); // already expired
+    const phone = await ctx.store.write((tx) => createSession(tx, ann.user.id, DAY_MS, { userAgent: 'phone' }, now - 1000));
+    const gone = await ctx.store.write((tx) => createSession(tx, ann.user.id, DAY_MS, {}, now));
+    await ctx.store.write((tx) => revokeSession(tx, gone.row.id, now));
+    await ctx.store.write((tx) => createSession(tx, ann.user.id, 1, {}, now - 10)); // already expired
     now += 1;
 
     const viaSession = await ctx.json('auth/listSessions', {}, bearer(ann));
@@ -41,9 +41,9 @@ describe('auth/listSessions and auth/revokeSession', () => {
   });
 
   test('revokeSession: own → success and the token stops working; foreign or unknown → 403; twice → success', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }] });
     const [ann, bob] = ctx.users as [any, any];
-    const phone = writeOnSqlite(ctx.db, (tx) => createSession(tx, ann.user.id, DAY_MS, {}, Date.now()));
+    const phone = await ctx.store.write((tx) => createSession(tx, ann.user.id, DAY_MS, {}, Date.now()));
     expect((await ctx.json('auth/revokeSession', { sessionId: bob.sessionId }, ann)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('auth/revokeSession', { sessionId: 'nope' }, ann)).body).toEqual(SPEC_ERRORS[403]);
     expect((await ctx.json('preferences/get', {}, bearer(bob))).status).toBe(200);
@@ -58,7 +58,7 @@ describe('auth/listSessions and auth/revokeSession', () => {
   });
 
   test('revoking the calling session clears the cookie', async () => {
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const ann = ctx.users[0]!;
     const res = await ctx.call('auth/revokeSession', { sessionId: ann.sessionId }, cookie(ann));
     expect(res.status).toBe(200);
@@ -74,7 +74,8 @@ function parley(args: string[]) {
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
 
-describe('parley session list / revoke', () => {
+// The CLI on a data directory's SQLite file, seeded through a connection to it.
+describeSqliteOnly('parley session list / revoke', () => {
   test('lists active sessions without tokens and revokes one by id', () => {
     const dir = mkdtempSync(join(tmpdir(), 'parley-sessions-'));
     const d = ['--data-dir', dir];

@@ -1,4 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { sql } from 'drizzle-orm';
+import { rawRows } from '../src/db/work';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +14,7 @@ import { sseComment } from '../src/http/sse';
 import { sseMessage } from './sse';
 import { createLifecycle } from '../src/lifecycle';
 import { guardStream } from '../src/http/stream-guard';
-import { createTestContext } from './helpers';
+import { createTestContext, serverDatabase } from './helpers';
 import { testOps, testStreamOp, SseReader } from './support/test-ops';
 import { streamOpeners } from './support/stream-openers';
 import { waitForListening } from '../scripts/lib/wait-for-listening';
@@ -73,7 +75,7 @@ describe('graceful shutdown (in process)', () => {
         await new Promise(() => undefined);
       },
     });
-    const ctx = createTestContext({ users: [{ email: 'ann@example.org' }], extraOperations: [...testOps, custom] });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], extraOperations: [...testOps, custom] });
     const ann = ctx.users[0]!;
     const plain = await ctx.call('test/stream', {}, ann);
     const own = await ctx.call('test/customFinal', {}, ann);
@@ -95,14 +97,14 @@ describe('graceful shutdown (in process)', () => {
 
   test('startServer().stop(): streams get their final frame, hooks run before the database closes, all within 5 s', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-shutdown-'));
-    const server = await startServer(testConfig({ dataDir, port: 0 }), silentLogger, { extraOperations: [testStreamOp] });
+    const server = await startServer(testConfig({ ...(await serverDatabase()), dataDir, port: 0 }), silentLogger, { extraOperations: [testStreamOp] });
     const { seedUser } = await import('./helpers');
-    const ann = seedUser(server.deps.db!, { email: 'ann@example.org' }, server.deps.config);
+    const ann = await seedUser(server.deps.store, { email: 'ann@example.org' }, server.deps.config);
     let hookWrote = false;
     server.deps.lifecycle.onShutdown('checkpoint', async () => {
       await Bun.sleep(50);
       // What the task runner will do: write its checkpoint while the database is still open.
-      server.deps.db!.$client.query('UPDATE users SET name = ? WHERE id = ?').run('checkpointed', ann.user.id);
+      await server.deps.store.write(() => rawRows(sql`UPDATE users SET name = ${'checkpointed'} WHERE id = ${ann.user.id}`));
       hookWrote = true;
     });
     const open = () =>
@@ -134,7 +136,8 @@ describe('graceful shutdown (spawned server, SIGTERM)', () => {
   const run = target ? test : test.skip;
   run(`SIGTERM: ${target?.path ?? '(no SSE operation yet)'} gets a final frame, the process exits 0 within 5 s`, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-sigterm-'));
-    const env = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: dataDir };
+    const { databaseUrl } = await serverDatabase();
+    const env = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: dataDir, ...(databaseUrl ? { PARLEY_DATABASE_URL: databaseUrl } : {}) };
     const cli = (args: string[]) => Bun.spawnSync([process.execPath, join(root, 'cli/main.ts'), ...args], { env, stdout: 'pipe', stderr: 'pipe' });
     expect(cli(['user', 'create', '--email', 'ann@example.org']).exitCode).toBe(0);
     const { key } = JSON.parse(cli(['apikey', 'create', '--email', 'ann@example.org', '--json']).stdout.toString());

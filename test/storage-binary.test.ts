@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBinaryOnce } from './build-binary';
 import { waitForListening } from '../scripts/lib/wait-for-listening';
+import { describeSqliteOnly } from './helpers';
 
-// These tests spawn the compiled binary many times; shared machines can be slow, and no test here
+// The SQLite file of a data directory (backups, restore, its mode, a file that is not Parley's):
+// SQLite-only. These tests spawn the compiled binary many times; shared machines can be slow, and no test here
 // asserts on time.
 setDefaultTimeout(120_000);
 
@@ -50,7 +52,7 @@ async function dataDirWithRows(name: string, rows: number) {
   return { dir, data };
 }
 
-describe('the compiled binary: backups', () => {
+describeSqliteOnly('the compiled binary: backups', () => {
   test('a backup killed mid-copy leaves nothing under the final name; the next one cleans up and is complete', async () => {
     const rows = 200_000;
     const { dir, data } = await dataDirWithRows('killed-backup', rows);
@@ -85,7 +87,7 @@ describe('the compiled binary: backups', () => {
   });
 });
 
-describe('the compiled binary: a database file that is not Parley\'s', () => {
+describeSqliteOnly('the compiled binary: a database file that is not Parley\'s', () => {
   /**
    * Each case is a data dir whose parley.db would have `serve` start on an empty database; the
    * fix names a restore, or (another application's file) the data directory setting.
@@ -156,7 +158,7 @@ describe('the compiled binary: a database file that is not Parley\'s', () => {
   });
 });
 
-describe('the compiled binary: private files', () => {
+describeSqliteOnly('the compiled binary: private files', () => {
   test('a fresh serve and a fresh user create make a 0700 data dir and a 0600 database; a backup is 0600', async () => {
     const served = join(tmp('private-serve'), 'data');
     const server = await serve(served);
@@ -196,7 +198,7 @@ describe('the compiled binary: private files', () => {
   });
 });
 
-describe('the compiled binary: restore', () => {
+describeSqliteOnly('the compiled binary: restore', () => {
   test('restore checks the backup, refuses while the server runs, keeps the database it replaces and swaps the backup in', async () => {
     const dir = tmp('restore');
     const data = join(dir, 'data');

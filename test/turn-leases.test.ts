@@ -1,5 +1,4 @@
 import { afterAll, describe, expect, test } from 'bun:test';
-import { runOnSqlite } from '../src/db/store';
 import { createTestContext, type TestContext } from './helpers';
 import { SseReader } from './sse';
 import { startFakeOpenAI } from './fakes/openai';
@@ -21,11 +20,11 @@ const config = { aiProvider: 'openai-chat' as const, aiBaseUrl: openai.url, aiMo
 /** A slow answer: 40 deltas, 50 ms apart. */
 const slow = () => ({ deltas: Array.from({ length: 40 }, (_, i) => ({ content: `w${i} ` })) });
 
-function twoInstances(clock: { now: number }) {
+async function twoInstances(clock: { now: number }) {
   const bus = createMemoryBus();
   const now = () => clock.now;
-  const a = createTestContext({ users: [{ email: 'ann@example.org' }], config, now, deps: { bus, instanceId: 'instance-a' } });
-  const b = createTestContext({ db: a.db, config, now, deps: { bus, instanceId: 'instance-b' } });
+  const a = await createTestContext({ users: [{ email: 'ann@example.org' }], config, now, deps: { bus, instanceId: 'instance-a' } });
+  const b = await createTestContext({ sameDatabaseAs: a, config, now, deps: { bus, instanceId: 'instance-b' } });
   return { a, b };
 }
 
@@ -40,18 +39,18 @@ describe('turn leases', () => {
     openai.eventDelayMs = 0;
     openai.chatScript = () => ({ deltas: [{ content: 'Hello' }] });
     const clock = { now: Date.now() };
-    const { a } = twoInstances(clock);
+    const { a } = await twoInstances(clock);
     const { reader, responseId } = await startTurn(a);
-    expect(runOnSqlite(a.db, (tx) => findLease(tx, turnLeaseName(responseId)))?.holder).toBe('instance-a');
+    expect((await a.store.read((tx) => findLease(tx, turnLeaseName(responseId))))?.holder).toBe('instance-a');
     expect((await reader.all()).at(-1)!.data.type).toBe('done');
-    expect(runOnSqlite(a.db, (tx) => findLease(tx, turnLeaseName(responseId)))).toBeUndefined();
+    expect(await a.store.read((tx) => findLease(tx, turnLeaseName(responseId)))).toBeUndefined();
   });
 
   test("a dead instance's turn is taken over once its lease expires, not before, and by one instance only", async () => {
     openai.eventDelayMs = 50;
     openai.chatScript = slow;
     const clock = { now: Date.now() };
-    const { a, b } = twoInstances(clock);
+    const { a, b } = await twoInstances(clock);
     const { reader, responseId } = await startTurn(a);
     await reader.all(3);
     // Instance A dies: its task stops without ending the row, and nobody renews its lease.
@@ -61,10 +60,10 @@ describe('turn leases', () => {
     // Both look for orphans at once: one takes the turn.
     const taken = await Promise.all([resumeInterruptedResponses(b.deps, 'orphan'), resumeInterruptedResponses(a.deps, 'orphan')]);
     expect(taken.reduce((n, t) => n + t.failed + t.resumed, 0)).toBe(1);
-    const row = runOnSqlite(a.db, (tx) => findResponseById(tx, responseId))!;
+    const row = (await a.store.read((tx) => findResponseById(tx, responseId)))!;
     // Chat Completions cannot be resumed: it ends as a restart does.
     expect([row.status, row.error]).toEqual(['failed', RESTART_MESSAGE]);
-    expect(runOnSqlite(a.db, (tx) => findLease(tx, turnLeaseName(responseId)))).toBeUndefined();
+    expect(await a.store.read((tx) => findLease(tx, turnLeaseName(responseId)))).toBeUndefined();
     const rest = await reader.all();
     expect(rest.at(-1)!.data).toEqual({ type: 'error', message: RESTART_MESSAGE });
   }, 15_000);
@@ -73,14 +72,14 @@ describe('turn leases', () => {
     openai.eventDelayMs = 50;
     openai.chatScript = slow;
     const clock = { now: Date.now() };
-    const { a, b } = twoInstances(clock);
+    const { a, b } = await twoInstances(clock);
     const stopKeeper = startTurnKeeper(a.deps, { renewMs: 60_000, sweepMs: 60_000 });
     try {
       const { reader, responseId } = await startTurn(a);
       await reader.all(3);
-      const row = runOnSqlite(b.db, (tx) => findResponseById(tx, responseId))!;
+      const row = (await b.store.read((tx) => findResponseById(tx, responseId)))!;
       await cancelResponse(b.deps, row);
-      expect(runOnSqlite(b.db, (tx) => findResponseById(tx, responseId))!.status).toBe('cancelled');
+      expect((await b.store.read((tx) => findResponseById(tx, responseId)))!.status).toBe('cancelled');
       expect((await reader.all()).at(-1)!.data).toEqual({ type: 'error', message: 'The response was cancelled.' });
     } finally {
       stopKeeper();
@@ -91,19 +90,19 @@ describe('turn leases', () => {
     openai.eventDelayMs = 50;
     openai.chatScript = slow;
     const clock = { now: Date.now() };
-    const { a } = twoInstances(clock);
+    const { a } = await twoInstances(clock);
     const { reader, responseId } = await startTurn(a);
     await reader.all(3);
     // The lease expired meanwhile (the database was out of reach): the renewal finds it gone.
     clock.now += TURN_LEASE_MS + 1;
     const stopKeeper = startTurnKeeper(a.deps, { renewMs: 20, sweepMs: 20 });
-    const status = () => runOnSqlite(a.db, (tx) => findResponseById(tx, responseId))!.status;
+    const status = async () => (await a.store.read((tx) => findResponseById(tx, responseId)))!.status;
     try {
       for (let i = 0; i < 100 && a.deps.tasks.isRunning(responseId); i++) await Bun.sleep(5);
       expect(a.deps.tasks.isRunning(responseId)).toBe(false);
       // The task did not end the row (that would say "cancelled"): the keeper's look for orphans
       // claims it like any instance's, and ends it as a restart does.
-      for (let i = 0; i < 100 && status() === 'in_progress'; i++) await Bun.sleep(20);
+      for (let i = 0; i < 100 && (await status()) === 'in_progress'; i++) await Bun.sleep(20);
     } finally {
       stopKeeper();
     }

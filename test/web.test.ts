@@ -1,15 +1,16 @@
 import { describe, expect, test } from 'bun:test';
-import { createTestContext, SPEC_ERRORS } from './helpers';
+import { createTestContext, SPEC_ERRORS, type TestContext } from './helpers';
 import { checkWebBudget, firstLoadScripts, type WebFile } from '../src/web/bundle-web';
 
-const get = (ctx: ReturnType<typeof createTestContext>, path: string, headers: Record<string, string> = {}) =>
+const get = (ctx: TestContext, path: string, headers: Record<string, string> = {}) =>
   ctx.app.handle(new Request(`http://localhost${path}`, { headers }));
 
 /** The page's script and stylesheet, as the HTML names them. */
 const assetsOf = (html: string) => [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
 
+const ctx = await createTestContext();
+
 describe('the web app is served at / (in development: bundled from web/ on first request)', () => {
-  const ctx = createTestContext();
 
   test('the page: HTML, not cached, a strict policy, no inline script', async () => {
     const res = await get(ctx, '/');
@@ -75,7 +76,7 @@ describe('the web app is served at / (in development: bundled from web/ on first
 
 describe('PARLEY_WEB=false: the API alone', () => {
   test('/ and the assets are the JSON 404', async () => {
-    const ctx = createTestContext({ config: { web: false } });
+    const ctx = await createTestContext({ config: { web: false } });
     for (const path of ['/', '/c/abc', '/sessions', '/groups', '/admin', '/assets/index.js']) {
       const res = await get(ctx, path);
       expect(res.status).toBe(404);

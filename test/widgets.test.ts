@@ -1,5 +1,6 @@
 import { describe, expect, test, setDefaultTimeout } from 'bun:test';
-import { createTestContext, SPEC_ERRORS } from './helpers';
+import { sql } from 'drizzle-orm';
+import { createTestContext, describeSqliteOnly, failureOf, SPEC_ERRORS } from './helpers';
 import { addWriter, createConversation } from '../src/chat/conversation.store';
 import { createWidget } from '../src/widgets/widget.store';
 import { runOnSqlite, writeOnSqlite } from '../src/db/store';
@@ -7,18 +8,18 @@ import { runOnSqlite, writeOnSqlite } from '../src/db/store';
 // Generous: the suite shares small machines with other work; these tests make many requests.
 setDefaultTimeout(30_000);
 
-function setup() {
-  const ctx = createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { email: 'eve@example.org' }] });
+async function setup() {
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { email: 'eve@example.org' }] });
   const [ann, bob, eve] = ctx.users as [any, any, any];
-  const conv = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Plans' }));
-  runOnSqlite(ctx.db, (tx) => addWriter(tx, conv.id, bob.user.id));
-  const widget = runOnSqlite(ctx.db, (tx) => createWidget(tx, { conversationId: conv.id, responseId: 'resp_1', widgetType: 'canvas', title: 'Trip', document: { topic: 'Trip', goal: 'plan', content: '# Trip' } }, Date.now()));
+  const conv = await ctx.store.read((tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Plans' }));
+  await ctx.store.read((tx) => addWriter(tx, conv.id, bob.user.id));
+  const widget = await ctx.store.read((tx) => createWidget(tx, { conversationId: conv.id, responseId: 'resp_1', widgetType: 'canvas', title: 'Trip', document: { topic: 'Trip', goal: 'plan', content: '# Trip' } }, Date.now()));
   return { ctx, ann, bob, eve, conv, widget };
 }
 
 describe('widgets', () => {
   test('widget/get returns the widget to readers; 403 to others; 404 unknown; 401 anonymous', async () => {
-    const { ctx, ann, bob, eve, widget } = setup();
+    const { ctx, ann, bob, eve, widget } = await setup();
     const ok = await ctx.json('widget/get', { widgetId: widget.id }, ann);
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({
@@ -38,7 +39,7 @@ describe('widgets', () => {
   });
 
   test('getOrCreateThread creates once, then returns the same thread with its messages in order', async () => {
-    const { ctx, ann, widget } = setup();
+    const { ctx, ann, widget } = await setup();
     const first = await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann);
     expect(first.status).toBe(200);
     expect(first.body.created).toBe(true);
@@ -62,7 +63,7 @@ describe('widgets', () => {
   });
 
   test('each user gets their own thread; errors 403/404/401', async () => {
-    const { ctx, ann, bob, eve, widget } = setup();
+    const { ctx, ann, bob, eve, widget } = await setup();
     const a = await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann);
     const b = await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, bob);
     expect(b.body.created).toBe(true);
@@ -75,40 +76,40 @@ describe('widgets', () => {
   });
 
   test('many concurrent getOrCreateThread calls make exactly one active thread', async () => {
-    const { ctx, ann, widget } = setup();
+    const { ctx, ann, widget } = await setup();
     const results = await Promise.all(Array.from({ length: 50 }, () => ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)));
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(new Set(results.map((r) => r.body.thread.id)).size).toBe(1);
     expect(results.filter((r) => r.body.created)).toHaveLength(1);
-    const rows = ctx.db.$client.query("SELECT count(*) AS n FROM widget_threads WHERE status = 'active'").get() as { n: number };
-    expect(rows.n).toBe(1);
+    const [rows] = await ctx.query<{ n: number | string }>(sql`SELECT count(*) AS n FROM widget_threads WHERE status = 'active'`);
+    expect(Number(rows!.n)).toBe(1);
   });
 
-  test('the database itself refuses a second active thread for the same widget and user', () => {
-    const { ctx, ann, widget } = setup();
+  test('the database itself refuses a second active thread for the same widget and user', async () => {
+    const { ctx, ann, widget } = await setup();
     const insert = (id: string, status: string) =>
-      ctx.db.$client.query('INSERT INTO widget_threads (id, widget_id, user_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, 0, 0)').run(id, widget.id, ann.user.id, status);
-    insert('t1', 'active');
-    expect(() => insert('t2', 'active')).toThrow(/UNIQUE/);
-    insert('t3', 'archived');
-    insert('t4', 'archived');
+      ctx.query(sql`INSERT INTO widget_threads (id, widget_id, user_id, status, created_at, updated_at) VALUES (${id}, ${widget.id}, ${ann.user.id}, ${status}, 0, 0)`);
+    await insert('t1', 'active');
+    expect(await failureOf(insert('t2', 'active'))).toMatch(/UNIQUE|duplicate key/);
+    await insert('t3', 'archived');
+    await insert('t4', 'archived');
   });
 
   test('addThreadMessage: owner only (403), unknown thread 404, data must be an object (400), access lost → 403', async () => {
-    const { ctx, ann, bob, conv, widget } = setup();
+    const { ctx, ann, bob, conv, widget } = await setup();
     const bobThread = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, bob)).body.thread;
     expect(await ctx.json('widget/addThreadMessage', { threadId: bobThread.id, data: { x: 1 } }, ann)).toMatchObject({ status: 403, body: SPEC_ERRORS[403] });
     expect(await ctx.json('widget/addThreadMessage', { threadId: 'nope', data: { x: 1 } }, ann)).toMatchObject({ status: 404, body: SPEC_ERRORS[404] });
     expect((await ctx.json('widget/addThreadMessage', { threadId: bobThread.id, data: 'text' }, bob)).status).toBe(400);
     expect((await ctx.json('widget/addThreadMessage', { threadId: bobThread.id, data: { x: 1 } })).status).toBe(401);
-    ctx.db.$client.query('DELETE FROM conversation_writers WHERE conversation_id = ?').run(conv.id);
+    await ctx.query(sql`DELETE FROM conversation_writers WHERE conversation_id = ${conv.id}`);
     expect((await ctx.json('widget/addThreadMessage', { threadId: bobThread.id, data: { x: 1 } }, bob)).status).toBe(403);
   });
 });
 
 describe('archiving a thread', () => {
   test('archiveThread retires the thread; the next getOrCreateThread makes a new one; archived threads take no messages', async () => {
-    const { ctx, ann, bob, widget } = setup();
+    const { ctx, ann, bob, widget } = await setup();
     const first = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
     await ctx.json('widget/addThreadMessage', { threadId: first.id, data: { text: 'old' } }, ann);
     expect(await ctx.json('widget/archiveThread', { threadId: first.id }, bob)).toMatchObject({ status: 403, body: SPEC_ERRORS[403] });
@@ -123,12 +124,14 @@ describe('archiving a thread', () => {
     expect(next.body.created).toBe(true);
     expect(next.body.thread.id).not.toBe(first.id);
     expect(next.body.thread.messages).toEqual([]);
-    const statuses = ctx.db.$client.query('SELECT status FROM widget_threads WHERE user_id = ? ORDER BY created_at, id').all(ann.user.id);
+    const statuses = await ctx.query(sql`SELECT status FROM widget_threads WHERE user_id = ${ann.user.id} ORDER BY created_at, id`);
     expect(statuses).toEqual([{ status: 'archived' }, { status: 'active' }]);
   });
 });
 
-describe('races across connections', () => {
+// SQLite's own concurrency: connections of several processes on one file. (The same races on
+// PostgreSQL: test/store-both.test.ts.)
+describeSqliteOnly('races across connections', () => {
   test('workers on separate connections: one active thread, no lost credit grant, one grant per adId', async () => {
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');

@@ -170,13 +170,21 @@ export const chatOperations = [
       if (refusal) return refusal;
       // A turn still answering the history being cut would append its answer after the cut:
       // editing a message and sending it again cancels the answer to the old one.
-      await stopResponses(deps, input.conversationId);
-      // Read again after the wait: the item may have gone meanwhile (another truncate).
-      const deletedCount = await deps.store.write(function* (tx) {
-        const item = yield* findItemById(tx, fromItemId);
-        if (item?.conversationId !== conversationId) return undefined;
-        return yield* truncateFromItem(tx, item, deps.now());
-      });
+      let deletedCount: number | undefined | 'running' = 'running';
+      for (let pass = 0; deletedCount === 'running'; pass++) {
+        await stopResponses(deps, input.conversationId);
+        // The conversation's row first: a turn starting meanwhile takes it to append its question
+        // (on PostgreSQL, between the wait and this write), so it is either seen running here, and
+        // stopped before the cut, or appends after the cut; never a question cut under its answer.
+        // Bounded, as the wait is. Then the item is read again: another truncate may have taken it.
+        deletedCount = await deps.store.write(function* (tx) {
+          yield* updateConversation(tx, conversationId, {}, deps.now());
+          if (pass < 9 && (yield* listRunningInConversation(tx, conversationId)).length) return 'running' as const;
+          const item = yield* findItemById(tx, fromItemId);
+          if (item?.conversationId !== conversationId) return undefined;
+          return yield* truncateFromItem(tx, item, deps.now());
+        });
+      }
       return deletedCount === undefined ? notFound : { success: true, deletedCount };
     },
   }),

@@ -74,10 +74,17 @@ export function* takeSharedToken({ db, t }: Tx, key: string, rate: Rate, now: nu
   const full = rate.capacity * 1000;
   yield* exec(db.insert(t.rateBuckets).values({ key, milliTokens: full, at: now }).onConflictDoNothing());
   const [row] = yield* rawRows<{ milli_tokens: number | string; at: number | string }>(sql`SELECT milli_tokens, at FROM rate_buckets WHERE key = ${key} FOR UPDATE`);
-  const refilled = Math.min(full, Number(row!.milli_tokens) + Math.floor((Math.max(0, now - Number(row!.at)) * full) / rate.perMs));
-  const taken = refilled >= 1000;
-  yield* exec(db.update(t.rateBuckets).set({ milliTokens: taken ? refilled - 1000 : refilled, at: now }).where(eq(t.rateBuckets.key, key)));
-  return taken ? undefined : Math.ceil(((1000 - refilled) * rate.perMs) / full);
+  const milli = Number(row!.milli_tokens);
+  // Refilled since `at`, in thousandths of a token times `perMs` (whole numbers: no rounding).
+  const gained = Math.max(0, now - Number(row!.at)) * full;
+  const refilled = Math.min(full, milli + Math.floor(gained / rate.perMs));
+  if (refilled < 1000) {
+    // Refused: the row stays as it is, so a client asking again while it waits does not lose the
+    // part of a thousandth each write would round away; the wait is exact, as in memory.
+    return Math.ceil(((1000 - milli) * rate.perMs - gained) / full);
+  }
+  yield* exec(db.update(t.rateBuckets).set({ milliTokens: refilled - 1000, at: now }).where(eq(t.rateBuckets.key, key)));
+  return undefined;
 }
 
 /** Hold a stream slot (lease `name`) when the user holds fewer than `max` live ones; one decision at a time per user. */

@@ -17,9 +17,12 @@ export async function runDoctor(opts: { config?: Config; configError?: string; d
   const checks: Check[] = [];
   if (opts.config) checks.push(checkConfigSense(opts.config));
   else checks.push({ name: 'config', status: 'fail', detail: opts.configError ?? 'unreadable', fix: 'fix the setting named above (docs/configuration.md)' });
-  const dir = checkDataDir(opts.dataDir);
-  checks.push(dir);
-  if (dir.status === 'ok') checks.push(...checkDatabase(opts.dataDir), checkPermissions(opts.dataDir));
+  // On PostgreSQL the data directory holds nothing Parley needs: its checks are the SQLite file's.
+  if (!opts.config?.databaseUrl) {
+    const dir = checkDataDir(opts.dataDir);
+    checks.push(dir);
+    if (dir.status === 'ok') checks.push(...checkDatabase(opts.dataDir), checkPermissions(opts.dataDir));
+  }
   if (opts.config) checks.push(...(await checkPostgres(opts.config)));
   checks.push(await checkImageCodec());
   if (opts.config) checks.push(...(await probeProviders(opts.config)));

@@ -3,7 +3,6 @@ import { appendItem, createConversation } from '../../src/chat/conversation.stor
 import { createWidget } from '../../src/widgets/widget.store';
 import { getOrCreateActiveThread } from '../../src/widgets/widget-thread.store';
 import { addBookmarkItem, createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
-import { runOnSqlite, writeOnSqlite } from '../../src/db/store';
 import { createResponse } from '../../src/chat/response.store';
 import { createGroupChat } from '../../src/groups/group.store';
 
@@ -70,16 +69,16 @@ export const authzCases: Record<string, AuthzCase> = {
   'subscription/getStatus': NO_RESOURCE,
   // --- chat ---
   'chat/listConversations': NO_RESOURCE,
-  'chat/getConversation': foreign(403, ({ ctx, owner }) => ({ conversationId: ownersConversation(ctx, owner).id })),
-  'chat/renameConversation': foreign(403, ({ ctx, owner }) => ({ conversationId: ownersConversation(ctx, owner).id, title: 'mine now' })),
-  'chat/shareConversation': foreign(403, ({ ctx, owner, caller }) => ({ conversationId: ownersConversation(ctx, owner).id, email: caller.user.email })),
-  'chat/branchConversation': foreign(403, ({ ctx, owner }) => {
-    const c = ownersConversation(ctx, owner);
-    return { conversationId: c.id, fromItemId: runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: c.id, role: 'user', content: 'x' })).id };
+  'chat/getConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id })),
+  'chat/renameConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id, title: 'mine now' })),
+  'chat/shareConversation': foreign(403, async ({ ctx, owner, caller }) => ({ conversationId: (await ownersConversation(ctx, owner)).id, email: caller.user.email })),
+  'chat/branchConversation': foreign(403, async ({ ctx, owner }) => {
+    const c = await ownersConversation(ctx, owner);
+    return { conversationId: c.id, fromItemId: (await ctx.store.read((tx) => appendItem(tx, { conversationId: c.id, role: 'user', content: 'x' }))).id };
   }),
-  'chat/deleteConversation': foreign(403, ({ ctx, owner }) => ({ conversationId: ownersConversation(ctx, owner).id })),
-  'chat/resumeStream': foreign(404, ({ ctx, owner }) => ({ responseId: ownersResponse(ctx, owner) })),
-  'chat/cancelResponse': foreign(404, ({ ctx, owner }) => ({ responseId: ownersResponse(ctx, owner) })),
+  'chat/deleteConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id })),
+  'chat/resumeStream': foreign(404, async ({ ctx, owner }) => ({ responseId: await ownersResponse(ctx, owner) })),
+  'chat/cancelResponse': foreign(404, async ({ ctx, owner }) => ({ responseId: await ownersResponse(ctx, owner) })),
   // The interface lists no 403/404 for these: another user's conversation is refused inside a 200
   // answer (`success: false` + reason, `canWrite: false`, an in-stream `error` event), which
   // test/chat-conversations.test.ts and test/chat-stream.test.ts check.
@@ -90,23 +89,23 @@ export const authzCases: Record<string, AuthzCase> = {
   'chat/stream': NO_RESOURCE,
   'chat/listModels': NO_RESOURCE,
   // --- widgets ---
-  'widget/get': foreign(403, ({ ctx, owner }) => ({ widgetId: ownersWidget(ctx, owner).id })),
-  'widget/getOrCreateThread': foreign(403, ({ ctx, owner }) => ({ widgetId: ownersWidget(ctx, owner).id })),
-  'widget/addThreadMessage': foreign(403, ({ ctx, owner }) => ({ threadId: ownersThread(ctx, owner), data: { text: 'hi' } })),
-  'widget/archiveThread': foreign(403, ({ ctx, owner }) => ({ threadId: ownersThread(ctx, owner) })),
+  'widget/get': foreign(403, async ({ ctx, owner }) => ({ widgetId: (await ownersWidget(ctx, owner)).id })),
+  'widget/getOrCreateThread': foreign(403, async ({ ctx, owner }) => ({ widgetId: (await ownersWidget(ctx, owner)).id })),
+  'widget/addThreadMessage': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner), data: { text: 'hi' } })),
+  'widget/archiveThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
   // --- bookmarks ---
   'bookmarks/createGroup': NO_RESOURCE,
   'bookmarks/listGroups': NO_RESOURCE,
-  'bookmarks/addItem': foreign(403, ({ ctx, owner }) => ({
-    groupId: runOnSqlite(ctx.db, (tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now())).id,
-    conversationId: runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id })).id,
+  'bookmarks/addItem': foreign(403, async ({ ctx, owner }) => ({
+    groupId: (await ctx.store.read((tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now()))).id,
+    conversationId: (await ctx.store.read((tx) => createConversation(tx, { ownerId: owner.user.id }))).id,
   })),
-  'bookmarks/removeItem': foreign(403, ({ ctx, owner }) => {
-    const groupId = runOnSqlite(ctx.db, (tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now())).id;
-    const conversationId = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id })).id;
-    return { id: runOnSqlite(ctx.db, (tx) => addBookmarkItem(tx, { groupId, conversationId }, Date.now())).id };
+  'bookmarks/removeItem': foreign(403, async ({ ctx, owner }) => {
+    const groupId = (await ctx.store.read((tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now()))).id;
+    const conversationId = (await ctx.store.read((tx) => createConversation(tx, { ownerId: owner.user.id }))).id;
+    return { id: (await ctx.store.read((tx) => addBookmarkItem(tx, { groupId, conversationId }, Date.now()))).id };
   }),
-  'bookmarks/deleteGroup': foreign(403, ({ ctx, owner }) => ({ id: runOnSqlite(ctx.db, (tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now())).id })),
+  'bookmarks/deleteGroup': foreign(403, async ({ ctx, owner }) => ({ id: (await ctx.store.read((tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now()))).id })),
   // --- credits and images act on the caller's own balance and on the given bytes ---
   'credits/getBalance': NO_RESOURCE,
   'credits/grantAdReward': NO_RESOURCE,
@@ -115,8 +114,8 @@ export const authzCases: Record<string, AuthzCase> = {
   'notifications/registerPushToken': NO_RESOURCE,
   'notifications/unregisterPushToken': NO_RESOURCE,
   // Restricted to the internal e-mail domain: an ordinary caller with a valid input gets 403.
-  'notifications/sendTestWebhookNotification': foreign(403, ({ ctx, owner }) => ({
-    conversationId: runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id })).id,
+  'notifications/sendTestWebhookNotification': foreign(403, async ({ ctx, owner }) => ({
+    conversationId: (await ctx.store.read((tx) => createConversation(tx, { ownerId: owner.user.id }))).id,
     status: 'completed',
   })),
   // --- group chats: a stranger to the group gets 403 (creator-only operations too) ---
@@ -124,14 +123,14 @@ export const authzCases: Record<string, AuthzCase> = {
   'groupChat/listGroupChats': NO_RESOURCE,
   // An invite code is a capability handed to the joiner on purpose: joining with it is the point.
   'groupChat/joinGroup': NO_RESOURCE,
-  'groupChat/deleteGroupChat': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
-  'groupChat/sendGroupMessage': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner), message: 'hi' })),
-  'groupChat/subscribeToGroup': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
-  'groupChat/createInvite': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
-  'groupChat/leaveGroup': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
-  'groupChat/listMembers': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
-  'groupChat/listMessages': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner) })),
-  'groupChat/setIntelligentResponses': foreign(403, ({ ctx, owner }) => ({ groupChatId: ownersGroup(ctx, owner), enabled: false })),
+  'groupChat/deleteGroupChat': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner) })),
+  'groupChat/sendGroupMessage': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner), message: 'hi' })),
+  'groupChat/subscribeToGroup': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner) })),
+  'groupChat/createInvite': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner) })),
+  'groupChat/leaveGroup': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner) })),
+  'groupChat/listMembers': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner) })),
+  'groupChat/listMessages': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner) })),
+  'groupChat/setIntelligentResponses': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner), enabled: false })),
   // --- administration: admins only, so the matrix's ordinary caller gets 403 with a valid input ---
   'admin/listUsers': foreign(403, () => ({})),
   'admin/createUser': foreign(403, () => ({ email: 'new-by-caller@example.org' })),
@@ -147,24 +146,24 @@ export const authzCases: Record<string, AuthzCase> = {
   'admin/getSettings': foreign(403, () => ({})),
 };
 
-const ownersGroup = (ctx: TestContext, owner: TestUser) => writeOnSqlite(ctx.db, (tx) => createGroupChat(tx, { name: 'theirs', creatorId: owner.user.id })).id;
+const ownersGroup = async (ctx: TestContext, owner: TestUser) => (await ctx.store.write((tx) => createGroupChat(tx, { name: 'theirs', creatorId: owner.user.id }))).id;
 
-function ownersWidget(ctx: TestContext, owner: TestUser) {
-  const conversation = runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id }));
-  runOnSqlite(ctx.db, (tx) => appendItem(tx, { conversationId: conversation.id, role: 'user', content: 'draw me a canvas', authorId: owner.user.id }));
-  return runOnSqlite(ctx.db, (tx) => createWidget(tx, { conversationId: conversation.id, responseId: 'r1', widgetType: 'canvas' }, Date.now()));
+async function ownersWidget(ctx: TestContext, owner: TestUser) {
+  const conversation = await ctx.store.read((tx) => createConversation(tx, { ownerId: owner.user.id }));
+  await ctx.store.read((tx) => appendItem(tx, { conversationId: conversation.id, role: 'user', content: 'draw me a canvas', authorId: owner.user.id }));
+  return await ctx.store.read((tx) => createWidget(tx, { conversationId: conversation.id, responseId: 'r1', widgetType: 'canvas' }, Date.now()));
 }
 
-function ownersThread(ctx: TestContext, owner: TestUser): string {
-  const widgetId = ownersWidget(ctx, owner).id;
-  return runOnSqlite(ctx.db, (tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now())).thread.id;
+async function ownersThread(ctx: TestContext, owner: TestUser): Promise<string> {
+  const widgetId = (await ownersWidget(ctx, owner)).id;
+  return (await ctx.store.read((tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now()))).thread.id;
 }
 
-function ownersConversation(ctx: TestContext, owner: TestUser) {
-  return runOnSqlite(ctx.db, (tx) => createConversation(tx, { ownerId: owner.user.id, title: 'theirs' }));
+async function ownersConversation(ctx: TestContext, owner: TestUser) {
+  return await ctx.store.read((tx) => createConversation(tx, { ownerId: owner.user.id, title: 'theirs' }));
 }
 
-function ownersResponse(ctx: TestContext, owner: TestUser): string {
-  const c = ownersConversation(ctx, owner);
-  return runOnSqlite(ctx.db, (tx) => createResponse(tx, { conversationId: c.id, userId: owner.user.id, kind: 'research', model: 'm', input: { message: 'x' }, status: 'completed' })).id;
+async function ownersResponse(ctx: TestContext, owner: TestUser): Promise<string> {
+  const c = await ownersConversation(ctx, owner);
+  return (await ctx.store.read((tx) => createResponse(tx, { conversationId: c.id, userId: owner.user.id, kind: 'research', model: 'm', input: { message: 'x' }, status: 'completed' }))).id;
 }

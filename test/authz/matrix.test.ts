@@ -1,9 +1,8 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { writeOnSqlite } from '../../src/db/store';
 import fc from 'fast-check';
 import { operations } from '../../src/app';
 import { compileInput } from '../../src/http/body';
-import { createSession, revokeApiKey } from '../../src/auth/auth.store';
+import { createSession, revokeApiKey, revokeSession } from '../../src/auth/auth.store';
 import { DAY_MS } from '../../src/time';
 import { createTestContext, captureLog, bearer, cookie, seedUser, ENVELOPE_KEYS, SPEC_ERRORS, type TestContext, type TestUser } from '../helpers';
 import { sampleValid } from '../support/schema-arb';
@@ -31,15 +30,15 @@ interface World {
   secrets: string[];
 }
 
-function buildWorld(): World {
+async function buildWorld(): Promise<World> {
   const { log, lines } = captureLog();
-  const ctx = createTestContext({ users: [{ email: 'caller@example.org' }, { email: 'owner@example.org' }], log, now: () => T0 });
+  const ctx = await createTestContext({ users: [{ email: 'caller@example.org' }, { email: 'owner@example.org' }], log, now: () => T0 });
   const [caller, owner] = ctx.users as [TestUser, TestUser];
-  const revoked = seedUser(ctx.db, { email: 'revoked@example.org' }, ctx.deps.config);
-  writeOnSqlite(ctx.db, (tx) => revokeApiKey(tx, revoked.keyId, undefined, T0 - 1000));
-  const expired = writeOnSqlite(ctx.db, (tx) => createSession(tx, caller.user.id, DAY_MS, {}, T0 - 2 * DAY_MS));
-  const signedOut = seedUser(ctx.db, { email: 'signedout@example.org' }, ctx.deps.config);
-  ctx.db.$client.query('UPDATE sessions SET revoked_at = ? WHERE id = ?').run(T0 - 1000, signedOut.sessionId);
+  const revoked = await seedUser(ctx.store, { email: 'revoked@example.org' }, ctx.deps.config);
+  await ctx.store.write((tx) => revokeApiKey(tx, revoked.keyId, undefined, T0 - 1000));
+  const expired = await ctx.store.write((tx) => createSession(tx, caller.user.id, DAY_MS, {}, T0 - 2 * DAY_MS));
+  const signedOut = await seedUser(ctx.store, { email: 'signedout@example.org' }, ctx.deps.config);
+  await ctx.store.write((tx) => revokeSession(tx, signedOut.sessionId, T0 - 1000));
   const unknownKey = 'pk_' + 'A'.repeat(43);
   const unknownToken = 'ps_' + 'B'.repeat(43);
   return {
@@ -68,6 +67,8 @@ function buildWorld(): World {
   };
 }
 
+const world = await buildWorld();
+
 async function readBody(res: Response) {
   const text = await res.text();
   return text ? JSON.parse(text) : undefined;
@@ -81,8 +82,6 @@ describe('authorisation matrix', () => {
     const stale = Object.keys(authzCases).filter((p) => !paths.includes(p));
     expect(stale, `rows for operations that no longer exist: ${stale.join(', ')}`).toEqual([]);
   });
-
-  const world = buildWorld();
 
   for (const op of operations) {
     const isPublic = (op as { public?: boolean }).public === true;
@@ -101,7 +100,7 @@ describe('authorisation matrix', () => {
     test(`${op.path}: bad credentials → 401, nothing written`, async () => {
       const { ctx } = world;
       const body = sampleValid(compileInput(op.input).schema);
-      const before = snapshotDb(ctx.db);
+      const before = await snapshotDb(ctx.store);
       for (const { name, headers } of world.bad) {
         const res = await ctx.call(op.path, body, headers);
         const got = await readBody(res);
@@ -110,7 +109,7 @@ describe('authorisation matrix', () => {
         expect(got).toEqual(SPEC_ERRORS[401]);
         expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       }
-      expect(snapshotDb(ctx.db)).toEqual(before);
+      expect(await snapshotDb(ctx.store)).toEqual(before);
     });
 
     const row = authzCases[op.path];
@@ -121,13 +120,13 @@ describe('authorisation matrix', () => {
       const input = await row.setup({ ctx, owner, caller });
       // Warm up: the first use of a credential stamps last-used; that write is not the one under test.
       for (const as of [caller, bearer(caller), cookie(caller)]) await ctx.call('auth/getSession', {}, as);
-      const before = snapshotDb(ctx.db);
+      const before = await snapshotDb(ctx.store);
       for (const as of [caller, bearer(caller), cookie(caller)]) {
         const res = await ctx.call(op.path, input, as);
         expect(res.status).toBe(row.status);
         expect(await readBody(res)).toEqual(SPEC_ERRORS[row.status]);
       }
-      expect(snapshotDb(ctx.db)).toEqual(before);
+      expect(await snapshotDb(ctx.store)).toEqual(before);
     });
   }
 

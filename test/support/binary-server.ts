@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBinaryOnce } from '../build-binary';
 import { waitForListening } from '../../scripts/lib/wait-for-listening';
+import { freshPgDatabase, onPg } from './test-database';
 
 export interface BinaryServer {
   url: string;
@@ -14,10 +15,14 @@ export interface BinaryServer {
   stop(): Promise<void>;
 }
 
-/** `parley serve` from the compiled binary on a fresh data dir and port 0, default settings plus `env`. */
+/**
+ * `parley serve` from the compiled binary on a fresh data dir and port 0, default settings plus
+ * `env`; on a PostgreSQL run (PARLEY_TEST_STORE=pg) on a fresh database of the run's server.
+ */
 export async function startBinaryServer(env: Record<string, string> = {}): Promise<BinaryServer> {
   const out = await buildBinaryOnce();
-  const fullEnv = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-bin-server-')), 'data'), ...env };
+  const database = onPg ? { PARLEY_DATABASE_URL: await freshPgDatabase() } : {};
+  const fullEnv = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-bin-server-')), 'data'), ...database, ...env };
   const created = Bun.spawnSync([out, 'user', 'create', '--email', 'ann@example.org'], { env: fullEnv });
   if (created.exitCode !== 0) throw new Error(`user create failed: ${created.stderr.toString()}`);
   const { key } = JSON.parse(Bun.spawnSync([out, 'apikey', 'create', '--email', 'ann@example.org', '--json'], { env: fullEnv }).stdout.toString());

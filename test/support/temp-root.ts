@@ -6,7 +6,13 @@
  */
 import { afterAll } from 'bun:test';
 import { useRunTempDir } from '../../scripts/lib/run-temp-dir';
+import { stopTestDatabases } from './test-database';
 
 // `bun test` does not always reach the exit hook: a global hook (registered by a preload, it runs
-// once, after the last test file) removes the directory too.
-afterAll(useRunTempDir('parley-test-run').remove);
+// once, after the last test file) removes the directory too, after stopping the PostgreSQL server
+// a run on it started (PARLEY_TEST_STORE=pg), whose files may be in it.
+const { remove } = useRunTempDir('parley-test-run');
+afterAll(async () => {
+  await stopTestDatabases();
+  remove();
+});
