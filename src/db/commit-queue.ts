@@ -63,7 +63,29 @@ function flushQueue(db: Db, queue: Queue): void {
 }
 
 type Sqlite = Db['$client'];
-type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
+export type Outcome<V = unknown> = { ok: true; value: V } | { ok: false; err: unknown };
+
+/**
+ * Answer each job of a committed batch: its error, or its after-commit step and then its value.
+ * The after-commit steps run in queue order, right after the commit; one that throws rejects its
+ * job, whose write is committed all the same (its caller must hear that what follows failed).
+ */
+export function settleBatch<V>(
+  batch: { resolve(value: unknown): void; reject(err: unknown): void }[],
+  outcomes: Outcome<V>[],
+  afterCommit: (value: V, job: number) => void,
+): void {
+  batch.forEach((job, i) => {
+    const outcome = outcomes[i]!;
+    if (!outcome.ok) return job.reject(outcome.err);
+    try {
+      afterCommit(outcome.value, i);
+    } catch (err) {
+      return job.reject(err);
+    }
+    job.resolve(outcome.value);
+  });
+}
 
 /**
  * One transaction for the batch. Nothing may escape: this runs from `setImmediate`, where a
@@ -98,15 +120,5 @@ function runBatch(sqlite: Sqlite, batch: Job<unknown>[]): void {
     for (const job of batch) job.reject(err);
     return;
   }
-  batch.forEach((job, i) => {
-    const outcome = outcomes[i]!;
-    if (!outcome.ok) return job.reject(outcome.err);
-    try {
-      job.afterCommit?.(outcome.value);
-    } catch (err) {
-      // The write is committed, but its caller must hear that what follows it failed.
-      return job.reject(err);
-    }
-    job.resolve(outcome.value);
-  });
+  settleBatch(batch, outcomes, (value, i) => batch[i]!.afterCommit?.(value));
 }

@@ -3,6 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/bun-sql';
 import type { Db } from '../connection';
 import type * as sqliteSchema from '../schema';
+import { settleBatch, type Outcome } from '../commit-queue';
 import { runAfterCommit, runStepsAwaited, type Step, type Store, type Tx, type Work } from '../work';
 import * as pgSchema from './schema';
 
@@ -59,14 +60,16 @@ export function pgStore(sql: BunSQL): Store {
   const flush = async () => {
     const batch = queue.splice(0, MAX_BATCH);
     if (queue.length) setImmediate(flush);
-    const outcomes: ({ ok: true; value: unknown; after: (() => void)[] } | { ok: false; err: unknown })[] = [];
+    const outcomes: Outcome[] = [];
+    const afters: (() => void)[][] = [];
     try {
       await db.transaction(async (tx) => {
         for (const job of batch) {
           const after: (() => void)[] = [];
+          afters.push(after);
           try {
             const value = await tx.transaction((inner) => runStepsAwaited(job.work(txOf(inner as unknown as PgDb)), runAwaited(inner as unknown as PgDb), after));
-            outcomes.push({ ok: true, value, after });
+            outcomes.push({ ok: true, value });
           } catch (err) {
             outcomes.push({ ok: false, err });
           }
@@ -76,17 +79,7 @@ export function pgStore(sql: BunSQL): Store {
       for (const job of batch) job.reject(err);
       return;
     }
-    batch.forEach((job, i) => {
-      const outcome = outcomes[i]!;
-      if (!outcome.ok) return job.reject(outcome.err);
-      try {
-        runAfterCommit(outcome.after);
-      } catch (err) {
-        // Committed, but the caller must hear that what follows it failed.
-        return job.reject(err);
-      }
-      job.resolve(outcome.value);
-    });
+    settleBatch(batch, outcomes, (_, i) => runAfterCommit(afters[i]!));
   };
   return store;
 }
