@@ -1,7 +1,8 @@
 /**
  * Several Parley instances on one PostgreSQL, through the compiled binary and nginx
- * (scripts/cluster/harness.ts): group events across instances, a turn taken over when its owner
- * is killed, revocations, the per-user turn cap, cancel from another instance, and acknowledged
+ * (scripts/cluster/harness.ts): group events across instances, a research and a chat turn taken
+ * over when their owner is killed, revocations, the per-user turn and stream caps, cancel from
+ * another instance, and acknowledged
  * writes surviving a SIGKILL. Not part of the plain `bun test`: scripts/cluster/run.sh runs it
  * twice, with the cluster bus over PostgreSQL LISTEN/NOTIFY and over Redis
  * (PARLEY_CLUSTER_BUS=postgres|redis). Each scenario prints its figures; all of them are printed
@@ -39,7 +40,7 @@ beforeAll(async () => {
     binary,
     bus,
     provider: 'openai-responses',
-    env: { PARLEY_RESEARCH_MAX_PER_USER: '2', PARLEY_RATE_LIMIT_AI: 'off', PARLEY_RATE_LIMIT_WRITE: 'off' },
+    env: { PARLEY_RESEARCH_MAX_PER_USER: '2', PARLEY_MAX_STREAMS_PER_USER: String(STREAM_CAP), PARLEY_RATE_LIMIT_AI: 'off', PARLEY_RATE_LIMIT_WRITE: 'off' },
   });
   figures.startSeconds = secs(Date.now() - started);
   console.log(`cluster: bus ${bus}, instances ${cluster.instances.map((i) => `${i.index}=${i.url}`).join(' ')}, nginx ${cluster.proxy.url} (up in ${figures.startSeconds} s)`);
@@ -66,6 +67,8 @@ function scenario(name: string, run: () => Promise<void>, timeoutMs: number) {
   );
 }
 
+/** High enough for every other scenario's streams of one user (at most six). */
+const STREAM_CAP = 8;
 const url = (index: number) => cluster.instances[index - 1]!.url;
 const proxy = () => cluster.proxy.url;
 const isEnd = (f: Recorded) => f.data?.type === 'done' || f.data?.type === 'error';
@@ -187,12 +190,12 @@ scenario(
  * A turn started through nginx, its owner SIGKILLed mid-stream, the client reconnecting through
  * nginx: with chat/stream and Last-Event-ID, and (a second client) with chat/resumeStream.
  */
-async function takeover(provider: Provider) {
+async function takeover(provider: Provider, path: 'chat/stream' | 'chat/streamDeepResearch') {
   if (cluster.provider !== provider) await cluster.useProvider(provider);
   const u = cluster.createUser(`takeover-${provider}`);
   const text = slowAnswer(60, 100);
   const request = { message: 'Tell me a long story.' };
-  const first = await mustStream(proxy(), 'chat/stream', request, u.key);
+  const first = await mustStream(proxy(), path, request, u.key);
   const responseId = (await first.waitFor((f) => f.data?.type === 'response.created', 15_000, 'response.created')).data.responseId as string;
   await until(() => first.frames.filter((f) => f.data?.type === 'text.delta').length >= 10 || !first.open, 'ten text deltas', 20_000);
   const owner = await cluster.leaseHolder(`response:${responseId}`);
@@ -222,7 +225,7 @@ async function takeover(provider: Provider) {
     return { frames, connections };
   };
   const [byHeader, byResume] = await Promise.all([
-    follow((after) => mustStream(proxy(), 'chat/stream', request, u.key, { 'last-event-id': after })),
+    follow((after) => mustStream(proxy(), path, request, u.key, { 'last-event-id': after })),
     follow((after) => mustStream(proxy(), 'chat/resumeStream', { responseId, after }, u.key)),
   ]);
 
@@ -246,8 +249,8 @@ async function takeover(provider: Provider) {
     ending: endFrame?.data,
     status: row?.status,
   };
-  console.log(`2. takeover (${provider}): ${JSON.stringify(result)}`);
-  figures[`takeover ${provider}`] = result;
+  console.log(`2. takeover (${path}, ${provider}): ${JSON.stringify(result)}`);
+  figures[`takeover ${path} ${provider}`] = result;
 
   expectWhole([...before, ...byHeader.frames], 'reconnected with Last-Event-ID');
   expectWhole([...before, ...byResume.frames], 'reconnected with chat/resumeStream');
@@ -273,8 +276,12 @@ async function takeover(provider: Provider) {
   await cluster.restart(owner!.index);
 }
 
-scenario('2a. takeover: the owner of a turn is SIGKILLed mid-stream; resumed elsewhere (openai-responses), the client reconnects through nginx', () => takeover('openai-responses'), 150_000);
-scenario('2b. takeover: the same with openai-chat, which cannot resume: the turn ends with the restart error', () => takeover('openai-chat'), 150_000);
+scenario(
+  '2a. takeover: the owner of a deep research is SIGKILLed mid-stream; resumed elsewhere (openai-responses), the client reconnects through nginx',
+  () => takeover('openai-responses', 'chat/streamDeepResearch'),
+  150_000,
+);
+scenario('2b. takeover: the same with a chat turn on openai-chat, which cannot resume: the turn ends with the restart error', () => takeover('openai-chat', 'chat/stream'), 150_000);
 
 // 3. ---------------------------------------------------------------------------------------------
 
@@ -383,6 +390,47 @@ scenario(
     expect(refused).toEqual([429]);
   },
   90_000,
+);
+
+// 4b. --------------------------------------------------------------------------------------------
+
+scenario(
+  `4b. the per-user stream cap (PARLEY_MAX_STREAMS_PER_USER=${STREAM_CAP}) holds across instances`,
+  async () => {
+    const u = cluster.createUser('stream-cap');
+    const { id: groupChatId } = (await call(url(1), 'groupChat/createGroupChat', { name: 'streams' }, u.key)).body as { id: string };
+    const open = (base: string) => openStream(base, 'groupChat/subscribeToGroup', { groupChatId }, u.key);
+    const streams: Recorder[] = [];
+    for (let i = 0; i < STREAM_CAP; i++) {
+      const r = await open(url((i % 3) + 1));
+      if (!(r instanceof Recorder)) throw new Error(`stream ${i + 1} of ${STREAM_CAP} was refused: ${r.status}`);
+      streams.push(r);
+    }
+    // The cap is the user's on the cluster: one more is refused on every instance and through nginx.
+    for (const base of [url(1), url(2), url(3), proxy()]) {
+      const r = await open(base);
+      expect(r instanceof Recorder ? 200 : r.status, `stream ${STREAM_CAP + 1} through ${base}`).toBe(429);
+      if (!(r instanceof Recorder)) expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    // One closed on instance 1 frees a slot on instance 3.
+    const closedAt = Date.now();
+    await streams.shift()!.close();
+    let again: Awaited<ReturnType<typeof open>> | undefined;
+    await until(
+      async () => {
+        again = await open(url(3));
+        return again instanceof Recorder;
+      },
+      'a stream once one was closed on another instance',
+      20_000,
+    );
+    const freedMs = Date.now() - closedAt;
+    streams.push(again as Recorder);
+    for (const r of streams) await r.close();
+    figures.streamCap = { cap: STREAM_CAP, refusedOn: 'instances 1, 2, 3 and nginx', freedAfterMs: freedMs };
+    console.log(`4b. stream cap ${STREAM_CAP}: the next refused on every instance and nginx; a slot closed on instance 1 was free on instance 3 after ${freedMs} ms`);
+  },
+  60_000,
 );
 
 // 5. ---------------------------------------------------------------------------------------------

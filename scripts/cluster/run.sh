@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Several instances on one PostgreSQL, through the compiled binary and nginx (round-robin, no
-# sticky sessions): group events across instances, a turn taken over when its owner is SIGKILLed,
-# revocations, the per-user turn cap, cancel from another instance, acknowledged writes surviving a
-# SIGKILL. Runs the suite twice: the cluster bus over PostgreSQL LISTEN/NOTIFY, then over Redis.
+# sticky sessions): group events across instances, a research and a chat turn taken over when
+# their owner is SIGKILLed, revocations, the per-user turn and stream caps, cancel from another
+# instance, acknowledged writes surviving a SIGKILL. Runs the suite twice: the cluster bus over PostgreSQL LISTEN/NOTIFY, then over Redis.
 # A few minutes on 2 cores.
 #
 #   scripts/cluster/run.sh            (PARLEY_CLUSTER_BUS=postgres or redis: that run alone)
