@@ -23,6 +23,13 @@ export const endingEvent = (status: ResponseStatus, error: string | null | undef
 export const responseTopic = (responseId: string) => `response:${responseId}`;
 
 /**
+ * Events a response may hold unwritten behind the write in flight before its task stops reading
+ * the upstream (`EventWriter.room`). A slow database (PostgreSQL over a busy network, a disk
+ * stalling) then slows the upstream's socket instead of growing the heap: about 1 MB of deltas.
+ */
+export const BACKLOG_LIMIT = 4096;
+
+/**
  * The events of every response: persisted in small batches, then published on the app's bus
  * (like group events) to the streams following that response. An event is published only after
  * its batch has committed, so a client never sees an event a restart could lose.
@@ -125,6 +132,16 @@ export class EventWriter {
     if (this.failure) throw this.failure;
     this.buffer.push({ seq: ++this.seq, data: JSON.stringify(event) });
     return this.seq;
+  }
+
+  /**
+   * Undefined while the backlog is under BACKLOG_LIMIT (the usual case costs no await); else a
+   * promise that resolves once the write in flight and the next, which takes the backlog, are done.
+   * A write that failed resolves it too: the next emit throws that failure.
+   */
+  room(): Promise<void> | undefined {
+    if (this.buffer.length < BACKLOG_LIMIT || !this.queued || !this.inflight) return undefined;
+    return this.inflight.then(() => this.room());
   }
 
   /**

@@ -112,6 +112,9 @@ async function runResponse(
         collectOutput(output, event);
         writer.emit(event);
       }
+      // The database is behind: let the upstream wait rather than the heap grow.
+      const room = writer.room();
+      if (room) await room;
     }
     signal.throwIfAborted();
     await finish(deps, response, writer, 'completed', undefined, output);
