@@ -120,7 +120,7 @@ describe.if(run)('the PostgreSQL schema', () => {
         .query<{ name: string }, []>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = '${table}' AND sql IS NOT NULL ORDER BY name`)
         .all()
         .map((r) => r.name);
-      const pgIndexes = (await sql`SELECT indexname AS name FROM pg_indexes WHERE tablename = ${table} AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_pk' AND indexname <> 'conversation_items_search_idx' ORDER BY indexname`).map(
+      const pgIndexes = (await sql`SELECT indexname AS name FROM pg_indexes WHERE tablename = ${table} AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_pk' AND indexname NOT IN ('conversation_items_search_idx', 'file_chunks_search_idx') ORDER BY indexname`).map(
         (r: { name: string }) => r.name,
       );
       expect({ table, indexes: pgIndexes }).toEqual({ table, indexes: liteIndexes });

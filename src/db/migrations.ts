@@ -20,6 +20,7 @@ import m0015 from '../../migrations/0015_admin_flag.sql' with { type: 'text' };
 import m0016 from '../../migrations/0016_responses_by_conversation_time.sql' with { type: 'text' };
 import m0017 from '../../migrations/0017_leases.sql' with { type: 'text' };
 import m0018 from '../../migrations/0018_rate_buckets.sql' with { type: 'text' };
+import m0019 from '../../migrations/0019_files.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -46,4 +47,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0016_responses_by_conversation_time', sql: m0016 },
   { tag: '0017_leases', sql: m0017 },
   { tag: '0018_rate_buckets', sql: m0018 },
+  { tag: '0019_files', sql: m0019 },
 ];

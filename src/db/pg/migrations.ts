@@ -7,12 +7,14 @@ import p0000 from '../../../migrations/pg/0000_foundation.sql' with { type: 'tex
 import p0001 from '../../../migrations/pg/0001_history_search.sql' with { type: 'text' };
 import p0002 from '../../../migrations/pg/0002_leases.sql' with { type: 'text' };
 import p0003 from '../../../migrations/pg/0003_rate_buckets.sql' with { type: 'text' };
+import p0004 from '../../../migrations/pg/0004_files.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
   { tag: '0001_history_search', sql: p0001 },
   { tag: '0002_leases', sql: p0002 },
   { tag: '0003_rate_buckets', sql: p0003 },
+  { tag: '0004_files', sql: p0004 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

@@ -10,3 +10,4 @@ export * from './responses';
 export * from './groups';
 export * from './leases';
 export * from './rate-buckets';
+export * from './files';

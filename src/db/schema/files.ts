@@ -1,0 +1,85 @@
+import { sqliteTable, text, integer, index, primaryKey, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { users } from './users';
+import { conversations } from './conversations';
+
+/**
+ * Stored bytes, named by their SHA-256: the same bytes uploaded twice (by one user or by two) are
+ * stored once (docs/files.md, "Storage"). A blob no file names any more is removed by the sweep.
+ */
+export const fileBlobs = sqliteTable('file_blobs', {
+  sha256: text('sha256').primaryKey(),
+  size: integer('size').notNull(),
+  createdAt: integer('created_at').notNull(),
+});
+
+/** A user's file: an upload, or an image the AI generated for them. */
+export const files = sqliteTable(
+  'files',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    // No cascade: a blob outlives its last file until the sweep removes it from storage first.
+    sha256: text('sha256')
+      .notNull()
+      .references(() => fileBlobs.sha256),
+    filename: text('filename').notNull(),
+    mimeType: text('mime_type').notNull(),
+    kind: text('kind', { enum: ['image', 'document'] }).notNull(),
+    size: integer('size').notNull(),
+    width: integer('width'),
+    height: integer('height'),
+    /** An image's thumbnail (a small JPEG), made at upload; a blob like any other. */
+    thumbSha256: text('thumb_sha256').references(() => fileBlobs.sha256),
+    source: text('source', { enum: ['upload', 'generated'] }).notNull().default('upload'),
+    /** Documents into text (src/files/extract/): none for images, pending until the worker is done. */
+    textStatus: text('text_status', { enum: ['none', 'pending', 'ready', 'failed'] }).notNull().default('none'),
+    textError: text('text_error'),
+    textChars: integer('text_chars'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('files_user_idx').on(t.userId, t.createdAt), index('files_sha256_idx').on(t.sha256), index('files_text_status_idx').on(t.textStatus)],
+);
+
+/**
+ * A file attached to a conversation (sent with a chat or research message): the conversation's
+ * writers may read it too. Goes with the file or the conversation.
+ */
+export const fileAttachments = sqliteTable(
+  'file_attachments',
+  {
+    fileId: text('file_id')
+      .notNull()
+      .references(() => files.id, { onDelete: 'cascade' }),
+    conversationId: text('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.fileId, t.conversationId] }), index('file_attachments_conversation_idx').on(t.conversationId)],
+);
+
+/**
+ * A document's text in chunks, searchable (SQLite FTS5 / PostgreSQL tsvector, custom migrations)
+ * and optionally embedded: `embedding` is the vector's float32 bytes in base64.
+ */
+export const fileChunks = sqliteTable(
+  'file_chunks',
+  {
+    id: text('id').primaryKey(),
+    fileId: text('file_id')
+      .notNull()
+      .references(() => files.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    page: integer('page'),
+    startChar: integer('start_char').notNull(),
+    content: text('content').notNull(),
+    embedding: text('embedding'),
+  },
+  (t) => [uniqueIndex('file_chunks_file_seq_idx').on(t.fileId, t.seq)],
+);
+
+export type FileBlob = typeof fileBlobs.$inferSelect;
+export type FileRow = typeof files.$inferSelect;
+export type FileChunk = typeof fileChunks.$inferSelect;
