@@ -17,6 +17,7 @@ import { widgetOperations } from './widgets/widget.routes';
 import { bookmarkOperations } from './bookmarks/bookmark.routes';
 import { creditOperations } from './credits/credit.routes';
 import { imageOperations } from './images/image.routes';
+import { voiceOperations } from './voice/voice.routes';
 import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
 import { adminOperations } from './admin/admin.routes';
@@ -33,6 +34,7 @@ export const operations: readonly AnyOperation[] = [
   ...bookmarkOperations,
   ...creditOperations,
   ...imageOperations,
+  ...voiceOperations,
   ...notificationOperations,
   ...chatOperations,
   ...streamOperations,

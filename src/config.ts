@@ -348,6 +348,63 @@ export const settings = {
     doc: 'Let image URLs in chat and research requests be `http:` and name private, loopback or LAN hosts (for a model server on your network that fetches images from it). False: only `data:image/...` and `https:` URLs to public hosts reach the AI provider, which may fetch them. Leave false on a public server.',
     parse: bool,
   }),
+  // --- voice (docs/voice.md) ---
+  sttBaseUrl: setting({
+    env: 'PARLEY_STT_BASE_URL',
+    default: '',
+    doc: 'Speech to text (`audio/transcribe`): base URL of an OpenAI-compatible server with `/audio/transcriptions`, including its version prefix (`https://api.openai.com/v1`, `http://127.0.0.1:8000/v1` for Speaches). Empty: transcription is off (503 naming this setting); audio never goes to OpenAI unless this says so.',
+    parse: optHttpUrl,
+  }),
+  sttApiKey: setting({
+    env: 'PARLEY_STT_API_KEY',
+    default: '',
+    doc: 'API key sent to the speech-to-text server (local servers usually need none).',
+    parse: optStr,
+    secret: true,
+  }),
+  sttModel: setting({
+    env: 'PARLEY_STT_MODEL',
+    default: 'whisper-1',
+    doc: 'Transcription model named in each request (`whisper-1`, `gpt-4o-transcribe`, `Systran/faster-whisper-small` on Speaches; whisper.cpp ignores it).',
+    parse: str,
+  }),
+  sttMaxBytes: setting({
+    env: 'PARLEY_STT_MAX_BYTES',
+    default: String(25 * 1024 * 1024),
+    doc: "Largest audio file `audio/transcribe` takes (OpenAI's own limit by default); larger: 413, refused from `Content-Length` before the body is read, or as soon as the upload passes it. The request's body limit is this plus 64 KiB, under `PARLEY_MAX_BODY_BYTES`. A transcription holds its audio in memory while the server works on it.",
+    parse: int(1024),
+  }),
+  ttsBaseUrl: setting({
+    env: 'PARLEY_TTS_BASE_URL',
+    default: '',
+    doc: 'Text to speech (`audio/speak`): base URL of an OpenAI-compatible server with `/audio/speech`, including its version prefix (`https://api.openai.com/v1`, `http://127.0.0.1:8880/v1` for Kokoro-FastAPI). Empty: speech is off (503 naming this setting).',
+    parse: optHttpUrl,
+  }),
+  ttsApiKey: setting({
+    env: 'PARLEY_TTS_API_KEY',
+    default: '',
+    doc: 'API key sent to the text-to-speech server (local servers usually need none).',
+    parse: optStr,
+    secret: true,
+  }),
+  ttsModel: setting({
+    env: 'PARLEY_TTS_MODEL',
+    default: 'tts-1',
+    doc: 'Speech model named in each request (`tts-1`, `gpt-4o-mini-tts`, `kokoro` on Kokoro-FastAPI).',
+    parse: str,
+  }),
+  ttsVoice: setting({
+    env: 'PARLEY_TTS_VOICE',
+    default: 'alloy',
+    doc: "Voice used when a request names none (`alloy` on OpenAI; Kokoro's are named like `af_bella`).",
+    parse: str,
+  }),
+  ttsMaxChars: setting({
+    env: 'PARLEY_TTS_MAX_CHARS',
+    default: '4096',
+    doc: "Longest text `audio/speak` reads in one request, in characters (OpenAI's own limit by default); longer: 400. At most 10000, which fits the operation's 64 KiB body even with every character escaped.",
+    parse: int(1, 10_000),
+  }),
   // --- widgets, credits, images, push ---
   adRewardMaxAmount: setting({
     env: 'PARLEY_AD_REWARD_MAX_AMOUNT',

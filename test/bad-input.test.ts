@@ -83,13 +83,16 @@ describe('bad input, for every operation', () => {
         const res = await send(op.path, raw);
         const valid = isValidInput(check, raw);
         const label = `${op.path} ← ${raw.kind}`;
-        expect({ label, serverError: res.status >= 500 }).toEqual({ label, serverError: false });
+        // A valid input to a feature this server has not set up (voice without its servers, in
+        // this context) is a 503 naming the settings: the server's state, no failure of the input's handling.
+        const unconfigured = valid && res.status === 503;
+        expect({ label, serverError: res.status >= 500 && !unconfigured }).toEqual({ label, serverError: false });
         if (res.status < 300) {
           expect({ label, acceptedInvalid: !valid }).toEqual({ label, acceptedInvalid: false });
           await res.body?.cancel();
           return;
         }
-        expect({ label, status: res.status >= 400 && res.status < 500 }).toEqual({ label, status: true });
+        expect({ label, status: (res.status >= 400 && res.status < 500) || unconfigured }).toEqual({ label, status: true });
         const body = (await res.json()) as Record<string, unknown>;
         expect(Object.keys(body).sort()).toEqual([...ENVELOPE_KEYS]);
         expect(body.status).toBe(res.status);
@@ -253,7 +256,8 @@ describe('bad input: costly JSON shapes', () => {
   test('in place of the body or of a field of a valid body, to any operation: 413 past a bound or the operation\'s limit, otherwise never 413, never a 5xx', async () => {
     const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const config = ctx.deps.config;
-    const cases = fc.constantFrom(...operations).chain((op) => {
+    // JSON bodies: an upload row answers any JSON with 415 before reading it (src/http/upload.ts).
+    const cases = fc.constantFrom(...operations.filter((op) => !op.upload)).chain((op) => {
       const schema = compileInput(op.input).schema as Node;
       const fields = nodesOf(schema).filter((n) => n.path.length === 1 && typeof n.path[0] === 'string');
       return fc.tuple(fc.constant(op), costlyJsonArb, validArb(schema), fields.length ? fc.option(fc.constantFrom(...fields.map((f) => f.path))) : fc.constant(null));

@@ -22,6 +22,7 @@ describe('body limits per operation', () => {
       'chat/streamDeepResearch': Math.ceil(config.imageMaxBytes / 3) * 4 + SMALL_BODY_BYTES,
       'groupChat/sendGroupMessage': 128 * 1024,
       'widget/addThreadMessage': 1024 * 1024,
+      'audio/transcribe': config.sttMaxBytes + SMALL_BODY_BYTES,
     });
     // The global setting caps every row.
     const capped = testConfig({ maxBodyBytes: 4096 });

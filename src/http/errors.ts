@@ -21,11 +21,14 @@ export const errorTable = {
   CONFLICT: { status: 409, message: 'Conflict', defined: false },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Payload Too Large', defined: false },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Media Type', defined: false },
+  RANGE_NOT_SATISFIABLE: { status: 416, message: 'Range Not Satisfiable', defined: false },
   TOO_MANY_REQUESTS: { status: 429, message: 'Too Many Requests', defined: false },
   // The client left before its request was received (nginx's 499). Nobody reads this answer;
   // it exists so the request line says what happened, at info level, instead of a 500.
   CLIENT_CLOSED_REQUEST: { status: 499, message: 'Client Closed Request', defined: false },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Service Unavailable', defined: false },
+  // A server Parley calls on the caller's behalf (speech to text, text to speech) failed or refused.
+  BAD_GATEWAY: { status: 502, message: 'Bad Gateway', defined: false },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof errorTable;

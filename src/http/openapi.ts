@@ -2,6 +2,7 @@ import type { Config } from '../config';
 import { bodyLimitOf, type AnyOperation } from './operation';
 import { errorTable } from './errors';
 import { compileInput } from './body';
+import { uploadSchema } from './upload';
 import { JSON_MAX_DEPTH, JSON_MAX_KEY_BYTES, JSON_MAX_VALUES } from './check-json-shape';
 
 const BODY_SHAPE = `nesting at most ${JSON_MAX_DEPTH} deep, at most ${JSON_MAX_VALUES} values, keys at most ${JSON_MAX_KEY_BYTES} bytes`;
@@ -31,10 +32,11 @@ export function errorStatusesOf(op: AnyOperation): number[] {
   const statuses = new Set<number>([
     400, // malformed UTF-8 or JSON, failed validation (`issues`)
     413, // a body over the operation's limit (bodyLimitOf), or JSON past the shape bounds
-    415, // a body that is not declared JSON
+    415, // a body that is not declared JSON (multipart/form-data, for uploads)
     500,
     ...(op.errors ?? []),
   ]);
+  if (op.upload) statuses.add(403); // a browser's post from another site, with the session cookie
   if (!op.public) statuses.add(401); // before anything else
   if (op.rateLimit || op.kind === 'sse') statuses.add(429); // the row's token bucket; the per-user stream cap
   if (op.kind === 'sse') statuses.add(503); // a stream opened while the server stops
@@ -74,7 +76,9 @@ export function buildOpenApi(ops: readonly AnyOperation[], pages: Record<string,
               description: 'A server-sent-event stream. Each frame is `event: message` with an `id` and JSON `data` of this schema.',
               content: { 'text/event-stream': { schema: plain(op.output) } },
             }
-          : { description: 'Success', content: { 'application/json': { schema: plain(op.output) } } },
+          : op.kind === 'binary'
+            ? { description: 'The bytes, streamed as they are produced', content: Object.fromEntries((op.mediaTypes ?? ['application/octet-stream']).map((m) => [m, { schema: plain(op.output) }])) }
+            : { description: 'Success', content: { 'application/json': { schema: plain(op.output) } } },
     };
     for (const s of errorStatusesOf(op))
       responses[s] = {
@@ -90,11 +94,17 @@ export function buildOpenApi(ops: readonly AnyOperation[], pages: Record<string,
         ...(op.description ? { description: op.description } : {}),
         ...(op.deprecated ? { deprecated: true } : {}),
         security: op.public ? [] : [{ session: [] }, { bearer: [] }, { apiKey: [] }],
-        requestBody: {
-          required: false,
-          ...(config ? { description: `JSON, at most ${bodyLimitOf(op, config)} bytes (${BODY_SHAPE}); larger: 413.`, 'x-max-body-bytes': bodyLimitOf(op, config) } : {}),
-          content: { 'application/json': { schema: plain(compileInput(op.input).schema) } },
-        },
+        requestBody: op.upload
+          ? {
+              required: true,
+              ...(config ? { description: `multipart/form-data, at most ${bodyLimitOf(op, config)} bytes; larger: 413.`, 'x-max-body-bytes': bodyLimitOf(op, config) } : {}),
+              content: { 'multipart/form-data': { schema: uploadSchema(plain(compileInput(op.input).schema)) } },
+            }
+          : {
+              required: false,
+              ...(config ? { description: `JSON, at most ${bodyLimitOf(op, config)} bytes (${BODY_SHAPE}); larger: 413.`, 'x-max-body-bytes': bodyLimitOf(op, config) } : {}),
+              content: { 'application/json': { schema: plain(compileInput(op.input).schema) } },
+            },
         responses,
       },
     };

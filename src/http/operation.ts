@@ -31,7 +31,21 @@ interface OperationFields<I extends TObject, O extends TSchema> {
   input: I;
   /** Response schema; for `sse` operations, the schema of one event's data. */
   output: O;
-  kind?: 'json' | 'sse';
+  /**
+   * `binary`: the handler returns a Response whose body is bytes of one of `mediaTypes` (audio),
+   * streamed as they come; OpenAPI documents its 200 with those types.
+   */
+  kind?: 'json' | 'sse' | 'binary';
+  /** `binary` only: the content types the 200 may carry. */
+  mediaTypes?: readonly string[];
+  /**
+   * An upload: the body is `multipart/form-data`, not JSON. The pipeline refuses another content
+   * type (415), a declared length past the body limit (413) and a cookie-authenticated post from
+   * another site (403), reads nothing, and hands the body to the handler unread (`request`),
+   * after the rate limit: the handler streams it where it belongs and validates its fields
+   * itself. `input` documents those fields in OpenAPI, beside the `file` part (src/http/upload.ts).
+   */
+  upload?: boolean;
   /** Error statuses this operation can answer besides 400/401 (documented in OpenAPI). */
   errors?: readonly number[];
   deprecated?: boolean;

@@ -13,6 +13,7 @@ import { PushStream, pushStreamResponse } from './push-stream';
 import { TurnAbandoned, type Turnstile } from './turnstile';
 import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStreamHeaders } from './request-stamp';
 import { invalidHostError } from './hostless-request';
+import { checkUpload } from './upload';
 
 /**
  * Mount each operation as `POST /api/<path>`: authenticate, receive and bound the body, wait for
@@ -54,16 +55,21 @@ export function registerOperations(
           const auth = await authenticate(deps.store, request.headers, deps.config.sessionTtlDays, deps.now());
           const principal = auth?.principal;
           if (!principal && !op.public) throw unauthorized();
-          let body: Uint8Array | undefined = await readBody(request, maxBodyBytes);
-          // Operations that hold much memory while they run wait here: their body received (an
-          // upload left unread would be closed as idle, and a slow one would hold a turn) but not
-          // yet decoded, so a waiting request holds its bytes and nothing more.
-          if (op.turns) releaseTurn = await takeTurn(op.turns(deps), request.signal);
-          collectAfterBody(body.byteLength);
-          const input = validate(parseJsonBody(body));
-          // Parsed, the bytes are garbage: a conversion or a stream that runs on must not keep
-          // megabytes of them alive.
-          body = undefined;
+          let input: unknown = {};
+          // An upload's handler reads its body itself, streaming it where it goes (src/http/upload.ts).
+          if (op.upload) checkUpload(request, maxBodyBytes, deps.config.publicUrl);
+          else {
+            let body: Uint8Array | undefined = await readBody(request, maxBodyBytes);
+            // Operations that hold much memory while they run wait here: their body received (an
+            // upload left unread would be closed as idle, and a slow one would hold a turn) but not
+            // yet decoded, so a waiting request holds its bytes and nothing more.
+            if (op.turns) releaseTurn = await takeTurn(op.turns(deps), request.signal);
+            collectAfterBody(body.byteLength);
+            input = validate(parseJsonBody(body));
+            // Parsed, the bytes are garbage: a conversion or a stream that runs on must not keep
+            // megabytes of them alive.
+            body = undefined;
+          }
           // Limits are per user: anonymous calls to public rows are not counted here (a shared
           // "anonymous" bucket would let one client lock everyone out; per-address limits
           // belong to the reverse proxy).

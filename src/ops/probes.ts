@@ -2,6 +2,7 @@ import { settingList, type Config } from '../config';
 import type { Check } from './checks';
 import { probeCapabilities, probeContextWindow, type CapabilityTarget } from './probe-capabilities';
 import type { CapabilitySetting } from '../ai/capabilities';
+import { probeVoice } from '../voice/voice-check';
 
 /**
  * The value of the setting read from `env`, or undefined when this build has no such row.
@@ -95,5 +96,7 @@ export async function probeProviders(config: Config): Promise<Check[]> {
     probeSearxng(str('PARLEY_SEARCH_PROVIDER'), str('PARLEY_SEARXNG_URL')),
     probeCapabilities(target),
     probeContextWindow(target),
+    probeVoice(config, 'stt'),
+    probeVoice(config, 'tts'),
   ]);
 }

@@ -110,6 +110,12 @@ export const authzCases: Record<string, AuthzCase> = {
   'credits/getBalance': NO_RESOURCE,
   'credits/grantAdReward': NO_RESOURCE,
   'images/convertImage': NO_RESOURCE,
+  // --- voice ---
+  'audio/transcribe': NO_RESOURCE,
+  'audio/speak': foreign(403, async ({ ctx, owner }) => {
+    const c = await ownersConversation(ctx, owner);
+    return { itemId: (await ctx.store.read((tx) => appendItem(tx, { conversationId: c.id, role: 'assistant', content: 'their answer' }))).id };
+  }),
   // --- notifications ---
   'notifications/registerPushToken': NO_RESOURCE,
   'notifications/unregisterPushToken': NO_RESOURCE,

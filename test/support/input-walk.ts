@@ -9,7 +9,8 @@ export type Node = TSchema & Record<string, any>;
 export type ValuePath = (string | number)[];
 
 /** Every operation with its input schema as validation applies and documents it. */
-export const operationInputs = operations.map((op) => ({ op, schema: compileInput(op.input).schema as Node }));
+/** JSON inputs only: an upload's fields come as multipart parts, read by its handler (src/http/upload.ts). */
+export const operationInputs = operations.filter((op) => !op.upload).map((op) => ({ op, schema: compileInput(op.input).schema as Node }));
 
 /** Every node of a schema with its path in the value (index 0 for array items; a union's branches share its path). */
 export function nodesOf(schema: Node, path: ValuePath = []): { node: Node; path: ValuePath }[] {
