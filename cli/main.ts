@@ -9,6 +9,8 @@ import { loginLinkCommand } from './login-link';
 import { creditCommands } from './credits';
 import { notifyCommands } from './notify';
 import { doctorCommand } from './doctor';
+import { newsCommands } from './news';
+import { miniAppCommands } from './miniapps';
 
 // `parley user list | head -1`: once the reader has closed the pipe, stop quietly like any Unix
 // tool instead of dying on the write with a stack trace.
@@ -30,5 +32,7 @@ loginLinkCommand(program);
 creditCommands(program);
 notifyCommands(program);
 doctorCommand(program);
+newsCommands(program);
+miniAppCommands(program);
 
 await program.parseAsync(process.argv);

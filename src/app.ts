@@ -21,6 +21,9 @@ import { voiceOperations } from './voice/voice.routes';
 import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
 import { adminOperations } from './admin/admin.routes';
+import { releaseNotesOperations } from './release-notes/release-notes.routes';
+import { newsOperations } from './news/news.routes';
+import { miniAppOperations } from './miniapps/miniapp.routes';
 import { WEB_PATH, webRoutes } from './web/web.routes';
 import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/login-link.routes';
 
@@ -41,6 +44,9 @@ export const operations: readonly AnyOperation[] = [
   ...modelOperations,
   ...groupOperations,
   ...adminOperations,
+  ...releaseNotesOperations,
+  ...newsOperations,
+  ...miniAppOperations,
 ];
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */

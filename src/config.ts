@@ -406,6 +406,12 @@ export const settings = {
     parse: int(1, 10_000),
   }),
   // --- widgets, credits, images, push ---
+  newsBodyMaxChars: setting({
+    env: 'PARLEY_NEWS_BODY_MAX_CHARS',
+    default: '10000',
+    doc: 'Longest body (Markdown, in characters) of a news post; `parley news post` refuses a longer one. A page of `news/list` carries at most 50 posts.',
+    parse: int(1, 1_000_000),
+  }),
   adRewardMaxAmount: setting({
     env: 'PARLEY_AD_REWARD_MAX_AMOUNT',
     default: '1000',

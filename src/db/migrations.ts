@@ -21,6 +21,7 @@ import m0016 from '../../migrations/0016_responses_by_conversation_time.sql' wit
 import m0017 from '../../migrations/0017_leases.sql' with { type: 'text' };
 import m0018 from '../../migrations/0018_rate_buckets.sql' with { type: 'text' };
 import m0019 from '../../migrations/0019_files.sql' with { type: 'text' };
+import m0020 from '../../migrations/0020_news_miniapps.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -48,4 +49,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0017_leases', sql: m0017 },
   { tag: '0018_rate_buckets', sql: m0018 },
   { tag: '0019_files', sql: m0019 },
+  { tag: '0020_news_miniapps', sql: m0020 },
 ];

@@ -150,6 +150,10 @@ export const authzCases: Record<string, AuthzCase> = {
   'admin/downloadBackup': foreign(403, () => ({ name: 'parley-2026-01-01T00-00-00-000Z.db' })),
   'admin/doctor': foreign(403, () => ({})),
   'admin/getSettings': foreign(403, () => ({})),
+  'releaseNotes/list': NO_RESOURCE,
+  'news/list': NO_RESOURCE,
+  'news/markRead': NO_RESOURCE,
+  'miniApps/list': NO_RESOURCE,
 };
 
 const ownersGroup = async (ctx: TestContext, owner: TestUser) => (await ctx.store.write((tx) => createGroupChat(tx, { name: 'theirs', creatorId: owner.user.id }))).id;

@@ -8,6 +8,7 @@ import p0001 from '../../../migrations/pg/0001_history_search.sql' with { type: 
 import p0002 from '../../../migrations/pg/0002_leases.sql' with { type: 'text' };
 import p0003 from '../../../migrations/pg/0003_rate_buckets.sql' with { type: 'text' };
 import p0004 from '../../../migrations/pg/0004_files.sql' with { type: 'text' };
+import p0005 from '../../../migrations/pg/0005_news_miniapps.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -15,6 +16,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0002_leases', sql: p0002 },
   { tag: '0003_rate_buckets', sql: p0003 },
   { tag: '0004_files', sql: p0004 },
+  { tag: '0005_news_miniapps', sql: p0005 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

@@ -36,3 +36,6 @@ export const users = tables.users!;
 export const widgetThreadMessages = tables.widgetThreadMessages!;
 export const widgetThreads = tables.widgetThreads!;
 export const widgets = tables.widgets!;
+export const newsPosts = tables.newsPosts!;
+export const newsReads = tables.newsReads!;
+export const miniApps = tables.miniApps!;

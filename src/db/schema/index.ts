@@ -11,3 +11,5 @@ export * from './groups';
 export * from './leases';
 export * from './rate-buckets';
 export * from './files';
+export * from './news';
+export * from './miniapps';
