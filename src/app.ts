@@ -15,6 +15,7 @@ import { sessionOperations } from './auth/sessions.routes';
 import { oauthOpenApiPaths, oauthOperations, oauthRoutes } from './auth/oauth.routes';
 import { widgetOperations } from './widgets/widget.routes';
 import { bookmarkOperations } from './bookmarks/bookmark.routes';
+import { memoryOperations } from './memory/memory.routes';
 import { creditOperations } from './credits/credit.routes';
 import { imageOperations } from './images/image.routes';
 import { voiceOperations } from './voice/voice.routes';
@@ -35,6 +36,7 @@ export const operations: readonly AnyOperation[] = [
   ...accountOperations,
   ...widgetOperations,
   ...bookmarkOperations,
+  ...memoryOperations,
   ...creditOperations,
   ...imageOperations,
   ...voiceOperations,

@@ -348,6 +348,19 @@ export const settings = {
     doc: 'Let image URLs in chat and research requests be `http:` and name private, loopback or LAN hosts (for a model server on your network that fetches images from it). False: only `data:image/...` and `https:` URLs to public hosts reach the AI provider, which may fetch them. Leave false on a public server.',
     parse: bool,
   }),
+  // --- memories (docs/memory.md) ---
+  memoryMaxPerUser: setting({
+    env: 'PARLEY_MEMORY_MAX_PER_USER',
+    default: '200',
+    doc: 'Memories a user may keep (`memories/addMemory` and the assistant\'s `save_memory` together); one more: 409 through the API, a refusal the model reads through the tool.',
+    parse: int(1, 100_000),
+  }),
+  memoryPromptTokens: setting({
+    env: 'PARLEY_MEMORY_PROMPT_TOKENS',
+    default: '2000',
+    doc: 'At most this many tokens (estimated on the safe side) of a user\'s memories go into a chat or research turn\'s system message: all of them while they fit, else the most recently updated. Where the model\'s context window is known (`PARLEY_AI_CONTEXT_TOKENS`, or asked of the server), a request that would not fit also cuts them to an eighth of the prompt\'s room before older turns are left out.',
+    parse: int(50, 1_000_000),
+  }),
   // --- voice (docs/voice.md) ---
   sttBaseUrl: setting({
     env: 'PARLEY_STT_BASE_URL',

@@ -31,16 +31,30 @@ export type AiEvent =
       size?: '1024x1024' | '1024x1536' | '1536x1024';
       prompt?: string;
     }
-  | { type: 'image_generation.completed'; images: { type: 'url' | 'base64'; data: string }[]; model: string }
+  /** `itemId` and the images' `fileId`, `mimeType`, `width`, `height`: Parley's additions when the image is the user's file (docs/files.md). */
+  | { type: 'image_generation.completed'; itemId?: string; images: AiEventImage[]; model: string }
+  /** Parley's own kind: the `generate_image` tool failed (the union has `.error` for edits only). */
+  | { type: 'image_generation.error'; itemId: string; error: string }
+  | { type: 'edit_image.in_progress'; itemId: string; prompt: string; fileId: string }
+  | { type: 'edit_image.completed'; itemId: string; images: AiEventImage[]; model: string }
+  | { type: 'edit_image.error'; itemId: string; error: string }
   | { type: 'history.in_progress'; itemId: string; query: string }
   | { type: 'history.completed'; results: { text: string }[] }
   | { type: 'code_interpreter.in_progress'; itemId: string }
   | { type: 'code_interpreter.completed' }
   | { type: 'generate_canvas.in_progress'; itemId: string; topic: string; goal?: string }
+  /** Parley's own kinds: the memory tools' activity, shown when the user's `showMemoryToolOutput` is on (docs/memory.md). */
+  | { type: 'memory.in_progress'; itemId: string; action: MemoryAction }
+  | { type: 'memory.completed'; itemId: string; action: MemoryAction; memoryId: string; content: string }
+  | { type: 'memory.error'; itemId: string; action: MemoryAction; error: string }
   | { type: 'widget.created'; widgetId: string; widgetType: string; responseId: string }
   | { type: 'error'; message: string };
 
 export type AiEventType = AiEvent['type'];
+
+export type AiEventImage = { type: 'url' | 'base64'; data: string; fileId?: string; mimeType?: string; width?: number; height?: number };
+
+export type MemoryAction = 'save' | 'update' | 'forget';
 
 export interface AiImage {
   imageUrl: string;
@@ -51,6 +65,12 @@ export interface AiMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
   images?: AiImage[];
+  /**
+   * A system text the context budget may cut, when the request does not fit, to this share of
+   * the prompt's room: whole lines from its end; its first line is a heading, left out with the
+   * last line under it (fit-context.ts). The user's memories, newest first, are one.
+   */
+  share?: number;
 }
 
 /**

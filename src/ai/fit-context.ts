@@ -9,7 +9,8 @@ import type { ChatTurn } from './shape-chat-messages';
  *
  * What is kept, in this order, until the room is used:
  * 1. the system message(s) and the newest user turn with its tool rounds so far: always (a
- *    tool's output is shortened before either would be dropped);
+ *    tool's output is shortened before either would be dropped), a system text with a `share`
+ *    (the user's memories) cut to that share of the room first;
  * 2. the tool definitions, when they fit beside those;
  * 3. the history, newest first, in whole turns, starting at a user turn.
  * Older turns are simply left out (every chat product drops the oldest first; summarising them
@@ -88,7 +89,7 @@ export async function fitContext<T>(
   if (whole <= room) return { turns, tools, maxTokens: limit(whole), leftOut: nothingLeftOut };
 
   const newest = turns.findLastIndex((t) => t.role === 'user');
-  const system = turns.filter((t) => t.role === 'system');
+  const system = await boundShares(turns.filter((t) => t.role === 'system'), room, context);
   const history = turns.slice(0, Math.max(newest, 0)).filter((t) => t.role !== 'system');
   let current = newest < 0 ? turns.filter((t) => t.role !== 'system') : turns.slice(newest);
   // Counted newest first and only as far as the room reaches: a long history is never counted whole.
@@ -133,6 +134,33 @@ export async function fitContext<T>(
     context.historyScale = (actual / Math.max(estimated, 1)) * 1.05;
   }
   throw new AiError(tooLongMessage(await count([...system, ...current], []), room));
+}
+
+/**
+ * System texts with a `share` (AiMessage) cut to that share of the room, by whole lines from the
+ * end, counted one line at a time and only as far as the share reaches; a text left with its
+ * heading alone is left out.
+ */
+async function boundShares(system: ChatTurn[], room: number, context: ModelContext): Promise<ChatTurn[]> {
+  const out: ChatTurn[] = [];
+  for (const t of system) {
+    if (!('share' in t) || !t.share) {
+      out.push(t);
+      continue;
+    }
+    const limit = Math.floor(room * t.share);
+    const lines = t.content.split('\n');
+    let used = 0;
+    let keep = 0;
+    for (; keep < lines.length; keep++) {
+      const cost = (await context.counter.countText(lines[keep]!)) + 1;
+      if (used + cost > limit) break;
+      used += cost;
+    }
+    if (keep === lines.length) out.push(t);
+    else if (keep > 1) out.push({ ...t, content: lines.slice(0, keep).join('\n') });
+  }
+  return out;
 }
 
 async function turnCost(t: ChatTurn, context: ModelContext): Promise<number> {

@@ -2,6 +2,7 @@ import type { AiTool } from '../ai/ai.types';
 import type { AppDeps } from '../deps';
 import { createWidget } from '../widgets/widget.store';
 import { searchHistory } from './history.store';
+import { memoryTools } from '../memory/memory.tools';
 
 /** Excerpt length of a history hit handed to the model and shown in `history.completed`. */
 const HISTORY_TEXT_CHARS = 500;
@@ -9,10 +10,11 @@ const HISTORY_TEXT_CHARS = 500;
 /**
  * The function tools Parley offers the model during chat and research, on both providers:
  * `generate_canvas` stores a canvas widget, `search_history` searches the user's own past
- * conversations.
+ * conversations; with `memories` (the user's `enableMemories`), the memory tools (src/memory/).
  */
-export function chatTools(deps: AppDeps, ctx: { userId: string; conversationId: string; responseId: string }): AiTool[] {
+export function chatTools(deps: AppDeps, ctx: { userId: string; conversationId: string; responseId: string; memories?: boolean }): AiTool[] {
   return [
+    ...(ctx.memories ? memoryTools(deps, ctx) : []),
     {
       name: 'generate_canvas',
       description: 'Create a canvas: a standalone document (report, plan, code, essay) the user can open and edit beside the chat.',

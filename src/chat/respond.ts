@@ -8,6 +8,7 @@ import { CANCEL_TOPIC, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo, turnLe
 import { findLease } from '../tasks/lease.store';
 import { serializeOn, type Tx, type Work } from '../db/work';
 import { chatTools } from './chat.tools';
+import { memoryForTurn } from '../memory/memory.prompt';
 import { endingEvent, type EventWriter } from './event-log';
 import { checkImageUrl, imageUrlPolicy } from '../net/image-url';
 
@@ -89,6 +90,8 @@ async function runResponse(
   await deps.store.write((tx) => setResponseStatus(tx, response.id, 'in_progress', deps.now()));
   const output = resume ?? { text: '', parts: [] };
   try {
+    // Off (`enableMemories`): no memory in the prompt and no memory tools (src/memory/).
+    const memory = await memoryForTurn(deps, response.userId);
     const streamOpts: StreamChatOptions = {
       model: response.model,
       research: response.kind === 'research',
@@ -96,8 +99,8 @@ async function runResponse(
       // `web_search` function of openai-chat, docs/chat.md). Not on openai-responses: there it
       // would mean OpenAI's own paid search on every turn, which nobody configured.
       webSearch: response.kind === 'chat' && ai.name === 'openai-chat',
-      messages: resume ? [] : await buildMessages(deps, response),
-      tools: chatTools(deps, { userId: response.userId, conversationId: response.conversationId, responseId: response.id }),
+      messages: resume ? [] : await buildMessages(deps, response, memory?.message),
+      tools: chatTools(deps, { userId: response.userId, conversationId: response.conversationId, responseId: response.id, memories: !!memory }),
       signal,
       onCursor: (c) => writer.setCursor(c),
       onToolOutput: (toolOutput) => writer.recordToolOutput(toolOutput),
@@ -201,13 +204,13 @@ async function finish(
   }
 }
 
-async function buildMessages(deps: AppDeps, response: ResponseRow): Promise<AiMessage[]> {
+async function buildMessages(deps: AppDeps, response: ResponseRow, memories?: AiMessage): Promise<AiMessage[]> {
   const { conversation, all } = await deps.store.read(function* (tx) {
     return { conversation: yield* findConversationById(tx, response.conversationId), all: yield* listItems(tx, response.conversationId) };
   });
   const system = response.kind === 'research' ? RESEARCH_PROMPT : conversation?.studyMode ? STUDY_PROMPT : SYSTEM_PROMPT;
   const items = all.filter((i) => i.role === 'user' || i.role === 'assistant');
-  const messages: AiMessage[] = [{ role: 'system', content: system }];
+  const messages: AiMessage[] = [{ role: 'system', content: system }, ...(memories ? [memories] : [])];
   const policy = imageUrlPolicy(deps.config);
   for (const item of items) {
     const images: AiImage[] = [];

@@ -22,6 +22,7 @@ import m0017 from '../../migrations/0017_leases.sql' with { type: 'text' };
 import m0018 from '../../migrations/0018_rate_buckets.sql' with { type: 'text' };
 import m0019 from '../../migrations/0019_files.sql' with { type: 'text' };
 import m0020 from '../../migrations/0020_news_miniapps.sql' with { type: 'text' };
+import m0021 from '../../migrations/0021_memories.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -50,4 +51,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0018_rate_buckets', sql: m0018 },
   { tag: '0019_files', sql: m0019 },
   { tag: '0020_news_miniapps', sql: m0020 },
+  { tag: '0021_memories', sql: m0021 },
 ];

@@ -5,6 +5,7 @@ import { getOrCreateActiveThread } from '../../src/widgets/widget-thread.store';
 import { addBookmarkItem, createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
 import { createResponse } from '../../src/chat/response.store';
 import { createGroupChat } from '../../src/groups/group.store';
+import { addMemory } from '../../src/memory/memory.store';
 
 /**
  * The authorisation matrix's registry: ONE ROW PER OPERATION of `operations` (src/app.ts).
@@ -106,6 +107,12 @@ export const authzCases: Record<string, AuthzCase> = {
     return { id: (await ctx.store.read((tx) => addBookmarkItem(tx, { groupId, conversationId }, Date.now()))).id };
   }),
   'bookmarks/deleteGroup': foreign(403, async ({ ctx, owner }) => ({ id: (await ctx.store.read((tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now()))).id })),
+  // --- memories: another user's memory is 403, as a bookmark group ---
+  'memories/listMemories': NO_RESOURCE,
+  'memories/addMemory': NO_RESOURCE,
+  'memories/updateMemory': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMemory(ctx, owner), content: 'mine now' })),
+  'memories/deleteMemory': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMemory(ctx, owner) })),
+  'memories/deleteAllMemories': NO_RESOURCE,
   // --- credits and images act on the caller's own balance and on the given bytes ---
   'credits/getBalance': NO_RESOURCE,
   'credits/grantAdReward': NO_RESOURCE,
@@ -155,6 +162,13 @@ export const authzCases: Record<string, AuthzCase> = {
   'news/markRead': NO_RESOURCE,
   'miniApps/list': NO_RESOURCE,
 };
+
+async function ownersMemory(ctx: TestContext, owner: TestUser): Promise<string> {
+  const added = await ctx.store.write((tx) => addMemory(tx, { userId: owner.user.id, content: 'theirs', max: 1000 }, Date.now()));
+  if (!added.ok) throw new Error('the owner keeps too many memories');
+  return added.memory.id;
+}
+
 
 const ownersGroup = async (ctx: TestContext, owner: TestUser) => (await ctx.store.write((tx) => createGroupChat(tx, { name: 'theirs', creatorId: owner.user.id }))).id;
 

@@ -9,6 +9,7 @@ import p0002 from '../../../migrations/pg/0002_leases.sql' with { type: 'text' }
 import p0003 from '../../../migrations/pg/0003_rate_buckets.sql' with { type: 'text' };
 import p0004 from '../../../migrations/pg/0004_files.sql' with { type: 'text' };
 import p0005 from '../../../migrations/pg/0005_news_miniapps.sql' with { type: 'text' };
+import p0006 from '../../../migrations/pg/0006_memories.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -17,6 +18,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0003_rate_buckets', sql: p0003 },
   { tag: '0004_files', sql: p0004 },
   { tag: '0005_news_miniapps', sql: p0005 },
+  { tag: '0006_memories', sql: p0006 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

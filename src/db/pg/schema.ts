@@ -39,3 +39,4 @@ export const widgets = tables.widgets!;
 export const newsPosts = tables.newsPosts!;
 export const newsReads = tables.newsReads!;
 export const miniApps = tables.miniApps!;
+export const memories = tables.memories!;

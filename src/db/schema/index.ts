@@ -13,3 +13,4 @@ export * from './rate-buckets';
 export * from './files';
 export * from './news';
 export * from './miniapps';
+export * from './memories';
