@@ -9,6 +9,7 @@ import { loginLinkCommand } from './login-link';
 import { creditCommands } from './credits';
 import { notifyCommands } from './notify';
 import { doctorCommand } from './doctor';
+import { feedbackCommands } from './feedback';
 import { newsCommands } from './news';
 import { miniAppCommands } from './miniapps';
 
@@ -32,6 +33,7 @@ loginLinkCommand(program);
 creditCommands(program);
 notifyCommands(program);
 doctorCommand(program);
+feedbackCommands(program);
 newsCommands(program);
 miniAppCommands(program);
 

@@ -15,6 +15,7 @@ import { sessionOperations } from './auth/sessions.routes';
 import { oauthOpenApiPaths, oauthOperations, oauthRoutes } from './auth/oauth.routes';
 import { widgetOperations } from './widgets/widget.routes';
 import { bookmarkOperations } from './bookmarks/bookmark.routes';
+import { feedbackOperations } from './feedback/feedback.routes';
 import { memoryOperations } from './memory/memory.routes';
 import { creditOperations } from './credits/credit.routes';
 import { imageOperations } from './images/image.routes';
@@ -36,6 +37,7 @@ export const operations: readonly AnyOperation[] = [
   ...accountOperations,
   ...widgetOperations,
   ...bookmarkOperations,
+  ...feedbackOperations,
   ...memoryOperations,
   ...creditOperations,
   ...imageOperations,

@@ -23,6 +23,7 @@ import m0018 from '../../migrations/0018_rate_buckets.sql' with { type: 'text' }
 import m0019 from '../../migrations/0019_files.sql' with { type: 'text' };
 import m0020 from '../../migrations/0020_news_miniapps.sql' with { type: 'text' };
 import m0021 from '../../migrations/0021_memories.sql' with { type: 'text' };
+import m0022 from '../../migrations/0022_feedback.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -52,4 +53,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0019_files', sql: m0019 },
   { tag: '0020_news_miniapps', sql: m0020 },
   { tag: '0021_memories', sql: m0021 },
+  { tag: '0022_feedback', sql: m0022 },
 ];

@@ -113,6 +113,10 @@ export const authzCases: Record<string, AuthzCase> = {
   'memories/updateMemory': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMemory(ctx, owner), content: 'mine now' })),
   'memories/deleteMemory': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMemory(ctx, owner) })),
   'memories/deleteAllMemories': NO_RESOURCE,
+  // --- feedback: an answer in another user's conversation is 403, as a bookmark's conversation ---
+  'feedback/setFeedback': foreign(403, async ({ ctx, owner }) => ({ itemId: await ownersAnswer(ctx, owner), rating: 'down' })),
+  'feedback/getFeedback': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id })),
+  'feedback/deleteFeedback': foreign(403, async ({ ctx, owner }) => ({ itemId: await ownersAnswer(ctx, owner) })),
   // --- credits and images act on the caller's own balance and on the given bytes ---
   'credits/getBalance': NO_RESOURCE,
   'credits/grantAdReward': NO_RESOURCE,
@@ -181,6 +185,11 @@ async function ownersWidget(ctx: TestContext, owner: TestUser) {
 async function ownersThread(ctx: TestContext, owner: TestUser): Promise<string> {
   const widgetId = (await ownersWidget(ctx, owner)).id;
   return (await ctx.store.read((tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now()))).thread.id;
+}
+
+async function ownersAnswer(ctx: TestContext, owner: TestUser): Promise<string> {
+  const c = await ownersConversation(ctx, owner);
+  return (await ctx.store.write((tx) => appendItem(tx, { conversationId: c.id, role: 'assistant', content: 'theirs' }))).id;
 }
 
 async function ownersConversation(ctx: TestContext, owner: TestUser) {

@@ -10,6 +10,7 @@ import p0003 from '../../../migrations/pg/0003_rate_buckets.sql' with { type: 't
 import p0004 from '../../../migrations/pg/0004_files.sql' with { type: 'text' };
 import p0005 from '../../../migrations/pg/0005_news_miniapps.sql' with { type: 'text' };
 import p0006 from '../../../migrations/pg/0006_memories.sql' with { type: 'text' };
+import p0007 from '../../../migrations/pg/0007_feedback.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -19,6 +20,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0004_files', sql: p0004 },
   { tag: '0005_news_miniapps', sql: p0005 },
   { tag: '0006_memories', sql: p0006 },
+  { tag: '0007_feedback', sql: p0007 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

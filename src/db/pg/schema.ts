@@ -40,3 +40,4 @@ export const newsPosts = tables.newsPosts!;
 export const newsReads = tables.newsReads!;
 export const miniApps = tables.miniApps!;
 export const memories = tables.memories!;
+export const answerFeedback = tables.answerFeedback!;

@@ -14,3 +14,4 @@ export * from './files';
 export * from './news';
 export * from './miniapps';
 export * from './memories';
+export * from './feedback';
