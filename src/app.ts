@@ -22,6 +22,7 @@ import { imageOperations } from './images/image.routes';
 import { voiceOperations } from './voice/voice.routes';
 import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
+import { supportOperations } from './support/support.routes';
 import { adminOperations } from './admin/admin.routes';
 import { releaseNotesOperations } from './release-notes/release-notes.routes';
 import { newsOperations } from './news/news.routes';
@@ -47,6 +48,7 @@ export const operations: readonly AnyOperation[] = [
   ...streamOperations,
   ...modelOperations,
   ...groupOperations,
+  ...supportOperations,
   ...adminOperations,
   ...releaseNotesOperations,
   ...newsOperations,

@@ -543,6 +543,19 @@ export const settings = {
     doc: 'Hours a group invite code stays valid.',
     parse: int(1, 24 * 365),
   }),
+  // --- support (docs/support.md) ---
+  supportMaxOpenThreads: setting({
+    env: 'PARLEY_SUPPORT_MAX_OPEN_THREADS',
+    default: '3',
+    doc: 'Open support conversations one user may have at once; one more (`support/createThread`, or writing in a closed one, which opens it again): 409. Admin replies are not held to it.',
+    parse: int(1, 1000),
+  }),
+  supportMessageMaxChars: setting({
+    env: 'PARLEY_SUPPORT_MESSAGE_MAX_CHARS',
+    default: '4000',
+    doc: 'Longest support message (user or admin), in characters after trimming; longer: 400 (`parley support reply`: exit 1). At most 20000.',
+    parse: int(1, 20_000),
+  }),
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;

@@ -23,6 +23,8 @@ describe('body limits per operation', () => {
       'groupChat/sendGroupMessage': 128 * 1024,
       'widget/addThreadMessage': 1024 * 1024,
       'audio/transcribe': config.sttMaxBytes + SMALL_BODY_BYTES,
+      'support/createThread': 128 * 1024,
+      'support/sendMessage': 128 * 1024,
     });
     // The global setting caps every row.
     const capped = testConfig({ maxBodyBytes: 4096 });

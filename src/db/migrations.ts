@@ -24,6 +24,7 @@ import m0019 from '../../migrations/0019_files.sql' with { type: 'text' };
 import m0020 from '../../migrations/0020_news_miniapps.sql' with { type: 'text' };
 import m0021 from '../../migrations/0021_memories.sql' with { type: 'text' };
 import m0022 from '../../migrations/0022_feedback.sql' with { type: 'text' };
+import m0023 from '../../migrations/0023_support.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -54,4 +55,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0020_news_miniapps', sql: m0020 },
   { tag: '0021_memories', sql: m0021 },
   { tag: '0022_feedback', sql: m0022 },
+  { tag: '0023_support', sql: m0023 },
 ];

@@ -5,6 +5,7 @@ import { getOrCreateActiveThread } from '../../src/widgets/widget-thread.store';
 import { addBookmarkItem, createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
 import { createResponse } from '../../src/chat/response.store';
 import { createGroupChat } from '../../src/groups/group.store';
+import { insertSupportMessage, insertSupportThread } from '../../src/support/support.store';
 import { addMemory } from '../../src/memory/memory.store';
 
 /**
@@ -148,6 +149,12 @@ export const authzCases: Record<string, AuthzCase> = {
   'groupChat/listMembers': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner) })),
   'groupChat/listMessages': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner) })),
   'groupChat/setIntelligentResponses': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner), enabled: false })),
+  // --- support: another user's thread is 403, as a bookmark group ---
+  'support/createThread': NO_RESOURCE,
+  'support/listThreads': NO_RESOURCE,
+  'support/getThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersSupportThread(ctx, owner) })),
+  'support/sendMessage': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersSupportThread(ctx, owner), message: 'mine now' })),
+  'support/closeThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersSupportThread(ctx, owner) })),
   // --- administration: admins only, so the matrix's ordinary caller gets 403 with a valid input ---
   'admin/listUsers': foreign(403, () => ({})),
   'admin/createUser': foreign(403, () => ({ email: 'new-by-caller@example.org' })),
@@ -173,6 +180,14 @@ async function ownersMemory(ctx: TestContext, owner: TestUser): Promise<string> 
   return added.memory.id;
 }
 
+/** Written through the store, past the open-thread cap: the matrix's owner gets one per row. */
+async function ownersSupportThread(ctx: TestContext, owner: TestUser): Promise<string> {
+  return ctx.store.write(function* (tx) {
+    const thread = yield* insertSupportThread(tx, owner.user.id, 'theirs', Date.now());
+    yield* insertSupportMessage(tx, thread.id, { author: 'user', body: 'help' }, Date.now());
+    return thread.id;
+  });
+}
 
 const ownersGroup = async (ctx: TestContext, owner: TestUser) => (await ctx.store.write((tx) => createGroupChat(tx, { name: 'theirs', creatorId: owner.user.id }))).id;
 

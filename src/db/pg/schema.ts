@@ -41,3 +41,5 @@ export const newsReads = tables.newsReads!;
 export const miniApps = tables.miniApps!;
 export const memories = tables.memories!;
 export const answerFeedback = tables.answerFeedback!;
+export const supportThreads = tables.supportThreads!;
+export const supportMessages = tables.supportMessages!;

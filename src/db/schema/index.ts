@@ -15,3 +15,4 @@ export * from './news';
 export * from './miniapps';
 export * from './memories';
 export * from './feedback';
+export * from './support';
