@@ -85,9 +85,10 @@ async function compressedBinding(file: string): Promise<string> {
 }
 
 const result = await Bun.build({
-  // The GIF decoder's worker is an entry point of its own: a compiled executable carries a
-  // worker's code only when the build lists it (src/images/decode-gif-in-worker.ts starts it).
-  entrypoints: [join(root, 'cli/main.ts'), join(root, 'src/images/gif-worker.ts')],
+  // The GIF decoder's and the document reader's workers are entry points of their own: a
+  // compiled executable carries a worker's code only when the build lists it
+  // (src/images/decode-gif-in-worker.ts and src/files/extract/extract-text.ts start them).
+  entrypoints: [join(root, 'cli/main.ts'), join(root, 'src/images/gif-worker.ts'), join(root, 'src/files/extract/extract-worker.ts')],
   naming: { entry: '[name].[ext]' },
   compile: {
     target: `bun-linux-${arch}`,

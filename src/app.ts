@@ -29,6 +29,8 @@ import { newsOperations } from './news/news.routes';
 import { miniAppOperations } from './miniapps/miniapp.routes';
 import { WEB_PATH, webRoutes } from './web/web.routes';
 import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/login-link.routes';
+import { fileOperations } from './files/file.routes';
+import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
 
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [
@@ -42,6 +44,7 @@ export const operations: readonly AnyOperation[] = [
   ...memoryOperations,
   ...creditOperations,
   ...imageOperations,
+  ...fileOperations,
   ...voiceOperations,
   ...notificationOperations,
   ...chatOperations,
@@ -70,13 +73,13 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     [LOGIN_LINK_PATH, `${PAGE_METHODS}, POST`],
   ]);
   const allowOf = (path: string) =>
-    allowed.get(path) ?? (OAUTH_PAGE.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
+    allowed.get(path) ?? (OAUTH_PAGE.test(path) || FILE_CONTENT_PATH.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
   let openapi: string | undefined;
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths }, undefined, deps.config));
+      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths }, undefined, deps.config));
     }
     return openapi;
   };
@@ -113,7 +116,8 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .get('/api/openapi.json', page(() => reply(openapiJson())))
     .get('/api/docs', page(() => reply((docs ??= docsPage(ops)), 'text/html; charset=utf-8')))
     .use(oauthRoutes(deps))
-    .use(loginLinkRoutes(deps));
+    .use(loginLinkRoutes(deps))
+    .use(fileContentRoutes(deps));
   // The web app is a client like any other (docs/architecture.md): its routes only hand out files.
   if (deps.config.web) app.use(webRoutes(deps));
 

@@ -14,6 +14,8 @@ import { createCredentialWatch } from './auth/credential-watch';
 import { createOpacityGuess } from './images/opacity-guess';
 import { createTurnstile } from './http/turnstile';
 import { createGroupFanout } from './groups/group-fanout';
+import { createBlobStorage } from './files/blob-storage';
+import { createFileTextQueue } from './files/extract-pending';
 import { sqliteStore } from './db/store';
 import type { Store } from './db/work';
 import { newId } from './ids';
@@ -30,10 +32,12 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
   const now = base.now ?? Date.now;
   const lifecycle = base.lifecycle ?? createLifecycle();
   const bus = base.bus ?? createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
+  const instanceId = base.instanceId ?? newId();
+  const files = base.files ?? createBlobStorage(config);
   return {
     ...base,
     store,
-    instanceId: base.instanceId ?? newId(),
+    instanceId,
     now,
     lifecycle,
     notifier: base.notifier ?? (base.push ? createExpoNotifier({ store, log, push: base.push, config }) : noopNotifier),
@@ -50,5 +54,8 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     credentialWatch: base.credentialWatch ?? createCredentialWatch(store, { intervalMs: config.sseHeartbeatSeconds * 1000, now, log, lifecycle }),
     imageConversions: base.imageConversions ?? createTurnstile(config.imageConcurrency),
     imageOpacity: base.imageOpacity ?? createOpacityGuess(),
+    // Touches nothing until the first upload: a server without files makes no directory.
+    files,
+    fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle }),
   };
 }

@@ -418,6 +418,68 @@ export const settings = {
     doc: "Longest text `audio/speak` reads in one request, in characters (OpenAI's own limit by default); longer: 400. At most 10000, which fits the operation's 64 KiB body even with every character escaped.",
     parse: int(1, 10_000),
   }),
+  // --- image generation tools (docs/files.md, "Image generation and editing") ---
+  imagesBaseUrl: setting({
+    env: 'PARLEY_IMAGES_BASE_URL',
+    default: '',
+    doc: 'Image generation and editing in chat and research (the `generate_image` and `edit_image` tools): base URL of an OpenAI-compatible images API with `/images/generations` and `/images/edits`, including its version prefix (`https://api.openai.com/v1`, LocalAI\'s or stable-diffusion.cpp\'s server `http://127.0.0.1:8080/v1`). Empty: the tools are not offered to the model.',
+    parse: optHttpUrl,
+  }),
+  imagesApiKey: setting({ env: 'PARLEY_IMAGES_API_KEY', default: '', doc: 'API key sent to the images server (local servers usually need none).', parse: optStr, secret: true }),
+  imagesModel: setting({
+    env: 'PARLEY_IMAGES_MODEL',
+    default: 'gpt-image-1',
+    doc: 'Image model named in each request (`gpt-image-1`, `dall-e-3`; what LocalAI or stable-diffusion.cpp calls its model).',
+    parse: str,
+  }),
+  imagesSize: setting({
+    env: 'PARLEY_IMAGES_SIZE',
+    default: '1024x1024',
+    doc: 'Size asked for, `WIDTHxHEIGHT` or `auto` (`1024x1024`, `1536x1024` and `1024x1536` on gpt-image-1; `1792x1024` on dall-e-3; `512x512` suits a small board\'s stable-diffusion.cpp).',
+    parse: (raw, name) => {
+      const v = raw.trim().toLowerCase();
+      if (v !== 'auto' && !/^[1-9]\d{1,4}x[1-9]\d{1,4}$/.test(v)) throw new ConfigError(`${name} must be WIDTHxHEIGHT (e.g. 1024x1024) or auto, got "${raw}"`);
+      return v;
+    },
+  }),
+  imagesTimeoutS: setting({
+    env: 'PARLEY_IMAGES_TIMEOUT_S',
+    default: '300',
+    doc: 'Seconds one image request (and the download of an image the server answers with a URL) may take before the tool gives up and tells the model so; a large image on a CPU-only server can take minutes.',
+    parse: int(5, 3600),
+  }),
+  // --- semantic search of documents (docs/files.md, "Semantic search") ---
+  embeddingsBaseUrl: setting({
+    env: 'PARLEY_EMBEDDINGS_BASE_URL',
+    default: '',
+    doc: 'Semantic search of documents: base URL of an OpenAI-compatible server with `/embeddings`, including its version prefix (`https://api.openai.com/v1`, Ollama `http://127.0.0.1:11434/v1`, llama.cpp\'s `llama-server --embeddings` `http://127.0.0.1:8080/v1`). Documents\' chunks are embedded after their text is read, and `files/searchFiles` and the `search_files` tool rank by meaning as well as by words. Empty: full-text search only, and no text leaves the server for this.',
+    parse: optHttpUrl,
+  }),
+  embeddingsApiKey: setting({ env: 'PARLEY_EMBEDDINGS_API_KEY', default: '', doc: 'API key sent to the embeddings server (local servers usually need none).', parse: optStr, secret: true }),
+  embeddingsModel: setting({
+    env: 'PARLEY_EMBEDDINGS_MODEL',
+    default: 'text-embedding-3-small',
+    doc: 'Embedding model named in each request (`text-embedding-3-small`; `nomic-embed-text` on Ollama; llama.cpp serves the one it loaded). Vectors remember their model: after a change, chunks are embedded again in the background and searched by meaning once they are.',
+    parse: str,
+  }),
+  embeddingsDimensions: setting({
+    env: 'PARLEY_EMBEDDINGS_DIMENSIONS',
+    default: '0',
+    doc: "Length of the vectors asked for (`dimensions`; text-embedding-3 models can shorten theirs, e.g. 512 or 256), 0 for the model's own. Search time and the database's size grow with it: 1536 floats take 8 KB a chunk, 384 take 2 KB (docs/files.md has the measured times).",
+    parse: int(0, 8192),
+  }),
+  embeddingsBatch: setting({
+    env: 'PARLEY_EMBEDDINGS_BATCH',
+    default: '32',
+    doc: 'Chunks (about 500 tokens each) sent in one embeddings request. Lower it for a small local server that refuses or times out on large requests.',
+    parse: int(1, 2048),
+  }),
+  embeddingsTimeoutS: setting({
+    env: 'PARLEY_EMBEDDINGS_TIMEOUT_S',
+    default: '60',
+    doc: "Seconds one embeddings request for a document's chunks may take; a failed request leaves the chunks for a later pass (full-text search works meanwhile). A search's own query waits at most 15 seconds; then a hybrid search answers by words alone (a semantic one: 502).",
+    parse: int(1, 3600),
+  }),
   // --- widgets, credits, images, push ---
   newsBodyMaxChars: setting({
     env: 'PARLEY_NEWS_BODY_MAX_CHARS',
@@ -431,6 +493,40 @@ export const settings = {
     doc: 'Largest `amount` one `credits/grantAdReward` call may grant; larger amounts answer 400.',
     parse: int(1),
   }),
+  filesMaxBytes: setting({
+    env: 'PARLEY_FILES_MAX_BYTES',
+    default: String(25 * 1024 * 1024),
+    doc: 'Largest file one upload may carry (`files/upload`); larger: 413, the upload stops reading there and keeps nothing. `PARLEY_MAX_BODY_BYTES` caps the whole request too: raise both for larger files (an upload streams to disk: a 100 MB one takes about 30 MB of memory at its peak, bench/RESULTS.md "Files").',
+    parse: int(1),
+  }),
+  filesMaxPerUser: setting({
+    env: 'PARLEY_FILES_MAX_PER_USER',
+    default: '1000',
+    doc: 'Files a user may keep (uploads and generated images); one more: 409 `CONFLICT` with `data.reason` `quota`.',
+    parse: int(1),
+  }),
+  filesQuotaBytes: setting({
+    env: 'PARLEY_FILES_QUOTA_BYTES',
+    default: String(1024 * 1024 * 1024),
+    doc: "Total bytes of a user's files (each file counts, even when identical bytes are stored once); an upload past it: 409.",
+    parse: int(1),
+  }),
+  filesS3Bucket: setting({
+    env: 'PARLEY_FILES_S3_BUCKET',
+    default: '',
+    doc: 'Keep file contents in this bucket of an S3-compatible object store instead of `<data dir>/files` (needed with several instances unless they share a disk).',
+    parse: optStr,
+  }),
+  filesS3Endpoint: setting({
+    env: 'PARLEY_FILES_S3_ENDPOINT',
+    default: '',
+    doc: 'The object store\'s URL (MinIO, Garage, Ceph, R2...); empty: AWS S3 of `PARLEY_FILES_S3_REGION`.',
+    parse: optStr,
+  }),
+  filesS3Region: setting({ env: 'PARLEY_FILES_S3_REGION', default: '', doc: 'The bucket\'s region (empty: the client\'s default).', parse: optStr }),
+  filesS3AccessKeyId: setting({ env: 'PARLEY_FILES_S3_ACCESS_KEY_ID', default: '', doc: 'Access key of the bucket.', parse: optStr }),
+  filesS3SecretAccessKey: setting({ env: 'PARLEY_FILES_S3_SECRET_ACCESS_KEY', default: '', doc: 'Secret key of the bucket.', parse: optStr, secret: true }),
+  filesS3Prefix: setting({ env: 'PARLEY_FILES_S3_PREFIX', default: 'parley/', doc: 'Key prefix of the objects Parley writes in the bucket.', parse: str }),
   imageMaxBytes: setting({
     env: 'PARLEY_IMAGE_MAX_BYTES',
     default: String(20 * 1024 * 1024),

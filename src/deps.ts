@@ -14,6 +14,8 @@ import type { CredentialWatch } from './auth/credential-watch';
 import type { OpacityGuess } from './images/opacity-guess';
 import type { Turnstile } from './http/turnstile';
 import type { GroupFanout } from './groups/group-fanout';
+import type { BlobStorage } from './files/blob-storage';
+import type { FileTextQueue } from './files/extract-pending';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -57,4 +59,8 @@ export interface AppDeps {
   imageConversions: Turnstile;
   /** Whether the next RGBA image is likely opaque, so its encode may start early (`createOpacityGuess`). */
   imageOpacity: OpacityGuess;
+  /** Where file contents live: the data directory, or an S3-compatible bucket (`createBlobStorage`). */
+  files: BlobStorage;
+  /** Documents into searchable text after their upload, one at a time (`createFileTextQueue`). */
+  fileText: FileTextQueue;
 }

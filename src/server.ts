@@ -87,6 +87,8 @@ export async function startServer(
     const groups = attachGroupRelay(deps, cluster);
     deps.lifecycle.onShutdown('group relay', cluster.onGap(() => groups.catchUp()));
   }
+  // Documents an earlier run did not get to (stopped, or killed, mid-extraction).
+  deps.fileText.wake();
   const stopPruning = startPruning(deps);
   deps.lifecycle.onShutdown('pruning', stopPruning);
 

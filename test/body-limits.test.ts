@@ -22,7 +22,11 @@ describe('body limits per operation', () => {
       'chat/streamDeepResearch': Math.ceil(config.imageMaxBytes / 3) * 4 + SMALL_BODY_BYTES,
       'groupChat/sendGroupMessage': 128 * 1024,
       'widget/addThreadMessage': 1024 * 1024,
+      // multipart/form-data: the recording and room for the framing and its text fields
       'audio/transcribe': config.sttMaxBytes + SMALL_BODY_BYTES,
+      // multipart/form-data: the file and room for the framing (streamed to disk, not held)
+      'files/upload': config.filesMaxBytes + SMALL_BODY_BYTES,
+      // A message of up to PARLEY_SUPPORT_MESSAGE_MAX_CHARS (20,000 at most), each escaped as \uXXXX
       'support/createThread': 128 * 1024,
       'support/sendMessage': 128 * 1024,
     });

@@ -16,8 +16,8 @@ async function run(cmd: string[], env: Record<string, string>) {
 
 // The native image binding and expo-server-sdk both load things at run time (a .node file, the
 // SDK's own package.json); this checks they work from inside the single executable.
-describe('the compiled binary: image conversion and push', () => {
-  test('convertImage (native binding and GIF) and a test push work from the executable', async () => {
+describe('the compiled binary: image conversion, push and files', () => {
+  test('convertImage (native binding and GIF), a test push and a file upload work from the executable', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'parley-bin-extras-')), 'parley');
     const build = await run([process.execPath, 'run', join(root, 'scripts/build.ts'), '--outfile', out], {});
     expect(build.code).toBe(0);
@@ -46,6 +46,17 @@ describe('the compiled binary: image conversion and push', () => {
       const report = await call('notifications/sendTestWebhookNotification', { conversationId: 'c', status: 'completed' });
       expect(report).toEqual({ ok: true, tokenCount: 1, sent: 1, invalidTokens: 0, errors: 0, receiptIdsRequested: 1, receiptsMissing: 0 });
       expect(fake.delivered.map((m) => m.to)).toEqual(['ExponentPushToken[ok-bin]']);
+
+      // Files: the multipart parser, the codec's re-encode and thumbnail, and the data directory's storage.
+      const form = new FormData();
+      form.append('file', new Blob([Transformer.fromRgbaPixels(new Uint8Array(300 * 200 * 4).fill(120), 300, 200).jpegSync(90)]), 'photo.jpg');
+      const uploaded = (await (await fetch(`${url}/api/files/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as any;
+      expect(uploaded).toMatchObject({ mimeType: 'image/jpeg', kind: 'image', width: 300, height: 200 });
+      const range = await fetch(`${url}${uploaded.contentUrl}`, { headers: { 'x-api-key': key, range: 'bytes=0-1' } });
+      expect(range.status).toBe(206);
+      expect([...new Uint8Array(await range.arrayBuffer())]).toEqual([0xff, 0xd8]);
+      const thumb = await fetch(`${url}${uploaded.thumbnailUrl}`, { headers: { 'x-api-key': key } });
+      expect((await new Transformer(new Uint8Array(await thumb.arrayBuffer())).metadata()).width).toBe(256);
     } finally {
       proc.kill('SIGTERM');
       await proc.exited;

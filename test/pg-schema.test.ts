@@ -4,7 +4,7 @@
  * indexes as SQLite's after all of its migrations. Skipped where no PostgreSQL is installed,
  * except under CI (test/support/postgres.ts).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { SQL } from 'bun';
 import { Database } from 'bun:sqlite';
 import { cpSync, mkdtempSync, readdirSync } from 'node:fs';
@@ -14,6 +14,9 @@ import { migrate } from '../src/db/migrate';
 import { pgMigrations, statementsOf } from '../src/db/pg/migrations';
 import * as pgSchema from '../src/db/pg/schema';
 import * as sqliteSchema from '../src/db/schema';
+
+// The comparison reads every table's catalogue rows: seconds on a busy shared machine.
+setDefaultTimeout(60_000);
 import { getTableConfig } from 'drizzle-orm/sqlite-core';
 import { postgresAvailable, startPostgres, type TestPostgres } from './support/postgres';
 

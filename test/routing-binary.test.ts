@@ -52,6 +52,9 @@ beforeAll(async () => {
     PARLEY_OAUTH_GITHUB_CLIENT_ID: 'id',
     PARLEY_OAUTH_GITHUB_CLIENT_SECRET: 'secret',
     PARLEY_PUBLIC_URL: 'http://localhost',
+    // Set up (never reached: no request here gets that far), so audio/transcribe reads its body
+    // and refuses a malformed one with 400 like any operation, instead of "not set up" (503).
+    PARLEY_STT_BASE_URL: 'http://127.0.0.1:9/v1',
   };
   expect(Bun.spawnSync([out, 'user', 'create', '--email', 'ann@example.org'], { env }).exitCode).toBe(0);
   key = JSON.parse(Bun.spawnSync([out, 'apikey', 'create', '--email', 'ann@example.org', '--json'], { env }).stdout.toString()).key;
@@ -156,12 +159,14 @@ describe('the compiled binary: what the OpenAPI document says each operation ans
         const anonymous = await send('POST', path, 'localhost', ['Content-Length: 0']);
         expect({ path, status: anonymous.status, documented: documented(path, 401) }).toEqual({ path, status: 401, documented: true });
       }
-      const tooLarge = await send('POST', path, 'localhost', [`x-api-key: ${key}`, 'Content-Type: application/json', `Content-Length: ${MAX_BODY_BYTES + 1}`]);
+      // An upload row takes multipart/form-data (src/http/upload.ts); every other row JSON.
+      const bodyType = item.post.requestBody.content['multipart/form-data'] ? 'multipart/form-data; boundary=x' : 'application/json';
+      const tooLarge = await send('POST', path, 'localhost', [`x-api-key: ${key}`, `Content-Type: ${bodyType}`, `Content-Length: ${MAX_BODY_BYTES + 1}`]);
       expect({ path, status: tooLarge.status, documented: documented(path, 413) }).toEqual({ path, status: 413, documented: true });
       expect(envelope(tooLarge)).toEqual(ENVELOPE_KEYS);
       const form = await send('POST', path, 'localhost', [`x-api-key: ${key}`, 'Content-Type: application/x-www-form-urlencoded', 'Content-Length: 3'], 'a=1');
       expect({ path, status: form.status, documented: documented(path, 415) }).toEqual({ path, status: 415, documented: true });
-      const malformed = await send('POST', path, 'localhost', [`x-api-key: ${key}`, 'Content-Type: application/json', 'Content-Length: 1'], '{');
+      const malformed = await send('POST', path, 'localhost', [`x-api-key: ${key}`, `Content-Type: ${bodyType}`, 'Content-Length: 1'], '{');
       expect({ path, status: malformed.status, documented: documented(path, 400) }).toEqual({ path, status: 400, documented: true });
       // A stream can be refused by the per-user cap and at shutdown; a rate-limited row by its bucket.
       if (item.post.responses[200].content['text/event-stream']) {

@@ -47,6 +47,11 @@ export type AiEvent =
   | { type: 'memory.in_progress'; itemId: string; action: MemoryAction }
   | { type: 'memory.completed'; itemId: string; action: MemoryAction; memoryId: string; content: string }
   | { type: 'memory.error'; itemId: string; action: MemoryAction; error: string }
+  | { type: 'read_file.in_progress'; itemId: string; fileId: string; filename?: string }
+  | { type: 'read_file.completed'; success: boolean; content?: string; error?: string }
+  /** Parley's own kinds: the `search_files` tool over the user's documents (docs/files.md). */
+  | { type: 'file_search.in_progress'; itemId: string; query: string }
+  | { type: 'file_search.completed'; itemId: string; results: { fileId: string; filename: string; page: number | null }[] }
   | { type: 'widget.created'; widgetId: string; widgetType: string; responseId: string }
   | { type: 'error'; message: string };
 

@@ -3,6 +3,8 @@ import type { AppDeps } from '../deps';
 import { createWidget } from '../widgets/widget.store';
 import { searchHistory } from './history.store';
 import { memoryTools } from '../memory/memory.tools';
+import { fileTools } from '../files/file.tools';
+import { imageTools } from '../files/image.tools';
 
 /** Excerpt length of a history hit handed to the model and shown in `history.completed`. */
 const HISTORY_TEXT_CHARS = 500;
@@ -12,9 +14,13 @@ const HISTORY_TEXT_CHARS = 500;
  * `generate_canvas` stores a canvas widget, `search_history` searches the user's own past
  * conversations; with `memories` (the user's `enableMemories`), the memory tools (src/memory/).
  */
-export function chatTools(deps: AppDeps, ctx: { userId: string; conversationId: string; responseId: string; memories?: boolean }): AiTool[] {
+export function chatTools(deps: AppDeps, ctx: { userId: string; conversationId: string; responseId: string; memories?: boolean; files?: boolean }): AiTool[] {
   return [
     ...(ctx.memories ? memoryTools(deps, ctx) : []),
+    // With documents to read (the user's, or attached here): read_file, search_files (src/files/file.tools.ts).
+    ...(ctx.files ? fileTools(deps, ctx) : []),
+    // With PARLEY_IMAGES_BASE_URL: generate_image, edit_image (src/files/image.tools.ts).
+    ...imageTools(deps, ctx),
     {
       name: 'generate_canvas',
       description: 'Create a canvas: a standalone document (report, plan, code, essay) the user can open and edit beside the chat.',

@@ -38,7 +38,7 @@ export function* searchHistory({ dialect }: Tx, input: { userId: string; query: 
 }
 
 /** The query's distinct words, lower-cased, at most 12: no user text is parsed as query syntax. */
-const wordsOf = (query: string) => [...new Set((query.match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.toLowerCase()))].slice(0, 12);
+export const wordsOf = (query: string) => [...new Set((query.match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.toLowerCase()))].slice(0, 12);
 
 /** Words of the query as quoted FTS5 terms joined by OR. */
 export const toMatchQuery = (query: string): string =>

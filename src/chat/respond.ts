@@ -9,6 +9,9 @@ import { findLease } from '../tasks/lease.store';
 import { serializeOn, type Tx, type Work } from '../db/work';
 import { chatTools } from './chat.tools';
 import { memoryForTurn } from '../memory/memory.prompt';
+import { filePartOf, filesIntoMessage, offersFileTools, type FilePart } from '../files/files-for-turn';
+import { attachFiles } from '../files/file.store';
+import type { FileRow } from '../db/schema';
 import { endingEvent, type EventWriter } from './event-log';
 import { checkImageUrl, imageUrlPolicy } from '../net/image-url';
 
@@ -19,7 +22,8 @@ const TITLE_CHARS = 80;
 const SYSTEM_PROMPT = 'You are Parley, a helpful assistant. Answer clearly; use Markdown where it helps.';
 const STUDY_PROMPT =
   'You are Parley in study mode: a patient tutor. Guide the learner to the answer with questions, hints and small steps instead of handing over full solutions; check understanding as you go.';
-const RESEARCH_PROMPT = 'You are Parley doing deep research: search widely, compare sources, and write a structured report that cites its sources.';
+const RESEARCH_PROMPT =
+  "You are Parley doing deep research: search widely, compare sources, and write a structured report that cites its sources. Cite the user's documents you read with read_file by their file name, as you cite web pages.";
 
 export const CANCELLED_MESSAGE = 'The response was cancelled.';
 export const IMAGE_LEFT_OUT = 'An image of this message was left out: Parley does not pass its URL to the AI provider';
@@ -30,6 +34,8 @@ export interface StartInput {
   kind: ResponseRow['kind'];
   message: string;
   images?: AiImage[];
+  /** Files sent with the message, which the caller may read (docs/files.md, "In chat and research"). */
+  files?: FileRow[];
   model?: string;
   /** An existing conversation the caller may write to; undefined makes a new one. */
   conversation?: Conversation;
@@ -56,9 +62,17 @@ export async function startResponse(deps: AppDeps, input: StartInput): Promise<R
     const conversation = input.conversation ?? (yield* createConversation(tx, { ownerId: input.userId, title: titleOf(input.message) }, now));
     yield* appendItem(
       tx,
-      { conversationId: conversation.id, role: 'user', content: input.message, authorId: input.userId, parts: (input.images ?? []).map((i) => ({ type: 'input_image', ...i })) },
+      {
+        conversationId: conversation.id,
+        role: 'user',
+        content: input.message,
+        authorId: input.userId,
+        parts: [...(input.images ?? []).map((i) => ({ type: 'input_image', ...i })), ...(input.files ?? []).map(filePartOf)],
+      },
       now,
     );
+    // The conversation's writers may read them from now on, as the model does.
+    if (input.files?.length) yield* attachFiles(tx, input.files.map((f) => f.id), conversation.id, now);
     const response = yield* createResponse(tx, { conversationId: conversation.id, userId: input.userId, kind: input.kind, model, input: { message: input.message, images: input.images } }, now);
     // This instance runs the turn (src/chat/turn-leases.ts).
     yield* holdTurn(tx, deps, response.id);
@@ -100,7 +114,13 @@ async function runResponse(
       // would mean OpenAI's own paid search on every turn, which nobody configured.
       webSearch: response.kind === 'chat' && ai.name === 'openai-chat',
       messages: resume ? [] : await buildMessages(deps, response, memory?.message),
-      tools: chatTools(deps, { userId: response.userId, conversationId: response.conversationId, responseId: response.id, memories: !!memory }),
+      tools: chatTools(deps, {
+        userId: response.userId,
+        conversationId: response.conversationId,
+        responseId: response.id,
+        memories: !!memory,
+        files: await offersFileTools(deps, response.userId, response.conversationId),
+      }),
       signal,
       onCursor: (c) => writer.setCursor(c),
       onToolOutput: (toolOutput) => writer.recordToolOutput(toolOutput),
@@ -149,10 +169,21 @@ async function* single<T>(events: AsyncIterable<T>): AsyncGenerator<T[]> {
  * What the stored answer keeps of an event: its text, and search results and widgets on the
  * assistant item so a reloaded conversation shows them.
  */
+/** The events an answer keeps in its `parts` (docs/research.md, "What is stored for the conversation"). */
+const KEPT_EVENTS = new Set<AiEvent['type']>([
+  'web_search.completed',
+  'web_page.read',
+  // The documents the answer read, its sources beside the web pages: {itemId, fileId, filename}.
+  'read_file.in_progress',
+  'widget.created',
+  'image_generation.completed',
+  'edit_image.completed',
+  'history.completed',
+]);
+
 function collectOutput(output: { text: string; parts: unknown[] }, event: AiEvent): void {
   if (event.type === 'text.delta') output.text += event.delta;
-  else if (event.type === 'web_search.completed' || event.type === 'web_page.read' || event.type === 'widget.created' || event.type === 'image_generation.completed' || event.type === 'history.completed')
-    output.parts.push(event);
+  else if (KEPT_EVENTS.has(event.type)) output.parts.push(event);
 }
 
 async function finish(
@@ -224,7 +255,9 @@ async function buildMessages(deps: AppDeps, response: ResponseRow, memories?: Ai
       if (!checked.ok) content += `\n[${IMAGE_LEFT_OUT} (${checked.reason}).]`;
       else images.push({ imageUrl: checked.url, ...(p.detail ? { detail: p.detail } : {}) });
     }
-    messages.push({ role: item.role as 'user' | 'assistant', content, ...(images.length ? { images } : {}) });
+    const message: AiMessage = { role: item.role as 'user' | 'assistant', content, ...(images.length ? { images } : {}) };
+    const files = (item.parts as { type?: string }[]).filter((p): p is FilePart => p?.type === 'input_file');
+    messages.push(files.length ? await filesIntoMessage(deps, message, files) : message);
   }
   return messages;
 }

@@ -8,7 +8,8 @@ import { findResponseById, isTerminal } from './response.store';
 import { errorOnlyStream, followResponse, parseEventId } from './follow';
 import { cancelResponse, startResponse } from './respond';
 import type { AppDeps } from '../deps';
-import type { User } from '../db/schema';
+import type { FileRow, User } from '../db/schema';
+import { canReadFile, findFileById } from '../files/file.store';
 
 const Image = t.Object({ imageUrl: t.String({ minLength: 1 }), detail: t.Optional(t.Union([t.Literal('auto'), t.Literal('high'), t.Literal('low')])) });
 const TurnInput = t.Object({
@@ -16,6 +17,8 @@ const TurnInput = t.Object({
   conversationId: t.Optional(t.String()),
   model: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
   images: t.Optional(t.Array(Image, { maxItems: 16 })),
+  /** Parley's addition: ids of the caller's files (files/upload) sent with the message (docs/files.md). */
+  files: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 10 })),
 });
 
 /** The data of one frame: `type` selects the event (the spec's deep-research union). */
@@ -56,6 +59,26 @@ function checkedImages(deps: AppDeps, images: typeof TurnInput.static.images) {
   return checked;
 }
 
+/**
+ * The request's files, each one the caller may read, or a 400 naming each that is not (unknown
+ * and not readable alike, as files/getFile answers 404 for both), before any stream starts.
+ */
+async function checkedFiles(deps: AppDeps, ids: string[] | undefined, userId: string): Promise<FileRow[] | undefined> {
+  if (!ids?.length) return undefined;
+  const unique = [...new Set(ids)];
+  const found = await deps.store.read(function* (tx) {
+    const rows: (FileRow | undefined)[] = [];
+    for (const id of unique) {
+      const f = yield* findFileById(tx, id);
+      rows.push(f && (yield* canReadFile(tx, f, userId)) ? f : undefined);
+    }
+    return rows;
+  });
+  const issues = unique.flatMap((id, i) => (found[i] ? [] : [{ path: ['files', ids.indexOf(id)], message: `No file ${id} that you may read.` }]));
+  if (issues.length) throw invalidInput(issues);
+  return found as FileRow[];
+}
+
 function streamTurn(kind: 'chat' | 'research') {
   return async ({ input, user, deps, request, requestId }: OpContext<typeof TurnInput.static>) => {
     const images = checkedImages(deps, input.images);
@@ -75,8 +98,9 @@ function streamTurn(kind: 'chat' | 'research') {
       });
       if (!conversation) return errorOnlyStream('The conversation was not found or you cannot write to it.');
     }
-    if (!input.message.trim() && !images?.length) return errorOnlyStream('The message is empty.');
-    const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, model: input.model, conversation, requestId });
+    const files = await checkedFiles(deps, input.files, user.id);
+    if (!input.message.trim() && !images?.length && !files?.length) return errorOnlyStream('The message is empty.');
+    const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, files, model: input.model, conversation, requestId });
     return followResponse(deps, response.id, 0, request.signal);
   };
 }

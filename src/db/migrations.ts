@@ -25,6 +25,7 @@ import m0020 from '../../migrations/0020_news_miniapps.sql' with { type: 'text' 
 import m0021 from '../../migrations/0021_memories.sql' with { type: 'text' };
 import m0022 from '../../migrations/0022_feedback.sql' with { type: 'text' };
 import m0023 from '../../migrations/0023_support.sql' with { type: 'text' };
+import m0024 from '../../migrations/0024_file_embeddings.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -56,4 +57,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0021_memories', sql: m0021 },
   { tag: '0022_feedback', sql: m0022 },
   { tag: '0023_support', sql: m0023 },
+  { tag: '0024_file_embeddings', sql: m0024 },
 ];

@@ -1,8 +1,7 @@
 import type { Transformer } from '@napi-rs/image';
 import { loadCodec } from './load-codec';
 import { readImageHeader } from './image-header';
-import { decodeGifInWorker } from './decode-gif-in-worker';
-import { stripIcoChunks, stripPngChunks } from './strip-compressed-chunks';
+import { decoderInput } from './decoder-input';
 import { collectAfterDecode } from './collect-after-decode';
 import type { OpacityGuess } from './opacity-guess';
 
@@ -148,13 +147,8 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
   // Outside the try: a codec that cannot load, or a GIF worker that cannot start, is a server
   // fault (500, logged), not a bad image.
   const { Transformer, BlendMode } = await loadCodec();
-  let input = bytes;
-  if (format === 'gif') {
-    const gif = await decodeGifInWorker(bytes);
-    if ('error' in gif) return fail('DECODE_FAILED', `the gif image could not be decoded: ${gif.error}`);
-    input = gif.ppm;
-  } else if (format === 'png') input = stripPngChunks(bytes);
-  else if (format === 'ico') input = stripIcoChunks(bytes);
+  const input = await decoderInput(bytes, format);
+  if (!(input instanceof Uint8Array)) return fail('DECODE_FAILED', input.error);
   try {
     // One Transformer for everything: it keeps the image it decoded for metadata(), so the
     // conversion does not decode it a second time (that doubled the time, bench/RESULTS.md).

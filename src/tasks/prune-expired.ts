@@ -5,11 +5,12 @@ import { pruneGroupEvents } from '../groups/group-events.store';
 import { pruneEndedSessions } from '../auth/auth.store';
 import { pruneLoginLinks } from '../auth/login-link.store';
 import { releaseLease, tryAcquireLease } from './lease.store';
+import { sweepBlobs } from '../files/sweep-blobs';
 
 /** The lease that makes one instance of a cluster run retention each period (src/tasks/lease.store.ts). */
 export const RETENTION_LEASE = 'retention';
 
-type PruneDeps = Pick<AppDeps, 'db' | 'store' | 'instanceId' | 'config' | 'log' | 'now'>;
+type PruneDeps = Pick<AppDeps, 'db' | 'store' | 'instanceId' | 'config' | 'log' | 'now'> & Partial<Pick<AppDeps, 'files'>>;
 
 /** Ended sessions stay this long (an admin looking into a recent sign-out finds it), then go. */
 const ENDED_SESSION_KEEP_DAYS = 30;
@@ -21,13 +22,16 @@ const ENDED_SESSION_KEEP_DAYS = 30;
  * - sessions that ended (expired or signed out) more than ENDED_SESSION_KEEP_DAYS ago;
  * - group events older than PARLEY_GROUP_EVENT_RETENTION_DAYS, and invites past their expiry;
  * - login links used or expired more than a day ago (a day, so "this link was already used"
- *   can still be told apart from "unknown" the morning after).
+ *   can still be told apart from "unknown" the morning after);
+ * - the stored bytes of files no longer there (src/files/sweep-blobs.ts).
  */
 const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> | Promise<Record<string, number>> }[] = [
   { name: 'response events', run: async (d, now) => ({ events: await d.store.write((tx) => pruneResponseEvents(tx, now - d.config.eventRetentionDays * DAY_MS)) }) },
   { name: 'sessions', run: async (d, now) => ({ sessions: await d.store.read((tx) => pruneEndedSessions(tx, now - ENDED_SESSION_KEEP_DAYS * DAY_MS)) }) },
   { name: 'group events', run: (d, now) => d.store.read((tx) => pruneGroupEvents(tx, d.config.groupEventRetentionDays, now)) },
   { name: 'login links', run: async (d, now) => ({ loginLinks: await d.store.read((tx) => pruneLoginLinks(tx, now - DAY_MS)) }) },
+  // Bytes of files gone with their user (a cascade), or missed by the sweep after a deletion.
+  { name: 'file blobs', run: async (d) => ({ blobs: d.files ? await sweepBlobs({ ...d, files: d.files }) : 0 }) },
 ];
 
 /** One pass over everything retention drops; logs what went and what failed. */

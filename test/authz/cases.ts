@@ -5,6 +5,7 @@ import { getOrCreateActiveThread } from '../../src/widgets/widget-thread.store';
 import { addBookmarkItem, createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
 import { createResponse } from '../../src/chat/response.store';
 import { createGroupChat } from '../../src/groups/group.store';
+import { claimBlob, insertFile } from '../../src/files/file.store';
 import { insertSupportMessage, insertSupportThread } from '../../src/support/support.store';
 import { addMemory } from '../../src/memory/memory.store';
 
@@ -108,6 +109,11 @@ export const authzCases: Record<string, AuthzCase> = {
     return { id: (await ctx.store.read((tx) => addBookmarkItem(tx, { groupId, conversationId }, Date.now()))).id };
   }),
   'bookmarks/deleteGroup': foreign(403, async ({ ctx, owner }) => ({ id: (await ctx.store.read((tx) => createBookmarkGroup(tx, owner.user.id, 'theirs', Date.now()))).id })),
+  'files/upload': NO_RESOURCE,
+  'files/listFiles': NO_RESOURCE,
+  'files/searchFiles': NO_RESOURCE,
+  'files/getFile': foreign(404, async ({ ctx, owner }) => ({ fileId: await theirFile(ctx, owner) })),
+  'files/deleteFile': foreign(404, async ({ ctx, owner }) => ({ fileId: await theirFile(ctx, owner) })),
   // --- memories: another user's memory is 403, as a bookmark group ---
   'memories/listMemories': NO_RESOURCE,
   'memories/addMemory': NO_RESOURCE,
@@ -168,6 +174,7 @@ export const authzCases: Record<string, AuthzCase> = {
   'admin/downloadBackup': foreign(403, () => ({ name: 'parley-2026-01-01T00-00-00-000Z.db' })),
   'admin/doctor': foreign(403, () => ({})),
   'admin/getSettings': foreign(403, () => ({})),
+  // --- the service's own pages: the same for every user, read state the caller's own ---
   'releaseNotes/list': NO_RESOURCE,
   'news/list': NO_RESOURCE,
   'news/markRead': NO_RESOURCE,
@@ -214,4 +221,15 @@ async function ownersConversation(ctx: TestContext, owner: TestUser) {
 async function ownersResponse(ctx: TestContext, owner: TestUser): Promise<string> {
   const c = await ownersConversation(ctx, owner);
   return (await ctx.store.read((tx) => createResponse(tx, { conversationId: c.id, userId: owner.user.id, kind: 'research', model: 'm', input: { message: 'x' }, status: 'completed' }))).id;
+}
+
+/** A file of `owner`'s (its row and its blob's; no bytes are needed to refuse someone else). */
+async function theirFile(ctx: TestContext, owner: TestUser): Promise<string> {
+  const sha256 = crypto.randomUUID().replaceAll('-', '').padEnd(64, '0');
+  return (
+    await ctx.store.write(function* (tx) {
+      yield* claimBlob(tx, sha256, 5, Date.now());
+      return yield* insertFile(tx, { userId: owner.user.id, sha256, filename: 'theirs.txt', mimeType: 'text/plain', kind: 'document', size: 5, width: null, height: null, thumbSha256: null }, Date.now());
+    })
+  ).id;
 }

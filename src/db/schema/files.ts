@@ -62,7 +62,10 @@ export const fileAttachments = sqliteTable(
 
 /**
  * A document's text in chunks, searchable (SQLite FTS5 / PostgreSQL tsvector, custom migrations)
- * and optionally embedded: `embedding` is the vector's float32 bytes in base64.
+ * and optionally embedded (src/files/embeddings-fill.ts): `embedding` is the vector's float32
+ * bytes (little-endian, scaled to length 1) in base64, `embeddingModel` the model that made it, so
+ * vectors of two models are never compared. A model that refused a chunk leaves `embedding` null
+ * beside its name, and the chunk is not sent to it again.
  */
 export const fileChunks = sqliteTable(
   'file_chunks',
@@ -76,8 +79,10 @@ export const fileChunks = sqliteTable(
     startChar: integer('start_char').notNull(),
     content: text('content').notNull(),
     embedding: text('embedding'),
+    embeddingModel: text('embedding_model'),
   },
-  (t) => [uniqueIndex('file_chunks_file_seq_idx').on(t.fileId, t.seq)],
+  // By model: the chunks still to embed are found without reading every vector.
+  (t) => [uniqueIndex('file_chunks_file_seq_idx').on(t.fileId, t.seq), index('file_chunks_embedding_model_idx').on(t.embeddingModel)],
 );
 
 export type FileBlob = typeof fileBlobs.$inferSelect;

@@ -1,0 +1,89 @@
+import type { AppDeps } from '../deps';
+import { releaseLease, tryAcquireLease } from '../tasks/lease.store';
+import { embeddingModelKey, embeddingsEnabled, EmbeddingsError, embedTexts } from './embeddings-client';
+import { listChunksToEmbed, saveEmbeddings } from './embeddings.store';
+import { encodeVector } from './embeddings-vectors';
+
+type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle'>;
+
+/**
+ * Chunks one pass embeds at most: the queue reads waiting documents between passes, so a
+ * backlog (a model changed, embeddings turned on for a full library) never holds up new uploads
+ * for long.
+ */
+export const FILL_PER_PASS = 2000;
+/** Longer than a pass normally takes: only a dead instance's pass is taken over. */
+const LEASE_MS = 10 * 60_000;
+const FILL_LEASE = 'file-embeddings';
+
+/** How a pass ended: `more` chunks are left for the next pass; `failed` stops the queue's passes until its next wake. */
+export type FillResult = { embedded: number; refused: number; more: boolean; failed: boolean };
+
+/**
+ * Embed chunks that have no vector of the configured model (docs/files.md, "Semantic search"),
+ * a batch (`PARLEY_EMBEDDINGS_BATCH`) a request, at most FILL_PER_PASS; of one file when given
+ * (right after its text is saved), else of any file, under a lease so that the instances of a
+ * cluster do not pay twice for the same chunks. A failure ends the pass and is logged: the
+ * chunks stay without vectors, full-text search finds them, and a later pass tries again.
+ */
+export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillResult> {
+  const result: FillResult = { embedded: 0, refused: 0, more: false, failed: false };
+  if (!embeddingsEnabled(deps.config)) return result;
+  if (!fileId && !(await deps.store.write((tx) => tryAcquireLease(tx, FILL_LEASE, deps.instanceId, LEASE_MS, deps.now())))) return result;
+  const model = embeddingModelKey(deps.config);
+  const batch = deps.config.embeddingsBatch;
+  try {
+    while (!deps.lifecycle.signal.aborted) {
+      if (result.embedded + result.refused >= FILL_PER_PASS) {
+        result.more = true;
+        break;
+      }
+      const chunks = await deps.store.read((tx) => listChunksToEmbed(tx, model, batch, fileId));
+      if (!chunks.length) break;
+      const saved = await embedBatch(deps, model, chunks);
+      result.embedded += saved.embedded;
+      result.refused += saved.refused;
+    }
+  } catch (err) {
+    result.failed = true;
+    if (!(err instanceof EmbeddingsError)) throw err;
+    if (!deps.lifecycle.signal.aborted)
+      deps.log.warn('embedding document chunks failed', { model, ...(fileId ? { fileId } : {}), error: err.message, ...(err.detail ? { upstream: err.detail } : {}) });
+  } finally {
+    if (!fileId) await deps.store.write((tx) => releaseLease(tx, FILL_LEASE, deps.instanceId)).catch(() => undefined);
+  }
+  return result;
+}
+
+/**
+ * One request for the batch; when the server refuses it for its text, one request a chunk, and
+ * those it still refuses are recorded as refused by this model. If it refuses every one of them,
+ * the fault is the request's (a `dimensions` the model lacks, a model that does not embed), not
+ * the texts': nothing is recorded and the pass stops.
+ */
+async function embedBatch(deps: Deps, model: string, chunks: { id: string; content: string }[]): Promise<{ embedded: number; refused: number }> {
+  try {
+    const vectors = await embedTexts(deps.config, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
+    await deps.store.write((tx) => saveEmbeddings(tx, model, chunks.map((c, i) => ({ id: c.id, embedding: encodeVector(vectors[i]!) }))));
+    return { embedded: chunks.length, refused: 0 };
+  } catch (err) {
+    if (!(err instanceof EmbeddingsError && err.refused)) throw err;
+  }
+  const rows: { id: string; embedding: string | null }[] = [];
+  let lastRefusal: EmbeddingsError | undefined;
+  for (const chunk of chunks) {
+    try {
+      const [vector] = await embedTexts(deps.config, [chunk.content], { signal: deps.lifecycle.signal });
+      rows.push({ id: chunk.id, embedding: encodeVector(vector!) });
+    } catch (err) {
+      if (!(err instanceof EmbeddingsError && err.refused)) throw err;
+      lastRefusal = err;
+      rows.push({ id: chunk.id, embedding: null });
+    }
+  }
+  if (rows.every((r) => r.embedding === null)) throw lastRefusal!;
+  await deps.store.write((tx) => saveEmbeddings(tx, model, rows));
+  const refused = rows.filter((r) => r.embedding === null).length;
+  deps.log.warn('embeddings server refused document chunks', { model, chunks: refused, upstream: lastRefusal?.detail });
+  return { embedded: rows.length - refused, refused };
+}

@@ -1,0 +1,101 @@
+/**
+ * Vectors as stored in `file_chunks.embedding` (docs/files.md, "Semantic search"): float32,
+ * little-endian, in base64, scaled to length 1 when stored so that cosine similarity is a plain
+ * dot product at search time.
+ */
+
+/** `v` scaled to length 1 (a zero vector stays zero: it matches nothing). */
+export function normaliseVector(v: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < v.length; i++) sum += v[i]! * v[i]!;
+  const norm = Math.sqrt(sum);
+  if (!norm) return v;
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i]! / norm;
+  return out;
+}
+
+export function encodeVector(v: Float32Array): string {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+}
+
+export function decodeVector(base64: string): Float32Array {
+  const bytes = Buffer.from(base64, 'base64');
+  // A copy: Buffer.from may hand back a slice of a shared pool, not aligned for float32.
+  return new Float32Array(new Uint8Array(bytes).buffer);
+}
+
+/**
+ * Scores stored vectors against one query vector. Each is decoded into the same scratch buffer,
+ * so a scan of 100,000 vectors allocates nothing per row; a vector of another length (a model
+ * that changed under the same name) scores undefined.
+ */
+export function createScorer(query: Float32Array): (base64: string) => number | undefined {
+  const dims = query.length;
+  const encodedLength = Math.ceil((dims * 4) / 3) * 4;
+  const scratch = Buffer.alloc(dims * 4);
+  const view = new Float32Array(scratch.buffer, scratch.byteOffset, dims);
+  return (base64) => {
+    if (base64.length !== encodedLength || scratch.write(base64, 'base64') !== dims * 4) return undefined;
+    let dot = 0;
+    for (let i = 0; i < dims; i++) dot += query[i]! * view[i]!;
+    return dot;
+  };
+}
+
+/**
+ * The `k` best items seen, in a min-heap: the worst kept is at the root, so each new item costs
+ * one comparison unless it beats it (then log k). An equal score does not displace one kept.
+ */
+export class TopK<T> {
+  private readonly scores: number[] = [];
+  private readonly items: T[] = [];
+
+  constructor(private readonly k: number) {}
+
+  push(score: number, item: T): void {
+    if (this.k <= 0) return;
+    if (this.scores.length < this.k) {
+      this.scores.push(score);
+      this.items.push(item);
+      this.up(this.scores.length - 1);
+    } else if (score > this.scores[0]!) {
+      this.scores[0] = score;
+      this.items[0] = item;
+      this.down(0);
+    }
+  }
+
+  /** Best first. */
+  sorted(): { score: number; item: T }[] {
+    return this.scores.map((score, i) => ({ score, item: this.items[i]! })).sort((a, b) => b.score - a.score);
+  }
+
+  private swap(a: number, b: number): void {
+    [this.scores[a], this.scores[b]] = [this.scores[b]!, this.scores[a]!];
+    [this.items[a], this.items[b]] = [this.items[b]!, this.items[a]!];
+  }
+
+  private up(i: number): void {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (this.scores[parent]! <= this.scores[i]!) return;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+
+  private down(i: number): void {
+    const n = this.scores.length;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let least = i;
+      if (l < n && this.scores[l]! < this.scores[least]!) least = l;
+      if (r < n && this.scores[r]! < this.scores[least]!) least = r;
+      if (least === i) return;
+      this.swap(i, least);
+      i = least;
+    }
+  }
+}

@@ -1,0 +1,18 @@
+import { decodeGifInWorker } from './decode-gif-in-worker';
+import { stripIcoChunks, stripPngChunks } from './strip-compressed-chunks';
+import type { SniffedFormat } from './image-header';
+
+/**
+ * The bytes the codec decodes for an image of `format`: a GIF's first frame decoded in a worker
+ * (as a PPM), a PNG or ICO without its compressed metadata chunks (decompression bombs the
+ * codec would inflate), anything else as it is. Shared by images/convertImage and file uploads.
+ */
+export async function decoderInput(bytes: Uint8Array, format: SniffedFormat): Promise<Uint8Array | { error: string }> {
+  if (format === 'gif') {
+    const gif = await decodeGifInWorker(bytes);
+    return 'error' in gif ? { error: `the gif image could not be decoded: ${gif.error}` } : gif.ppm;
+  }
+  if (format === 'png') return stripPngChunks(bytes);
+  if (format === 'ico') return stripIcoChunks(bytes);
+  return bytes;
+}

@@ -1,0 +1,304 @@
+/**
+ * Semantic search of documents through HTTP on a real database (either store), against a local
+ * OpenAI-compatible embeddings server (test/fakes/openai-embeddings.ts): chunks embedded after
+ * their text is read, in batches, stored as unit float32 vectors with their model; searches by
+ * meaning that full-text search cannot answer, fused with it by default; who may read what; the
+ * server off, failing, refusing a text or ignoring `encoding_format`; the pass that fills missing
+ * and stale vectors; the search_files tool.
+ */
+import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { createTestContext, type TestContext, type TestUser } from './helpers';
+import { readFrames } from './sse';
+import { fakeEmbedding, startFakeEmbeddings } from './fakes/openai-embeddings';
+import { startFakeOpenAI } from './fakes/openai';
+import { decodeVector, normaliseVector } from '../src/files/embeddings-vectors';
+import type { Config } from '../src/config';
+
+setDefaultTimeout(30_000);
+
+const embeddings = startFakeEmbeddings();
+const openai = startFakeOpenAI();
+const dirs: string[] = [];
+afterAll(() => {
+  embeddings.stop();
+  openai.stop();
+  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+
+beforeEach(() => {
+  embeddings.requests.length = 0;
+  embeddings.fail = () => undefined;
+  embeddings.ignoreEncodingFormat = false;
+  embeddings.maxInputChars = 32_000;
+});
+
+const KEY = 'sk-embed-secret-123';
+const on = (extra: Partial<Config> = {}): Partial<Config> => ({ embeddingsBaseUrl: embeddings.url, embeddingsApiKey: KEY, embeddingsModel: 'fake-embed', ...extra });
+
+async function setup(config: Partial<Config> = on()) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-embeddings-'));
+  dirs.push(dataDir);
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], config: { dataDir, ...config } });
+  const [ann, bob] = ctx.users as [TestUser, TestUser];
+  return { ctx, ann, bob, dataDir };
+}
+
+async function upload(ctx: TestContext, as: TestUser, text: string, filename: string): Promise<any> {
+  const form = new FormData();
+  form.append('file', new Blob([text]), filename);
+  const res = await ctx.app.handle(new Request('http://localhost/api/files/upload', { method: 'POST', headers: { 'x-api-key': as.key }, body: form }));
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+type ChunkRow = { file_id: string; seq: number; embedding: string | null; embedding_model: string | null; content: string };
+const chunksOf = async (ctx: TestContext, fileId?: string) =>
+  (await ctx.query<ChunkRow>(sql`SELECT file_id, seq, embedding, embedding_model, content FROM file_chunks ORDER BY file_id, seq`)).filter((r) => !fileId || r.file_id === fileId);
+
+const search = (ctx: TestContext, as: TestUser, query: string, mode?: string) => ctx.json('files/searchFiles', { query, ...(mode ? { mode } : {}) }, as);
+const idsOf = (body: any): string[] => body.hits.map((h: any) => h.fileId);
+
+/** A text of several chunks (about 2,000 characters each): paragraphs of distinct words. */
+const longText = (topic: string, paragraphs = 6) =>
+  Array.from({ length: paragraphs }, (_, i) => `Section ${i} about ${topic}. ` + Array.from({ length: 200 }, (_, j) => `word${i}x${j}`).join(' ') + '.').join('\n\n');
+
+const PHYSICIAN = 'Our physician reviewed the invoices from last spring.';
+const GARDEN = 'The garden needs water every evening in summer.';
+
+describe('embedding documents', () => {
+  test('chunks are embedded after their text is read: in batches, with the key, as unit float32 vectors in base64 labelled with their model', async () => {
+    const { ctx, ann } = await setup(on({ embeddingsBatch: 2 }));
+    const file = await upload(ctx, ann, longText('lighthouses'), 'long.txt');
+    await ctx.deps.fileText.idle();
+    const chunks = await chunksOf(ctx, file.id);
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    expect(embeddings.requests.length).toBe(Math.ceil(chunks.length / 2));
+    for (const r of embeddings.requests) {
+      expect(r).toMatchObject({ model: 'fake-embed', encodingFormat: 'base64', authorization: `Bearer ${KEY}` });
+      expect(r.input.length).toBeLessThanOrEqual(2);
+      expect(r.dimensions).toBeUndefined();
+    }
+    for (const c of chunks) {
+      expect(c.embedding_model).toBe('fake-embed');
+      const v = decodeVector(c.embedding!);
+      expect(v.length).toBe(256);
+      expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+      // The very vector the server made of this chunk's text, scaled.
+      expect([...v]).toEqual([...normaliseVector(fakeEmbedding(c.content, 256))]);
+    }
+  });
+
+  test('a server that ignores encoding_format and answers numbers is read as well (the same vectors)', async () => {
+    const { ctx, ann } = await setup();
+    const a = await upload(ctx, ann, PHYSICIAN, 'a.txt');
+    await ctx.deps.fileText.idle();
+    embeddings.ignoreEncodingFormat = true;
+    const b = await upload(ctx, ann, PHYSICIAN, 'b.txt');
+    await ctx.deps.fileText.idle();
+    const [ca] = await chunksOf(ctx, a.id);
+    const [cb] = await chunksOf(ctx, b.id);
+    expect(cb!.embedding).toBe(ca!.embedding);
+  });
+
+  test('PARLEY_EMBEDDINGS_DIMENSIONS is asked for, and labels the vectors', async () => {
+    const { ctx, ann } = await setup(on({ embeddingsDimensions: 64 }));
+    const file = await upload(ctx, ann, PHYSICIAN, 'a.txt');
+    await ctx.deps.fileText.idle();
+    expect(embeddings.requests[0]!.dimensions).toBe(64);
+    const [chunk] = await chunksOf(ctx, file.id);
+    expect(chunk!.embedding_model).toBe('fake-embed#64');
+    expect(decodeVector(chunk!.embedding!).length).toBe(64);
+    const found = await search(ctx, ann, 'doctor', 'semantic');
+    expect(idsOf(found.body)).toEqual([file.id]);
+  });
+
+  test('embeddings off: nothing is sent, no vectors; search is by words, semantic is 503 naming the setting', async () => {
+    const { ctx, ann } = await setup({});
+    const file = await upload(ctx, ann, PHYSICIAN, 'a.txt');
+    await ctx.deps.fileText.idle();
+    expect(embeddings.requests).toEqual([]);
+    expect((await chunksOf(ctx, file.id))[0]).toMatchObject({ embedding: null, embedding_model: null });
+    const byDefault = await search(ctx, ann, 'physician');
+    expect(byDefault.body).toMatchObject({ mode: 'text', hits: [{ fileId: file.id }] });
+    // Hybrid asked of a server without embeddings answers by words, and says so.
+    expect((await search(ctx, ann, 'physician', 'hybrid')).body.mode).toBe('text');
+    const semantic = await search(ctx, ann, 'physician', 'semantic');
+    expect(semantic.status).toBe(503);
+    expect(semantic.body.code).toBe('SERVICE_UNAVAILABLE');
+    expect(semantic.body.message).toContain('PARLEY_EMBEDDINGS_BASE_URL');
+  });
+});
+
+describe('semantic search', () => {
+  test('finds by meaning what full-text misses; hybrid fuses both; only documents the caller may read', async () => {
+    const { ctx, ann, bob } = await setup();
+    const physician = await upload(ctx, ann, PHYSICIAN, 'visit.txt');
+    const garden = await upload(ctx, ann, GARDEN, 'garden.txt');
+    const theirs = await upload(ctx, bob, "Bob's physician also sent invoices.", 'bob.txt');
+    await ctx.deps.fileText.idle();
+
+    // Neither word is in the text: a synonym and another form of a word.
+    expect((await search(ctx, ann, 'doctor invoicing', 'text')).body).toEqual({ mode: 'text', hits: [] });
+    const semantic = await search(ctx, ann, 'doctor invoicing', 'semantic');
+    expect(semantic.status).toBe(200);
+    expect(semantic.body.mode).toBe('semantic');
+    expect(semantic.body.hits).toEqual([{ fileId: physician.id, filename: 'visit.txt', page: null, excerpt: PHYSICIAN }]);
+    // The default, with embeddings on, is hybrid.
+    const hybrid = await search(ctx, ann, 'doctor invoicing');
+    expect(hybrid.body.mode).toBe('hybrid');
+    expect(idsOf(hybrid.body)).toEqual([physician.id]);
+
+    // Found by both lists ranks above found by one: "summer" is a word of the garden note, "doctor" means the physician.
+    expect(idsOf((await search(ctx, ann, 'doctor summer', 'text')).body)).toEqual([garden.id]);
+    expect(idsOf((await search(ctx, ann, 'doctor summer', 'semantic')).body).sort()).toEqual([physician.id, garden.id].sort());
+    const both = await search(ctx, ann, 'summer evening doctor', 'hybrid');
+    expect(idsOf(both.body)).toEqual([garden.id, physician.id]);
+
+    // Bob's vectors are never compared with Ann's query, nor Ann's with his.
+    for (const mode of ['semantic', 'hybrid'] as const) expect(idsOf((await search(ctx, ann, 'physician invoices', mode)).body)).not.toContain(theirs.id);
+    expect(idsOf((await search(ctx, bob, 'doctor invoicing', 'semantic')).body)).toEqual([theirs.id]);
+    // Chunks sharing nothing with the query are left out, even by meaning.
+    expect((await search(ctx, ann, 'zeppelin', 'semantic')).body.hits).toEqual([]);
+    // A deleted file's vectors go with it.
+    await ctx.json('files/deleteFile', { fileId: physician.id }, ann);
+    expect((await search(ctx, ann, 'doctor invoicing', 'semantic')).body.hits).toEqual([]);
+  });
+
+  test('the best of many chunks, read in several pages: small files together, a large one in ranges; the limit', async () => {
+    // Long vectors make short pages: 100 chunks (the least a page holds) at 8,192 dimensions.
+    const { ctx, ann } = await setup(on({ embeddingsBatch: 64, embeddingsDimensions: 8192 }));
+    const small = [await upload(ctx, ann, longText('tides', 20), 'a.txt'), await upload(ctx, ann, longText('moss', 20), 'b.txt')];
+    const big = await upload(ctx, ann, `${longText('engines', 130)}\n\nThe automobile stalled near the old lighthouse.`, 'big.txt');
+    await ctx.deps.fileText.idle();
+    const bigChunks = await chunksOf(ctx, big.id);
+    expect(bigChunks.length).toBeGreaterThan(100);
+    // Only the big file's last chunk speaks of a car, past its first range of 100.
+    const found = await ctx.json('files/searchFiles', { query: 'car', mode: 'semantic', limit: 5 }, ann);
+    expect(found.body.hits).toEqual([expect.objectContaining({ fileId: big.id, excerpt: bigChunks.at(-1)!.content.slice(0, 500) })]);
+    const words = await ctx.json('files/searchFiles', { query: 'word3x7 word3x8', mode: 'semantic', limit: 3 }, ann);
+    expect(words.body.hits.length).toBe(3);
+    for (const id of idsOf(words.body)) expect([...small, big].map((f) => f.id)).toContain(id);
+  });
+
+  test('refusals: a mode it does not know, a bad limit, no credential', async () => {
+    const { ctx, ann } = await setup();
+    const bad = await ctx.json('files/searchFiles', { query: 'x', mode: 'fuzzy' }, ann);
+    expect(bad.status).toBe(400);
+    expect(bad.body.data.issues[0].path).toEqual(['mode']);
+    expect((await ctx.json('files/searchFiles', { query: 'x', limit: 0 }, ann)).status).toBe(400);
+    expect((await ctx.json('files/searchFiles', { query: 'x', mode: 'semantic' })).status).toBe(401);
+  });
+});
+
+describe('when the embeddings server fails', () => {
+  test('the file is still ready and found by words; the failure says nothing of the server; a later pass fills the vectors', async () => {
+    const { ctx, ann } = await setup();
+    embeddings.fail = () => ({ fail: 500, message: `internal error at ${embeddings.url} with ${KEY}` });
+    const file = await upload(ctx, ann, PHYSICIAN, 'visit.txt');
+    await ctx.deps.fileText.idle();
+    expect((await ctx.json('files/getFile', { fileId: file.id }, ann)).body.textStatus).toBe('ready');
+    expect((await chunksOf(ctx, file.id))[0]!.embedding).toBeNull();
+    // One request for the document; the pass after it is not tried while the server is down.
+    expect(embeddings.requests.length).toBe(1);
+
+    const hybrid = await search(ctx, ann, 'physician');
+    expect(hybrid.body).toMatchObject({ mode: 'text', hits: [{ fileId: file.id }] });
+    const semantic = await search(ctx, ann, 'doctor', 'semantic');
+    expect(semantic.status).toBe(502);
+    expect(semantic.body.code).toBe('BAD_GATEWAY');
+    expect(semantic.body.message).toBe('The embeddings server failed with a server error (HTTP 500).');
+    const port = new URL(embeddings.url).port;
+    for (const secret of [KEY, port, 'internal error']) expect(JSON.stringify(semantic.body)).not.toContain(secret);
+
+    // The server is back: the queue's next wake-up (an upload, the server's start) fills what is missing.
+    embeddings.fail = () => undefined;
+    ctx.deps.fileText.wake();
+    await ctx.deps.fileText.idle();
+    expect((await chunksOf(ctx, file.id))[0]!.embedding_model).toBe('fake-embed');
+    expect(idsOf((await search(ctx, ann, 'doctor', 'semantic')).body)).toEqual([file.id]);
+  });
+
+  test('a chunk the server refuses is recorded as refused and not sent again; the rest of its batch is embedded', async () => {
+    const { ctx, ann } = await setup();
+    embeddings.maxInputChars = 1500;
+    // A first chunk of one long paragraph (refused), then a short one (embedded).
+    const text = `${'Orchards bloom early. '.repeat(95).trim()}\n\nThe quince crop was late this year.`;
+    const file = await upload(ctx, ann, text, 'long.txt');
+    await ctx.deps.fileText.idle();
+    const chunks = await chunksOf(ctx, file.id);
+    const long = chunks.filter((c) => c.content.length > 1500);
+    expect(long.length).toBeGreaterThan(0);
+    expect(long.length).toBeLessThan(chunks.length);
+    for (const c of chunks) {
+      expect(c.embedding_model).toBe('fake-embed');
+      expect(c.embedding === null).toBe(c.content.length > 1500);
+    }
+    embeddings.requests.length = 0;
+    ctx.deps.fileText.wake();
+    await ctx.deps.fileText.idle();
+    expect(embeddings.requests).toEqual([]);
+  });
+
+  test('a request refused whatever its text (a setting the model lacks) records nothing', async () => {
+    const { ctx, ann } = await setup();
+    embeddings.fail = (r) => (r.input.some((s) => s.includes('invoices')) ? { fail: 400, message: 'This model does not support dimensions' } : undefined);
+    const file = await upload(ctx, ann, PHYSICIAN, 'visit.txt');
+    await ctx.deps.fileText.idle();
+    expect((await chunksOf(ctx, file.id))[0]).toMatchObject({ embedding: null, embedding_model: null });
+  });
+});
+
+describe('a changed model', () => {
+  test("vectors of the old model are never compared with the new model's query, and are embedded again", async () => {
+    const { ctx, ann, dataDir } = await setup();
+    const file = await upload(ctx, ann, PHYSICIAN, 'visit.txt');
+    await ctx.deps.fileText.idle();
+    expect((await chunksOf(ctx, file.id))[0]!.embedding_model).toBe('fake-embed');
+
+    // The server restarts with another model, whose server cannot embed documents yet.
+    embeddings.fail = (r) => (r.input.some((s) => s.includes('invoices')) ? { fail: 503 } : undefined);
+    const ctx2 = await createTestContext({ sameDatabaseAs: ctx, config: { dataDir, ...on({ embeddingsModel: 'other-embed' }) } });
+    ctx2.deps.fileText.wake();
+    await ctx2.deps.fileText.idle();
+    expect((await chunksOf(ctx2, file.id))[0]!.embedding_model).toBe('fake-embed');
+    expect((await search(ctx2, ann, 'doctor', 'semantic')).body.hits).toEqual([]);
+    // Hybrid still finds it by words meanwhile.
+    expect(idsOf((await search(ctx2, ann, 'physician doctor')).body)).toEqual([file.id]);
+
+    embeddings.fail = () => undefined;
+    ctx2.deps.fileText.wake();
+    await ctx2.deps.fileText.idle();
+    expect((await chunksOf(ctx2, file.id))[0]!.embedding_model).toBe('other-embed');
+    expect(embeddings.requests.filter((r) => r.model === 'other-embed' && r.input.includes(PHYSICIAN)).length).toBe(2);
+    expect(idsOf((await search(ctx2, ann, 'doctor', 'semantic')).body)).toEqual([file.id]);
+  });
+});
+
+describe('the search_files tool', () => {
+  test('searches by meaning too, in the caller\'s documents only', async () => {
+    const { ctx, ann, bob } = await setup(
+      on({ aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', researchModel: 'small', rateLimitAi: { capacity: 1000, perMs: 1000 } }),
+    );
+    const mine = await upload(ctx, ann, PHYSICIAN, 'visit.txt');
+    await upload(ctx, bob, "Bob's physician also sent invoices.", 'bob.txt');
+    await ctx.deps.fileText.idle();
+    let turn = 0;
+    openai.chatScript = () =>
+      turn++ === 0
+        ? {
+            deltas: [{ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'search_files', arguments: JSON.stringify({ query: 'doctor bills' }) } }] }],
+            finish_reason: 'tool_calls',
+          }
+        : { deltas: [{ content: 'Found it.' }] };
+    const frames = await readFrames(await ctx.call('chat/stream', { message: 'what did the doctor say?' }, ann));
+    const completed = frames.find((f) => f.data.type === 'file_search.completed')!.data;
+    expect(completed.results).toEqual([{ fileId: mine.id, filename: 'visit.txt', page: null }]);
+    const toolMessage = openai.requests.filter((r) => r.path === 'POST /v1/chat/completions').at(-1)!.body.messages.find((m: any) => m.role === 'tool');
+    expect(toolMessage.content).toContain('invoices from last spring');
+    expect(toolMessage.content).not.toContain('Bob');
+  });
+});
