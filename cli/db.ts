@@ -11,6 +11,10 @@ import { createProgress } from './progress';
 import { connectPg, maskUrl } from '../src/db/pg/connect';
 import { migratePg } from '../src/db/pg/migrate';
 import { copyPgToSqlite, copySqliteToPg, CopyError, type CopyReport } from '../src/db/copy/copy-database';
+import { checkCopiedFiles, pgBlobPages, type FilesCheck } from '../src/files/check-copied-files';
+import { blobPagesOf } from '../src/db/backup-blobs';
+import { createBlobStorage } from '../src/files/blob-storage';
+import { backupFilesLines, blobDirOf, checkFilesCommand, copyFilesLines, restoreFilesLines, whereFiles } from './db-files';
 
 export function dbCommands(program: Command) {
   common(program.command('migrate'))
@@ -33,7 +37,7 @@ export function dbCommands(program: Command) {
     );
 
   common(program.command('backup'))
-    .description('write a consistent copy of the database to FILE (safe while the server runs)')
+    .description('write a consistent copy of the database to FILE, and the stored files it names to FILE.files/ (FILE without .db; safe while the server runs)')
     .argument('<file>', 'where to write the copy; must not exist')
     .action(
       runAction(async (file: string, opts: CommonOptions) => {
@@ -51,39 +55,45 @@ export function dbCommands(program: Command) {
         const interrupted = new AbortController();
         const stop = () => interrupted.abort();
         process.once('SIGINT', stop).once('SIGTERM', stop);
+        // Files in a bucket are not copied: the store's own tools back it up.
+        const blobDir = config.filesS3Bucket ? undefined : blobDirOf(config);
+        let result;
         try {
-          await backupFile(source, target, size, (f) => progress.update(f, `of ${mb} MB`), interrupted.signal);
+          result = await backupFile(source, target, size, (f) => progress.update(f, `of ${mb} MB`), interrupted.signal, blobDir);
         } catch (err) {
           throw new CliError((err as Error).message);
         } finally {
           progress.done();
           process.off('SIGINT', stop).off('SIGTERM', stop);
         }
-        output(opts, { file: target }, `backup written to ${target}`);
+        const files = result.files ? { storage: 'disk', ...result.files } : { storage: 's3', where: whereFiles(config) };
+        output(opts, { file: target, files }, [`backup written to ${target}`, ...backupFilesLines(config, result.files)].join('\n'));
       }),
     );
 
   common(program.command('restore'))
-    .description('replace the database with a backup FILE, verified first; the server must be stopped')
+    .description('replace the database with a backup FILE, verified first, and put back the stored files it names from FILE.files/; the server must be stopped')
     .argument('<file>', 'a backup written by `parley backup`')
     .action(
-      runAction((file: string, opts: CommonOptions) => {
+      runAction(async (file: string, opts: CommonOptions) => {
         const config = cliConfig(opts);
         refusePostgres(config, 'restore PostgreSQL with `pg_restore`');
         let restored;
         try {
-          restored = restoreDatabase(config.dataDir, resolve(file));
+          restored = await restoreDatabase(config.dataDir, resolve(file), undefined, config.filesS3Bucket ? 's3' : 'disk');
         } catch (err) {
           throw new CliError((err as Error).message);
         }
         const lines = [`restored ${resolve(file)} to ${restored.file}`];
         if (restored.kept) lines.push(`the database it replaced is kept as ${restored.kept}`);
         if (restored.pending.length) lines.push(`${restored.pending.length} migration(s) will run when the server starts`);
-        output(opts, restored, lines.join('\n'));
+        lines.push(...restoreFilesLines(config, restored.files));
+        output(opts, { ...restored, files: restored.files ? { storage: 'disk', ...restored.files } : { storage: 's3', where: whereFiles(config) } }, lines.join('\n'));
       }),
     );
 
-  const db = program.command('db').description('move the database between SQLite and PostgreSQL');
+  const db = program.command('db').description('move the database between SQLite and PostgreSQL; check the stored files it names');
+  checkFilesCommand(db);
   common(db.command('copy'))
     .description('copy the SQLite database into an empty PostgreSQL one (--to), or a PostgreSQL one into a new SQLite database (--from); verified table by table')
     .option('--to [url]', 'postgres://… to copy the data directory\'s SQLite database into (no URL: PARLEY_DATABASE_URL, which keeps the password out of the process list)')
@@ -99,15 +109,23 @@ export function dbCommands(program: Command) {
         const shown = maskUrl(url);
         const progress = createProgress('copying');
         let report: CopyReport;
+        let files: FilesCheck;
         try {
           const onProgress = (done: number, total: number, table: string) => progress.update(total ? done / total : 1, `${done}/${total} rows (${table})`);
           report = opts.to !== undefined ? await copySqliteToPg(config.dataDir, sql, onProgress) : await copyPgToSqlite(sql, config.dataDir, onProgress);
         } catch (err) {
+          progress.done();
+          await sql.close();
           if (err instanceof CopyError) throw new CliError(err.message);
           // The client's own words ("connection refused", "password authentication failed").
           throw new CliError(`${shown}: ${(err as Error).message}`);
+        }
+        progress.done();
+        try {
+          files = await checkCopiedFilesOf(opts.to !== undefined ? sql : undefined, config);
+        } catch (err) {
+          throw new CliError(`the rows were copied and verified, but looking the stored files up in ${whereFiles(config)} failed: ${(err as Error).message}`);
         } finally {
-          progress.done();
           await sql.close();
         }
         const seconds = (report.ms / 1000).toFixed(1);
@@ -116,15 +134,32 @@ export function dbCommands(program: Command) {
             ? [
                 `copied ${report.rows} rows in ${report.tables.length} tables from ${join(config.dataDir, DB_FILE)} to ${shown} in ${seconds} s; every table's row count and SHA-256 match the source`,
                 'writes the server made after the copy began are not in it: for the final move, stop the server and copy again into an empty database',
-                'this version of Parley still serves from SQLite: keep PARLEY_DATABASE_URL unset for `parley serve` until a version that serves from PostgreSQL (docs/scaling.md)',
+                'to run on it: set PARLEY_DATABASE_URL in the settings file and start the instances (docs/scaling.md)',
+                ...copyFilesLines(config, files, 'to'),
               ]
             : [
                 `copied ${report.rows} rows in ${report.tables.length} tables from ${shown} to ${join(config.dataDir, DB_FILE)} in ${seconds} s; every table's row count and SHA-256 match the source`,
                 'to run on it: unset PARLEY_DATABASE_URL and start `parley serve` with this data directory',
+                ...copyFilesLines(config, files, 'from'),
               ];
-        output(opts, { ...report, source: opts.to !== undefined ? join(config.dataDir, DB_FILE) : shown, target: opts.to !== undefined ? shown : join(config.dataDir, DB_FILE) }, lines.join('\n'));
+        output(opts, { ...report, files: { ...files, where: whereFiles(config) }, source: opts.to !== undefined ? join(config.dataDir, DB_FILE) : shown, target: opts.to !== undefined ? shown : join(config.dataDir, DB_FILE) }, lines.join('\n'));
       }),
     );
+}
+
+/**
+ * The stored files the copied database names, looked up where the command's settings keep them
+ * (the data directory's files/, or the bucket of PARLEY_FILES_S3_*): the copy moved the rows only.
+ */
+async function checkCopiedFilesOf(pg: ReturnType<typeof connectPg> | undefined, config: ReturnType<typeof cliConfig>): Promise<FilesCheck> {
+  const storage = createBlobStorage(config);
+  if (pg) return checkCopiedFiles(pgBlobPages(pg), storage);
+  const sqlite = new Database(join(config.dataDir, DB_FILE), { readonly: true });
+  try {
+    return await checkCopiedFiles(blobPagesOf(sqlite), storage);
+  } finally {
+    sqlite.close();
+  }
 }
 
 /** `parley migrate` with PARLEY_DATABASE_URL: the PostgreSQL migrations, safe beside instances starting at once. */

@@ -246,6 +246,8 @@ describe.if(run)('moving between SQLite and PostgreSQL', () => {
     const report = JSON.parse(up.out);
     expect(report.target).toBe(withPassword.replace('s3cret', '***'));
     expect(report.tables.find((t: { name: string }) => t.name === 'users').rows).toBe(1);
+    // The files' bytes stay where the storage is; none named here (test/backup-files.test.ts has some).
+    expect(report.files).toEqual({ storage: 'disk', blobs: 0, bytes: 0, uploaded: 0, missing: 0, missingKeys: [], where: join(from, 'files') });
     expect(cli(['db', 'copy', '--to', url, '--data-dir', from]).err).toMatch(/^parley: the PostgreSQL database is not empty/);
 
     // With PARLEY_DATABASE_URL set: --from without a URL takes it; migrate and doctor use it.

@@ -179,14 +179,14 @@ export const adminOperations = [
     path: 'admin/createBackup',
     admin: true,
     summary: "Back up the database into the data directory's `backups/`",
-    description: `${ADMIN_ONLY} A consistent copy taken while the server runs (as \`parley backup\`), named \`parley-<UTC time>.db\`; the newest ${KEEP_BACKUPS} are kept, older ones removed. Download one with admin/downloadBackup.`,
+    description: `${ADMIN_ONLY} A consistent copy taken while the server runs (as \`parley backup\`), named \`parley-<UTC time>.db\`, with the blobs of the files it names beside it in \`parley-<UTC time>.files/\` on the server (files kept on disk; a bucket is backed up with its own tools); the newest ${KEEP_BACKUPS} are kept, older ones removed. Download the database with admin/downloadBackup.`,
     input: t.Object({}),
     output: t.Object({ backup: BackupSchema }),
     errors: [403, 409],
     handler: async ({ deps }) => {
       // On PostgreSQL the data is not in a file Parley can copy: the database's own tools back it up.
       if (!deps.db) throw new AppError('CONFLICT', { message: 'This server runs on PostgreSQL: back it up with pg_dump (docs/scaling.md, "Backups").' });
-      return { backup: await createBackupOnce(deps.db.$client, deps.config.dataDir, deps.now()) };
+      return { backup: await createBackupOnce(deps.db.$client, deps.config.dataDir, deps.now(), deps.files.kind) };
     },
   }),
   defineOperation({

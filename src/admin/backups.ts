@@ -1,12 +1,14 @@
 import { Database } from 'bun:sqlite';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { backupDatabase, backupFile, usedBytes } from '../db/backup';
+import { backupConnection, backupFile, usedBytes } from '../db/backup';
+import { filesDirOf } from '../db/backup-blobs';
 
 /**
  * Backups made from the admin API: consistent online copies (src/db/backup.ts) in the data
- * directory's `backups/`, named by the time they were started, of which the newest
- * `KEEP_BACKUPS` stay. `parley backup FILE` writes wherever it is told and prunes nothing.
+ * directory's `backups/`, named by the time they were started, each with the blobs its snapshot
+ * names in `<name>.files/` beside it (files on disk), of which the newest `KEEP_BACKUPS` stay.
+ * `parley backup FILE` writes wherever it is told and prunes nothing.
  */
 export const BACKUP_DIR = 'backups';
 export const KEEP_BACKUPS = 5;
@@ -63,20 +65,21 @@ export function backupPath(dataDir: string, name: string): string | undefined {
 const running = new WeakMap<Database, Promise<BackupInfo>>();
 
 /** `createBackup`, or the one already running for this database. */
-export function createBackupOnce(sqlite: Database, dataDir: string, now: number): Promise<BackupInfo> {
+export function createBackupOnce(sqlite: Database, dataDir: string, now: number, files: 'disk' | 's3' = 'disk'): Promise<BackupInfo> {
   const current = running.get(sqlite);
   if (current) return current;
-  const started = createBackup(sqlite, dataDir, now).finally(() => running.delete(sqlite));
+  const started = createBackup(sqlite, dataDir, now, files).finally(() => running.delete(sqlite));
   running.set(sqlite, started);
   return started;
 }
 
 /**
- * Back up the live database into `backups/` and remove all but the newest `KEEP_BACKUPS`. A file
- * database is copied by a worker on its own read-only connection, so the server keeps answering
- * while it runs; an in-memory one (tests) can only be copied on its own connection.
+ * Back up the live database into `backups/` and remove all but the newest `KEEP_BACKUPS`, their
+ * blobs with them. A file database is copied by a worker on its own read-only connection, so the
+ * server keeps answering while it runs; an in-memory one (tests) can only be copied on its own
+ * connection. `files`: where the blob storage is; a bucket is not copied (docs/self-hosting.md).
  */
-export async function createBackup(sqlite: Database, dataDir: string, now: number): Promise<BackupInfo> {
+export async function createBackup(sqlite: Database, dataDir: string, now: number, files: 'disk' | 's3' = 'disk'): Promise<BackupInfo> {
   const dir = backupDirOf(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   let ms = now;
@@ -85,9 +88,26 @@ export async function createBackup(sqlite: Database, dataDir: string, now: numbe
   const name = nameAt(ms);
   const target = join(dir, name);
   const source = sqlite.filename;
-  if (source && source !== ':memory:') await backupFile(source, target, usedBytes(sqlite));
-  else backupDatabase(sqlite, target);
-  for (const old of listBackups(dataDir).slice(KEEP_BACKUPS)) rmSync(join(dir, old.name), { force: true });
+  const blobDir = files === 'disk' ? join(dataDir, 'files') : undefined;
+  if (source && source !== ':memory:') await backupFile(source, target, usedBytes(sqlite), undefined, undefined, blobDir);
+  else await backupConnection(sqlite, target, blobDir);
+  pruneBackups(dataDir);
   const st = statSync(target);
   return { name, bytes: st.size, createdAt: new Date(st.mtimeMs).toISOString() };
+}
+
+/**
+ * All but the newest `KEEP_BACKUPS`, each with its `.files`; and a `.files` whose `.db` is gone
+ * (a run killed between placing the two, or a `.db` removed by hand).
+ */
+function pruneBackups(dataDir: string): void {
+  const dir = backupDirOf(dataDir);
+  for (const old of listBackups(dataDir).slice(KEEP_BACKUPS)) {
+    rmSync(join(dir, old.name), { force: true });
+    rmSync(join(dir, filesDirOf(old.name)), { recursive: true, force: true });
+  }
+  for (const name of readdirSync(dir)) {
+    const db = name.replace(/\.files$/, '.db');
+    if (name.endsWith('.files') && isBackupName(db) && !existsSync(join(dir, db))) rmSync(join(dir, name), { recursive: true, force: true });
+  }
 }

@@ -24,7 +24,8 @@ export function removeStalePartials(dir: string, kind: string): string[] {
   for (const name of readdirSync(dir)) {
     const pid = Number(pattern.exec(name)?.[1]);
     if (!pid || pid === process.pid || isRunning(pid)) continue;
-    rmSync(join(dir, name), { force: true });
+    // A directory too: a backup's blobs are gathered in `<name>.files.backup-<pid>.partial/`.
+    rmSync(join(dir, name), { force: true, recursive: true });
     removed.push(name);
   }
   return removed;

@@ -1,6 +1,7 @@
 import { Database } from 'bun:sqlite';
 import { chmodSync, chownSync, constants, copyFileSync, existsSync, linkSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { filesDirOf, removeBlobs, restoreBlobs, type RestoredBlobs } from './backup-blobs';
 import { DB_FILE } from './connection';
 import { verifyDatabaseFile } from './inspect-database';
 import { pendingMigrations, unknownMigrations } from './migrate';
@@ -12,16 +13,24 @@ export interface Restored {
   kept?: string;
   /** Migrations the backup predates: the next `parley serve` (or `parley migrate`) runs them. */
   pending: string[];
+  /**
+   * The blobs the backup names, put back into `<data dir>/files` from its `.files` (`filesDir`;
+   * none for a backup made before files were backed up). Undefined: the files are in a bucket,
+   * which a restore leaves alone.
+   */
+  files?: Omit<RestoredBlobs, 'placed'> & { filesDir?: string };
 }
 
 /**
  * Put the backup `source` in place of `<dataDir>/parley.db`: copy it into the data directory
  * (0600, owned like the directory), verify the copy (integrity_check, Parley's tables, no
- * migration newer than this binary), refuse while another process has the database open, keep
- * the current database under a dated name, and rename the copy into place. Until that rename the
- * data directory is as it was; after it, parley.db is the whole backup.
+ * migration newer than this binary), put the blobs it names back into `<dataDir>/files` from its
+ * `.files` (those missing there; `files: 's3'` leaves the bucket alone), refuse while another
+ * process has the database open, keep the current database under a dated name, and rename the
+ * copy into place. Until that rename the data directory is as it was (blobs put back are removed
+ * again on a refusal); after it, parley.db is the whole backup.
  */
-export function restoreDatabase(dataDir: string, source: string, now = new Date()): Restored {
+export async function restoreDatabase(dataDir: string, source: string, now = new Date(), files: 'disk' | 's3' = 'disk'): Promise<Restored> {
   if (!existsSync(source)) throw new Error(`no such file: ${source}`);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, DB_FILE);
@@ -31,13 +40,39 @@ export function restoreDatabase(dataDir: string, source: string, now = new Date(
     copyFileSync(source, partial, constants.COPYFILE_EXCL);
     chmodSync(partial, 0o600);
     // Run as root (sudo without -u parley): the file must still be the service user's.
-    if (process.getuid?.() === 0) chownSync(partial, statSync(dataDir).uid, statSync(dataDir).gid);
+    const owner = process.getuid?.() === 0 ? { uid: statSync(dataDir).uid, gid: statSync(dataDir).gid } : undefined;
+    if (owner) chownSync(partial, owner.uid, owner.gid);
     const pending = checkBackup(partial, source);
-    const kept = setAside(file, now);
-    replaceFile(partial, file);
-    return { file, kept, pending };
+    const blobs = files === 'disk' ? await putBlobsBack(partial, source, dataDir, owner) : undefined;
+    try {
+      const kept = setAside(file, now);
+      replaceFile(partial, file);
+      if (!blobs) return { file, kept, pending };
+      const { placed: _, ...report } = blobs.report;
+      return { file, kept, pending, files: { ...report, filesDir: blobs.filesDir } };
+    } catch (err) {
+      if (blobs) await removeBlobs(blobs.report.placed);
+      throw err;
+    }
   } finally {
     removePartial(partial);
+  }
+}
+
+/**
+ * The blobs the checked copy names, from the backup's `.files` into `<dataDir>/files`, before the
+ * database is swapped in: a server started on the restored database finds every file it names.
+ */
+async function putBlobsBack(copy: string, source: string, dataDir: string, owner?: { uid: number; gid: number }) {
+  const dir = filesDirOf(source);
+  const filesDir = existsSync(dir) && statSync(dir).isDirectory() ? dir : undefined;
+  const sqlite = new Database(copy, { readonly: true });
+  try {
+    return { filesDir, report: await restoreBlobs(sqlite, filesDir, join(dataDir, 'files'), owner) };
+  } catch (err) {
+    throw new Error(`${source} cannot be restored: its files could not be put back (${(err as Error).message}); nothing was changed`);
+  } finally {
+    sqlite.close();
   }
 }
 

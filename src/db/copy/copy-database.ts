@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite';
 import type { SQL } from 'bun';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DB_FILE } from '../connection';
 import { findOrphanWal, verifyDatabaseFile } from '../inspect-database';
@@ -115,6 +115,7 @@ export async function copyPgToSqlite(sql: SQL, dataDir: string, onProgress: Copy
   if (state.unknown.length) throw new CopyError(`the PostgreSQL database was migrated by a newer Parley (${state.unknown.join(', ')}): copy it with that version`);
   if (state.pending.length) throw new CopyError(`the PostgreSQL database needs ${state.pending.length} migration(s) first: run \`parley migrate\` with PARLEY_DATABASE_URL set`);
 
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   removeStalePartials(dirname(file), 'copy');
   const partial = partialName(file, 'copy');
   closeSync(openSync(partial, 'wx', 0o600));
