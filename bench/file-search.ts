@@ -1,0 +1,323 @@
+/**
+ * Semantic search of documents against full-text search, in the same run (docs/files.md,
+ * "Semantic search"): the time of one search (p50, p95) and the searching process's peak
+ * resident memory, with 10,000 and 100,000 chunks of one user, vectors of 384 and 1,536
+ * dimensions, on SQLite and (with --pg) PostgreSQL.
+ *
+ *   node_modules/.bin/bun run bench/file-search.ts [--pg] [--quick] [--plan]
+ *
+ * --quick: 10,000 chunks only, and RESULTS.md is left alone; --plan: print each database's plan
+ * for a page of the vector scan. A full run rewrites its section of bench/RESULTS.md (between
+ * markers) and writes bench/results/file-search.json.
+ *
+ * The library is written straight into the tables (files, chunks of ~2,000 characters drawn from
+ * a 5,000-word vocabulary, a random unit vector each, labelled with the model), as the queue
+ * would leave it; another user holds a tenth as many chunks, which a search must not read. Each
+ * measurement runs in a child process of its own, so that its peak memory is the search's and not
+ * the seeding's: it opens the database, runs one search to warm up, then `runs` searches:
+ * - text: `searchFileChunks`, two vocabulary words (each in ~5% of the chunks), the baseline;
+ * - semantic: `searchByVector`, a random unit query vector (the scan alone);
+ * - hybrid: `searchDocuments` as `files/searchFiles` runs it by default: the query embedded by a
+ *   local fake server (test/fakes/openai-embeddings.ts), both searches, fused.
+ * The database file (or PostgreSQL's) is in the page cache after the warm-up: these are warm
+ * figures. A library larger than the free memory is read from the disk at every search.
+ */
+import { execSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SQL as BunSQL } from 'bun';
+import { drizzle } from 'drizzle-orm/bun-sql';
+import { openDatabase, type Db } from '../src/db/connection';
+import { migrate } from '../src/db/migrate';
+import { migratePg } from '../src/db/pg/migrate';
+import { connectPg } from '../src/db/pg/connect';
+import { pgStore } from '../src/db/pg/store';
+import * as pgSchema from '../src/db/pg/schema';
+import * as schema from '../src/db/schema';
+import { sqliteStore } from '../src/db/store';
+import type { Store, Tx } from '../src/db/work';
+import { testConfig } from '../src/config';
+import { silentLogger } from '../src/log';
+import type { AppDeps } from '../src/deps';
+import { newId } from '../src/ids';
+import { searchFileChunks } from '../src/files/file-text.store';
+import { countReadableChunks, readVectorPage } from '../src/files/embeddings.store';
+import { searchByVector, searchDocuments } from '../src/files/embeddings-search';
+import { encodeVector, normaliseVector } from '../src/files/embeddings-vectors';
+import { startFakeEmbeddings } from '../test/fakes/openai-embeddings';
+import { startPostgres } from '../test/support/postgres';
+import { percentile } from './lib/stats';
+import { describeMachine, loadNow } from './lib/report';
+
+const MODEL = 'bench-embed';
+const USER = 'bench-user';
+const OTHER = 'other-user';
+const CHUNKS_PER_FILE = 100;
+const VOCABULARY = 5000;
+const WORDS_PER_CHUNK = 280;
+
+type Mode = 'text' | 'semantic' | 'hybrid';
+type Target = { kind: 'sqlite'; path: string } | { kind: 'pg'; url: string };
+type Spec = { target: Target; dims: number; mode: Mode; runs: number };
+type Measured = { p50: number; p95: number; runs: number; hits: number; baseRssMB: number; peakRssMB: number };
+
+// --- the vocabulary and the library ---
+
+/** A deterministic random stream (mulberry32), so runs seed the same library. */
+function randomStream(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SYLLABLES = ['ka', 'lo', 'mi', 'ner', 'sto', 'va', 'quin', 'dra', 'pel', 'tor', 'zu', 'ben', 'chi', 'gro', 'fa', 'wil'];
+const vocabulary = (() => {
+  const rnd = randomStream(7);
+  const words = new Set<string>();
+  while (words.size < VOCABULARY) {
+    let w = '';
+    for (let n = 2 + Math.floor(rnd() * 3); n > 0; n--) w += SYLLABLES[Math.floor(rnd() * SYLLABLES.length)];
+    words.add(w);
+  }
+  return [...words];
+})();
+
+function chunkText(rnd: () => number): string {
+  const words: string[] = [];
+  for (let i = 0; i < WORDS_PER_CHUNK; i++) words.push(vocabulary[Math.floor(rnd() * VOCABULARY)]!);
+  return words.join(' ');
+}
+
+function unitVector(rnd: () => number, dims: number): Float32Array {
+  const v = new Float32Array(dims);
+  for (let i = 0; i < dims; i++) v[i] = rnd() - 0.5;
+  return normaliseVector(v);
+}
+
+type ChunkRow = { id: string; file_id: string; seq: number; page: null; start_char: number; content: string; embedding: string; embedding_model: string };
+
+/** The chunks of `files` new files of `userId`, a file at a time. */
+function* libraryFiles(userId: string, files: number, dims: number, rnd: () => number) {
+  for (let f = 0; f < files; f++) {
+    const fileId = newId();
+    const file = { id: fileId, user_id: userId, sha256: 'bench-blob', filename: `doc-${fileId}.txt`, mime_type: 'text/plain', kind: 'document', size: 1, text_status: 'ready', text_chars: CHUNKS_PER_FILE * 1800, created_at: Date.now() };
+    const chunks: ChunkRow[] = [];
+    for (let seq = 0; seq < CHUNKS_PER_FILE; seq++) {
+      chunks.push({ id: newId(), file_id: fileId, seq, page: null, start_char: seq * 1800, content: chunkText(rnd), embedding: encodeVector(unitVector(rnd, dims)), embedding_model: MODEL });
+    }
+    yield { file, chunks };
+  }
+}
+
+const now = Date.now();
+const users = [USER, OTHER].map((id) => ({ id, email: `${id}@example.org`, subscription_updated_at: now, created_at: now, updated_at: now }));
+
+/** Add chunks to the library until `USER` has `size` (and `OTHER` a tenth as many). */
+async function grow(target: Target, handle: Db | BunSQL, dims: number, from: number, size: number): Promise<void> {
+  const rnd = randomStream(size * 31 + dims);
+  const plan: [string, number][] = [
+    [USER, (size - from) / CHUNKS_PER_FILE],
+    [OTHER, (size - from) / 10 / CHUNKS_PER_FILE],
+  ];
+  for (const [userId, files] of plan) {
+    if (target.kind === 'sqlite') {
+      const db = (handle as Db).$client;
+      const insertFile = db.prepare(
+        'INSERT INTO files (id, user_id, sha256, filename, mime_type, kind, size, text_status, text_chars, created_at) VALUES ($id, $user_id, $sha256, $filename, $mime_type, $kind, $size, $text_status, $text_chars, $created_at)',
+      );
+      const insertChunk = db.prepare(
+        'INSERT INTO file_chunks (id, file_id, seq, page, start_char, content, embedding, embedding_model) VALUES ($id, $file_id, $seq, $page, $start_char, $content, $embedding, $embedding_model)',
+      );
+      const insert = db.transaction((file: Record<string, unknown>, chunks: ChunkRow[]) => {
+        insertFile.run(file as never);
+        for (const c of chunks) insertChunk.run(c as never);
+      });
+      for (const { file, chunks } of libraryFiles(userId, files, dims, rnd)) insert(file, chunks);
+    } else {
+      const sql = handle as BunSQL;
+      for (const { file, chunks } of libraryFiles(userId, files, dims, rnd)) {
+        await sql`INSERT INTO files ${sql(file)}`;
+        for (let i = 0; i < chunks.length; i += 50) await sql`INSERT INTO file_chunks ${sql(chunks.slice(i, i + 50))}`;
+      }
+    }
+  }
+}
+
+async function openTarget(kind: 'sqlite' | 'pg', dims: number, dir: string, pgUrl?: string): Promise<{ target: Target; handle: Db | BunSQL; close(): Promise<void> }> {
+  if (kind === 'sqlite') {
+    const path = join(dir, `search-${dims}.db`);
+    const db = openDatabase(path);
+    migrate(db.$client);
+    db.$client.run('INSERT INTO file_blobs (sha256, size, created_at) VALUES (?, 1, ?)', ['bench-blob', now]);
+    for (const u of users) db.$client.run('INSERT INTO users (id, email, subscription_updated_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [u.id, u.email, now, now, now]);
+    return { target: { kind, path }, handle: db, close: async () => db.$client.close() };
+  }
+  const admin = connectPg(pgUrl!, 1);
+  await admin.unsafe(`CREATE DATABASE search_${dims}`);
+  await admin.close();
+  const url = pgUrl!.replace(/\/[^/]*$/, `/search_${dims}`);
+  const sql = connectPg(url, 2);
+  await migratePg(sql);
+  await sql`INSERT INTO file_blobs ${sql({ sha256: 'bench-blob', size: 1, created_at: now })}`;
+  await sql`INSERT INTO users ${sql(users)}`;
+  return { target: { kind, url }, handle: sql, close: () => sql.close() };
+}
+
+/** The database's plans for the scan: counting the user's chunks, a page of several files, a range of one file. */
+async function printPlan(target: Target, handle: Db | BunSQL): Promise<void> {
+  const ids = target.kind === 'sqlite'
+    ? ((handle as Db).$client.query('SELECT id FROM files WHERE user_id = ? ORDER BY id LIMIT 5').all(USER) as { id: string }[]).map((r) => r.id)
+    : ((await (handle as BunSQL)`SELECT id FROM files WHERE user_id = ${USER} ORDER BY id LIMIT 5`) as { id: string }[]).map((r) => r.id);
+  const tx: Tx =
+    target.kind === 'sqlite'
+      ? { db: handle as Db, t: schema, dialect: 'sqlite' }
+      : ({ db: drizzle({ client: handle as BunSQL, schema: pgSchema }), t: pgSchema, dialect: 'pg' } as unknown as Tx);
+  const sqlOf = (work: Generator<unknown>) => (work.next().value as { query: { toSQL(): { sql: string; params: unknown[] } } }).query.toSQL();
+  const queries: [string, { sql: string; params: unknown[] }][] = [
+    ['count', sqlOf(countReadableChunks(tx, { userId: USER }))],
+    ['files', sqlOf(readVectorPage(tx, { fileIds: ids }))],
+    ['range', sqlOf(readVectorPage(tx, { fileId: ids[0]!, fromSeq: 0, toSeq: 50 }))],
+  ];
+  for (const [name, q] of queries) {
+    if (target.kind === 'sqlite') {
+      const rows = (handle as Db).$client.query(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.params as never[])) as { detail: string }[];
+      console.log(`  SQLite plan, ${name}:\n${rows.map((r) => `    ${r.detail}`).join('\n')}`);
+    } else {
+      const rows = (await (handle as BunSQL).unsafe(`EXPLAIN ${q.sql}`, q.params as never[])) as { 'QUERY PLAN': string }[];
+      console.log(`  PostgreSQL plan, ${name}:\n${rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
+    }
+  }
+}
+
+/** The database file and its WAL, in MB. */
+const sizeMB = (path: string) => Math.round([path, `${path}-wal`].reduce((n, p) => n + (existsSync(p) ? statSync(p).size : 0), 0) / 2 ** 20);
+
+// --- the measuring child ---
+
+const statusMB = (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) / 1024;
+
+async function measure(spec: Spec): Promise<Measured> {
+  const store: Store = spec.target.kind === 'sqlite' ? sqliteStore(openDatabase(spec.target.path)) : pgStore(connectPg(spec.target.url, 2));
+  const fake = spec.mode === 'hybrid' ? startFakeEmbeddings({ dims: spec.dims }) : undefined;
+  const config = testConfig({ embeddingsBaseUrl: fake?.url ?? 'http://127.0.0.1:9/v1', embeddingsModel: MODEL });
+  const deps = { config, store, log: silentLogger } as AppDeps;
+  const rnd = randomStream(99);
+  const words = () => `${vocabulary[Math.floor(rnd() * VOCABULARY)]} ${vocabulary[Math.floor(rnd() * VOCABULARY)]}`;
+  const once = async (): Promise<number> => {
+    if (spec.mode === 'text') return (await store.read((tx) => searchFileChunks(tx, { userId: USER, query: words(), limit: 10 }))).length;
+    if (spec.mode === 'semantic') return (await searchByVector(deps, { userId: USER, vector: unitVector(rnd, spec.dims), limit: 10 })).length;
+    return (await searchDocuments(deps, { userId: USER, query: words(), limit: 10 })).hits.length;
+  };
+  const baseRssMB = statusMB('VmRSS');
+  await once();
+  const times: number[] = [];
+  let hits = 0;
+  for (let i = 0; i < spec.runs; i++) {
+    const start = performance.now();
+    hits = await once();
+    times.push(performance.now() - start);
+  }
+  fake?.stop();
+  return { p50: percentile(times, 50), p95: percentile(times, 95), runs: spec.runs, hits, baseRssMB, peakRssMB: statusMB('VmHWM') };
+}
+
+function runChild(spec: Spec): Measured {
+  const out = execSync(`${JSON.stringify(process.execPath)} run ${JSON.stringify(import.meta.path)} --child ${JSON.stringify(JSON.stringify(spec))}`, { maxBuffer: 1 << 20 });
+  return JSON.parse(out.toString().trim().split('\n').at(-1)!) as Measured;
+}
+
+// --- the run ---
+
+if (Bun.argv.includes('--child')) {
+  console.log(JSON.stringify(await measure(JSON.parse(Bun.argv[Bun.argv.indexOf('--child') + 1]!) as Spec)));
+  process.exit(0);
+}
+
+const quick = Bun.argv.includes('--quick');
+const withPg = Bun.argv.includes('--pg');
+const showPlan = Bun.argv.includes('--plan');
+const SIZES = quick ? [10_000] : [10_000, 100_000];
+const DIMS = [384, 1536];
+const runsFor = (size: number) => (size >= 100_000 ? 10 : 30);
+const started = Date.now();
+const loadAtStart = loadNow();
+const dir = mkdtempSync(join(tmpdir(), 'parley-bench-search-'));
+const pg = withPg ? await startPostgres() : undefined;
+type Result = { db: string; dims: number; size: number; mode: Mode; dbMB?: number } & Measured;
+const results: Result[] = [];
+const ms = (n: number) => (n >= 100 ? `${Math.round(n).toLocaleString('en')} ms` : `${n.toFixed(1)} ms`);
+try {
+  for (const kind of withPg ? (['sqlite', 'pg'] as const) : (['sqlite'] as const)) {
+    for (const dims of DIMS) {
+      const open = await openTarget(kind, dims, dir, pg?.url);
+      let have = 0;
+      for (const size of SIZES) {
+        const seedStart = performance.now();
+        await grow(open.target, open.handle, dims, have, size);
+        have = size;
+        const dbMB = open.target.kind === 'sqlite' ? sizeMB(open.target.path) : Math.round(Number((await (open.handle as BunSQL)`SELECT pg_database_size(current_database()) AS n`)[0].n) / 2 ** 20);
+        console.log(`${kind}, ${dims} dimensions, ${size.toLocaleString('en')} chunks (+${(size / 10).toLocaleString('en')} of another user): seeded in ${((performance.now() - seedStart) / 1000).toFixed(0)} s${dbMB ? `, ${dbMB} MB on disk` : ''}`);
+        if (showPlan) await printPlan(open.target, open.handle);
+        for (const mode of ['text', 'semantic', 'hybrid'] as const) {
+          const m = runChild({ target: open.target, dims, mode, runs: runsFor(size) });
+          results.push({ db: kind, dims, size, mode, dbMB, ...m });
+          console.log(`  ${mode.padEnd(8)} p50 ${ms(m.p50)}, p95 ${ms(m.p95)}; RSS ${m.baseRssMB.toFixed(0)} MB before, peak ${m.peakRssMB.toFixed(0)} MB (${m.runs} searches, ${m.hits} hits)`);
+        }
+      }
+      await open.close();
+    }
+  }
+} finally {
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const machine = describeMachine('none (in-process searches)', loadAtStart);
+if (!quick) {
+  const benchDir = import.meta.dir;
+  const commit = (() => {
+    try {
+      return execSync('git rev-parse --short HEAD', { cwd: benchDir }).toString().trim();
+    } catch {
+      return 'unknown';
+    }
+  })();
+  mkdirSync(join(benchDir, 'results'), { recursive: true });
+  writeFileSync(join(benchDir, 'results', 'file-search.json'), JSON.stringify({ startedAt: new Date(started).toISOString(), commit, machine, results }, null, 2) + '\n');
+  const table = [
+    '| Database | Dimensions | Chunks | Full-text p50 / p95 | Semantic p50 / p95 | Hybrid p50 / p95 | Peak RSS: full-text / semantic / hybrid | Database size |',
+    '|---|---|---|---|---|---|---|---|',
+    ...DIMS.flatMap((dims) =>
+      (withPg ? ['sqlite', 'pg'] : ['sqlite']).flatMap((db) =>
+        SIZES.map((size) => {
+          const of = (mode: Mode) => results.find((r) => r.db === db && r.dims === dims && r.size === size && r.mode === mode)!;
+          const [t, s, h] = [of('text'), of('semantic'), of('hybrid')];
+          return `| ${db === 'pg' ? 'PostgreSQL' : 'SQLite'} | ${dims} | ${size.toLocaleString('en')} | ${ms(t.p50)} / ${ms(t.p95)} | ${ms(s.p50)} / ${ms(s.p95)} | ${ms(h.p50)} / ${ms(h.p95)} | ${t.peakRssMB.toFixed(0)} / ${s.peakRssMB.toFixed(0)} / ${h.peakRssMB.toFixed(0)} MB | ${t.dbMB ? `${t.dbMB.toLocaleString('en')} MB` : ''} |`;
+        }),
+      ),
+    ),
+  ].join('\n');
+  const begin = '<!-- file-search:begin (written by bench/file-search.ts; edit outside the markers) -->';
+  const end = '<!-- file-search:end -->';
+  const section = [
+    begin,
+    `Last full run: ${new Date(started).toISOString()} (${Math.round((Date.now() - started) / 1000)} s), commit \`${commit}\`.`,
+    '',
+    `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB RAM, ${machine.kernel}; Bun ${machine.bun}; load average ${machine.loadAverage[0]} at the start, ${loadNow()} at the end.`,
+    '',
+    table,
+    end,
+  ].join('\n');
+  const path = join(benchDir, 'RESULTS.md');
+  const old = readFileSync(path, 'utf8');
+  const a = old.indexOf(begin);
+  const b = old.indexOf(end);
+  writeFileSync(path, a >= 0 && b > a ? old.slice(0, a) + section + old.slice(b + end.length) : `${old.trimEnd()}\n\n${section}\n`);
+  console.log('wrote bench/results/file-search.json and its section of bench/RESULTS.md');
+}
