@@ -14,7 +14,6 @@
  * and, after a full run (not --quick, not --only), its section of bench/RESULTS.md. ~3.5 minutes
  * on 2 shared cores, the build included.
  */
-import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,7 +24,7 @@ import { useRunTempDir } from '../scripts/lib/run-temp-dir';
 import type { BenchContext } from './lib/context';
 import { createDatabase, startInstances, type InstanceSet } from './lib/cluster';
 import { killAllChildren } from './lib/proc';
-import { describeMachine, formatTable, loadNow, updateResultsFile, type Row, type RunRecord, type Section } from './lib/report';
+import { describeMachine, formatTable, loadNow, updateResultsFile, type Row, type RunRecord, type Section, headCommit } from './lib/report';
 import { chooseLoadTool } from './lib/setup';
 import { storeFigure } from './figures/cluster-store';
 import { clusterFanoutFigure } from './figures/cluster-fanout';
@@ -174,13 +173,7 @@ try {
   await stopAll();
 }
 
-const commit = (() => {
-  try {
-    return execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
-  } catch {
-    return 'unknown';
-  }
-})();
+const commit = headCommit(root);
 const order = (r: Row) => Number.parseInt(r.figure, 10);
 rows.sort((a, b) => order(a) - order(b));
 const run: RunRecord = {

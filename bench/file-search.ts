@@ -48,7 +48,7 @@ import { encodeVector, normaliseVector } from '../src/files/embeddings-vectors';
 import { startFakeEmbeddings } from '../test/fakes/openai-embeddings';
 import { startPostgres } from '../test/support/postgres';
 import { percentile } from './lib/stats';
-import { describeMachine, loadNow } from './lib/report';
+import { describeMachine, loadNow, headCommit } from './lib/report';
 
 const MODEL = 'bench-embed';
 const USER = 'bench-user';
@@ -281,13 +281,7 @@ try {
 const machine = describeMachine('none (in-process searches)', loadAtStart);
 if (!quick) {
   const benchDir = import.meta.dir;
-  const commit = (() => {
-    try {
-      return execSync('git rev-parse --short HEAD', { cwd: benchDir }).toString().trim();
-    } catch {
-      return 'unknown';
-    }
-  })();
+  const commit = headCommit(benchDir);
   mkdirSync(join(benchDir, 'results'), { recursive: true });
   writeFileSync(join(benchDir, 'results', 'file-search.json'), JSON.stringify({ startedAt: new Date(started).toISOString(), commit, machine, results }, null, 2) + '\n');
   const table = [

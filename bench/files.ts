@@ -13,7 +13,6 @@
  * bench/results/files.json and, after a full run (not --quick), its section of bench/RESULTS.md.
  * About a minute on 2 shared cores.
  */
-import { execSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +20,7 @@ import { useRunTempDir } from '../scripts/lib/run-temp-dir';
 import { fmtMB } from './lib/context';
 import { startParley, tailLog, type Parley } from './lib/parley';
 import { killAllChildren } from './lib/proc';
-import { describeMachine, formatTable, loadNow, updateResultsFile, type Row, type RunRecord, type Section } from './lib/report';
+import { describeMachine, formatTable, loadNow, updateResultsFile, type Row, type RunRecord, type Section, headCommit } from './lib/report';
 import { median, round } from './lib/stats';
 
 const { values } = parseArgs({
@@ -257,13 +256,7 @@ for (const [title, run] of [['1 upload throughput', throughputRows], ['2 memory'
   }
 }
 
-const commit = (() => {
-  try {
-    return execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
-  } catch {
-    return 'unknown';
-  }
-})();
+const commit = headCommit(root);
 const run: RunRecord = {
   startedAt: startedAt.toISOString(),
   durationS: (performance.now() - t0) / 1000,

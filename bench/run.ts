@@ -8,14 +8,13 @@
  * bench/RESULTS.md. A figure whose operation is not in this build says "skipped". Exits non-zero
  * only when the bench cannot run at all (no binary, no load generator).
  */
-import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BenchContext, Figure } from './lib/context';
 import { killAllChildren } from './lib/proc';
 import { useRunTempDir } from '../scripts/lib/run-temp-dir';
-import { describeMachine, formatTable, loadNow, updateResultsFile, type Row, type RunRecord } from './lib/report';
+import { describeMachine, formatTable, loadNow, updateResultsFile, type Row, type RunRecord, headCommit } from './lib/report';
 import { chooseLoadTool, ensureBenchPackages } from './lib/setup';
 import { writeFigure } from './figures/write';
 import { readFigure } from './figures/read';
@@ -107,13 +106,7 @@ for (const figure of selected) {
   log(`figure ${figure.title} done in ${((performance.now() - f0) / 1000).toFixed(0)} s`);
 }
 
-const commit = (() => {
-  try {
-    return execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
-  } catch {
-    return 'unknown';
-  }
-})();
+const commit = headCommit(root);
 const run: RunRecord = {
   startedAt: startedAt.toISOString(),
   durationS: (performance.now() - t0) / 1000,

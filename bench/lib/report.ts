@@ -3,6 +3,7 @@
  * bench/results/latest.json and (after a full run) into bench/RESULTS.md between markers, so the
  * hand-written notes around it (fixes, before/after) survive a re-run.
  */
+import { execSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, release } from 'node:os';
 
@@ -35,6 +36,15 @@ export interface Machine {
   loadTool: string;
   /** 1-minute load average when the run started and ended: how shared the machine was. */
   loadAverage: [number, number];
+}
+
+/** The short hash of the checkout's HEAD, or `unknown` outside a git checkout (a release tarball). */
+export function headCommit(dir: string): string {
+  try {
+    return execSync('git rev-parse --short HEAD', { cwd: dir }).toString().trim();
+  } catch {
+    return 'unknown';
+  }
 }
 
 export const loadNow = () => Math.round(loadavg()[0]! * 10) / 10;
