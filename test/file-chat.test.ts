@@ -12,7 +12,7 @@ import { sql } from 'drizzle-orm';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
 import { readFrames, typesOf } from './sse';
-import { functionCallEvents, startFakeOpenAI, textEvents } from './fakes/openai';
+import { functionCallEvents, startFakeOpenAI, textEvents, toolCallsThenAnswer } from './fakes/openai';
 import type { Config } from '../src/config';
 
 setDefaultTimeout(30_000);
@@ -62,11 +62,7 @@ const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.
 
 /** A Chat Completions turn that calls one tool, then one that answers. */
 function callsThenAnswers(name: string, args: unknown, answer = 'Done.') {
-  let turn = 0;
-  openai.chatScript = () =>
-    turn++ === 0
-      ? { deltas: [{ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name, arguments: JSON.stringify(args) } }] }], finish_reason: 'tool_calls' }
-      : { deltas: [{ content: answer }] };
+  openai.chatScript = toolCallsThenAnswer([{ id: 'call_1', name, args }], answer);
 }
 
 describe('files in chat', () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Transformer } from '@napi-rs/image';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
 import { readFrames, typesOf, type Frame } from './sse';
-import { functionCallEvents, startFakeOpenAI, textEvents } from './fakes/openai';
+import { functionCallEvents, startFakeOpenAI, textEvents, toolCallsThenAnswer } from './fakes/openai';
 import { solidPng, startFakeImages, type ImagesAnswer } from './fakes/openai-images';
 import type { Config } from '../src/config';
 import type { AiEvent } from '../src/ai/ai.types';
@@ -70,14 +70,7 @@ const filesOf = async (ctx: TestContext, as: TestUser) => (await ctx.json('files
 
 /** A Chat Completions turn that calls the given tools, then one that answers. */
 function callsThenAnswers(calls: { id: string; name: string; args: unknown }[], answer = 'Here it is.') {
-  let turn = 0;
-  openai.chatScript = () =>
-    turn++ === 0
-      ? {
-          deltas: [{ tool_calls: calls.map((c, index) => ({ index, id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) }],
-          finish_reason: 'tool_calls',
-        }
-      : { deltas: [{ content: answer }] };
+  openai.chatScript = toolCallsThenAnswer(calls, answer);
 }
 
 function upload(ctx: TestContext, as: TestUser, bytes: Uint8Array | string, filename: string) {

@@ -7,7 +7,7 @@
 import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { createTestContext, until, type TestContext, type TestUser } from './helpers';
 import { readFrames, typesOf, type Frame } from './sse';
-import { functionCallEvents, startFakeOpenAI, textEvents } from './fakes/openai';
+import { functionCallEvents, startFakeOpenAI, textEvents, toolCallsThenAnswer } from './fakes/openai';
 import { groupWith, send } from './group-helpers';
 import type { Config } from '../src/config';
 import { estimateTokens } from '../src/ai/count-tokens';
@@ -55,14 +55,7 @@ const memoryFrames = (frames: Frame[]) => frames.filter((f) => String(f.data.typ
 
 /** A Chat Completions turn that calls the given tools, then one that answers. */
 function callsThenAnswers(calls: { id: string; name: string; args: unknown }[], answer = 'Noted.') {
-  let turn = 0;
-  openai.chatScript = () =>
-    turn++ === 0
-      ? {
-          deltas: [{ tool_calls: calls.map((c, index) => ({ index, id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) }],
-          finish_reason: 'tool_calls',
-        }
-      : { deltas: [{ content: answer }] };
+  openai.chatScript = toolCallsThenAnswer(calls, answer);
 }
 
 /** The tool messages of the request that followed the tool round. */

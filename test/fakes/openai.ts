@@ -235,6 +235,21 @@ export function webSearchEvents(itemId: string, query: string, urls: string[]): 
   ];
 }
 
+/**
+ * A Chat Completions script: the first turn calls the given function tools (one tool round), every
+ * later turn answers `answer`.
+ */
+export function toolCallsThenAnswer(calls: { id: string; name: string; args: unknown }[], answer: string): () => ChatTurn {
+  let turn = 0;
+  return () =>
+    turn++ === 0
+      ? {
+          deltas: [{ tool_calls: calls.map((c, index) => ({ index, id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) }],
+          finish_reason: 'tool_calls',
+        }
+      : { deltas: [{ content: answer }] };
+}
+
 export function functionCallEvents(callId: string, name: string, args: unknown): UpstreamEvent[] {
   const item = { id: `fc_${callId}`, type: 'function_call', call_id: callId, name, arguments: JSON.stringify(args), status: 'completed' };
   return [
