@@ -11,6 +11,8 @@ import { CHUNK_OVERLAP } from './extract-pending';
 export const READ_FILE_CHARS = 8000;
 /** How long `read_file` waits for a document still being turned into text. */
 const PENDING_WAIT_MS = 20_000;
+/** Chunks in one part read by `read_file` (about READ_FILE_CHARS: chunks overlap, so a part is their new characters). */
+const CHUNKS_PER_PART = 4;
 /** Hits of `search_files` handed to the model, and the excerpt of each. */
 const SEARCH_HITS = 5;
 const HIT_CHARS = 600;
@@ -61,7 +63,7 @@ export function fileTools(deps: AppDeps, ctx: { userId: string; conversationId: 
         emit({ type: 'file_search.completed', itemId: callId, results: hits.map((h) => ({ fileId: h.fileId, filename: h.filename, page: h.page })) });
         if (!hits.length) return "Nothing found in the user's documents.";
         return hits
-          .map((h, i) => `(${i + 1}) ${h.filename} (file ${h.fileId}${h.page ? `, page ${h.page}` : ''}, part ${Math.floor(h.seq / chunksPerPart()) + 1}):\n${h.content.slice(0, HIT_CHARS)}`)
+          .map((h, i) => `(${i + 1}) ${h.filename} (file ${h.fileId}${h.page ? `, page ${h.page}` : ''}, part ${Math.floor(h.seq / CHUNKS_PER_PART) + 1}):\n${h.content.slice(0, HIT_CHARS)}`)
           .join('\n\n');
       },
     },
@@ -77,8 +79,6 @@ async function readable(deps: AppDeps, fileId: string, userId: string): Promise<
   }
 }
 
-/** How many chunks make one part: chunks overlap, so a part's text is their new characters. */
-const chunksPerPart = () => 4;
 
 /** One part of a document's text: its chunks without the overlap they share, at most READ_FILE_CHARS. */
 async function readPart(deps: AppDeps, file: FileRow, part: number): Promise<{ content: string; more: boolean } | { error: string }> {
@@ -90,7 +90,7 @@ async function readPart(deps: AppDeps, file: FileRow, part: number): Promise<{ c
   }
   if (file.textStatus === 'pending') return { error: `${file.filename} is still being read; try again in a moment.` };
   if (file.textStatus === 'failed') return { error: `${file.filename} could not be read: ${file.textError ?? 'unknown reason'}` };
-  const per = chunksPerPart();
+  const per = CHUNKS_PER_PART;
   const chunks = await deps.store.read((tx) => readChunks(tx, file.id, (part - 1) * per, per + 1));
   if (!chunks.length) return part === 1 ? { content: '(The document has no text.)', more: false } : { error: `${file.filename} has no part ${part}.` };
   const mine = chunks.slice(0, per);
