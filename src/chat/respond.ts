@@ -165,10 +165,6 @@ async function* single<T>(events: AsyncIterable<T>): AsyncGenerator<T[]> {
   for await (const e of events) yield [e];
 }
 
-/**
- * What the stored answer keeps of an event: its text, and search results and widgets on the
- * assistant item so a reloaded conversation shows them.
- */
 /** The events an answer keeps in its `parts` (docs/research.md, "What is stored for the conversation"). */
 const KEPT_EVENTS = new Set<AiEvent['type']>([
   'web_search.completed',
@@ -181,6 +177,10 @@ const KEPT_EVENTS = new Set<AiEvent['type']>([
   'history.completed',
 ]);
 
+/**
+ * What the stored answer keeps of an event: its text, and search results, sources, widgets and
+ * images on the assistant item so a reloaded conversation shows them.
+ */
 function collectOutput(output: { text: string; parts: unknown[] }, event: AiEvent): void {
   if (event.type === 'text.delta') output.text += event.delta;
   else if (KEPT_EVENTS.has(event.type)) output.parts.push(event);
