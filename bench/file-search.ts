@@ -39,6 +39,8 @@ import { sqliteStore } from '../src/db/store';
 import type { Store, Tx } from '../src/db/work';
 import { testConfig } from '../src/config';
 import { silentLogger } from '../src/log';
+import { createConnections } from '../src/connections/resolver';
+import { createMemoryBus } from '../src/pubsub/bus';
 import type { AppDeps } from '../src/deps';
 import { newId } from '../src/ids';
 import { searchFileChunks } from '../src/files/file-text.store';
@@ -206,12 +208,13 @@ async function measure(spec: Spec): Promise<Measured> {
   const store: Store = spec.target.kind === 'sqlite' ? sqliteStore(openDatabase(spec.target.path)) : pgStore(connectPg(spec.target.url, 2));
   const fake = spec.mode === 'hybrid' ? startFakeEmbeddings({ dims: spec.dims }) : undefined;
   const config = testConfig({ embeddingsBaseUrl: fake?.url ?? 'http://127.0.0.1:9/v1', embeddingsModel: MODEL });
-  const deps = { config, store, log: silentLogger } as AppDeps;
+  const connections = createConnections({ config, store, bus: createMemoryBus(), now: Date.now, instanceId: 'bench' });
+  const deps = { config, store, log: silentLogger, connections } as AppDeps;
   const rnd = randomStream(99);
   const words = () => `${vocabulary[Math.floor(rnd() * VOCABULARY)]} ${vocabulary[Math.floor(rnd() * VOCABULARY)]}`;
   const once = async (): Promise<number> => {
     if (spec.mode === 'text') return (await store.read((tx) => searchFileChunks(tx, { userId: USER, query: words(), limit: 10 }))).length;
-    if (spec.mode === 'semantic') return (await searchByVector(deps, { userId: USER, vector: unitVector(rnd, spec.dims), limit: 10 })).length;
+    if (spec.mode === 'semantic') return (await searchByVector(deps, { userId: USER, vector: unitVector(rnd, spec.dims), limit: 10, model: MODEL })).length;
     return (await searchDocuments(deps, { userId: USER, query: words(), limit: 10 })).hits.length;
   };
   const baseRssMB = statusMB('VmRSS');

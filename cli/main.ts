@@ -12,6 +12,7 @@ import { supportCommands } from './support';
 import { doctorCommand } from './doctor';
 import { feedbackCommands } from './feedback';
 import { newsCommands } from './news';
+import { connectionCommands } from './connection';
 import { miniAppCommands } from './miniapps';
 
 // `parley user list | head -1`: once the reader has closed the pipe, stop quietly like any Unix
@@ -37,6 +38,7 @@ supportCommands(program);
 doctorCommand(program);
 feedbackCommands(program);
 newsCommands(program);
+connectionCommands(program);
 miniAppCommands(program);
 
 await program.parseAsync(process.argv);

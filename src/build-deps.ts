@@ -4,7 +4,7 @@ import type { Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
 import { createExpoNotifier } from './notifications/research-push';
-import { createAiProvider } from './ai/provider';
+import { createConnections } from './connections/resolver';
 import { createTaskRunner } from './tasks/runner';
 import { EventLog } from './chat/event-log';
 import { createMemoryBus } from './pubsub/bus';
@@ -34,6 +34,7 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
   const bus = base.bus ?? createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
   const instanceId = base.instanceId ?? newId();
   const files = base.files ?? createBlobStorage(config);
+  const connections = base.connections ?? createConnections({ config, store, bus, now, instanceId });
   return {
     ...base,
     store,
@@ -41,7 +42,7 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     now,
     lifecycle,
     notifier: base.notifier ?? (base.push ? createExpoNotifier({ store, log, push: base.push, config }) : noopNotifier),
-    ai: 'ai' in base ? base.ai : createAiProvider(config),
+    connections,
     tasks: base.tasks ?? createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     bus,
     events: base.events ?? new EventLog(store, now, bus),
@@ -56,6 +57,6 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     imageOpacity: base.imageOpacity ?? createOpacityGuess(),
     // Touches nothing until the first upload: a server without files makes no directory.
     files,
-    fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle }),
+    fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, connections }),
   };
 }

@@ -232,6 +232,21 @@ export const settings = {
   oauthAuthentikClientId: oauthRow('AUTHENTIK', 'Authentik', 'client id'),
   oauthAuthentikClientSecret: oauthRow('AUTHENTIK', 'Authentik', 'client secret'),
   oauthAuthentikBaseUrl: oauthRow('AUTHENTIK', 'Authentik', 'base URL', 'e.g. `https://auth.example.org`'),
+  // --- connections ---
+  secretKey: setting({
+    env: 'PARLEY_SECRET_KEY',
+    default: '',
+    doc: "The key that seals connections' credentials in the database (AES-256-GCM): 32 random bytes in base64 (`openssl rand -base64 32`). Empty: a key file `secret.key` in the data directory, made on first need (mode 0600). Several instances on PostgreSQL that do not share a data directory must all be given the same key here. Not in database backups: keep it with them (docs/connections.md).",
+    parse: optStr,
+    secret: true,
+  }),
+  secretKeyPrevious: setting({
+    env: 'PARLEY_SECRET_KEY_PREVIOUS',
+    default: '',
+    doc: 'Earlier values of `PARLEY_SECRET_KEY`, comma-separated: credentials sealed with them stay readable until `parley connection rotate-key` seals them again with the current key (docs/connections.md, "Rotating the key").',
+    parse: list,
+    secret: true,
+  }),
   // --- chat & research ---
   aiProvider: setting({
     env: 'PARLEY_AI_PROVIDER',
@@ -678,9 +693,13 @@ export function loadConfig(
 }
 
 /** A config for tests and tools: defaults, overridden by the given values. */
+/** The sealing key of test apps (32 bytes of 7, in base64). */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
+
 export function testConfig(overrides: Partial<Config> = {}): Config {
   // Push is off unless a test asks for it: the Expo SDK fixes its base URL once per process.
-  return { ...loadConfig({}), pushEnabled: false, ...overrides };
+  // A fixed sealing key: a test's credentials never make a key file in the working directory.
+  return { ...loadConfig({}), pushEnabled: false, secretKey: TEST_SECRET_KEY, ...overrides };
 }
 
 export const settingList = settings as Record<string, Setting<unknown>>;

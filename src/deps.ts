@@ -3,7 +3,7 @@ import type { Db } from './db/connection';
 import type { Store } from './db/work';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
-import type { AiProvider } from './ai/ai.types';
+import type { Connections } from './connections/resolver';
 import type { TaskRunner } from './tasks/runner';
 import type { EventLog } from './chat/event-log';
 import type { PushClient } from './notifications/expo-client';
@@ -37,8 +37,11 @@ export interface AppDeps {
   now: () => number;
   /** Push notifications (deep-research status); `noopNotifier` when push is not set up. */
   notifier: Notifier;
-  /** The configured AI provider (`createAiProvider`); undefined when PARLEY_AI_PROVIDER is `none`. */
-  ai: AiProvider | undefined;
+  /**
+   * Every outside service (AI servers, embeddings, images, speech, search) as connection rows,
+   * and the resolver from a model to its provider (`createConnections`, docs/connections.md).
+   */
+  connections: Connections;
   /** Background tasks (AI turns), with concurrency caps. */
   tasks: TaskRunner;
   /** Persisted, replayable events of AI responses and their live fan-out. */

@@ -129,10 +129,22 @@ export interface StreamChatOptions {
   onToolOutput?: (toolOutput: ToolCallOutput) => void;
   /** A problem the turn survives (a failed web search), with details for the operator's log. */
   warn?: (msg: string, fields: Record<string, unknown>) => void;
+  /** The tokens the turn cost, as the provider reported them (providers that report usage call it once, at the end). */
+  onUsage?: (usage: TokenUsage) => void;
+}
+
+/** A turn's token counts as its provider reported them, all rounds added up. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input read from the provider's prompt cache (Anthropic: the cached system message). */
+  cacheReadTokens: number;
+  /** Input written to the prompt cache. */
+  cacheWriteTokens: number;
 }
 
 export interface AiProvider {
-  readonly name: 'openai-responses' | 'openai-chat';
+  readonly name: 'openai-responses' | 'openai-chat' | 'anthropic';
   /** Whether `resumeFrom` works (the upstream keeps running without us). */
   readonly canResume: boolean;
   /**

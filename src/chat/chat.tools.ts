@@ -1,5 +1,6 @@
 import type { AiTool } from '../ai/ai.types';
 import type { AppDeps } from '../deps';
+import type { Config } from '../config';
 import { createWidget } from '../widgets/widget.store';
 import { searchHistory } from './history.store';
 import { memoryTools } from '../memory/memory.tools';
@@ -14,12 +15,15 @@ const HISTORY_TEXT_CHARS = 500;
  * `generate_canvas` stores a canvas widget, `search_history` searches the user's own past
  * conversations; with `memories` (the user's `enableMemories`), the memory tools (src/memory/).
  */
-export function chatTools(deps: AppDeps, ctx: { userId: string; conversationId: string; responseId: string; memories?: boolean; files?: boolean }): AiTool[] {
+export function chatTools(
+  deps: AppDeps,
+  ctx: { userId: string; conversationId: string; responseId: string; memories?: boolean; files?: boolean; images?: Config },
+): AiTool[] {
   return [
     ...(ctx.memories ? memoryTools(deps, ctx) : []),
     // With documents to read (the user's, or attached here): read_file, search_files (src/files/file.tools.ts).
     ...(ctx.files ? fileTools(deps, ctx) : []),
-    // With PARLEY_IMAGES_BASE_URL: generate_image, edit_image (src/files/image.tools.ts).
+    // With an images connection: generate_image, edit_image (src/files/image.tools.ts).
     ...imageTools(deps, ctx),
     {
       name: 'generate_canvas',

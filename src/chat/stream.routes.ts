@@ -100,7 +100,7 @@ function streamTurn(kind: 'chat' | 'research') {
     }
     const files = await checkedFiles(deps, input.files, user.id);
     if (!input.message.trim() && !images?.length && !files?.length) return errorOnlyStream('The message is empty.');
-    const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, files, model: input.model, conversation, requestId });
+    const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, files, model: input.model, conversation, requestId, tier: user.subscriptionTier });
     return followResponse(deps, response.id, 0, request.signal);
   };
 }

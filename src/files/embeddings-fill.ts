@@ -1,10 +1,11 @@
+import type { Config } from '../config';
 import type { AppDeps } from '../deps';
 import { releaseLease, tryAcquireLease } from '../tasks/lease.store';
-import { embeddingModelKey, embeddingsEnabled, EmbeddingsError, embedTexts } from './embeddings-client';
+import { embeddingModelKey, EmbeddingsError, embedTexts } from './embeddings-client';
 import { listChunksToEmbed, saveEmbeddings } from './embeddings.store';
 import { encodeVector } from './embeddings-vectors';
 
-type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle'>;
+type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'connections'>;
 
 /**
  * Chunks one pass embeds at most: the queue reads waiting documents between passes, so a
@@ -28,10 +29,11 @@ export type FillResult = { embedded: number; refused: number; more: boolean; fai
  */
 export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillResult> {
   const result: FillResult = { embedded: 0, refused: 0, more: false, failed: false };
-  if (!embeddingsEnabled(deps.config)) return result;
+  const embeddings = await deps.connections.embeddings();
+  if (!embeddings) return result;
   if (!fileId && !(await deps.store.write((tx) => tryAcquireLease(tx, FILL_LEASE, deps.instanceId, LEASE_MS, deps.now())))) return result;
-  const model = embeddingModelKey(deps.config);
-  const batch = deps.config.embeddingsBatch;
+  const model = embeddingModelKey(embeddings);
+  const batch = embeddings.embeddingsBatch;
   try {
     while (!deps.lifecycle.signal.aborted) {
       if (result.embedded + result.refused >= FILL_PER_PASS) {
@@ -40,7 +42,7 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
       }
       const chunks = await deps.store.read((tx) => listChunksToEmbed(tx, model, batch, fileId));
       if (!chunks.length) break;
-      const saved = await embedBatch(deps, model, chunks);
+      const saved = await embedBatch(deps, embeddings, model, chunks);
       result.embedded += saved.embedded;
       result.refused += saved.refused;
     }
@@ -61,9 +63,9 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
  * the fault is the request's (a `dimensions` the model lacks, a model that does not embed), not
  * the texts': nothing is recorded and the pass stops.
  */
-async function embedBatch(deps: Deps, model: string, chunks: { id: string; content: string }[]): Promise<{ embedded: number; refused: number }> {
+async function embedBatch(deps: Deps, embeddings: Config, model: string, chunks: { id: string; content: string }[]): Promise<{ embedded: number; refused: number }> {
   try {
-    const vectors = await embedTexts(deps.config, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
+    const vectors = await embedTexts(embeddings, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
     await deps.store.write((tx) => saveEmbeddings(tx, model, chunks.map((c, i) => ({ id: c.id, embedding: encodeVector(vectors[i]!) }))));
     return { embedded: chunks.length, refused: 0 };
   } catch (err) {
@@ -73,7 +75,7 @@ async function embedBatch(deps: Deps, model: string, chunks: { id: string; conte
   let lastRefusal: EmbeddingsError | undefined;
   for (const chunk of chunks) {
     try {
-      const [vector] = await embedTexts(deps.config, [chunk.content], { signal: deps.lifecycle.signal });
+      const [vector] = await embedTexts(embeddings, [chunk.content], { signal: deps.lifecycle.signal });
       rows.push({ id: chunk.id, embedding: encodeVector(vector!) });
     } catch (err) {
       if (!(err instanceof EmbeddingsError && err.refused)) throw err;

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../deps';
 import { AppError } from '../http/errors';
 import { searchFileChunks, type ChunkHit } from './file-text.store';
-import { embeddingModelKey, embeddingsEnabled, EmbeddingsError, embedTexts } from './embeddings-client';
+import { embeddingModelKey, EmbeddingsError, embedTexts } from './embeddings-client';
 import { countReadableChunks, findChunkHits, readVectorPage, type ChunkKey } from './embeddings.store';
 import { createScorer, TopK } from './embeddings-vectors';
 
@@ -31,7 +31,8 @@ type SearchInput = { userId: string; conversationId?: string; query: string; lim
  * hybrid search whose query could not be embedded answers by words alone.
  */
 export async function searchDocuments(deps: AppDeps, input: SearchInput): Promise<{ mode: SearchMode; hits: ChunkHit[] }> {
-  const on = embeddingsEnabled(deps.config);
+  const embeddings = await deps.connections.embeddings();
+  const on = !!embeddings;
   const mode = input.mode ?? (on ? 'hybrid' : 'text');
   const byWords = (limit: number) => deps.store.read((tx) => searchFileChunks(tx, { userId: input.userId, query: input.query, conversationId: input.conversationId, limit }));
   // A blank query (a model's empty tool call) has no meaning to embed, and servers refuse it.
@@ -45,7 +46,7 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
   }
   let vector: Float32Array;
   try {
-    [vector] = (await embedTexts(deps.config, [input.query], { timeoutMs: QUERY_TIMEOUT_MS })) as [Float32Array];
+    [vector] = (await embedTexts(embeddings!, [input.query], { timeoutMs: QUERY_TIMEOUT_MS })) as [Float32Array];
   } catch (err) {
     if (!(err instanceof EmbeddingsError)) throw err;
     deps.log.warn('embedding a search query failed', { error: err.message, ...(err.detail ? { upstream: err.detail } : {}) });
@@ -53,10 +54,10 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
     return { mode: 'text', hits: await byWords(input.limit) };
   }
   const scope = { userId: input.userId, conversationId: input.conversationId };
-  if (mode === 'semantic') return { mode, hits: await searchByVector(deps, { ...scope, vector, limit: input.limit }) };
+  if (mode === 'semantic') return { mode, hits: await searchByVector(deps, { ...scope, vector, limit: input.limit, model: embeddingModelKey(embeddings!) }) };
   const depth = Math.max(input.limit, FUSE_DEPTH);
   const words = await byWords(depth);
-  const meaning = await searchByVector(deps, { ...scope, vector, limit: depth });
+  const meaning = await searchByVector(deps, { ...scope, vector, limit: depth, model: embeddingModelKey(embeddings!) });
   return { mode, hits: fuseRankings([words, meaning], input.limit) };
 }
 
@@ -68,8 +69,11 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
  * other requests run between pages. Chunks sharing nothing with the query (similarity 0 or less)
  * are left out.
  */
-export async function searchByVector(deps: Pick<AppDeps, 'config' | 'store'>, input: { userId: string; conversationId?: string; vector: Float32Array; limit: number }): Promise<ChunkHit[]> {
-  const model = embeddingModelKey(deps.config);
+export async function searchByVector(
+  deps: Pick<AppDeps, 'store'>,
+  input: { userId: string; conversationId?: string; vector: Float32Array; limit: number; model: string },
+): Promise<ChunkHit[]> {
+  const model = input.model;
   const score = createScorer(input.vector);
   const best = new TopK<ChunkKey>(input.limit);
   const pageRows = Math.max(100, Math.min(MAX_PAGE_ROWS, Math.floor(PAGE_CHARS / (Math.ceil((input.vector.length * 4) / 3) * 4))));

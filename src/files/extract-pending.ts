@@ -21,7 +21,7 @@ export interface FileTextQueue {
   idle(): Promise<void>;
 }
 
-type Deps = Pick<AppDeps, 'config' | 'store' | 'files' | 'log' | 'now' | 'instanceId' | 'lifecycle'>;
+type Deps = Pick<AppDeps, 'config' | 'store' | 'files' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'connections'>;
 
 /**
  * Documents into text, one at a time, after their upload answered (docs/files.md, "Documents

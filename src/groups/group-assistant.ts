@@ -42,7 +42,10 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   const where = { requestId, groupId: group.id, replyTo };
   await seedProgressCounter(deps, group.id);
   publishProgress(deps, group.id, { type: 'assistant.started', replyTo });
-  if (!deps.ai) return fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
+  // The group assistant's model (docs/connections.md, "Defaults"); one that is gone is a failure to say.
+  const target = await deps.connections.chat(undefined, 'group').catch((err: Error) => err);
+  if (target instanceof Error) return fail(deps, group, replyTo, 'provider_error', target.message);
+  if (!target) return fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
   // This instance answers: if it dies, another one says so (`endInterruptedAnswers`).
   await deps.store.write((tx) => tryAcquireLease(tx, answerLease(group.id, replyTo), deps.instanceId, ANSWER_LEASE_MS, deps.now()));
 
@@ -55,7 +58,8 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   let cutOff: string | undefined;
   const deadline = AbortSignal.timeout(ANSWER_TIMEOUT_MS);
   try {
-    const turns = deps.ai.streamChat({
+    const turns = target.provider.streamChat({
+      model: target.model,
       messages: await contextOf(deps, group),
       webSearch: true,
       signal: deadline,

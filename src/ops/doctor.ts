@@ -2,7 +2,10 @@ import type { Config } from '../config';
 import { checkConfigSense, checkDataDir, checkDatabase, type Check } from './checks';
 import { checkImageCodec } from './image-check';
 import { checkOAuthPublicUrl } from './oauth-check';
-import { probeProviders } from './probes';
+import { probeModelFit, probeProviders } from './probes';
+import { connectionChecks } from '../connections/connection-health';
+import { checkSecretKey } from './secret-key-check';
+import type { Connections } from '../connections/resolver';
 import { checkPermissions } from './storage-checks';
 import { checkPostgres } from './postgres-check';
 
@@ -13,7 +16,7 @@ export type { Check } from './checks';
  * undefined when the settings did not parse; `configError` then says why, and the checks that
  * need no settings still run against `dataDir`.
  */
-export async function runDoctor(opts: { config?: Config; configError?: string; dataDir: string }): Promise<Check[]> {
+export async function runDoctor(opts: { config?: Config; configError?: string; dataDir: string; connections?: Connections }): Promise<Check[]> {
   const checks: Check[] = [];
   if (opts.config) checks.push(checkConfigSense(opts.config));
   else checks.push({ name: 'config', status: 'fail', detail: opts.configError ?? 'unreadable', fix: 'fix the setting named above (docs/configuration.md)' });
@@ -25,7 +28,8 @@ export async function runDoctor(opts: { config?: Config; configError?: string; d
   }
   if (opts.config) checks.push(...(await checkPostgres(opts.config)));
   checks.push(await checkImageCodec());
-  if (opts.config) checks.push(...(await probeProviders(opts.config)));
+  // With the database open: each connection (the environment's seeded among them); else the settings' servers.
+  if (opts.config) checks.push(...(opts.connections ? [...(await connectionChecks(opts.connections)), ...(await probeModelFit(opts.config)), checkSecretKey(opts.config)] : await probeProviders(opts.config)));
   if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
   return checks;
 }

@@ -73,11 +73,12 @@ export const voiceOperations = [
     handler: async ({ request, deps }) => {
       const { config } = deps;
       // Before the upload is read: a server without transcription need not receive megabytes.
-      if (!config.sttBaseUrl) throw notConfigured('stt');
-      const upload = await receiveAudio(request, { maxFileBytes: config.sttMaxBytes, maxBodyBytes: bodyLimitOf({ maxBodyBytes: transcribeBodyBytes }, config) });
+      const stt = await deps.connections.speech('stt');
+      if (!stt) throw notConfigured('stt');
+      const upload = await receiveAudio(request, { maxFileBytes: Math.min(stt.sttMaxBytes, config.sttMaxBytes), maxBodyBytes: bodyLimitOf({ maxBodyBytes: transcribeBodyBytes }, config) });
       const fields = validateFields(upload.fields);
       try {
-        return await transcribeAudio(config, upload.audio, { ...fields, signal: request.signal });
+        return await transcribeAudio(stt, upload.audio, { ...fields, signal: request.signal });
       } finally {
         collectAfterBody(upload.audio.size);
       }
@@ -100,10 +101,12 @@ export const voiceOperations = [
       if ((input.text === undefined) === (input.itemId === undefined)) throw invalidInput([{ path: [], message: 'send either text or itemId' }]);
       const field = input.text !== undefined ? 'text' : 'itemId';
       const text = input.text ?? (await answerText(deps, user.id, input.itemId!));
-      const max = deps.config.ttsMaxChars;
+      const tts = await deps.connections.speech('tts');
+      if (!tts) throw notConfigured('tts');
+      const max = tts.ttsMaxChars;
       const length = charCount(text);
       if (length > max) throw invalidInput([{ path: [field], message: `${length} characters, longer than the ${max} this server reads at once (PARLEY_TTS_MAX_CHARS)` }]);
-      return speakText(deps.config, { text, voice: input.voice, format: input.format ?? 'mp3', signal: request.signal });
+      return speakText(tts, { text, voice: input.voice, format: input.format ?? 'mp3', signal: request.signal });
     },
   }),
 ];

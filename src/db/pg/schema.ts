@@ -43,3 +43,6 @@ export const memories = tables.memories!;
 export const answerFeedback = tables.answerFeedback!;
 export const supportThreads = tables.supportThreads!;
 export const supportMessages = tables.supportMessages!;
+export const connections = tables.connections!;
+export const modelSettings = tables.modelSettings!;
+export const serverSettings = tables.serverSettings!;
