@@ -95,8 +95,7 @@ export function connectionCommands(program: Command) {
     .action(
       runAction(async (opts: CommonOptions) => {
         const deps = await open(opts);
-        await deps.connections.ready();
-        const rows = (await listConnections(deps.store)).map((r) => connectionView(r, deps.connections));
+        const rows = (await listConnections(deps)).map((r) => connectionView(r, deps.connections));
         output(opts, rows, rows.length ? rows.map(line).join('\n') : 'no connections');
       }),
     );
@@ -131,6 +130,7 @@ export function connectionCommands(program: Command) {
     .action(
       runAction(async (ref: string, opts: CommonOptions) => {
         const deps = await open(opts);
+        await deps.connections.ready();
         const row = await deps.store.read((tx) => findConnection(tx, ref));
         if (!row) throw new CliError(`no connection ${ref}`);
         const h = await testConnection(deps.connections, row);

@@ -236,7 +236,7 @@ export const settings = {
   secretKey: setting({
     env: 'PARLEY_SECRET_KEY',
     default: '',
-    doc: "The key that seals connections' credentials in the database (AES-256-GCM): 32 random bytes in base64 (`openssl rand -base64 32`). Empty: a key file `secret.key` in the data directory, made on first need (mode 0600). Several instances on PostgreSQL that do not share a data directory must all be given the same key here. Not in database backups: keep it with them (docs/connections.md).",
+    doc: "The key that seals connections' credentials in the database (AES-256-GCM): 32 random bytes in base64 (`openssl rand -base64 32`). Empty: a key file `secret.key` in the data directory, made on first need (mode 0600). Instances on PostgreSQL that do not share a data directory each need this key, identical on all. Not in database backups: keep it with them (docs/connections.md).",
     parse: optStr,
     secret: true,
   }),

@@ -29,7 +29,7 @@ export interface AnthropicProviderConfig {
 
 const DEFAULT_ANSWER_TOKENS = 4096;
 const MAX_TOOL_ROUNDS = 8;
-/** Anthropic's API version header; the SDK sends it on every request. */
+/** The API version the model list is asked with (the SDK sends its own with messages). */
 export const ANTHROPIC_VERSION = '2023-06-01';
 
 type Block = Record<string, unknown> & { type: string };
@@ -37,7 +37,9 @@ type Turn = { role: 'user' | 'assistant'; content: Block[] };
 
 export function createAnthropicProvider(cfg: AnthropicProviderConfig): AiProvider {
   // A key is always passed: without one the SDK would look for ANTHROPIC_API_KEY and local profiles.
-  const client = new Anthropic({ apiKey: cfg.apiKey || 'none', baseURL: cfg.baseUrl, maxRetries: 1, fetch: fetchWithoutBunTimeout });
+  // The SDK sends it as a bearer token; `x-api-key` too, for proxies and older servers that read only that.
+  const apiKey = cfg.apiKey || 'none';
+  const client = new Anthropic({ apiKey, baseURL: cfg.baseUrl, maxRetries: 1, fetch: fetchWithoutBunTimeout, defaultHeaders: { 'x-api-key': apiKey } });
   const chat = anthropicChatClient(client, cfg);
   return {
     name: 'anthropic',

@@ -60,7 +60,7 @@ export const OPTIONS_OF_KIND: Record<ConnectionKind, readonly (keyof ConnectionO
 };
 
 /** A chat connection's default model when its options name none, by API. */
-const CHAT_MODEL_DEFAULT: Record<string, string> = { anthropic: 'claude-sonnet-4-5', 'openai-responses': 'gpt-4.1-mini', 'openai-chat': 'gpt-4.1-mini' };
+const CHAT_MODEL_DEFAULT: Record<string, string> = { anthropic: 'claude-sonnet-4-6', 'openai-responses': 'gpt-4.1-mini', 'openai-chat': 'gpt-4.1-mini' };
 
 export const optionsOf = (row: Pick<ConnectionRow, 'options'>): ConnectionOptions => (row.options ?? {}) as ConnectionOptions;
 

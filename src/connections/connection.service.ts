@@ -91,6 +91,7 @@ function checkApi(kind: ConnectionKind, api: string | undefined): string {
 }
 
 export async function addConnection(deps: { store: Store; connections: Connections; now: () => number }, input: ConnectionInput): Promise<ConnectionRow> {
+  await deps.connections.ready();
   const name = checkName(input.name);
   const api = checkApi(input.kind, input.api);
   const baseUrl = checkBaseUrl(input.baseUrl);
@@ -110,6 +111,7 @@ export async function addConnection(deps: { store: Store; connections: Connectio
 }
 
 export async function updateConnection(deps: { store: Store; connections: Connections; now: () => number }, idOrName: string, input: ConnectionUpdate): Promise<ConnectionRow> {
+  await deps.connections.ready();
   const current = await deps.store.read((tx) => findConnection(tx, idOrName));
   if (!current) throw new ConnectionRefusal(`No connection ${idOrName}.`, 404);
   if (current.source === 'env') {
@@ -138,6 +140,7 @@ export async function updateConnection(deps: { store: Store; connections: Connec
 
 /** A turn already running on it finishes with the adapter it has; the next one is refused. */
 export async function removeConnection(deps: { store: Store; connections: Connections }, idOrName: string): Promise<ConnectionRow> {
+  await deps.connections.ready();
   const row = await deps.store.write(function* (tx) {
     const found = yield* findConnection(tx, idOrName);
     if (!found) throw new ConnectionRefusal(`No connection ${idOrName}.`, 404);
@@ -149,7 +152,11 @@ export async function removeConnection(deps: { store: Store; connections: Connec
   return row;
 }
 
-export const listConnections = (store: Store) => store.read((tx) => listConnectionRows(tx));
+/** Every row, the environment's seeded first (the server seeds at start; a test app on first use). */
+export async function listConnections(deps: { store: Store; connections: Connections }): Promise<ConnectionRow[]> {
+  await deps.connections.ready();
+  return deps.store.read((tx) => listConnectionRows(tx));
+}
 
 /** What any caller is shown of a connection: never its credential, only whether it has one. */
 export function connectionView(row: ConnectionRow, connections: Connections) {

@@ -102,7 +102,7 @@ export const connectionOperations = [
     input: t.Object({}),
     output: t.Object({ connections: t.Array(ConnectionSchema) }),
     errors: [403],
-    handler: async ({ deps }) => ({ connections: (await listConnections(deps.store)).map(view(deps)) }),
+    handler: async ({ deps }) => ({ connections: (await listConnections(deps)).map(view(deps)) }),
   }),
   defineOperation({
     path: 'admin/addConnection',
@@ -167,6 +167,7 @@ export const connectionOperations = [
     output: t.Object({ reachable: t.Boolean(), latencyMs: t.Integer(), error: t.Union([t.String(), t.Null()]), models: t.Array(t.String({ description: 'At most 50.' })) }),
     errors: [403, 404],
     handler: async ({ input, deps }) => {
+      await deps.connections.ready();
       const row = await deps.store.read((tx) => findConnection(tx, input.id));
       if (!row) throw new AppError('NOT_FOUND', { message: `No connection ${input.id}.` });
       const h = await testConnection(deps.connections, row);

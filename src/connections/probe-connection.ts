@@ -23,7 +23,7 @@ const trimSlash = (url: string) => url.replace(/\/+$/, '');
 /** Where a connection lists its models, and the headers that carry its credential. */
 function listRequest(row: Pick<ConnectionRow, 'api' | 'baseUrl'>, apiKey: string | undefined): { url: string; headers: Record<string, string> } {
   const base = trimSlash(row.baseUrl);
-  if (row.api === 'anthropic') return { url: `${base}/v1/models?limit=100`, headers: { 'anthropic-version': ANTHROPIC_VERSION, ...(apiKey ? { 'x-api-key': apiKey } : {}) } };
+  if (row.api === 'anthropic') return { url: `${base}/v1/models?limit=100`, headers: { 'anthropic-version': ANTHROPIC_VERSION, ...(apiKey ? { 'x-api-key': apiKey, authorization: `Bearer ${apiKey}` } : {}) } };
   if (row.api === 'searxng') return { url: `${base}/search?q=parley&format=json`, headers: { accept: 'application/json' } };
   return { url: `${base}/models`, headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} };
 }
