@@ -44,7 +44,7 @@ const Options = t.Object(
     maxChars: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000 })),
     maxBytes: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000_000 })),
   },
-  { additionalProperties: false, description: "The kind's settings (docs/connections.md, \"Options\"); one a kind does not take is refused." },
+  { description: "The kind's settings (docs/connections.md, \"Options\"); one a kind does not take is refused." },
 );
 const Health = t.Object({
   reachable: t.Boolean(),

@@ -11,7 +11,7 @@ import { createSealer, type Sealer } from './seal';
 import { chatAdapter, searchAdapter, serviceSettings, type OpenConnection } from './adapters';
 import { chatModelOf, optionsOf } from './connection-options';
 import { allowedFor, catalogueId, connectionModels, ordered, type CatalogueEntry } from './catalogue';
-import { createModelLists, type ModelLists } from './model-lists';
+import { createModelLists, type ModelListEntry, type ModelLists } from './model-lists';
 
 /**
  * `deps.connections`: the one way a domain reaches an outside service (STYLE.md §18). Rows are
@@ -20,6 +20,10 @@ import { createModelLists, type ModelLists } from './model-lists';
  * version. Resolving a turn's model is a few map lookups on that state (bench/RESULTS.md).
  */
 export const CONNECTIONS_TOPIC = 'connections';
+/** How long `chat/listModels` waits for a connection's first model list (bench/RESULTS.md, "Connections"). */
+const CATALOGUE_WAIT_MS = 1000;
+/** What a list not answered yet counts as: unavailable, for now. */
+const STILL_ASKING: ModelListEntry = { probe: { reachable: false, latencyMs: 0, error: 'no answer yet' }, at: 0 };
 /** How long rows read are used before they are read again in the background. */
 const STATE_TTL_MS = 10_000;
 
@@ -87,6 +91,8 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
   const lists = createModelLists(deps.now);
   const adapters = new Map<string, { key: string; value: Promise<unknown> }>();
   let state: Promise<State> | undefined;
+  /** Connections (id:version) whose first list the catalogue already waited for once: never again. */
+  const waitedFor = new Set<string>();
   let loadedAt = 0;
   let seeded = false;
 
@@ -215,8 +221,7 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
     // A model named with its connection: that connection must list it, when it lists models at all
     // (a server without a list, or one that did not answer, is taken at its word: the turn will say).
     if (!isDefault && named && !pinnedModels(row, s).includes(model)) {
-      await entriesOf(s, row, true);
-      const known = lists.peek(row)?.probe.models;
+      const known = (await lists.get(row, () => open(row).then((c) => c.apiKey))).probe.models;
       if (known && !known.includes(model)) throw unknownModel(`Unknown model "${id}": ${row.name} does not list it.`);
     }
     const setting = s.settings.find((x) => x.connectionId === row.id && x.model === model);
@@ -251,7 +256,20 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
     search: async () => searchOf(await current()),
     async catalogue(asker) {
       const s = await current();
-      const all = (await Promise.all(enabled(s, 'chat').map((r) => entriesOf(s, r, true)))).flat();
+      // A list never had is waited for CATALOGUE_WAIT_MS at most: past that its connection is
+      // listed unavailable now, and its answer, when it comes, is kept for the next call.
+      const all = (
+        await Promise.all(
+          enabled(s, 'chat').map((r) =>
+            waitedFor.has(`${r.id}:${r.version}`) && !lists.peek(r)
+              ? connectionModels(r, STILL_ASKING, s.settings)
+              : Promise.race([
+                  entriesOf(s, r, true),
+                  Bun.sleep(CATALOGUE_WAIT_MS).then(() => (waitedFor.add(`${r.id}:${r.version}`), connectionModels(r, lists.peek(r) ?? STILL_ASKING, s.settings))),
+                ]),
+          ),
+        )
+      ).flat();
       const defaults = defaultsOf(s);
       const models = ordered(asker ? all.filter((e) => !e.hidden && allowedFor(e, asker.subscriptionTier)) : all);
       return { models, defaults };
