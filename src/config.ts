@@ -251,8 +251,8 @@ export const settings = {
   aiProvider: setting({
     env: 'PARLEY_AI_PROVIDER',
     default: 'none',
-    doc: '`openai-responses` (OpenAI Responses API, background mode), `openai-chat` (any OpenAI-compatible Chat Completions server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter; Parley runs the research loop itself) or `none` (AI operations answer with an in-stream error).',
-    parse: oneOf('openai-responses', 'openai-chat', 'none'),
+    doc: '`openai-responses` (OpenAI Responses API, background mode), `openai-chat` (any OpenAI-compatible Chat Completions server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter; Parley runs the research loop itself), `anthropic` (the Anthropic Messages API; `PARLEY_AI_BASE_URL` empty: `https://api.anthropic.com`) or `none` (no AI server from the environment: chat uses the connections an admin adds, docs/connections.md). Seeds the connection `env-ai` at each start.',
+    parse: oneOf('openai-responses', 'openai-chat', 'anthropic', 'none'),
   }),
   aiBaseUrl: setting({
     env: 'PARLEY_AI_BASE_URL',

@@ -183,4 +183,4 @@ export class AiError extends Error {
 export class AnswerCutError extends AiError {}
 
 export const NO_PROVIDER_MESSAGE =
-  'No AI provider is configured on this server. Set PARLEY_AI_PROVIDER to openai-responses or openai-chat, with PARLEY_AI_BASE_URL, PARLEY_AI_API_KEY and PARLEY_AI_MODEL (see docs/configuration.md).';
+  'No AI server is connected to this server. Its admin adds one (the Admin page, or `parley connection add`; docs/connections.md), or sets PARLEY_AI_PROVIDER to openai-chat, openai-responses or anthropic with PARLEY_AI_BASE_URL, PARLEY_AI_API_KEY and PARLEY_AI_MODEL.';

@@ -6,6 +6,7 @@ import { deleteConnection, findConnection, insertConnection, listConnectionRows,
 
 /** OpenAI's API, where an empty PARLEY_AI_BASE_URL has always pointed (the openai SDK's default). */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
 /** A connection the environment settings describe; its credential stays in the environment. */
 export interface EnvConnection {
@@ -29,7 +30,7 @@ export function envConnections(config: Config): EnvConnection[] {
       name: 'env-ai',
       kind: 'chat',
       api: config.aiProvider,
-      baseUrl: config.aiBaseUrl || OPENAI_BASE_URL,
+      baseUrl: config.aiBaseUrl || (config.aiProvider === 'anthropic' ? ANTHROPIC_BASE_URL : OPENAI_BASE_URL),
       options: {
         model: config.aiModel,
         researchModel: config.researchModel,

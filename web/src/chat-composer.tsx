@@ -1,6 +1,6 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { prepareImage } from './chat-images';
-import { ModelPicker } from './chat-models';
+import { ModelPicker, type ModelChoice } from './chat-models';
 import { MessageBox } from './message-box';
 
 /** `chat/stream` takes up to 16 images a turn. */
@@ -10,7 +10,7 @@ interface Props {
   busy: boolean;
   onSend(message: string, images: string[]): void;
   onStop(): void;
-  models: { ids: string[]; model: string | undefined; choose(id: string): void };
+  models: { choices: ModelChoice[]; model: string | undefined; choose(id: string): void };
 }
 
 /** The box to write in, the images to send with the message, and the model to answer it. */
@@ -96,7 +96,7 @@ export function Composer({ busy, onSend, onStop, models }: Props) {
             Attach image
           </label>
         </span>
-        <ModelPicker ids={models.ids} model={models.model} onChoose={models.choose} />
+        <ModelPicker choices={models.choices} model={models.model} onChoose={models.choose} />
       </div>
     </form>
   );
