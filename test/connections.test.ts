@@ -108,6 +108,15 @@ describe('connections', () => {
     expect(bad.status).toBe(400);
   });
 
+  test('without environment settings: no model until an admin connects one, then its model for chat and research alike', async () => {
+    const ctx = await world({});
+    expect((await ctx.json('chat/listModels', {}, ann(ctx))).body).toMatchObject({ models: [], default: '' });
+    await addClaude(ctx);
+    const { body } = await ctx.json('chat/listModels', {}, ann(ctx));
+    // An admin's connection without a research model researches with its chat model (not OpenAI's deep-research one).
+    expect(body.defaults).toEqual({ chat: 'claude/claude-sonnet-4-6', research: 'claude/claude-sonnet-4-6', group: 'claude/claude-sonnet-4-6', title: 'claude/claude-sonnet-4-6' });
+  });
+
   test('Anthropic: a tool round trip with thinking, images sent as blocks, usage recorded once', async () => {
     const { log, lines } = captureLog();
     const ctx = await world(envChat, { log });

@@ -7,7 +7,7 @@ import { createAnthropicProvider } from '../ai/anthropic-messages';
 import { createSearxngSearch, type SearchProvider } from '../ai/search';
 import { createCapabilities } from '../ai/capabilities';
 import { createModelContextSource } from '../ai/model-context';
-import { chatModelOf, optionsOf } from './connection-options';
+import { chatModelOf, optionsOf, researchModelOf } from './connection-options';
 import { envConnections, OPENAI_BASE_URL } from './seed-env';
 
 /**
@@ -38,7 +38,7 @@ const researchSettings = (config: Config) => ({
 export function chatAdapter({ row, apiKey }: OpenConnection, config: Config, search: SearchProvider | undefined): AiProvider {
   const o = optionsOf(row);
   const model = chatModelOf(row);
-  const researchModel = o.researchModel || config.researchModel;
+  const researchModel = researchModelOf(row, config.researchModel);
   const common = { baseUrl: row.baseUrl, apiKey, model, researchModel };
   switch (row.api) {
     case 'openai-responses':

@@ -66,3 +66,11 @@ export const optionsOf = (row: Pick<ConnectionRow, 'options'>): ConnectionOption
 
 /** A chat connection's default model. */
 export const chatModelOf = (row: Pick<ConnectionRow, 'options' | 'api'>): string => optionsOf(row).model || CHAT_MODEL_DEFAULT[row.api] || 'default';
+
+/**
+ * A chat connection's research model: its option, else the environment's setting for the
+ * environment's own row (as before connections), else its chat model (an admin's row names
+ * what it has; OpenAI's deep-research model is not on every server).
+ */
+export const researchModelOf = (row: Pick<ConnectionRow, 'options' | 'api' | 'source'>, envResearchModel: string): string =>
+  optionsOf(row).researchModel || (row.source === 'env' ? envResearchModel : chatModelOf(row));

@@ -9,7 +9,7 @@ import { listConnectionRows, listModelSettingRows, readServerSetting } from './c
 import { seedEnvConnections, envConnections } from './seed-env';
 import { createSealer, type Sealer } from './seal';
 import { chatAdapter, searchAdapter, serviceSettings, type OpenConnection } from './adapters';
-import { chatModelOf, optionsOf } from './connection-options';
+import { chatModelOf, researchModelOf } from './connection-options';
 import { allowedFor, catalogueId, connectionModels, ordered, type CatalogueEntry } from './catalogue';
 import { createModelLists, type ModelListEntry, type ModelLists } from './model-lists';
 
@@ -183,7 +183,7 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
     const chats = enabled(s, 'chat').sort((a, b) => Number(b.source === 'env') - Number(a.source === 'env'));
     const first = chats[0];
     const chat = s.defaults.chat ?? (first ? catalogueId(first, chatModelOf(first)) : '');
-    const research = s.defaults.research ?? (first ? catalogueId(first, optionsOf(first).researchModel || config.researchModel) : '');
+    const research = s.defaults.research ?? (first ? catalogueId(first, researchModelOf(first, config.researchModel)) : '');
     return { chat, research, group: s.defaults.group ?? chat, title: s.defaults.title ?? chat };
   }
 
@@ -235,8 +235,7 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
 
   /** The models a connection resolves without asking it: its default, research model and the admin's rows. */
   function pinnedModels(row: ConnectionRow, s: State): string[] {
-    const o = optionsOf(row);
-    return [chatModelOf(row), o.researchModel || (row.source === 'env' ? config.researchModel : ''), ...s.settings.filter((x) => x.connectionId === row.id).map((x) => x.model)].filter(Boolean);
+    return [chatModelOf(row), researchModelOf(row, config.researchModel), ...s.settings.filter((x) => x.connectionId === row.id).map((x) => x.model)].filter(Boolean);
   }
 
   const service = async (kind: 'embeddings' | 'images' | 'stt' | 'tts') => {
