@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, type ApiKey } from './api';
+import { call, type ApiKey } from '../shared/api';
 import { useOutcome, when } from './settings-shared';
 
 interface NewKey {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call } from './api';
+import { call } from '../shared/api';
 import { useOutcome, when } from './settings-shared';
 
 interface AccountType {

@@ -1,6 +1,6 @@
-import { failure, post, SIGNED_OUT } from './api';
-import { readFrames } from './sse';
-import { retryDelay, sleep } from './follow-response';
+import { failure, post, SIGNED_OUT } from '../shared/api';
+import { readFrames } from '../shared/sse';
+import { retryDelay, sleep } from '../shared/follow-response';
 
 /** A message of a group chat (docs/groups.md, "Group message"). */
 export interface GroupMessage {

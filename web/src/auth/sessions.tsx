@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, SIGNED_OUT } from './api';
+import { call, SIGNED_OUT } from '../shared/api';
 
 interface Session {
   sessionId: string;

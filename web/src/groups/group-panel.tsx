@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, call } from './api';
+import { ApiError, call } from '../shared/api';
 import type { GroupChat } from './group-stream';
 
 export interface Member {

@@ -1,7 +1,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { prepareImage } from './chat-images';
 import { ModelPicker } from './chat-models';
-import { MessageBox } from './message-box';
+import { MessageBox } from '../shared/message-box';
 
 /** `chat/stream` takes up to 16 images a turn. */
 const MAX_IMAGES = 16;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call } from './api';
-import { onLinkClick } from './router';
+import { call } from '../shared/api';
+import { onLinkClick } from '../shared/router';
 
 interface ResearchConversation {
   id: string;

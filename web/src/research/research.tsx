@@ -1,8 +1,8 @@
 import './research.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, call, type Item } from './api';
-import { renderMarkdown } from './markdown';
-import { adoptAddress, onLinkClick } from './router';
+import { ApiError, call, type Item } from '../shared/api';
+import { renderMarkdown } from '../shared/markdown';
+import { adoptAddress, onLinkClick } from '../shared/router';
 import { ResearchList } from './research-list';
 import { addReadPage, addSources, emptyRun, followResearch, isRunning, startResearch, type Run, type Source } from './research-run';
 import { notifyEnded, useNotifyPermission } from './research-notify';

@@ -1,5 +1,5 @@
-import { post } from './api';
-import { followResponse } from './follow-response';
+import { post } from '../shared/api';
+import { followResponse } from '../shared/follow-response';
 
 /** What the page shows of an answer being written. */
 export interface Answer {

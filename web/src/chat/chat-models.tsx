@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call } from './api';
+import { call } from '../shared/api';
 
 /** The model the user picked last, in this browser: the next chats start with it. */
 const CHOSEN_KEY = 'parley.model';

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, call, type User } from './api';
-import { navigate } from './router';
+import { ApiError, call, type User } from '../shared/api';
+import { navigate } from '../shared/router';
 import { followGroup, type GroupChat, type GroupEvent, type GroupMessage } from './group-stream';
 import { GroupComposer, MessageLog, type Pending } from './group-messages';
 import { GroupPanel, type Member } from './group-panel';

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, type Provider } from './api';
+import { call, type Provider } from '../shared/api';
 
 /** Messages for the `?error=<code>` a sign-in that failed lands with (docs/auth.md, "Error codes"). */
 const SIGN_IN_ERRORS: Record<string, string> = {

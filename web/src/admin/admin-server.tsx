@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, failure, post } from './api';
+import { call, failure, post } from '../shared/api';
 import { messageOf, Note } from './admin-note';
 
 interface Backup {

@@ -1,6 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { Item } from './api';
-import { renderMarkdown } from './markdown';
+import type { Item } from '../shared/api';
+import { renderMarkdown } from '../shared/markdown';
 import type { Answer } from './turn';
 
 interface Props {

@@ -1,5 +1,5 @@
 import './settings.css';
-import { onLinkClick } from './router';
+import { onLinkClick } from '../shared/router';
 import { PreferencesSection } from './settings-preferences';
 import { AccountSection } from './settings-account';
 import { ApiKeysSection } from './settings-keys';

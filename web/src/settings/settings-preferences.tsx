@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call } from './api';
+import { call } from '../shared/api';
 import { useOutcome } from './settings-shared';
 
 type Preferences = Record<string, boolean>;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, type Conversation } from './api';
-import { onLinkClick } from './router';
+import { call, type Conversation } from '../shared/api';
+import { onLinkClick } from '../shared/router';
 import { useOutcome } from './settings-shared';
 
 interface Bookmark {

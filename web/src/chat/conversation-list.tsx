@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { call, type Conversation } from './api';
-import { onLinkClick } from './router';
+import { call, type Conversation } from '../shared/api';
+import { onLinkClick } from '../shared/router';
 
 interface Props {
   conversations: Conversation[];

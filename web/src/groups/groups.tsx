@@ -1,7 +1,7 @@
 import './groups.css';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, call } from './api';
-import { navigate, onLinkClick } from './router';
+import { ApiError, call } from '../shared/api';
+import { navigate, onLinkClick } from '../shared/router';
 import type { GroupChat } from './group-stream';
 export { Group } from './group-chat';
 

@@ -1,6 +1,6 @@
 import './admin.css';
 import { useEffect, useState } from 'preact/hooks';
-import { call, type User } from './api';
+import { call, type User } from '../shared/api';
 import { AdminUsers } from './admin-users';
 import { AdminBackups, AdminDoctor, AdminSettings } from './admin-server';
 

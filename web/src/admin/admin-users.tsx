@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, type User } from './api';
+import { call, type User } from '../shared/api';
 import { messageOf, Note } from './admin-note';
 import { AdminKeys } from './admin-keys';
 

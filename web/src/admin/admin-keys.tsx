@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call, type ApiKey } from './api';
+import { call, type ApiKey } from '../shared/api';
 import { messageOf, Note } from './admin-note';
 
 const when = (iso: string) => new Date(iso).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });

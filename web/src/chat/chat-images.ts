@@ -1,4 +1,4 @@
-import { call } from './api';
+import { call } from '../shared/api';
 
 /**
  * Images go to the server inline, as data URLs: the page's CSP shows only `data:` images, and a

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError } from './api';
+import { ApiError } from '../shared/api';
 
 /** A date as the user reads it, in their own locale. */
 export const when = (iso: string) => new Date(iso).toLocaleString();

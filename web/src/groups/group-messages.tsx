@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { renderMarkdown } from './markdown';
+import { renderMarkdown } from '../shared/markdown';
 import type { GroupMessage } from './group-stream';
-import { MessageBox } from './message-box';
+import { MessageBox } from '../shared/message-box';
 
 /** An answer of the assistant being written, by the message it answers; `failed` when none will come. */
 export interface Pending {

@@ -1,8 +1,8 @@
 import './chat.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, call, type Item } from './api';
+import { ApiError, call, type Item } from '../shared/api';
 import { forgetPending, pendingResponse, resumeAnswer, sendMessage, type Answer } from './turn';
-import { adoptAddress, navigate, onLinkClick } from './router';
+import { adoptAddress, navigate, onLinkClick } from '../shared/router';
 import { Message } from './chat-message';
 import { Composer } from './chat-composer';
 import { useModels } from './chat-models';
