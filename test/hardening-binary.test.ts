@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { startBinaryServer, type BinaryServer } from './support/binary-server';
 import { answerChecker, inputOnlyTypes, responseSchemas } from './support/output-schemas';
+import { startFakeOpenAI, toolCallsThenAnswer } from './fakes/openai';
+import { startFakeImages } from './fakes/openai-images';
 
 // The second hardening round through the compiled executable: what its answers document, what
 // its reports and logs print, where its keys and its fetches go. These spawn processes; shared
@@ -30,5 +32,32 @@ describe('the compiled binary: /api/openapi.json documents what is sent', () => 
     expect((await answer('news/list', {})).unreadCount).toBe(0);
     expect((await answer('support/createThread', { subject: 'Help', message: 'It broke' })).thread.unreadCount).toBe(0);
     await answer('support/listThreads', {});
+  });
+});
+
+/** The tool outputs the model was sent back, from the fake model server's requests. */
+const toolOutputs = (requests: { body: any }[]) => requests.flatMap((r) => (r.body?.messages ?? []).filter((m: any) => m.role === 'tool').map((m: any) => String(m.content)));
+
+describe('the compiled binary: the SSRF guard is IANA\'s special-purpose registries', () => {
+  test('an image the images server left at http://[64:ff9b:1::a9fe:a9fe]/ (RFC 8215 local-use NAT64) is refused as private, not fetched', async () => {
+    const openai = startFakeOpenAI();
+    const images = startFakeImages();
+    images.answer = () => ({ json: { created: 1, data: [{ url: 'http://[64:ff9b:1::a9fe:a9fe]/latest/meta-data/image.png' }] } });
+    openai.chatScript = toolCallsThenAnswer([{ id: 'img1', name: 'generate_image', args: { prompt: 'A fox' } }], 'Done.');
+    const server = await startBinaryServer({
+      PARLEY_AI_PROVIDER: 'openai-chat',
+      PARLEY_AI_BASE_URL: openai.url,
+      PARLEY_AI_MODEL: 'small',
+      PARLEY_IMAGES_BASE_URL: images.url,
+      PARLEY_IMAGES_TIMEOUT_S: '5',
+    });
+    try {
+      expect(await (await server.post('chat/stream', { message: 'Draw a fox' })).text()).toContain('"type":"done"');
+      expect(toolOutputs(openai.requests)).toEqual(['No image was made. The image could not be downloaded from where the image server left it: it is on a private network (PARLEY_FETCH_ALLOW_HOSTS).']);
+    } finally {
+      await server.stop();
+      openai.stop();
+      images.stop();
+    }
   });
 });
