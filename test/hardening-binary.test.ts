@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { startBinaryServer, type BinaryServer } from './support/binary-server';
 import { answerChecker, inputOnlyTypes, responseSchemas } from './support/output-schemas';
 import { startFakeOpenAI, toolCallsThenAnswer } from './fakes/openai';
-import { startFakeImages } from './fakes/openai-images';
+import { solidPng, startFakeImages } from './fakes/openai-images';
+import { credentialsIn, startRedirecting } from './fakes/redirecting';
 
 // The second hardening round through the compiled executable: what its answers document, what
 // its reports and logs print, where its keys and its fetches go. These spawn processes; shared
@@ -58,6 +59,57 @@ describe('the compiled binary: the SSRF guard is IANA\'s special-purpose registr
       await server.stop();
       openai.stop();
       images.stop();
+    }
+  });
+});
+
+describe('the compiled binary: keys go to the configured origin only', () => {
+  const KEY = 'sk-images-key-stays-home';
+
+  test("a 302 from the images server's result URL to another origin is followed without `Authorization: Bearer <images key>`", async () => {
+    const openai = startFakeOpenAI();
+    const images = startFakeImages();
+    const front = startRedirecting(images.origin);
+    front.redirects = /^\/generated\//;
+    const png = solidPng(8, 8);
+    front.answer = () => new Response(png, { headers: { 'content-type': 'image/png' } });
+    images.answer = () => ({ as: 'url', url: `${front.url}/generated/fox.png` });
+    openai.chatScript = toolCallsThenAnswer([{ id: 'img1', name: 'generate_image', args: { prompt: 'A fox' } }], 'Done.');
+    const server = await startBinaryServer({
+      PARLEY_AI_PROVIDER: 'openai-chat',
+      PARLEY_AI_BASE_URL: openai.url,
+      PARLEY_AI_MODEL: 'small',
+      PARLEY_IMAGES_BASE_URL: `${front.url}/v1`,
+      PARLEY_IMAGES_API_KEY: KEY,
+    });
+    try {
+      expect(await (await server.post('chat/stream', { message: 'Draw a fox' })).text()).toContain('"type":"done"');
+      expect(front.first.find((r) => r.path === '/generated/fox.png')?.headers.authorization).toBe(`Bearer ${KEY}`);
+      expect(front.received.map((r) => r.path)).toEqual(['/generated/fox.png']);
+      expect(front.received.flatMap(credentialsIn)).toEqual([]);
+      expect(JSON.stringify(front.received)).not.toContain(KEY);
+      expect(toolOutputs(openai.requests)[0]).toStartWith('The image is made and shown to the user');
+    } finally {
+      await server.stop();
+      for (const f of [openai, images, front]) f.stop();
+    }
+  });
+
+  test("a push service that redirects elsewhere: the Expo access token does not follow (the SDK's fetch, the runtime's rule)", async () => {
+    const front = startRedirecting();
+    front.status = 307;
+    const token = 'expo-access-token-stays-home';
+    const server = await startBinaryServer({ PARLEY_EXPO_BASE_URL: front.url, PARLEY_EXPO_ACCESS_TOKEN: token, PARLEY_INTERNAL_EMAIL_DOMAIN: 'example.org', PARLEY_PUSH_RECEIPT_DELAY_MS: '0' });
+    try {
+      expect((await server.post('notifications/registerPushToken', { token: 'ExponentPushToken[redirect-test]', platform: 'ios' })).status).toBe(200);
+      await (await server.post('notifications/sendTestWebhookNotification', { conversationId: 'c', status: 'completed' })).text();
+      expect(front.first.some((r) => r.headers.authorization === `Bearer ${token}`)).toBe(true);
+      expect(front.received.length).toBeGreaterThan(0);
+      expect(front.received.flatMap(credentialsIn)).toEqual([]);
+      expect(JSON.stringify(front.received)).not.toContain(token);
+    } finally {
+      await server.stop();
+      front.stop();
     }
   });
 });
