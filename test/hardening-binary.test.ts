@@ -1,4 +1,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildBinaryOnce } from './build-binary';
+import { waitForListening } from '../scripts/lib/wait-for-listening';
 import { startBinaryServer, type BinaryServer } from './support/binary-server';
 import { answerChecker, inputOnlyTypes, responseSchemas } from './support/output-schemas';
 import { startFakeOpenAI, toolCallsThenAnswer } from './fakes/openai';
@@ -111,5 +116,52 @@ describe('the compiled binary: keys go to the configured origin only', () => {
       await server.stop();
       front.stop();
     }
+  });
+});
+
+describe('the compiled binary: secrets in URLs are masked in every report, log and error', () => {
+  const SECRETS = ['ai-user-x1', 'aipass-x1', 'search-user-x2', 'hunter2-x2', 'tok-123', 'key-456', 'db-user-x3', 'dbpass-x3', 'pgpw-x3'];
+  const env = {
+    PARLEY_AI_PROVIDER: 'openai-chat',
+    PARLEY_AI_BASE_URL: 'http://ai-user-x1:aipass-x1@127.0.0.1:9/v1?api_key=key-456',
+    PARLEY_AI_MODEL: 'small',
+    PARLEY_SEARCH_PROVIDER: 'searxng',
+    PARLEY_SEARXNG_URL: 'http://search-user-x2:hunter2-x2@127.0.0.1:9/?token=tok-123',
+  };
+  const leaked = (text: string) => SECRETS.filter((secret) => text.includes(secret));
+
+  test('`parley doctor`, admin/doctor, admin/getSettings, the server log and `parley db copy` show the servers, never their user info or `?token=`', async () => {
+    const out = await buildBinaryOnce();
+    const base = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-mask-')), 'data'), ...env };
+    const run = (args: string[]) => {
+      const p = Bun.spawnSync([out, ...args], { env: base });
+      return { code: p.exitCode, text: p.stdout.toString() + p.stderr.toString() };
+    };
+    expect(run(['user', 'create', '--email', 'boss@example.org', '--admin']).code).toBe(0);
+    const { key } = JSON.parse(run(['apikey', 'create', '--email', 'boss@example.org', '--json']).text);
+    const doctor = run(['doctor']);
+    expect(doctor.text).toContain('http://********:********@127.0.0.1:9/');
+    expect(leaked(doctor.text)).toEqual([]);
+    const copy = run(['db', 'copy', '--to', 'postgres://db-user-x3:dbpass-x3@127.0.0.1:1/none?password=pgpw-x3']);
+    expect(copy.code).toBe(2);
+    expect(copy.text).toContain('postgres://********:********@127.0.0.1:1/none?password=********');
+    expect(leaked(copy.text)).toEqual([]);
+    const proc = Bun.spawn([out, 'serve', '--port', '0'], { env: base, stdout: 'pipe', stderr: 'pipe' });
+    try {
+      const url = await waitForListening(proc);
+      const post = async (path: string, body: unknown) => (await fetch(`${url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) })).text();
+      const settings = await post('admin/getSettings', {});
+      expect(settings).toContain('http://********:********@127.0.0.1:9/?token=********');
+      expect(leaked(settings)).toEqual([]);
+      const report = await post('admin/doctor', {});
+      expect(report).toContain('********:********@127.0.0.1:9');
+      expect(leaked(report)).toEqual([]);
+      // A turn against the unreachable AI server: whatever the log says about it, masked.
+      await post('chat/stream', { message: 'Hi' });
+    } finally {
+      proc.kill('SIGTERM');
+      await proc.exited;
+    }
+    expect(leaked(await new Response(proc.stderr).text())).toEqual([]);
   });
 });
