@@ -4,6 +4,7 @@ import type { ChatClient } from './openai-chat';
 import { runResearch, type ResearchSettings } from './research-loop';
 import type { SearchProvider } from './search';
 import { webSearchTool } from './web-search-tool';
+import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 import { CANCELLED, fetchWithoutBunTimeout, IdleLimit, refusalOf, runTool } from './upstream';
 import { CUT_OFF, CUT_OFF_THINKING, ONLY_THOUGHT } from './openai-chat';
 
@@ -39,7 +40,7 @@ export function createAnthropicProvider(cfg: AnthropicProviderConfig): AiProvide
   // A key is always passed: without one the SDK would look for ANTHROPIC_API_KEY and local profiles.
   // The SDK sends it as a bearer token; `x-api-key` too, for proxies and older servers that read only that.
   const apiKey = cfg.apiKey || 'none';
-  const client = new Anthropic({ apiKey, baseURL: cfg.baseUrl, maxRetries: 1, fetch: fetchWithoutBunTimeout, defaultHeaders: { 'x-api-key': apiKey } });
+  const client = new Anthropic({ apiKey, baseURL: cfg.baseUrl, maxRetries: 1, fetch: keyedFetch(fetchWithoutBunTimeout), defaultHeaders: { 'x-api-key': apiKey } });
   const chat = anthropicChatClient(client, cfg);
   return {
     name: 'anthropic',
@@ -241,6 +242,7 @@ export function describeAnthropic(err: unknown, signal?: AbortSignal): AiError {
   if (err instanceof AiError) return err;
   if (err instanceof Anthropic.APIUserAbortError || signal?.aborted) return new AiError(CANCELLED);
   const detail = err instanceof Error ? err.message : String(err);
+  if (refusedRedirectOf(err)) return new AiError(refusedRedirectMessage('The AI provider', 'its connection\'s base URL'), detail);
   if (err instanceof Anthropic.APIConnectionError) return new AiError('The AI provider could not be reached.', detail);
   if (err instanceof Anthropic.APIError) {
     if (err.status) return new AiError(`${refusalOf(err.status, detail)} (HTTP ${err.status}).`, detail);

@@ -2,6 +2,7 @@ import type { ConnectionRow } from '../db/schema';
 import type { Check } from '../ops/checks';
 import type { Connections } from './resolver';
 import { probeConnection, type Probe } from './probe-connection';
+import { maskUrl } from '../mask-secrets';
 
 /** A health check waits longer than the catalogue: an admin asked, and a slow server is worth knowing. */
 const HEALTH_TIMEOUT_MS = 4000;
@@ -34,14 +35,15 @@ export function lastHealth(connections: Connections, row: ConnectionRow): (Probe
 export async function connectionChecks(connections: Connections): Promise<Check[]> {
   const rows = await connections.rows();
   if (!rows.length)
-    return [{ name: 'connections', status: 'warn', detail: 'no AI server is connected: chat and research answer with an error', fix: 'add one: `parley connection add` or the Admin page (docs/connections.md)' }];
+    return [{ name: 'connections', status: 'skip', detail: 'none: chat and research answer with an error until an AI server is connected', fix: 'add one: `parley connection add` or the Admin page (docs/connections.md)' }];
   return Promise.all(
     rows.map(async (row): Promise<Check> => {
       const name = `connection ${row.name} (${row.kind})`;
       if (!row.enabled) return { name, status: 'skip', detail: 'disabled' };
       const h = await testConnection(connections, row);
-      const where = `${hostOf(row.baseUrl)}, ${h.latencyMs} ms`;
-      if (h.error) return { name, status: h.reachable ? 'warn' : 'fail', detail: `${where}: ${h.error}`, fix: `check it: parley connection test ${row.name}` };
+      const where = `${maskUrl(row.baseUrl)}, ${h.latencyMs} ms`;
+      // Unreachable or refusing: nothing it serves works. Up but odd (no model list): worth a look.
+      if (h.error) return { name, status: h.reachable && !h.refused ? 'warn' : 'fail', detail: `${where}: ${h.error}`, fix: `check it: parley connection test ${row.name}` };
       const models = h.models ? `, ${h.models.length} model${h.models.length === 1 ? '' : 's'}` : '';
       return { name, status: 'ok', detail: `${where}${models}` };
     }),

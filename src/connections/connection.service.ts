@@ -8,6 +8,7 @@ import { lastHealth } from './connection-health';
 import type { Connections } from './resolver';
 import { ENV_PREFIX } from './seed-env';
 import { isPrivateAddress } from '../net/address';
+import { maskUrl } from '../mask-secrets';
 
 /**
  * The rules of connections, shared by the `admin/*` operations and `parley connection`
@@ -166,7 +167,8 @@ export function connectionView(row: ConnectionRow, connections: Connections) {
     name: row.name,
     kind: row.kind,
     api: row.api,
-    baseUrl: row.baseUrl,
+    // A key someone put in the URL's query (`?api_key=`) is not shown either.
+    baseUrl: maskUrl(row.baseUrl),
     hasCredential: connections.hasCredential(row),
     options: row.options as Record<string, unknown>,
     enabled: row.enabled,

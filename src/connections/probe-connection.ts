@@ -42,9 +42,10 @@ export async function probeConnection(row: Pick<ConnectionRow, 'api' | 'baseUrl'
   }
   const body = await res.text().catch(() => '');
   const latencyMs = latency();
-  if (res.status === 401 || res.status === 403) return { reachable: true, latencyMs, refused: true, error: `refused the credential (HTTP ${res.status})` };
+  if ((res.status === 401 || res.status === 403) && row.api !== 'searxng') return { reachable: true, latencyMs, refused: true, error: `refused the credential (HTTP ${res.status})` };
   if (row.api === 'searxng') {
-    if (res.status === 403) return { reachable: true, latencyMs, error: 'refused format=json (HTTP 403): add `json` to search.formats in its settings.yml' };
+    // SearxNG answers 403 to format=json unless its settings allow it: no search works then.
+    if (res.status === 403) return { reachable: true, latencyMs, refused: true, error: 'refused format=json (HTTP 403): add `json` to search.formats in its settings.yml (docs/searxng.md)' };
     if (!res.ok || !Array.isArray(jsonOf(body)?.results)) return { reachable: true, latencyMs, error: `answered HTTP ${res.status}, not SearxNG's JSON: is this SearxNG's address?` };
     return { reachable: true, latencyMs };
   }

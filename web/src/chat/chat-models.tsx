@@ -1,0 +1,71 @@
+import { useEffect, useState } from 'preact/hooks';
+import { call } from '../shared/api';
+
+/** The model the user picked last, in this browser: the next chats start with it. */
+const CHOSEN_KEY = 'parley.model';
+
+interface Model {
+  id: string;
+  /** What to show (the admin may rename a model); servers before connections sent only `id`. */
+  name?: string;
+  connection?: string;
+  /** False when its server did not answer lately: shown, but not chosen. */
+  available?: boolean;
+}
+
+interface ModelList {
+  models: Model[];
+  default: string;
+}
+
+export interface ModelChoice {
+  id: string;
+  label: string;
+  available: boolean;
+}
+
+/**
+ * The models the server offers (`chat/listModels`) and the one chosen. `model` is what to send
+ * with a turn: nothing while the server offers a single model (it uses its own), otherwise the
+ * choice, or the server's default when the remembered choice is no longer offered.
+ */
+export function useModels() {
+  const [list, setList] = useState<ModelList>();
+  const [chosen, setChosen] = useState(() => localStorage.getItem(CHOSEN_KEY) ?? undefined);
+  useEffect(() => {
+    // Without the list the page still chats, with the server's model: nothing to tell the user.
+    call<ModelList>('chat/listModels').then(setList, () => undefined);
+  }, []);
+  const models = list?.models ?? [];
+  const ids = models.map((m) => m.id);
+  const several = ids.length > 1;
+  const model = several ? (chosen && ids.includes(chosen) ? chosen : list!.default) : undefined;
+  const choose = (id: string) => {
+    localStorage.setItem(CHOSEN_KEY, id);
+    setChosen(id);
+  };
+  // Names alone while one server serves them all; with several, which one serves each.
+  const servers = new Set(models.map((m) => m.connection)).size;
+  const choices: ModelChoice[] = models.map((m) => ({
+    id: m.id,
+    label: `${m.name ?? m.id}${servers > 1 && m.connection ? ` · ${m.connection}` : ''}${m.available === false ? ' (unavailable)' : ''}`,
+    available: m.available !== false,
+  }));
+  return { choices: several ? choices : [], model, choose };
+}
+
+export function ModelPicker({ choices, model, onChoose }: { choices: ModelChoice[]; model: string | undefined; onChoose(id: string): void }) {
+  if (choices.length < 2) return null;
+  return (
+    <label class="model-picker">
+      <span>Model</span>
+      <select value={model} onChange={(e) => onChoose(e.currentTarget.value)}>
+        {choices.map((c) => (
+          <option key={c.id} value={c.id} disabled={!c.available && c.id !== model}>
+            {c.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
