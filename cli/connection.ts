@@ -2,20 +2,56 @@ import type { Command } from 'commander';
 import { newId } from '../src/ids';
 import { createConnections, type Connections } from '../src/connections/resolver';
 import { addConnection, ConnectionRefusal, connectionView, listConnections, removeConnection, updateConnection, type ConnectionUpdate } from '../src/connections/connection.service';
-import { hostOf, testConnection } from '../src/connections/connection-health';
+import { connectionChecks, hostOf, testConnection } from '../src/connections/connection-health';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../src/config';
+import type { Check } from '../src/ops/checks';
+import { openConfiguredDatabase } from '../src/db/open-database';
+import { createMemoryBus } from '../src/pubsub/bus';
+import { DB_FILE, type Db } from '../src/db/connection';
+import { Database } from 'bun:sqlite';
+import { drizzle } from 'drizzle-orm/bun-sqlite';
+import * as schema from '../src/db/schema';
+import { sqliteStore } from '../src/db/store';
+import type { Store } from '../src/db/work';
 import { findConnection } from '../src/connections/connection.store';
 import { KINDS, type ConnectionKind, type ConnectionOptions } from '../src/connections/connection-options';
 import { rotateCredentials } from '../src/connections/rotate-key';
 import { common, openCliStore, output, runAction, CliError, type CommonOptions } from './context';
 
-/** The store, bus and resolver of a one-shot command (on PostgreSQL the bus reaches the running instances). */
-export async function cliConnections(opts: CommonOptions): Promise<Connections | undefined> {
+/**
+ * Doctor's connection lines, read without writing: SQLite's file opened read-only (as doctor's
+ * other checks do, so its files are left as they find them), PostgreSQL as configured. Undefined
+ * when there is no database or no row yet (never served): doctor then probes the servers the
+ * settings name, as before connections.
+ */
+export async function connectionLinesOf(config: Config): Promise<Check[] | undefined> {
+  const file = join(config.dataDir, DB_FILE);
+  if (!config.databaseUrl && !existsSync(file)) return undefined;
+  let store: Store;
+  let close: () => Promise<void> | void;
   try {
-    const { config, store, bus } = await openCliStore(opts);
-    return createConnections({ config, store, bus, now: Date.now, instanceId: newId() });
+    if (config.databaseUrl) {
+      const open = await openConfiguredDatabase(config, { migrations: 'refuse-pending', poolSize: 2 });
+      ({ store, close } = open);
+    } else {
+      const sqlite = new Database(file, { readonly: true });
+      store = sqliteStore(drizzle({ client: sqlite, schema }) as Db);
+      close = () => sqlite.close();
+    }
   } catch {
-    // Doctor's database lines say what is wrong with it.
     return undefined;
+  }
+  try {
+    const connections = createConnections({ config, store, bus: createMemoryBus(), now: Date.now, instanceId: newId(), seed: false });
+    if (!(await connections.rows()).length) return undefined;
+    return await connectionChecks(connections);
+  } catch {
+    // A database without the connections' tables yet (migrations pending): doctor's lines say so.
+    return undefined;
+  } finally {
+    await close();
   }
 }
 

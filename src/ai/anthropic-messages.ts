@@ -30,8 +30,6 @@ export interface AnthropicProviderConfig {
 
 const DEFAULT_ANSWER_TOKENS = 4096;
 const MAX_TOOL_ROUNDS = 8;
-/** The API version the model list is asked with (the SDK sends its own with messages). */
-export const ANTHROPIC_VERSION = '2023-06-01';
 
 type Block = Record<string, unknown> & { type: string };
 type Turn = { role: 'user' | 'assistant'; content: Block[] };

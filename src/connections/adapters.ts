@@ -3,7 +3,6 @@ import type { ConnectionRow } from '../db/schema';
 import type { AiProvider } from '../ai/ai.types';
 import { createChatProvider } from '../ai/openai-chat';
 import { createResponsesProvider } from '../ai/openai-responses';
-import { createAnthropicProvider } from '../ai/anthropic-messages';
 import { createSearxngSearch, type SearchProvider } from '../ai/search';
 import { createCapabilities } from '../ai/capabilities';
 import { createModelContextSource } from '../ai/model-context';
@@ -44,14 +43,7 @@ export function chatAdapter({ row, apiKey }: OpenConnection, config: Config, sea
     case 'openai-responses':
       return createResponsesProvider(common);
     case 'anthropic':
-      return createAnthropicProvider({
-        ...common,
-        thinkingTokens: o.thinkingTokens ?? 0,
-        answerTokens: o.answerTokens || undefined,
-        idleTimeoutMs: (o.idleTimeoutS ?? config.aiIdleTimeoutS) * 1000,
-        search,
-        research: researchSettings(config),
-      });
+      throw new Error('an Anthropic connection is built by chatAdapterOf (its SDK is loaded when first used)');
     default: {
       const baseUrl = probedUrl(row.baseUrl);
       return createChatProvider({
@@ -64,6 +56,27 @@ export function chatAdapter({ row, apiKey }: OpenConnection, config: Config, sea
       });
     }
   }
+}
+
+/**
+ * A chat connection's provider. Anthropic's SDK is loaded the first time an Anthropic connection
+ * is used: a server without one does not carry it in memory (a 1 GB board counts its megabytes).
+ */
+export async function chatAdapterOf(c: OpenConnection, config: Config, search: SearchProvider | undefined): Promise<AiProvider> {
+  if (c.row.api !== 'anthropic') return chatAdapter(c, config, search);
+  const { createAnthropicProvider } = await import('../ai/anthropic-messages');
+  const o = optionsOf(c.row);
+  return createAnthropicProvider({
+    baseUrl: c.row.baseUrl,
+    apiKey: c.apiKey,
+    model: chatModelOf(c.row),
+    researchModel: researchModelOf(c.row, config.researchModel),
+    thinkingTokens: o.thinkingTokens ?? 0,
+    answerTokens: o.answerTokens || undefined,
+    idleTimeoutMs: (o.idleTimeoutS ?? config.aiIdleTimeoutS) * 1000,
+    search,
+    research: researchSettings(config),
+  });
 }
 
 export const searchAdapter = ({ row }: OpenConnection): SearchProvider => createSearxngSearch(row.baseUrl);

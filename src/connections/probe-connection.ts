@@ -1,5 +1,4 @@
 import type { ConnectionRow } from '../db/schema';
-import { ANTHROPIC_VERSION } from '../ai/anthropic-messages';
 
 /**
  * One look at a connection: is it there, how fast, which models it lists. The catalogue
@@ -17,6 +16,9 @@ export interface Probe {
   /** It refused the credential: reachable, but no turn will go through. */
   refused?: boolean;
 }
+
+/** The API version Anthropic's model list is asked with (the SDK sends its own with messages). */
+const ANTHROPIC_VERSION = '2023-06-01';
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 

@@ -8,7 +8,7 @@ import { AppError } from '../http/errors';
 import { listConnectionRows, listModelSettingRows, readServerSetting } from './connection.store';
 import { seedEnvConnections, envConnections } from './seed-env';
 import { createSealer, type Sealer } from './seal';
-import { chatAdapter, searchAdapter, serviceSettings, type OpenConnection } from './adapters';
+import { chatAdapterOf, searchAdapter, serviceSettings, type OpenConnection } from './adapters';
 import { chatModelOf, researchModelOf } from './connection-options';
 import { allowedFor, catalogueId, connectionModels, ordered, type CatalogueEntry } from './catalogue';
 import { createModelLists, type ModelListEntry, type ModelLists } from './model-lists';
@@ -85,7 +85,8 @@ interface State {
 
 const unknownModel = (message: string) => new AppError('BAD_REQUEST', { message, data: { issues: [{ path: ['model'], message }] } });
 
-export function createConnections(deps: { config: Config; store: Store; bus: Bus; now: () => number; instanceId: string }): Connections {
+/** `seed: false`: read the rows as they are, write nothing (doctor on a read-only database). */
+export function createConnections(deps: { config: Config; store: Store; bus: Bus; now: () => number; instanceId: string; seed?: boolean }): Connections {
   const { config, store, bus } = deps;
   const sealer = createSealer(config);
   const lists = createModelLists(deps.now);
@@ -94,7 +95,7 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
   /** Connections (id:version) whose first list the catalogue already waited for once: never again. */
   const waitedFor = new Set<string>();
   let loadedAt = 0;
-  let seeded = false;
+  let seeded = deps.seed === false;
 
   const load = async (): Promise<State> => {
     if (!seeded) {
@@ -229,7 +230,7 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
     if (setting && !allowedFor(setting, asker?.subscriptionTier))
       throw unknownModel(`The model "${catalogueId(row, model)}" is not included in your subscription (${asker?.subscriptionTier ?? 'none'}).`);
     const search = enabled(s, 'search')[0];
-    const provider = await adapter(row, search ? `${search.id}:${search.version}` : '', async (c) => chatAdapter(c, config, await searchOf(s)));
+    const provider = await adapter(row, search ? `${search.id}:${search.version}` : '', async (c) => chatAdapterOf(c, config, await searchOf(s)));
     return { provider, model, id: catalogueId(row, model), connection: row };
   }
 

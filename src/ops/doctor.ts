@@ -21,7 +21,15 @@ export async function runDoctor(opts: DoctorInput): Promise<Check[]> {
   return (await runChecks(opts)).map(masked);
 }
 
-type DoctorInput = { config?: Config; configError?: string; dataDir: string; connections?: Connections };
+type DoctorInput = {
+  config?: Config;
+  configError?: string;
+  dataDir: string;
+  /** The running server's connections (admin/doctor), tested in place. */
+  connections?: Connections;
+  /** Or their lines, tested beforehand (the CLI, which must close its database before the file checks). */
+  connectionLines?: Check[];
+};
 
 /** A check as it may be printed (CLI) or answered (admin/doctor): URLs' user info and credential parameters masked. */
 const masked = (c: Check): Check => ({ ...c, detail: maskSecretsIn(c.detail), ...(c.fix ? { fix: maskSecretsIn(c.fix) } : {}) });
@@ -39,7 +47,8 @@ async function runChecks(opts: DoctorInput): Promise<Check[]> {
   if (opts.config) checks.push(...(await checkPostgres(opts.config)));
   checks.push(await checkImageCodec());
   // With the database open: each connection (the environment's seeded among them); else the settings' servers.
-  if (opts.config) checks.push(...(opts.connections ? [...(await connectionChecks(opts.connections)), ...(await probeModelFit(opts.config)), checkSecretKey(opts.config)] : await probeProviders(opts.config)));
+  const lines = opts.connectionLines ?? (opts.connections && (await connectionChecks(opts.connections)));
+  if (opts.config) checks.push(...(lines ? [...lines, ...(await probeModelFit(opts.config)), checkSecretKey(opts.config)] : await probeProviders(opts.config)));
   if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
   return checks;
 }
