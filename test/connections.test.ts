@@ -262,6 +262,10 @@ describe('connections', () => {
     const restarted = await createTestContext({ sameDatabaseAs: first, config: { ...envChat, aiModel: 'large' } });
     await restarted.deps.connections.ready();
     expect(await row(restarted)).toMatchObject({ enabled: false, options: { model: 'large' } });
+    // Instances starting at once seed the same rows: neither fails.
+    const [a, b] = await Promise.all([1, 2].map(() => createTestContext({ sameDatabaseAs: first, config: { ...envChat, aiProvider: 'openai-chat', aiBaseUrl: `${openai.url}/v1` } })));
+    await Promise.all([a!.deps.connections.ready(), b!.deps.connections.ready()]);
+    expect((await a!.json('admin/listConnections', {}, admin(first))).body.connections.filter((c: { name: string }) => c.name === 'env-ai')).toHaveLength(1);
     const unset = await createTestContext({ sameDatabaseAs: first, config: {} });
     await unset.deps.connections.ready();
     expect(await row(unset)).toBeUndefined();

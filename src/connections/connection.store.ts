@@ -22,6 +22,18 @@ export function* insertConnection({ db, t }: Tx, input: NewConnection, now: numb
   return (yield* getRow(db.insert(t.connections).values({ ...input, id: newId(), createdAt: now, updatedAt: now, version: 1 }).returning()))!;
 }
 
+/** Inserted unless its name is taken meanwhile (instances starting at once seed the same env rows). */
+export function* insertConnectionOnce({ db, t }: Tx, input: NewConnection, now: number): Work<boolean> {
+  const rows = yield* allRows(
+    db
+      .insert(t.connections)
+      .values({ ...input, id: newId(), createdAt: now, updatedAt: now, version: 1 })
+      .onConflictDoNothing({ target: t.connections.name })
+      .returning({ id: t.connections.id }),
+  );
+  return rows.length > 0;
+}
+
 /** Applies `change` and bumps the version (every instance's cached adapter for it goes stale). */
 export function* updateConnectionRow({ db, t }: Tx, id: string, change: ConnectionChange, now: number): Work<ConnectionRow | undefined> {
   return yield* getRow(

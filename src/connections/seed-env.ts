@@ -2,7 +2,7 @@ import type { Config } from '../config';
 import type { ConnectionRow } from '../db/schema';
 import type { Tx, Work } from '../db/work';
 import type { ConnectionOptions } from './connection-options';
-import { deleteConnection, findConnection, insertConnection, listConnectionRows, updateConnectionRow } from './connection.store';
+import { deleteConnection, findConnection, insertConnectionOnce, listConnectionRows, updateConnectionRow } from './connection.store';
 
 /** OpenAI's API, where an empty PARLEY_AI_BASE_URL has always pointed (the openai SDK's default). */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -90,8 +90,7 @@ export function* seedEnvConnections(tx: Tx, config: Config, now: number): Work<b
     const row = yield* findConnection(tx, env.name);
     const values = { kind: env.kind, api: env.api, baseUrl: env.baseUrl, options: env.options as Record<string, unknown> };
     if (!row) {
-      yield* insertConnection(tx, { ...values, name: env.name, credential: null, enabled: true, source: 'env', allowPrivate: true }, now);
-      changed = true;
+      changed = (yield* insertConnectionOnce(tx, { ...values, name: env.name, credential: null, enabled: true, source: 'env', allowPrivate: true }, now)) || changed;
     } else if (row.source === 'env' && (row.api !== env.api || row.baseUrl !== env.baseUrl || row.kind !== env.kind || !same(row.options, values.options))) {
       yield* updateConnectionRow(tx, row.id, { api: env.api, baseUrl: env.baseUrl, options: values.options }, now);
       changed = true;
