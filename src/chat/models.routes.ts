@@ -23,7 +23,7 @@ export const modelOperations = [
     path: 'chat/listModels',
     summary: 'The models a chat turn may name',
     description:
-      "Every enabled chat connection's models (docs/connections.md): each connection's default model first, then what its `GET /models` lists (minus embedding, speech and image models), in the admin's order, without the models the admin hid or kept from the caller's tier. `default` is the chat default's id; `defaults` the defaults per use. Each connection's list is cached for a minute; one that does not answer within 2.5 s is listed with its default model alone, `available: false`, and is asked again in the background.",
+      "Every enabled chat connection's models (docs/connections.md): each connection's default model first, then what its `GET /models` lists (minus embedding, speech and image models), in the admin's order, without the models the admin hid or kept from the caller's tier. `default` is the chat default's id; `defaults` the defaults per use. Each connection's list is cached for a minute; the first list of a connection is waited for 1 s at most, and one that does not answer is listed with its default model alone, `available: false`, and asked again in the background.",
     input: t.Object({}),
     output: t.Object({ models: t.Array(ModelEntry), default: t.String(), defaults: DefaultModels }),
     handler: async ({ deps, user }) => {

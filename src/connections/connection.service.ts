@@ -70,7 +70,7 @@ export function checkCredential(raw: string): string {
   return key;
 }
 
-/** With `allowPrivate: false`, a base URL naming a loopback or private address is refused (names are checked when fetched). */
+/** With `allowPrivate: false`, a base URL whose host is `localhost` or a loopback or private IP is refused (names are not resolved). */
 function checkReach(baseUrl: string, allowPrivate: boolean): void {
   if (allowPrivate) return;
   const host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, '');
