@@ -187,6 +187,8 @@ describe('connections', () => {
     expect(userinfo.body.message).toContain('put the credential in its own field');
     expect(userinfo.body.message).not.toContain('pw');
     expect((await ctx.json('admin/addConnection', { name: 'gone', kind: 'chat', baseUrl: openai.url }, admin(ctx))).status).toBe(409);
+    const local = await ctx.json('admin/addConnection', { name: 'public-only', kind: 'chat', baseUrl: 'http://127.0.0.1:11434/v1', allowPrivate: false }, admin(ctx));
+    expect(local).toMatchObject({ status: 400, body: { message: expect.stringContaining('does not allow that (allowPrivate)') } });
     expect((await ctx.json('admin/addConnection', { name: 'env-mine', kind: 'chat', baseUrl: openai.url }, admin(ctx))).status).toBe(400);
     expect((await ctx.json('admin/addConnection', { name: 'emb', kind: 'embeddings', baseUrl: openai.url, options: { thinkingTokens: 1 } }, admin(ctx))).body.message).toBe(
       'A embeddings connection has no option thinkingTokens (it takes: model, dimensions, batch, timeoutS).',
