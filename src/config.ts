@@ -158,6 +158,43 @@ export const settings = {
     doc: 'Event streams one user may hold open at once (0: no cap). One more is refused with 429 and `Retry-After`.',
     parse: int(0, 100_000),
   }),
+  // --- widget threads (docs/extras.md) ---
+  widgetMessageMaxBytes: setting({
+    env: 'PARLEY_WIDGET_MESSAGE_MAX_BYTES',
+    default: String(64 * 1024),
+    doc: "Largest widget thread message (`widget/addThreadMessage`'s `data`, in bytes of its JSON); larger: 413.",
+    parse: int(256, 16 * 1024 * 1024),
+  }),
+  widgetThreadMaxMessages: setting({
+    env: 'PARLEY_WIDGET_THREAD_MAX_MESSAGES',
+    default: '1000',
+    doc: 'Messages one widget thread may hold; one more: 409 (archive the thread to start a new one).',
+    parse: int(1, 10_000_000),
+  }),
+  widgetThreadMaxBytes: setting({
+    env: 'PARLEY_WIDGET_THREAD_MAX_BYTES',
+    default: String(4 * 1024 * 1024),
+    doc: "Bytes of messages one widget thread may hold (each message's JSON); a message past it: 409.",
+    parse: int(1024),
+  }),
+  widgetUserMaxMessages: setting({
+    env: 'PARLEY_WIDGET_USER_MAX_MESSAGES',
+    default: '10000',
+    doc: "Messages one user's widget threads may hold together, archived ones included; one more: 409 (`widget/deleteThread` frees room).",
+    parse: int(1, 100_000_000),
+  }),
+  widgetUserMaxBytes: setting({
+    env: 'PARLEY_WIDGET_USER_MAX_BYTES',
+    default: String(32 * 1024 * 1024),
+    doc: "Bytes of messages one user's widget threads may hold together, archived ones included; a message past it: 409.",
+    parse: int(1024),
+  }),
+  widgetThreadsMaxPerUser: setting({
+    env: 'PARLEY_WIDGET_THREADS_MAX_PER_USER',
+    default: '200',
+    doc: 'Widget threads one user may keep, archived ones included; one more (`widget/getOrCreateThread` making a thread): 409.',
+    parse: int(1, 1_000_000),
+  }),
   fetchAllowPrivate: setting({
     env: 'PARLEY_FETCH_ALLOW_PRIVATE',
     default: 'false',

@@ -96,6 +96,8 @@ export const authzCases: Record<string, AuthzCase> = {
   'widget/getOrCreateThread': foreign(403, async ({ ctx, owner }) => ({ widgetId: (await ownersWidget(ctx, owner)).id })),
   'widget/addThreadMessage': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner), data: { text: 'hi' } })),
   'widget/archiveThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
+  'widget/listThreadMessages': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
+  'widget/deleteThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
   // --- bookmarks ---
   'bookmarks/createGroup': NO_RESOURCE,
   'bookmarks/listGroups': NO_RESOURCE,
@@ -206,7 +208,7 @@ async function ownersWidget(ctx: TestContext, owner: TestUser) {
 
 async function ownersThread(ctx: TestContext, owner: TestUser): Promise<string> {
   const widgetId = (await ownersWidget(ctx, owner)).id;
-  return (await ctx.store.read((tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now()))).thread.id;
+  return (await ctx.store.write((tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now(), 1000))).thread.id;
 }
 
 async function ownersAnswer(ctx: TestContext, owner: TestUser): Promise<string> {
