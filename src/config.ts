@@ -158,6 +158,55 @@ export const settings = {
     doc: 'Event streams one user may hold open at once (0: no cap). One more is refused with 429 and `Retry-After`.',
     parse: int(0, 100_000),
   }),
+  // --- per-user caps on what users create (docs/security.md, "Caps on what a user creates") ---
+  apiKeysMaxPerUser: setting({
+    env: 'PARLEY_API_KEYS_MAX_PER_USER',
+    default: '50',
+    doc: 'API keys one user may hold unrevoked (`auth/createApiKey`); one more: 409. Admins making keys for users are not held to it.',
+    parse: int(1, 1_000_000),
+  }),
+  groupsMaxPerUser: setting({
+    env: 'PARLEY_GROUPS_MAX_PER_USER',
+    default: '100',
+    doc: 'Group chats one user may belong to, made or joined (`groupChat/createGroupChat`, `groupChat/joinGroup`); one more: 409.',
+    parse: int(1, 1_000_000),
+  }),
+  groupInvitesMaxPerUser: setting({
+    env: 'PARLEY_GROUP_INVITES_MAX_PER_USER',
+    default: '50',
+    doc: 'Unexpired group invite codes one user may have made (`groupChat/createInvite`); one more: 409 until some expire (`PARLEY_GROUP_INVITE_TTL_HOURS`).',
+    parse: int(1, 1_000_000),
+  }),
+  bookmarkGroupsMaxPerUser: setting({
+    env: 'PARLEY_BOOKMARK_GROUPS_MAX_PER_USER',
+    default: '100',
+    doc: 'Bookmark groups one user may keep (`bookmarks/createGroup`); one more: 409.',
+    parse: int(1, 1_000_000),
+  }),
+  bookmarksMaxPerUser: setting({
+    env: 'PARLEY_BOOKMARKS_MAX_PER_USER',
+    default: '2000',
+    doc: 'Bookmarks one user may keep in all their groups (`bookmarks/addItem`); one more: 409.',
+    parse: int(1, 10_000_000),
+  }),
+  feedbackMaxPerUser: setting({
+    env: 'PARLEY_FEEDBACK_MAX_PER_USER',
+    default: '10000',
+    doc: 'Answers one user may have rated (`feedback/setFeedback` on an answer not rated yet; changing a rating always works); one more: 409.',
+    parse: int(1, 100_000_000),
+  }),
+  branchesMaxPerUser: setting({
+    env: 'PARLEY_BRANCHES_MAX_PER_USER',
+    default: '500',
+    doc: 'Branched conversations one user may keep (`chat/branchConversation`, which copies the items); one more: 409.',
+    parse: int(1, 1_000_000),
+  }),
+  pushTokensMaxPerUser: setting({
+    env: 'PARLEY_PUSH_TOKENS_MAX_PER_USER',
+    default: '20',
+    doc: "Push tokens (devices) one user may have registered; registering one more drops the user's least recently registered token.",
+    parse: int(1, 10_000),
+  }),
   // --- widget threads (docs/extras.md) ---
   widgetMessageMaxBytes: setting({
     env: 'PARLEY_WIDGET_MESSAGE_MAX_BYTES',

@@ -20,6 +20,7 @@ import { checkJsonShape, JSON_MAX_DEPTH, JSON_MAX_KEY_BYTES, JSON_MAX_VALUES } f
 import { costlyJsonArb, measureJson } from './support/costly-json';
 import { createEchoApp, nodesOf, operationInputs, setPath, withUnknownFields, type Node } from './support/input-walk';
 import { conforms } from './support/documented-fields';
+import { creates } from './support/creates';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
 setDefaultTimeout(60_000);
@@ -368,4 +369,24 @@ describe('bad input: oversized widget messages', () => {
     expect(stored).toBeGreaterThan(10);
     expect(stored).toBeLessThan(140);
   });
+});
+
+describe('bad input: create floods', () => {
+  const CAP = 5;
+
+  for (const [path, bound] of Object.entries(creates)) {
+    if (bound.kind === 'bounded') continue;
+    test(`${path}: 40 at once against a cap of ${CAP} and a bucket of 20: only 200, 409 or 429 envelopes, never a 5xx, and the cap holds exactly`, async () => {
+      const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { [bound.cap]: CAP, rateLimitWrite: { capacity: 20, perMs: 3_600_000 } } });
+      const ann = ctx.users[0] as TestUser;
+      const room = CAP - (await bound.held(ctx, ann));
+      const answers = await Promise.all((await bound.inputs(ctx, ann, 40)).map((input) => ctx.json(path, input, ann)));
+      const statuses = answers.map((a) => a.status);
+      for (const a of answers.filter((a) => a.status !== 200)) expect(Object.keys(a.body).sort()).toEqual([...ENVELOPE_KEYS]);
+      expect({ path, others: statuses.filter((s) => ![200, 409, 429].includes(s)) }).toEqual({ path, others: [] });
+      expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(bound.kind === 'cap' ? room : 20);
+      expect(await bound.held(ctx, ann)).toBe(CAP);
+    });
+  }
 });

@@ -72,3 +72,38 @@ describe('the compiled binary: widget threads are bounded', () => {
     });
   });
 });
+
+describe('the compiled binary: what a user creates is bounded', () => {
+  test('150 quick calls each to createGroupChat, createApiKey and createInvite: the caps hold (409 naming them), the rate limit answers 429, never a 5xx', async () => {
+    // Default settings, but the write bucket refills per hour instead of per minute (the same 120
+    // at once): what a slow machine takes for 150 calls does not refill it.
+    await withServer({ PARLEY_RATE_LIMIT_WRITE: '120/hour' }, async (server) => {
+      /** `n` calls, ten at a time: the statuses, and the caps the 409s named. */
+      const flood = async (path: string, input: (i: number) => unknown, n = 150) => {
+        const statuses: number[] = [];
+        const caps = new Set<string>();
+        for (let i = 0; i < n; i += 10)
+          for (const r of await Promise.all(Array.from({ length: 10 }, (_, j) => server.post(path, input(i + j)).then(json)))) {
+            statuses.push(r.status);
+            if (r.status === 409) caps.add(`${r.body.data.cap} ${r.body.message.includes(r.body.data.cap)}`);
+          }
+        const tally = Object.fromEntries([200, 409, 429].map((s) => [s, statuses.filter((x) => x === s).length]));
+        return { tally, others: statuses.filter((s) => ![200, 409, 429].includes(s)), caps: [...caps] };
+      };
+
+      /** `ok` made, the rest refused by the cap or the rate limit (120 a bucket), nothing else. */
+      const expectBounded = (r: Awaited<ReturnType<typeof flood>>, ok: number, cap: string) => {
+        expect({ ok: r.tally[200], refused: r.tally[409]! + r.tally[429]!, others: r.others, caps: r.caps }).toEqual({ ok, refused: 150 - ok, others: [], caps: [`${cap} true`] });
+        // The bucket holds 120: the calls past it are 429 (it refills 2 an hour here).
+        expect(r.tally[429]).toBeGreaterThanOrEqual(29);
+      };
+      // 100 groups at most (PARLEY_GROUPS_MAX_PER_USER).
+      expectBounded(await flood('groupChat/createGroupChat', (i) => ({ name: `g${i}` })), 100, 'PARLEY_GROUPS_MAX_PER_USER');
+      // 50 keys not revoked (the CLI made the first).
+      expectBounded(await flood('auth/createApiKey', (i) => ({ name: `k${i}` })), 49, 'PARLEY_API_KEYS_MAX_PER_USER');
+      const { body: groupList } = await json(await server.post('groupChat/listGroupChats', {}));
+      const groupChatId = groupList.groupChats[0].id;
+      expectBounded(await flood('groupChat/createInvite', () => ({ groupChatId })), 50, 'PARLEY_GROUP_INVITES_MAX_PER_USER');
+    });
+  });
+});

@@ -272,10 +272,10 @@ async function credentialStory(store: Store) {
   const jonLaptop = await store.write((tx) => createSession(tx, 'jon', 60_000, {}, NOW));
   const jonKey = await store.write((tx) => createApiKey(tx, 'jon', 'script', NOW));
   const token = 'ExponentPushToken[shared-tablet]';
-  const first = await store.write((tx) => claimPushToken(tx, 'ivy', { kind: 'session', sessionId: ivyPhone.row.id }, token, 'ios', NOW));
-  const whileLive = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'session', sessionId: jonLaptop.row.id }, token, 'ios', NOW + 1));
+  const first = await store.write((tx) => claimPushToken(tx, 'ivy', { kind: 'session', sessionId: ivyPhone.row.id }, token, 'ios', NOW, 20));
+  const whileLive = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'session', sessionId: jonLaptop.row.id }, token, 'ios', NOW + 1, 20));
   const revoked = [await store.write((tx) => revokeSession(tx, ivyPhone.row.id, NOW + 2)), await store.write((tx) => revokeSession(tx, ivyPhone.row.id, NOW + 3))];
-  const afterSignOut = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'apiKey', keyId: jonKey.row.id }, token, 'ios', NOW + 4));
+  const afterSignOut = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'apiKey', keyId: jonKey.row.id }, token, 'ios', NOW + 4, 20));
   const deliverable = await store.read((tx) => deliverableTokens(tx, 'jon', NOW + 5));
   const keyRevoked = (await store.write((tx) => revokeApiKey(tx, jonKey.row.id, 'ivy', NOW + 6))) ?? null; // not ivy's key
   await store.write((tx) => revokeApiKey(tx, jonKey.row.id, 'jon', NOW + 6));

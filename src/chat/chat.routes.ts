@@ -3,6 +3,7 @@ import { findGroupByConversationId, groupIdsOfConversations } from '../groups/gr
 import { deleteGroup } from '../groups/group.service';
 import { defineOperation } from '../http/operation';
 import { forbidden, invalidInput, notFound } from '../http/errors';
+import { checkCap } from '../http/user-caps';
 import type { AppDeps } from '../deps';
 import type { Conversation, User } from '../db/schema';
 import type { Tx, Work } from '../db/work';
@@ -11,6 +12,7 @@ import {
   addWriter,
   branchConversation,
   canWriteConversation,
+  countBranchesOf,
   deleteConversation,
   findBranchOf,
   findConversationById,
@@ -121,6 +123,7 @@ export const chatOperations = [
     input: t.Object({ conversationId: t.String(), email: t.String({ minLength: 3, maxLength: 320 }) }),
     output: Success,
     errors: [403, 404],
+    rateLimit: 'write',
     handler: async ({ input, user, deps }) => {
       return deps.store.write(function* (tx) {
         const c = yield* findConversationById(tx, input.conversationId);
@@ -136,15 +139,21 @@ export const chatOperations = [
   defineOperation({
     path: 'chat/branchConversation',
     summary: 'Fork a conversation at an item into a new conversation',
-    description: 'Copies the items up to and including `fromItemId` into a new conversation owned by the caller. Owner or writer (403); unknown conversation or item → 404.',
+    description:
+      'Copies the items up to and including `fromItemId` into a new conversation owned by the caller. Owner or writer (403); unknown conversation or item → 404; a caller who owns PARLEY_BRANCHES_MAX_PER_USER branches: 409.',
     input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
     output: t.Object({ conversation: ConversationSchema }),
-    errors: [403, 404],
+    errors: [403, 404, 409],
+    rateLimit: 'write',
     handler: ({ input, user, deps }) =>
       deps.store.write(function* (tx) {
         const source = yield* writableConversation(tx, user, input.conversationId);
         const item = yield* findItemById(tx, input.fromItemId);
         if (!item || item.conversationId !== source.id) throw notFound();
+        yield* checkCap(tx, 'branchesMaxPerUser', user.id, deps.config.branchesMaxPerUser, countBranchesOf(tx, user.id), (n) => [
+          `You own ${n} branched conversations`,
+          'Delete some you no longer need first (chat/deleteConversation).',
+        ]);
         const branch = yield* branchConversation(tx, source, item, user.id, deps.now());
         return { conversation: conversationView(branch, yield* findBranchOf(tx, branch.id)) };
       }),

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, lt, lte, sql } from 'drizzle-orm';
 import type { WidgetThread, WidgetThreadMessage } from '../db/schema';
-import { allRows, exec, getRow, serializeOn, type Tx, type Work } from '../db/work';
+import { allRows, countRows, exec, getRow, serializeOn, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 import { checkCap, capReached } from '../http/user-caps';
 
@@ -45,9 +45,7 @@ export function* getOrCreateActiveThread(tx: Tx, widgetId: string, userId: strin
   return yield* getOrCreateActiveThread(tx, widgetId, userId, now, maxThreads, attempt + 1);
 }
 
-function* countThreadsOf({ db, t }: Tx, userId: string): Work<number> {
-  return (yield* getRow(db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(t.widgetThreads).where(eq(t.widgetThreads.userId, userId))))!.n;
-}
+const countThreadsOf = (tx: Tx, userId: string) => countRows(tx, tx.t.widgetThreads, eq(tx.t.widgetThreads.userId, userId));
 
 export function* findThreadById({ db, t }: Tx, id: string): Work<WidgetThread | undefined> {
   return yield* getRow(db.select().from(t.widgetThreads).where(eq(t.widgetThreads.id, id)));
