@@ -207,6 +207,12 @@ export const settings = {
     doc: "Push tokens (devices) one user may have registered; registering one more drops the user's least recently registered token.",
     parse: int(1, 10_000),
   }),
+  sharesMaxPendingPerUser: setting({
+    env: 'PARLEY_SHARES_MAX_PENDING_PER_USER',
+    default: '100',
+    doc: "Shares one user may have offered that are not accepted yet (`chat/shareConversation`; declined ones count until withdrawn); one more: 409.",
+    parse: int(1, 1_000_000),
+  }),
   // --- widget threads (docs/extras.md) ---
   widgetMessageMaxBytes: setting({
     env: 'PARLEY_WIDGET_MESSAGE_MAX_BYTES',

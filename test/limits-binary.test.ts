@@ -107,3 +107,30 @@ describe('the compiled binary: what a user creates is bounded', () => {
     });
   });
 });
+
+describe('the compiled binary: sharing a conversation', () => {
+  test('an address with an account and one without get the same answer; the recipient sees an offer, no access, until they accept', async () => {
+    const server = await startBinaryServer(ai, ['bob@example.org']);
+    try {
+      openai.chatScript = () => ({ deltas: [{ content: 'Lisbon, then.' }] });
+      const frames = await readFrames(await server.post('chat/stream', { message: 'Where in May?' }));
+      const conversationId = frames.find((f) => f.data.type === 'conversation.created')!.data.conversationId as string;
+
+      const [toBob, toNobody] = [await server.post('chat/shareConversation', { conversationId, email: 'bob@example.org' }), await server.post('chat/shareConversation', { conversationId, email: 'nobody@example.org' })];
+      const answer = async (r: Response) => ({ status: r.status, type: r.headers.get('content-type'), body: await r.text() });
+      expect(await answer(toNobody)).toEqual(await answer(toBob));
+      expect(toBob.status).toBe(200);
+
+      const bob = (path: string, body: unknown) => server.postAs('bob@example.org', path, body).then(json);
+      expect((await bob('chat/listConversations', {})).body.conversations).toEqual([]);
+      expect((await bob('chat/getConversation', { conversationId })).status).toBe(403);
+      const { body: offers } = await bob('chat/listPendingShares', {});
+      expect(offers.shares).toMatchObject([{ conversationId, sharedBy: { email: 'ann@example.org' } }]);
+      expect((await bob('chat/acceptShare', { shareId: offers.shares[0].shareId })).body).toEqual({ success: true, conversationId });
+      expect((await bob('chat/listConversations', {})).body.conversations.map((c: { id: string }) => c.id)).toEqual([conversationId]);
+      expect((await bob('chat/getConversation', { conversationId })).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});

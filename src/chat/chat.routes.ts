@@ -7,9 +7,7 @@ import { checkCap } from '../http/user-caps';
 import type { AppDeps } from '../deps';
 import type { Conversation, User } from '../db/schema';
 import type { Tx, Work } from '../db/work';
-import { findUserByEmail } from '../account/account.store';
 import {
-  addWriter,
   branchConversation,
   canWriteConversation,
   countBranchesOf,
@@ -115,26 +113,6 @@ export const chatOperations = [
         yield* updateConversation(tx, input.conversationId, { title: input.title.trim() }, deps.now());
         return { success: true };
       }),
-  }),
-  defineOperation({
-    path: 'chat/shareConversation',
-    summary: 'Give another user writer access to a conversation',
-    description: 'Owner only (403); unknown conversation or no user with that e-mail → 404. Sharing twice succeeds.',
-    input: t.Object({ conversationId: t.String(), email: t.String({ minLength: 3, maxLength: 320 }) }),
-    output: Success,
-    errors: [403, 404],
-    rateLimit: 'write',
-    handler: async ({ input, user, deps }) => {
-      return deps.store.write(function* (tx) {
-        const c = yield* findConversationById(tx, input.conversationId);
-        if (!c) throw notFound();
-        if (c.ownerId !== user.id) throw forbidden();
-        const other = yield* findUserByEmail(tx, input.email);
-        if (!other) throw notFound();
-        if (other.id !== user.id) yield* addWriter(tx, c.id, other.id, deps.now());
-        return { success: true };
-      });
-    },
   }),
   defineOperation({
     path: 'chat/branchConversation',

@@ -143,7 +143,17 @@ export const creates: Record<string, CreateBound> = {
     inputs: async (_ctx, _u, n) => many(n, (i) => ({ token: `ExponentPushToken[device-${i}]`, platform: 'ios' })),
     held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM push_tokens WHERE user_id = ${u.user.id}`),
   },
-  'chat/shareConversation': { kind: 'bounded', why: 'one writer per conversation and user' },
+  'chat/shareConversation': {
+    kind: 'cap',
+    cap: 'sharesMaxPendingPerUser',
+    async inputs(ctx, u, n) {
+      const { conversationId } = await conversationWithItems(ctx, u, 0);
+      // Addresses with and without an account alike.
+      return many(n, async (i) => ({ conversationId, email: i % 2 ? (await seedUser(ctx.store, { email: `friend-${crypto.randomUUID()}@example.org` })).user.email : `nobody-${i}@example.org` }));
+    },
+    held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM conversation_shares WHERE sharer_id = ${u.user.id}`),
+  },
+  'chat/acceptShare': { kind: 'bounded', why: 'one writer row per offer received, and offers are capped per owner' },
   'files/upload': { kind: 'bounded', why: 'PARLEY_FILES_MAX_PER_USER and PARLEY_FILES_QUOTA_BYTES (test/files.test.ts)' },
   'support/sendMessage': { kind: 'bounded', why: 'messages of a conversation with the admins: the write rate limit' },
   'groupChat/sendGroupMessage': { kind: 'bounded', why: 'messages of a group: the write rate limit' },
@@ -171,4 +181,5 @@ export const NOT_CREATING = new Set([
   'groupChat/listGroupChats', 'groupChat/setIntelligentResponses',
   'support/listThreads', 'support/getThread', 'support/closeThread',
   'releaseNotes/list', 'news/list', 'miniApps/list',
+  'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
 ]);
