@@ -1,6 +1,6 @@
 import type { Credential } from '../auth/authenticate';
 import { findApiKeyById, findSessionById, listActiveSessions, listApiKeys } from '../auth/auth.store';
-import type { Tx, Work } from '../db/work';
+import { serializeOn, type Tx, type Work } from '../db/work';
 import type { PushToken } from '../db/schema';
 import { findPushToken, listPushTokenRows, registerPushToken, trimPushTokens, type PushPlatform } from './push-token.store';
 
@@ -40,6 +40,8 @@ export function* holderIsLive(tx: Tx, row: PushToken, now: number): Work<boolean
 export function* claimPushToken(tx: Tx, userId: string, credential: Credential, token: string, platform: PushPlatform, now: number, keep: number): Work<boolean> {
   const row = yield* findPushToken(tx, token);
   if (row && row.userId !== userId && (yield* holderIsLive(tx, row, now))) return false;
+  // The user's registrations queue here (on PostgreSQL), so those at once cannot each keep `keep`.
+  yield* serializeOn(tx, `push-tokens:${userId}`);
   yield* registerPushToken(tx, userId, token, platform, now, holderOf(credential));
   yield* trimPushTokens(tx, userId, keep);
   return true;
