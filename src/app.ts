@@ -9,6 +9,7 @@ import { docsPage } from './http/docs-page';
 import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
 import { chatOperations } from './chat/chat.routes';
+import { shareOperations } from './chat/share.routes';
 import { streamOperations } from './chat/stream.routes';
 import { modelOperations } from './chat/models.routes';
 import { sessionOperations } from './auth/sessions.routes';
@@ -48,6 +49,7 @@ export const operations: readonly AnyOperation[] = [
   ...voiceOperations,
   ...notificationOperations,
   ...chatOperations,
+  ...shareOperations,
   ...streamOperations,
   ...modelOperations,
   ...groupOperations,

@@ -21,6 +21,7 @@ import { costlyJsonArb, measureJson } from './support/costly-json';
 import { createEchoApp, nodesOf, operationInputs, setPath, withUnknownFields, type Node } from './support/input-walk';
 import { conforms } from './support/documented-fields';
 import { addressRows, rowOf } from '../src/net/address';
+import { creates } from './support/creates';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
 setDefaultTimeout(60_000);
@@ -365,4 +366,58 @@ describe('bad input: image URLs into the operator\'s network', () => {
       { numRuns: 200 },
     );
   });
+});
+
+describe('bad input: oversized widget messages', () => {
+  /** Objects of any keys and values (multi-byte text, escapes, numbers) around the message cap. */
+  const CAP = 2048;
+  const text = fc
+    .tuple(fc.string({ unit: fc.constantFrom('a', 'é', '€', '𝄞', '"', '\\', '\n', '\u0000'), minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 400 }))
+    .map(([piece, n]) => piece.repeat(n));
+  const data = fc.dictionary(fc.string({ maxLength: 20 }), fc.oneof(text, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.array(text, { maxLength: 3 })), { maxKeys: 4 });
+
+  test('widget/addThreadMessage: 200 exactly when the JSON of `data` fits PARLEY_WIDGET_MESSAGE_MAX_BYTES; otherwise 413 naming it, never a 5xx, nothing stored', async () => {
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { widgetMessageMaxBytes: CAP, rateLimitWrite: undefined, widgetThreadMaxMessages: 10_000 } });
+    const [ann] = ctx.users as [TestUser];
+    const { createConversation } = await import('../src/chat/conversation.store');
+    const { createWidget } = await import('../src/widgets/widget.store');
+    const conversation = await ctx.store.write((tx) => createConversation(tx, { ownerId: ann.user.id }));
+    const widget = await ctx.store.write((tx) => createWidget(tx, { conversationId: conversation.id, responseId: 'r', widgetType: 'canvas' }, Date.now()));
+    const threadId = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread.id;
+    let stored = 0;
+    await fc.assert(
+      fc.asyncProperty(data, fc.constantFrom(undefined, 0, 2), async (value, indent) => {
+        const bytes = Buffer.byteLength(JSON.stringify(value));
+        const res = await ctx.json('widget/addThreadMessage', JSON.stringify({ threadId, data: value }, null, indent), ann);
+        const label = { bytes, body: JSON.stringify({ threadId, data: value }, null, indent).length };
+        if (res.status === 200) stored++;
+        expect({ ...label, status: res.status }).toEqual({ ...label, status: bytes <= CAP ? 200 : 413 });
+        if (res.status === 413) expect(res.body.data).toEqual({ reason: 'cap', cap: 'PARLEY_WIDGET_MESSAGE_MAX_BYTES', max: CAP });
+        expect(await ctx.count('widget_thread_messages')).toBe(stored);
+      }),
+      { numRuns: 150, seed: 30 },
+    );
+    expect(stored).toBeGreaterThan(10);
+    expect(stored).toBeLessThan(140);
+  });
+});
+
+describe('bad input: create floods', () => {
+  const CAP = 5;
+
+  for (const [path, bound] of Object.entries(creates)) {
+    if (bound.kind === 'bounded') continue;
+    test(`${path}: 40 at once against a cap of ${CAP} and a bucket of 20: only 200, 409 or 429 envelopes, never a 5xx, and the cap holds exactly`, async () => {
+      const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { [bound.cap]: CAP, rateLimitWrite: { capacity: 20, perMs: 3_600_000 } } });
+      const ann = ctx.users[0] as TestUser;
+      const room = CAP - (await bound.held(ctx, ann));
+      const answers = await Promise.all((await bound.inputs(ctx, ann, 40)).map((input) => ctx.json(path, input, ann)));
+      const statuses = answers.map((a) => a.status);
+      for (const a of answers.filter((a) => a.status !== 200)) expect(Object.keys(a.body).sort()).toEqual([...ENVELOPE_KEYS]);
+      expect({ path, others: statuses.filter((s) => ![200, 409, 429].includes(s)) }).toEqual({ path, others: [] });
+      expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(bound.kind === 'cap' ? room : 20);
+      expect(await bound.held(ctx, ann)).toBe(CAP);
+    });
+  }
 });

@@ -3,14 +3,14 @@ import { findGroupByConversationId, groupIdsOfConversations } from '../groups/gr
 import { deleteGroup } from '../groups/group.service';
 import { defineOperation } from '../http/operation';
 import { forbidden, invalidInput, notFound } from '../http/errors';
+import { checkCap } from '../http/user-caps';
 import type { AppDeps } from '../deps';
 import type { Conversation, User } from '../db/schema';
 import type { Tx, Work } from '../db/work';
-import { findUserByEmail } from '../account/account.store';
 import {
-  addWriter,
   branchConversation,
   canWriteConversation,
+  countBranchesOf,
   deleteConversation,
   findBranchOf,
   findConversationById,
@@ -115,36 +115,23 @@ export const chatOperations = [
       }),
   }),
   defineOperation({
-    path: 'chat/shareConversation',
-    summary: 'Give another user writer access to a conversation',
-    description: 'Owner only (403); unknown conversation or no user with that e-mail → 404. Sharing twice succeeds.',
-    input: t.Object({ conversationId: t.String(), email: t.String({ minLength: 3, maxLength: 320 }) }),
-    output: Success,
-    errors: [403, 404],
-    handler: async ({ input, user, deps }) => {
-      return deps.store.write(function* (tx) {
-        const c = yield* findConversationById(tx, input.conversationId);
-        if (!c) throw notFound();
-        if (c.ownerId !== user.id) throw forbidden();
-        const other = yield* findUserByEmail(tx, input.email);
-        if (!other) throw notFound();
-        if (other.id !== user.id) yield* addWriter(tx, c.id, other.id, deps.now());
-        return { success: true };
-      });
-    },
-  }),
-  defineOperation({
     path: 'chat/branchConversation',
     summary: 'Fork a conversation at an item into a new conversation',
-    description: 'Copies the items up to and including `fromItemId` into a new conversation owned by the caller. Owner or writer (403); unknown conversation or item → 404.',
+    description:
+      'Copies the items up to and including `fromItemId` into a new conversation owned by the caller. Owner or writer (403); unknown conversation or item → 404; a caller who owns PARLEY_BRANCHES_MAX_PER_USER branches: 409.',
     input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
     output: t.Object({ conversation: ConversationSchema }),
-    errors: [403, 404],
+    errors: [403, 404, 409],
+    rateLimit: 'write',
     handler: ({ input, user, deps }) =>
       deps.store.write(function* (tx) {
         const source = yield* writableConversation(tx, user, input.conversationId);
         const item = yield* findItemById(tx, input.fromItemId);
         if (!item || item.conversationId !== source.id) throw notFound();
+        yield* checkCap(tx, 'branchesMaxPerUser', user.id, deps.config.branchesMaxPerUser, countBranchesOf(tx, user.id), (n) => [
+          `You own ${n} branched conversations`,
+          'Delete some you no longer need first (chat/deleteConversation).',
+        ]);
         const branch = yield* branchConversation(tx, source, item, user.id, deps.now());
         return { conversation: conversationView(branch, yield* findBranchOf(tx, branch.id)) };
       }),

@@ -8,6 +8,7 @@ import { createGroupChat } from '../../src/groups/group.store';
 import { claimBlob, insertFile } from '../../src/files/file.store';
 import { insertSupportMessage, insertSupportThread } from '../../src/support/support.store';
 import { addMemory } from '../../src/memory/memory.store';
+import { findOffer, insertOffer } from '../../src/chat/share.store';
 
 /**
  * The authorisation matrix's registry: ONE ROW PER OPERATION of `operations` (src/app.ts).
@@ -75,6 +76,12 @@ export const authzCases: Record<string, AuthzCase> = {
   'chat/getConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id })),
   'chat/renameConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id, title: 'mine now' })),
   'chat/shareConversation': foreign(403, async ({ ctx, owner, caller }) => ({ conversationId: (await ownersConversation(ctx, owner)).id, email: caller.user.email })),
+  // A share is addressed to one user: anyone else answering it gets 403, whoever else it names.
+  'chat/listPendingShares': NO_RESOURCE,
+  'chat/listSentShares': NO_RESOURCE,
+  'chat/acceptShare': foreign(403, async ({ ctx, owner }) => ({ shareId: await ownersOffer(ctx, owner) })),
+  'chat/declineShare': foreign(403, async ({ ctx, owner }) => ({ shareId: await ownersOffer(ctx, owner) })),
+  'chat/withdrawShare': foreign(403, async ({ ctx, owner }) => ({ shareId: await ownersOffer(ctx, owner) })),
   'chat/branchConversation': foreign(403, async ({ ctx, owner }) => {
     const c = await ownersConversation(ctx, owner);
     return { conversationId: c.id, fromItemId: (await ctx.store.read((tx) => appendItem(tx, { conversationId: c.id, role: 'user', content: 'x' }))).id };
@@ -96,6 +103,8 @@ export const authzCases: Record<string, AuthzCase> = {
   'widget/getOrCreateThread': foreign(403, async ({ ctx, owner }) => ({ widgetId: (await ownersWidget(ctx, owner)).id })),
   'widget/addThreadMessage': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner), data: { text: 'hi' } })),
   'widget/archiveThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
+  'widget/listThreadMessages': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
+  'widget/deleteThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
   // --- bookmarks ---
   'bookmarks/createGroup': NO_RESOURCE,
   'bookmarks/listGroups': NO_RESOURCE,
@@ -181,6 +190,13 @@ export const authzCases: Record<string, AuthzCase> = {
   'miniApps/list': NO_RESOURCE,
 };
 
+/** An offer of the owner's conversation to an address of neither user. */
+async function ownersOffer(ctx: TestContext, owner: TestUser): Promise<string> {
+  const conversationId = (await ownersConversation(ctx, owner)).id;
+  await ctx.store.write((tx) => insertOffer(tx, { conversationId, sharerId: owner.user.id, email: 'third@example.org', recipientId: null }, Date.now()));
+  return (await ctx.store.read((tx) => findOffer(tx, conversationId, 'third@example.org')))!.id;
+}
+
 async function ownersMemory(ctx: TestContext, owner: TestUser): Promise<string> {
   const added = await ctx.store.write((tx) => addMemory(tx, { userId: owner.user.id, content: 'theirs', max: 1000 }, Date.now()));
   if (!added.ok) throw new Error('the owner keeps too many memories');
@@ -206,7 +222,7 @@ async function ownersWidget(ctx: TestContext, owner: TestUser) {
 
 async function ownersThread(ctx: TestContext, owner: TestUser): Promise<string> {
   const widgetId = (await ownersWidget(ctx, owner)).id;
-  return (await ctx.store.read((tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now()))).thread.id;
+  return (await ctx.store.write((tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now(), 1000))).thread.id;
 }
 
 async function ownersAnswer(ctx: TestContext, owner: TestUser): Promise<string> {

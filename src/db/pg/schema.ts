@@ -14,6 +14,7 @@ export const bookmarkItems = tables.bookmarkItems!;
 export const conversationBranches = tables.conversationBranches!;
 export const conversationItems = tables.conversationItems!;
 export const conversationWriters = tables.conversationWriters!;
+export const conversationShares = tables.conversationShares!;
 export const conversations = tables.conversations!;
 export const creditLedger = tables.creditLedger!;
 export const fileBlobs = tables.fileBlobs!;
