@@ -32,30 +32,30 @@ const LEARN_DELAY_MS = 250;
 export interface RequestBounds {
   /** The bound of a request (text messages: images already counted apart), or undefined while its frame is unknown. */
   bound(template: string, messages: unknown[], tools: unknown[]): number | undefined;
-  /** Learns the request's frame in the background unless known or asked already. */
+  /** Learns the request's frame in the background, unless known by then. */
   learn(template: string, messages: unknown[], tools: unknown[]): void;
 }
 
 /** `render`: the server's rendering of a request (`/apply-template`), undefined when it cannot. */
 export function createRequestBounds(render: (messages: unknown[], tools: unknown[]) => Promise<string | undefined>): RequestBounds {
   const frames = new Map<number | bigint, number>();
-  const pending = new Map<number | bigint, { messages: unknown[]; tools: unknown[] }>();
+  // Asked for, not yet learned: taken apart only when learned, off the path of the turn that asked.
+  const pending: { template: string; messages: unknown[]; tools: unknown[] }[] = [];
   let draining = false;
   // One rendering at a time, the server's cores being the answers' first.
   const drain = async () => {
-    for (const [key, request] of pending) {
-      const prompt = await render(request.messages, request.tools);
-      pending.delete(key);
+    const seen = new Set<number | bigint>();
+    for (let r = pending.shift(); r; r = pending.shift()) {
+      const { skeleton } = frameOf(r.messages);
+      const key = keyOf(r.template, skeleton, r.tools);
+      if (frames.has(key) || seen.has(key)) continue;
+      seen.add(key);
+      const prompt = await render(skeleton, r.tools);
       if (prompt === undefined) continue;
       if (frames.size >= FRAMES) frames.delete(frames.keys().next().value!);
       frames.set(key, Buffer.byteLength(prompt));
     }
     draining = false;
-  };
-  const schedule = () => {
-    if (draining) return;
-    draining = true;
-    setTimeout(() => void drain(), LEARN_DELAY_MS).unref?.();
   };
   return {
     bound(template, messages, tools) {
@@ -69,11 +69,11 @@ export function createRequestBounds(render: (messages: unknown[], tools: unknown
       return frame + printed + SLACK;
     },
     learn(template, messages, tools) {
-      const { skeleton } = frameOf(messages);
-      const key = keyOf(template, skeleton, tools);
-      if (frames.has(key) || pending.has(key) || pending.size >= PENDING) return;
-      pending.set(key, { messages: skeleton, tools });
-      schedule();
+      if (pending.length >= PENDING) return;
+      pending.push({ template, messages, tools });
+      if (draining) return;
+      draining = true;
+      setTimeout(() => void drain(), LEARN_DELAY_MS).unref?.();
     },
   };
 }
