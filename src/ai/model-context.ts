@@ -7,7 +7,8 @@
  * - `PARLEY_AI_CONTEXT_TOKENS` set: that size, whatever the server says.
  * - llama.cpp's llama-server: `GET /props` gives the slot's `n_ctx`; tokens are counted exactly,
  *   by the server itself: `POST /apply-template` renders the request through the model's chat
- *   template and `POST /tokenize` counts the result.
+ *   template and `POST /tokenize` counts the result. Or, once a request's shape is learned,
+ *   bounded without asking (bound-request.ts).
  * - vLLM: `GET /v1/models` gives `max_model_len`.
  * - Ollama (`GET /api/version` answers): it runs a model at its own `num_ctx`, not the model's
  *   length, and cuts an over-long prompt from the front (system message first) instead of
