@@ -24,6 +24,7 @@ import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
 import { supportOperations } from './support/support.routes';
 import { adminOperations } from './admin/admin.routes';
+import { setupOperations } from './setup/setup.routes';
 import { releaseNotesOperations } from './release-notes/release-notes.routes';
 import { newsOperations } from './news/news.routes';
 import { miniAppOperations } from './miniapps/miniapp.routes';
@@ -53,6 +54,7 @@ export const operations: readonly AnyOperation[] = [
   ...groupOperations,
   ...supportOperations,
   ...adminOperations,
+  ...setupOperations,
   ...releaseNotesOperations,
   ...newsOperations,
   ...miniAppOperations,
