@@ -14,6 +14,7 @@ import { doctorCommand } from './doctor';
 import { feedbackCommands } from './feedback';
 import { newsCommands } from './news';
 import { miniAppCommands } from './miniapps';
+import { discoverCommand } from './discover';
 
 // `parley user list | head -1`: once the reader has closed the pipe, stop quietly like any Unix
 // tool instead of dying on the write with a stack trace.
@@ -40,5 +41,7 @@ doctorCommand(program);
 feedbackCommands(program);
 newsCommands(program);
 miniAppCommands(program);
+// After the `connection` group's own commands: it joins that group (cli/discover.ts).
+discoverCommand(program);
 
 await program.parseAsync(process.argv);
