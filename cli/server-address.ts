@@ -57,7 +57,7 @@ export function recordListening(dataDir: string, url: string): () => void {
   const file = join(dataDir, LISTENING_FILE);
   const mine: Listening = { url, pid: process.pid, host: hostname() };
   try {
-    writeFileSync(file, JSON.stringify(mine) + '\n', { mode: 0o644 });
+    writeFileSync(file, JSON.stringify(mine) + '\n', { mode: 0o600 });
   } catch {
     return () => {}; // a read-only data directory: links fall back on the settings
   }
