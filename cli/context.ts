@@ -11,6 +11,7 @@ import { CREDENTIALS_TOPIC } from '../src/auth/credential-relay';
 import { onCredentialsChanged } from '../src/auth/credential-cache';
 import { UnusableDatabaseError } from '../src/db/inspect-database';
 import { readEnvFile, type EnvFile } from './env-file';
+import { maskSecretsIn } from '../src/mask-secrets';
 
 export interface CommonOptions {
   dataDir?: string;
@@ -137,7 +138,7 @@ export function runAction<A extends unknown[]>(fn: (...args: A) => unknown | Pro
     } catch (err) {
       await closeOpened().catch(() => undefined);
       const known = err instanceof CliError || err instanceof ConfigError || err instanceof UnusableDatabaseError;
-      process.stderr.write(`parley: ${known ? (err as Error).message : String((err as Error)?.message ?? err)}\n`);
+      process.stderr.write(`parley: ${maskSecretsIn(known ? (err as Error).message : String((err as Error)?.message ?? err))}\n`);
       process.exit(known ? 2 : 1);
     }
   };

@@ -1,3 +1,5 @@
+import { maskSecretsIn } from './mask-secrets';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -11,7 +13,8 @@ export interface Logger {
 
 /**
  * One JSON object per line on stderr. Callers pass fields, never credentials: request lines carry
- * the path only (no query string, no headers), so tokens and keys cannot end up in the log.
+ * the path only (no query string, no headers), so tokens and keys cannot end up in the log; a URL
+ * quoted anyway (an upstream's error text) has its user info and credential parameters masked.
  */
 export function createLogger(level: LogLevel, write?: LineWriter): Logger {
   const min = rank[level];
@@ -24,7 +27,8 @@ export function createLogger(level: LogLevel, write?: LineWriter): Logger {
     // request, and the merged copy of its fields cost more than the rest of the line.
     const head = `{"time":"${isoNow()}","level":"${lvl}","msg":${JSON.stringify(msg)}`;
     const rest = fields ? JSON.stringify(fields) : '{}';
-    write((rest.length > 2 ? `${head},${rest.slice(1)}` : `${head}}`) + '\n', rank[lvl] >= rank.warn);
+    // An upstream's error or a setting quoted in a field may hold a URL with a password or a token.
+    write(maskSecretsIn(rest.length > 2 ? `${head},${rest.slice(1)}` : `${head}}`) + '\n', rank[lvl] >= rank.warn);
   };
   return {
     debug: (m, f) => emit('debug', m, f),

@@ -20,6 +20,7 @@ import { checkJsonShape, JSON_MAX_DEPTH, JSON_MAX_KEY_BYTES, JSON_MAX_VALUES } f
 import { costlyJsonArb, measureJson } from './support/costly-json';
 import { createEchoApp, nodesOf, operationInputs, setPath, withUnknownFields, type Node } from './support/input-walk';
 import { conforms } from './support/documented-fields';
+import { addressRows, rowOf } from '../src/net/address';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
 setDefaultTimeout(60_000);
@@ -333,5 +334,35 @@ describe('bad input: string-typed numbers', () => {
         }),
         { numRuns: 40, seed: 14 },
       );
+  });
+});
+
+describe('bad input: image URLs into the operator\'s network', () => {
+  // Every range IANA's special-purpose registries call not globally reachable (src/net/iana/),
+  // in the spellings a model server would connect to: the literal, IPv4-mapped, NAT64.
+  // (::ffff:0:0/96 is a spelling of IPv4 addresses, judged by them: the `mapped` spelling below.)
+  const blockedRows = addressRows.filter((r) => r.reachable !== 'True' && r.block !== '::ffff:0:0/96');
+  const hostArb = fc.tuple(fc.constantFrom(...blockedRows), fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), fc.constantFrom('plain', 'mapped', 'nat64')).map(([row, r, spelling]) => {
+    const width = row.family === 4 ? 32 : 128;
+    const size = 1n << BigInt(width - row.bits);
+    const n = ((row.base >> BigInt(width - row.bits)) << BigInt(width - row.bits)) + (r % size);
+    const v4 = (x: bigint) => [24n, 16n, 8n, 0n].map((s) => Number((x >> s) & 255n)).join('.');
+    const v6 = (x: bigint) => Array.from({ length: 8 }, (_, i) => ((x >> BigInt(112 - 16 * i)) & 0xffffn).toString(16)).join(':');
+    const host = row.family === 6 ? `[${v6(n)}]` : spelling === 'mapped' ? `[::ffff:${v4(n)}]` : spelling === 'nat64' ? `[64:ff9b::${v4(n)}]` : v4(n);
+    return { row: row.block, host, reachable: rowOf(row.family, n)?.reachable === 'True' };
+  });
+
+  test('chat/stream with an image at any address of any range not globally reachable: 400 naming the field, before any stream', async () => {
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { rateLimitAi: { capacity: 100_000, perMs: 1000 } } });
+    const ann = ctx.users[0]!;
+    await fc.assert(
+      fc.asyncProperty(hostArb, async ({ row, host, reachable }) => {
+        // A more specific row may make this address reachable (192.0.0.9 inside 192.0.0.0/24).
+        fc.pre(!reachable);
+        const res = await ctx.json('chat/stream', { message: 'What is this?', images: [{ imageUrl: `https://${host}/latest/meta-data/x.png` }] }, ann);
+        expect({ row, host, status: res.status, path: res.body?.data?.issues?.[0]?.path }).toEqual({ row, host, status: 400, path: ['images', 0, 'imageUrl'] });
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -244,7 +244,8 @@ describe.if(run)('moving between SQLite and PostgreSQL', () => {
     const up = cli(['db', 'copy', '--to', withPassword, '--json', '--data-dir', from]);
     expect(up.err).toBe('');
     const report = JSON.parse(up.out);
-    expect(report.target).toBe(withPassword.replace('s3cret', '***'));
+    // User and password masked, by the same function as every report (src/mask-secrets.ts).
+    expect(report.target).toBe(withPassword.replace('parley:s3cret@', '********:********@'));
     expect(report.tables.find((t: { name: string }) => t.name === 'users').rows).toBe(1);
     // The files' bytes stay where the storage is; none named here (test/backup-files.test.ts has some).
     expect(report.files).toEqual({ storage: 'disk', blobs: 0, bytes: 0, uploaded: 0, missing: 0, missingKeys: [], where: join(from, 'files') });
@@ -278,7 +279,7 @@ describe.if(run)('moving between SQLite and PostgreSQL', () => {
     }
     const unreachable = cli(['db', 'copy', '--to', 'postgres://nobody@127.0.0.1:1/none', '--data-dir', from]);
     expect(unreachable.code).toBe(2);
-    expect(unreachable.err).toMatch(/^parley: postgres:\/\/nobody@127\.0\.0\.1:1\/none: /);
+    expect(unreachable.err).toMatch(/^parley: postgres:\/\/\*{8}@127\.0\.0\.1:1\/none: /); // user info masked
     expect(cli(['db', 'copy', '--data-dir', from]).err).toMatch(/say where to copy/);
     await sql.close();
   }, 120_000);

@@ -6,6 +6,7 @@ import { createTestContext } from './helpers';
 import { updateUser } from '../src/account/account.store';
 import { discoverServers, kindByName, type FoundServer } from '../src/connections/discover';
 import { startLocalModelServer } from './fakes/local-model-servers';
+import { answerChecker } from './support/output-schemas';
 import { cachedLlamaServerDir, startLlamaServer, testModelPath } from '../scripts/real-models/llama-server';
 
 // Real sockets and, when it is built, a real llama-server; nothing here asserts on time.
@@ -69,6 +70,9 @@ describe('looking for AI servers on this machine', () => {
       { server: 'llama.cpp', label: 'llama.cpp server', version: 'b6000-abcdef0', connections: [{ kind: 'chat', api: 'openai-chat', baseUrl: base(llama.port), models: ['qwen2.5-7b'] }] },
     ]);
     expect(body.unrecognised.filter((u: { port: number }) => [ollama.port, llama.port].includes(u.port))).toEqual([]);
+    // The answer is what /api/openapi.json says it is (ports and times integers, voices optional).
+    const doc = await (await ctx.app.handle(new Request('http://localhost/api/openapi.json'))).json();
+    expect(answerChecker(doc)('admin/discoverServers', body)).toEqual([]);
   });
 
   test('vLLM, LM Studio, Speaches and Kokoro are told apart by what they answer; a web server that is no AI server is said to be one', async () => {

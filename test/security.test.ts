@@ -8,6 +8,11 @@ import { sampleValid } from './support/schema-arb';
 import { snapshotDb, tableNames } from './support/db-snapshot';
 import { createSession } from '../src/auth/auth.store';
 import { testOps } from './support/test-ops';
+import { t } from 'elysia';
+import { defineOperation } from '../src/http/operation';
+import { AppError } from '../src/http/errors';
+import { updateUser } from '../src/account/account.store';
+import { maskSecretsIn, maskUrl } from '../src/mask-secrets';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
 setDefaultTimeout(60_000);
@@ -54,6 +59,71 @@ describe('secrets', () => {
     expect(lines.some((l) => l.includes('"level":"error"'))).toBe(true);
     const all = lines.join('\n');
     for (const secret of [created, ann.key, ann.token]) expect(all).not.toContain(secret);
+  });
+});
+
+describe('secrets in URLs: one masking for every report, log and error', () => {
+  // What must never be printed: URL user info and credential parameters of the settings.
+  const SECRETS = ['ai-user-x1', 'aipass-x1', 'search-user-x2', 'hunter2-x2', 'tok-123', 'key-456', 'sig-789'];
+  const config = {
+    aiProvider: 'openai-chat',
+    aiBaseUrl: 'http://ai-user-x1:aipass-x1@127.0.0.1:9/v1?api_key=key-456',
+    searchProvider: 'searxng',
+    searxngUrl: 'http://search-user-x2:hunter2-x2@127.0.0.1:9/?token=tok-123',
+    imagesBaseUrl: 'http://127.0.0.1:9/v1?X-Amz-Signature=sig-789&X-Amz-Date=20260101T000000Z',
+  } as const;
+  const noSecret = (text: string) => expect(SECRETS.filter((s) => text.includes(s))).toEqual([]);
+
+  test('admin/getSettings and admin/doctor (what `parley doctor` prints) show the servers, never their user info or `?token=`', async () => {
+    const { log, lines } = captureLog();
+    const ctx = await createTestContext({ users: [{ email: 'admin@example.org' }], config: config as never, log });
+    const admin = ctx.users[0]!;
+    await ctx.store.write((tx) => updateUser(tx, admin.user.id, { isAdmin: true }, Date.now()));
+    const settings = (await ctx.json('admin/getSettings', {}, admin)).body;
+    noSecret(JSON.stringify(settings));
+    const value = (env: string) => settings.settings.find((s: { env: string }) => s.env === env).value;
+    expect(value('PARLEY_SEARXNG_URL')).toBe('http://********:********@127.0.0.1:9/?token=********');
+    expect(value('PARLEY_AI_BASE_URL')).toBe('http://********:********@127.0.0.1:9/v1?api_key=********');
+    expect(value('PARLEY_IMAGES_BASE_URL')).toBe('http://127.0.0.1:9/v1?X-Amz-Signature=********&X-Amz-Date=********');
+    const doctor = await ctx.json('admin/doctor', {}, admin);
+    expect(doctor.status).toBe(200);
+    // The checks do quote the servers (so there was something to mask) ...
+    expect(JSON.stringify(doctor.body)).toContain('********:********@127.0.0.1:9');
+    noSecret(JSON.stringify(doctor.body));
+    await Bun.sleep(10);
+    noSecret(lines.join('\n'));
+  }, 30_000);
+
+  test('the log and error messages that quote a URL', async () => {
+    const { log, lines } = captureLog();
+    const quoting = defineOperation({
+      path: 'test/quoteUrl',
+      summary: 'test-only: an error whose message quotes an upstream URL',
+      input: t.Object({}),
+      output: t.Object({}),
+      errors: [502],
+      handler: () => {
+        throw new AppError('BAD_GATEWAY', { message: `The server at ${config.searxngUrl} failed.` });
+      },
+    });
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], log, extraOperations: [quoting] });
+    const res = await ctx.json('test/quoteUrl', {}, ctx.users[0]!);
+    expect(res.body.message).toBe('The server at http://********:********@127.0.0.1:9/?token=******** failed.');
+    log.warn('upstream failed', { upstream: `POST ${config.aiBaseUrl} answered 500`, also: [config.imagesBaseUrl] });
+    noSecret(lines.join('\n'));
+    expect(lines.join('\n')).toContain('POST http://********:********@127.0.0.1:9/v1?api_key=******** answered 500');
+  });
+
+  test('what is a secret in a URL: user info, and parameters named like a credential; the rest as given', () => {
+    for (const name of ['token', 'key', 'api_key', 'apikey', 'api-key', 'secret', 'client_secret', 'password', 'sslpassword', 'access_token', 'refresh_token', 'auth_token', 'sig', 'signature', 'code', 'X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token', 'x-amz-date', 'X-Goog-Signature', 'private_key', 'Token'])
+      expect({ name, shown: maskUrl(`https://h.example/p?${name}=v4lue&q=owls`) }).toEqual({ name, shown: `https://h.example/p?${name}=********&q=owls` });
+    for (const url of ['https://h.example/search?q=owls&format=json&page=2', 'postgres://h.example:5432/parley', 'http://[::1]:8080/v1'])
+      expect(maskUrl(url)).toBe(url);
+    expect(maskUrl('postgres://parley:s3cret@db.lan:5432/parley?sslmode=require&sslpassword=pw')).toBe('postgres://********:********@db.lan:5432/parley?sslmode=require&sslpassword=********');
+    expect(maskUrl('http://user:pa ss@bad host/')).toBe('http://********:********@bad host/');
+    expect(maskSecretsIn('cannot reach http://u:p@h.example/x?token=t (https://h.example/ok), then https://a:b@c.example.')).toBe(
+      'cannot reach http://********:********@h.example/x?token=******** (https://h.example/ok), then https://********:********@c.example/.',
+    );
   });
 });
 

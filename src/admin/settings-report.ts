@@ -1,7 +1,5 @@
 import { settingList, type Config } from '../config';
-
-/** What a secret's value is shown as: never its characters, nor its length. */
-export const MASK = '********';
+import { MASK, maskSecretsIn } from '../mask-secrets';
 
 export interface SettingReport {
   key: string;
@@ -19,18 +17,6 @@ export interface SettingReport {
 }
 
 const text = (v: unknown): string => (v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v));
-
-/**
- * A URL's user name and password are a secret too, whichever setting holds them
- * (`PARLEY_SEARXNG_URL=http://user:pass@searx`, a database URL): masked, the rest shown.
- */
-function withoutUserInfo(value: string): string {
-  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/@]*@/i.test(value) || !URL.canParse(value)) return value;
-  const url = new URL(value);
-  if (url.username) url.username = MASK;
-  if (url.password) url.password = MASK;
-  return url.toString();
-}
 
 /** Every setting of the table (src/config.ts) with its value, secrets masked. */
 export function settingsReport(config: Config): SettingReport[] {
@@ -50,7 +36,8 @@ export function settingsReport(config: Config): SettingReport[] {
       flag: s.flag ?? null,
       doc: s.doc,
       secret: s.secret === true,
-      value: s.secret && shown !== '' ? MASK : withoutUserInfo(shown),
+      // A URL's user info and credential parameters are secrets too, whichever setting holds them.
+      value: s.secret && shown !== '' ? MASK : maskSecretsIn(shown),
       source: JSON.stringify(value) === JSON.stringify(fallback) ? 'default' : 'set',
     };
   });

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { keyedFetch } from '../net/keyed-fetch';
 
 /**
  * What a Chat Completions server accepts besides text: tools and images. Many refuse them
@@ -80,7 +81,7 @@ export function createCapabilities(settings: Record<Capability, CapabilitySettin
 export async function readServerProps(baseUrl: string | undefined): Promise<ServerProps> {
   if (!baseUrl) return {};
   try {
-    const res = await fetch(`${baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/props`, { signal: AbortSignal.timeout(PROPS_TIMEOUT_MS) });
+    const res = await keyedFetch()(`${baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/props`, { signal: AbortSignal.timeout(PROPS_TIMEOUT_MS) });
     if (!res.ok) return {};
     const body = (await res.json()) as { modalities?: { vision?: unknown } };
     const vision = body?.modalities?.vision;

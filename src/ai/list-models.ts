@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import type { Config } from '../config';
+import { keyedFetch } from '../net/keyed-fetch';
 
 /**
  * The models a client may name in `chat/stream`'s `model`: what the configured provider's
@@ -24,7 +25,7 @@ async function askProvider(config: Config): Promise<ModelList> {
   const fallback = { models: [{ id: config.aiModel }], default: config.aiModel };
   if (config.aiProvider === 'none') return fallback;
   try {
-    const client = new OpenAI({ apiKey: config.aiApiKey ?? 'none', baseURL: config.aiBaseUrl, maxRetries: 0, timeout: TIMEOUT_MS });
+    const client = new OpenAI({ apiKey: config.aiApiKey ?? 'none', baseURL: config.aiBaseUrl, maxRetries: 0, timeout: TIMEOUT_MS, fetch: keyedFetch() });
     const page = await client.models.list();
     const ids = page.data.map((m) => m.id).filter((id) => typeof id === 'string' && id && id !== config.aiModel && !NOT_CHAT.test(id));
     return { models: [config.aiModel, ...new Set(ids)].slice(0, MAX_MODELS).map((id) => ({ id })), default: config.aiModel };

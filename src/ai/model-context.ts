@@ -19,6 +19,7 @@
  * Without a tokenizer on the server, tokens are estimated on the safe side (estimateTokens).
  */
 import { IMAGE_TOKENS, estimateTokens, type TokenCounter } from './count-tokens';
+import { keyedFetch } from '../net/keyed-fetch';
 
 export type ServerKind = 'llama.cpp' | 'ollama' | 'vllm' | 'other';
 
@@ -101,7 +102,7 @@ function serverOf(baseUrl: string, apiKey: string | undefined): Server {
 
 async function getJson(server: Server, url: string, init?: RequestInit): Promise<any> {
   try {
-    const res = await fetch(url, { ...init, headers: { ...server.headers, ...(init?.body ? { 'content-type': 'application/json' } : {}) }, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    const res = await keyedFetch()(url, { ...init, headers: { ...server.headers, ...(init?.body ? { 'content-type': 'application/json' } : {}) }, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
     return res.ok ? await res.json() : undefined;
   } catch {
     return undefined;

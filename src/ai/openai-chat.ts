@@ -10,6 +10,7 @@ import { shapeChatMessages, type ChatTurn } from './shape-chat-messages';
 import { createCapabilities, type Capabilities } from './capabilities';
 import { fitContext, overrunOf, promptRoom, type RenderRequest } from './fit-context';
 import { createModelContextSource, type ModelContextSource } from './model-context';
+import { keyedFetch } from '../net/keyed-fetch';
 
 export interface ChatProviderConfig {
   baseUrl?: string;
@@ -38,7 +39,7 @@ export interface ContextBudget {
  * restarted server cannot resume an upstream turn (`canResume: false`).
  */
 export function createChatProvider(cfg: ChatProviderConfig): AiProvider {
-  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1, fetch: fetchWithoutBunTimeout });
+  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1, fetch: keyedFetch(fetchWithoutBunTimeout) });
   const chat = createChatClient(
     client,
     cfg.capabilities ?? createCapabilities({ tools: 'auto', images: 'auto' }, cfg.baseUrl),

@@ -3,6 +3,7 @@ import { parseSseBatches } from './sse-parse';
 import { AiError, SHUTDOWN_REASON, type AiEvent, type AiMessage, type AiProvider, type StreamChatOptions } from './ai.types';
 import { ResponsesEventMapper } from './responses-mapper';
 import { describeUpstream, runTool } from './upstream';
+import { keyedFetch } from '../net/keyed-fetch';
 
 export interface ResponsesProviderConfig {
   baseUrl?: string;
@@ -18,7 +19,7 @@ export interface ResponsesProviderConfig {
  * are answered with a follow-up response chained by `previous_response_id`.
  */
 export function createResponsesProvider(cfg: ResponsesProviderConfig): AiProvider {
-  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1 });
+  const client = new OpenAI({ apiKey: cfg.apiKey ?? 'none', baseURL: cfg.baseUrl, maxRetries: 1, fetch: keyedFetch() });
   return {
     name: 'openai-responses',
     canResume: true,

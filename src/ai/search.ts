@@ -1,5 +1,6 @@
 import type { WebSearchResult } from './ai.types';
 import { AiError } from './ai.types';
+import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 
 export interface SearchProvider {
   readonly name: string;
@@ -19,8 +20,9 @@ export function createSearxngSearch(baseUrl: string, timeoutMs = 10_000): Search
       const signal = opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
       let res: Response;
       try {
-        res = await fetch(url, { signal, headers: { accept: 'application/json' } });
+        res = await keyedFetch()(url, { signal, headers: { accept: 'application/json' } });
       } catch (err) {
+        if (refusedRedirectOf(err)) throw new AiError(refusedRedirectMessage('The search provider', 'PARLEY_SEARXNG_URL'), (err as Error).message);
         throw new AiError('The search provider could not be reached.', err instanceof Error ? err.message : String(err));
       }
       if (!res.ok) throw new AiError('The search provider answered with an error.', `HTTP ${res.status}: ${(await res.text().catch(() => '')).slice(0, 500)}`);

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { AiError, type AiEvent, type AiTool } from './ai.types';
+import { refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 
 /** Helpers both OpenAI providers share: running a function tool the model called, and safe error messages. */
 
@@ -36,6 +37,8 @@ export function describeUpstream(err: unknown, signal?: AbortSignal): AiError {
   if (err instanceof AiError) return err;
   if (err instanceof OpenAI.APIUserAbortError || signal?.aborted) return new AiError(CANCELLED);
   const detail = err instanceof Error ? err.message : String(err);
+  const redirect = refusedRedirectOf(err);
+  if (redirect) return new AiError(refusedRedirectMessage('The AI provider', 'PARLEY_AI_BASE_URL'), redirect.message);
   if (err instanceof OpenAI.APIConnectionError) return new AiError('The AI provider could not be reached.', detail);
   if (err instanceof OpenAI.APIError && err.status) return new AiError(`${refusal(err.status, detail)} (HTTP ${err.status}).`, detail);
   return new AiError('The AI provider failed.', detail);

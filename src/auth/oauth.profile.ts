@@ -1,4 +1,5 @@
 import { decodeIdToken, type OAuth2Tokens } from 'arctic';
+import { keyedFetch } from '../net/keyed-fetch';
 
 /** What Parley needs from an identity provider: an e-mail it vouches for, and a name and picture to start with. */
 export interface OAuthProfile {
@@ -18,7 +19,7 @@ type Json = Record<string, unknown>;
 async function fetchJson(url: string, accessToken: string): Promise<unknown> {
   let res: Response;
   try {
-    res = await fetch(url, {
+    res = await keyedFetch()(url, {
       headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', 'user-agent': 'parley' },
       signal: AbortSignal.timeout(PROFILE_TIMEOUT_MS),
     });

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { Config } from '../config';
 import { fetchWithoutBunTimeout } from '../ai/upstream';
 import { decodeVector, normaliseVector } from './embeddings-vectors';
+import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 
 /**
  * A failure of the embeddings server, said safely: `message` may be shown to a user (what went
@@ -37,7 +38,7 @@ function embeddingsClient(config: Config): OpenAI {
   let client = clients.get(config);
   // No retries here: the fill pass tries again later, and a search falls back to full text.
   if (!client) {
-    client = new OpenAI({ apiKey: config.embeddingsApiKey ?? 'none', baseURL: config.embeddingsBaseUrl, maxRetries: 0, fetch: fetchWithoutBunTimeout });
+    client = new OpenAI({ apiKey: config.embeddingsApiKey ?? 'none', baseURL: config.embeddingsBaseUrl, maxRetries: 0, fetch: keyedFetch(fetchWithoutBunTimeout) });
     clients.set(config, client);
   }
   return client;
@@ -96,6 +97,8 @@ function describeEmbeddingsError(err: unknown, timeoutMs: number): EmbeddingsErr
   const detail = err instanceof Error ? err.message : String(err);
   if (err instanceof OpenAI.APIConnectionTimeoutError) return new EmbeddingsError(`The embeddings server did not answer within ${Math.round(timeoutMs / 1000)} seconds.`, detail);
   if (err instanceof OpenAI.APIUserAbortError) return new EmbeddingsError('The embeddings request was cancelled.', detail);
+  const redirect = refusedRedirectOf(err);
+  if (redirect) return new EmbeddingsError(refusedRedirectMessage('The embeddings server', 'PARLEY_EMBEDDINGS_BASE_URL'), redirect.message);
   if (err instanceof OpenAI.APIConnectionError) return new EmbeddingsError('The embeddings server could not be reached.', detail);
   if (!(err instanceof OpenAI.APIError) || !err.status) return new EmbeddingsError('The embeddings server failed.', detail);
   const status = err.status;

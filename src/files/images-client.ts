@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { Config } from '../config';
 import { fetchWithoutBunTimeout } from '../ai/upstream';
 import { fetchPolicy, safeFetch, SafeFetchError } from '../net/safe-fetch';
+import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 
 /**
  * A failure of the images server, said safely: `message` may be shown to the user and the model
@@ -36,7 +37,7 @@ export function imagesClient(config: Config): OpenAI | undefined {
   let client = clients.get(config);
   // No retries: an image costs money and minutes; the model may call the tool again.
   if (!client) {
-    client = new OpenAI({ apiKey: config.imagesApiKey ?? 'none', baseURL: config.imagesBaseUrl, maxRetries: 0, fetch: fetchWithoutBunTimeout });
+    client = new OpenAI({ apiKey: config.imagesApiKey ?? 'none', baseURL: config.imagesBaseUrl, maxRetries: 0, fetch: keyedFetch(fetchWithoutBunTimeout) });
     clients.set(config, client);
   }
   return client;
@@ -161,6 +162,8 @@ async function readAtMost(res: Response, max: number): Promise<Uint8Array> {
 function describeImagesError(err: unknown, config: Config): ImagesError {
   if (err instanceof ImagesError) return err;
   const detail = err instanceof Error ? err.message : String(err);
+  const redirect = refusedRedirectOf(err);
+  if (redirect) return new ImagesError(refusedRedirectMessage('The image server', 'PARLEY_IMAGES_BASE_URL'), redirect.message);
   if (err instanceof OpenAI.APIConnectionTimeoutError) return new ImagesError(`The image server did not answer within ${config.imagesTimeoutS} seconds (PARLEY_IMAGES_TIMEOUT_S).`, detail);
   if (err instanceof OpenAI.APIConnectionError) return new ImagesError('The image server could not be reached.', detail);
   if (!(err instanceof OpenAI.APIError) || !err.status) return new ImagesError('The image server failed.', detail);

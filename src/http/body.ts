@@ -132,6 +132,15 @@ function inputSchema(schema: TSchema, close: boolean): TSchema {
   return schema;
 }
 
+/**
+ * An output's schema as /api/openapi.json and /api/docs state it: what a handler returns, as JSON
+ * sends it. Elysia's string twins describe how an input may be written (a query string's `"5"`);
+ * an answer's number is always a number, and a twin there made contract tests refuse correct
+ * answers and generated clients type counts `string | number`. So rows may keep writing
+ * `t.Integer()` for outputs, and the document says `integer`.
+ */
+export const outputSchema = (schema: TSchema): TSchema => inputSchema(schema, false);
+
 export interface InputValidator<T> {
   (value: unknown): T;
   /** What the validator accepts, as documented in /api/openapi.json. */

@@ -1,5 +1,5 @@
 import type { AnyOperation } from './operation';
-import { compileInput } from './body';
+import { compileInput, outputSchema } from './body';
 import { errorStatusesOf } from './openapi';
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
@@ -25,7 +25,7 @@ export function docsPage(ops: readonly AnyOperation[]): string {
             (op) => `<section id="${esc(op.path)}"><h3><code>POST /api/${esc(op.path)}</code>${op.deprecated ? ' <em>(deprecated)</em>' : ''}${op.kind === 'sse' ? ' <em>(event stream)</em>' : ''}${op.public ? ' <em>(no credential needed)</em>' : ''}</h3>
 <p>${esc(op.summary)}</p>${op.description ? `<p>${esc(op.description)}</p>` : ''}
 <details><summary>Request body</summary><pre>${json(compileInput(op.input).schema)}</pre></details>
-<details><summary>${op.kind === 'sse' ? 'Event data' : 'Response body'}</summary><pre>${json(op.output)}</pre></details>
+<details><summary>${op.kind === 'sse' ? 'Event data' : 'Response body'}</summary><pre>${json(outputSchema(op.output))}</pre></details>
 <p class="err">Errors: ${errorStatusesOf(op).join(', ')} — always the envelope <code>{defined, code, status, message, data}</code>.</p></section>`,
           )
           .join('\n'),

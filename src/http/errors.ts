@@ -1,3 +1,4 @@
+import { maskSecretsIn } from '../mask-secrets';
 /**
  * The error table. Every HTTP error Parley sends is this envelope with exactly the keys
  * `defined, code, status, message, data`. Codes listed by the interface spec are `defined: true`
@@ -64,8 +65,9 @@ export class AppError extends Error {
 
   toEnvelope(): ErrorEnvelope {
     const spec = errorTable[this.code];
-    // The spec's codes always carry the spec's fixed message.
-    const message = spec.defined ? spec.message : this.message;
+    // The spec's codes always carry the spec's fixed message; another that quotes a URL (an
+    // upstream's address) shows it masked.
+    const message = spec.defined ? spec.message : maskSecretsIn(this.message);
     return { defined: spec.defined, code: this.code, status: spec.status, message, data: this.data };
   }
 }

@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 import { bodyLimitOf, type AnyOperation } from './operation';
 import { errorTable } from './errors';
-import { compileInput } from './body';
+import { compileInput, outputSchema } from './body';
 import { uploadSchema } from './upload';
 import { JSON_MAX_DEPTH, JSON_MAX_KEY_BYTES, JSON_MAX_VALUES } from './check-json-shape';
 
@@ -59,6 +59,8 @@ const methodNotAllowed = { 'x-method-not-allowed': { $ref: '#/components/respons
 
 /** Strip TypeBox's symbol keys and `[Kind]` markers by a JSON round trip: what is left is JSON Schema. */
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema));
+/** An answer's schema: exactly what is sent (no input-only string twins), as plain JSON Schema. */
+const sent = (op: AnyOperation) => plain(outputSchema(op.output));
 
 /**
  * OpenAPI 3.1 for every operation, built from the same table that mounts the routes, and for the
@@ -74,11 +76,11 @@ export function buildOpenApi(ops: readonly AnyOperation[], pages: Record<string,
         op.kind === 'sse'
           ? {
               description: 'A server-sent-event stream. Each frame is `event: message` with an `id` and JSON `data` of this schema.',
-              content: { 'text/event-stream': { schema: plain(op.output) } },
+              content: { 'text/event-stream': { schema: sent(op) } },
             }
           : op.kind === 'binary'
-            ? { description: 'The bytes, streamed as they are produced', content: Object.fromEntries((op.mediaTypes ?? ['application/octet-stream']).map((m) => [m, { schema: plain(op.output) }])) }
-            : { description: 'Success', content: { 'application/json': { schema: plain(op.output) } } },
+            ? { description: 'The bytes, streamed as they are produced', content: Object.fromEntries((op.mediaTypes ?? ['application/octet-stream']).map((m) => [m, { schema: sent(op) }])) }
+            : { description: 'Success', content: { 'application/json': { schema: sent(op) } } },
     };
     for (const s of errorStatusesOf(op))
       responses[s] = {

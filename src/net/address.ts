@@ -1,43 +1,74 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipv4Special from './iana/ipv4-special-registry.csv' with { type: 'text' };
+import ipv6Special from './iana/ipv6-special-registry.csv' with { type: 'text' };
+import addressSpace from './iana/address-space.csv' with { type: 'text' };
 
 /**
- * Addresses a server-side fetch must not reach unless configured: this host, the local
- * network, link-local (cloud metadata services live at 169.254.169.254), and every range that is
- * not globally routable. IPv6 forms that embed an IPv4 address are judged by that address.
+ * Addresses a server-side fetch must not reach unless configured, derived from IANA's registries
+ * rather than a hand list (a hand list missed 64:ff9b:1::/48, RFC 8215's local-use NAT64 prefix):
+ *
+ * - src/net/iana/ipv4-special-registry.csv and ipv6-special-registry.csv: the IPv4 and IPv6
+ *   Special-Purpose Address Registries (RFC 6890), their rows and "Globally Reachable" column as
+ *   published in 2026. To follow a new edition, replace the rows; the tests walk every one.
+ * - src/net/iana/address-space.csv: what those registries leave to the Address Space
+ *   registries: IPv4 multicast, and that IPv6 unicast on the internet is 2000::/3 only.
+ *
+ * An address is judged by the most specific row that holds it (192.0.0.9/32 is reachable inside
+ * the unreachable 192.0.0.0/24), and is refused unless that row says "True": "False" and "N/A"
+ * (6to4, Teredo, the old ORCHID prefix) are refused alike. IPv4 outside every row is public.
+ * Two IPv6 forms stand for an IPv4 address, which is judged too: an IPv4-mapped address
+ * (::ffff:a.b.c.d) is a spelling of that IPv4 address, judged as it alone; a NAT64 address of the
+ * well-known prefix 64:ff9b::/96 (globally reachable) reaches its IPv4 address through the
+ * translator, so that must be public as well (64:ff9b::a9fe:a9fe is the metadata service).
  */
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8], // "this" network
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, metadata services
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const)
-  blocked.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // old site-local
-  ['ff00::', 8], // multicast
-  ['100::', 64], // discard
-  ['2001:db8::', 32], // documentation
-] as const)
-  blocked.addSubnet(net, bits, 'ipv6');
+
+export interface AddressRow {
+  /** As the registry writes it: `192.0.0.0/24`. */
+  block: string;
+  name: string;
+  rfc: string;
+  /** The registry's "Globally Reachable": only `True` lets a fetch through. */
+  reachable: 'True' | 'False' | 'N/A';
+  family: 4 | 6;
+  base: bigint;
+  bits: number;
+}
+
+/** The fields of one CSV line (quoted fields with `""` escapes, as IANA publishes them). */
+function csvFields(line: string): string[] {
+  const out: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') (field += '"'), i++;
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') out.push(field), (field = '');
+    else field += c;
+  }
+  return [...out, field];
+}
+
+function rowsOf(csv: string): AddressRow[] {
+  const [header, ...lines] = csv.trim().split(/\r?\n/);
+  const at = Object.fromEntries(csvFields(header!).map((name, i) => [name, i]));
+  return lines.map((line) => {
+    const f = csvFields(line);
+    const block = f[at['Address Block']!]!;
+    const [ip, bits] = block.split('/') as [string, string];
+    const family = isIP(ip) as 4 | 6;
+    const reachable = f[at['Globally Reachable']!]!;
+    if (!family || !['True', 'False', 'N/A'].includes(reachable)) throw new Error(`unreadable address registry row: ${line}`);
+    return { block, name: f[at.Name!]!, rfc: f[at.RFC!]!, reachable: reachable as AddressRow['reachable'], family, base: valueOf(ip, family), bits: Number(bits) };
+  });
+}
 
 /** Expand an IPv6 address to its 8 groups (numbers). */
 function ipv6Groups(ip: string): number[] {
-  let s = ip.toLowerCase().replace(/%.*$/, '');
+  let s = ip.toLowerCase();
   const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
   if (v4) {
     const [a, b, c, d] = v4[1]!.split('.').map(Number) as [number, number, number, number];
@@ -50,29 +81,46 @@ function ipv6Groups(ip: string): number[] {
   return [...h, ...fill, ...t].map((g) => parseInt(g || '0', 16));
 }
 
-const v4From = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-
-/** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), if any. */
-function embeddedIpv4(ip: string): string | undefined {
-  const g = ipv6Groups(ip);
-  if (g.length !== 8) return undefined;
-  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
-  if (zeros(5) && g[5] === 0xffff) return v4From(g[6]!, g[7]!); // ::ffff:a.b.c.d
-  if (zeros(6) && (g[6]! | g[7]!) !== 0 && !(g[6] === 0 && g[7] === 1)) return v4From(g[6]!, g[7]!); // ::a.b.c.d
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return v4From(g[6]!, g[7]!); // NAT64
-  if (g[0] === 0x2002) return v4From(g[1]!, g[2]!); // 6to4
-  return undefined;
+/** The address as a number: 32 bits for IPv4, 128 for IPv6. */
+function valueOf(ip: string, family: 4 | 6): bigint {
+  const parts = family === 4 ? ip.split('.').map(Number) : ipv6Groups(ip);
+  const width = BigInt(family === 4 ? 8 : 16);
+  return parts.reduce((n, p) => (n << width) | BigInt(p), 0n);
 }
 
-/** True for loopback, private, link-local and other non-public addresses (and for anything that is not an IP). */
+/** Every row: the two special-purpose registries, then the address-space rows. */
+export const addressRows: readonly AddressRow[] = [...rowsOf(ipv4Special), ...rowsOf(ipv6Special), ...rowsOf(addressSpace)];
+
+const width = (family: 4 | 6) => (family === 4 ? 32 : 128);
+const inRow = (row: AddressRow, family: 4 | 6, n: bigint) => row.family === family && n >> BigInt(width(family) - row.bits) === row.base >> BigInt(width(family) - row.bits);
+
+/** The most specific row holding the address, if any. */
+export function rowOf(family: 4 | 6, n: bigint): AddressRow | undefined {
+  let best: AddressRow | undefined;
+  for (const row of addressRows) if (inRow(row, family, n) && (!best || row.bits > best.bits)) best = row;
+  return best;
+}
+
+/** A registry row by its block; the forms below are the registry's own rows, so losing one fails at start. */
+function row(block: string): AddressRow {
+  const found = addressRows.find((r) => r.block === block);
+  if (!found) throw new Error(`the address registry has no row ${block}`);
+  return found;
+}
+const MAPPED = row('::ffff:0:0/96');
+const NAT64 = row('64:ff9b::/96');
+
+const reachable4 = (n: bigint) => (rowOf(4, n)?.reachable ?? 'True') === 'True';
+
+/** True for loopback, private, link-local and every other address not globally reachable (and for anything that is not an IP). */
 export function isPrivateAddress(ip: string): boolean {
-  const bare = ip.replace(/^\[|\]$/g, '');
+  const bare = ip.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   const family = isIP(bare);
-  if (family === 4) return blocked.check(bare, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(bare);
-    if (v4 !== undefined) return blocked.check(v4, 'ipv4');
-    return blocked.check(bare.replace(/%.*$/, ''), 'ipv6');
-  }
-  return true;
+  if (family === 4) return !reachable4(valueOf(bare, 4));
+  if (family !== 6) return true;
+  const n = valueOf(bare, 6);
+  const low32 = n & 0xffffffffn;
+  if (inRow(MAPPED, 6, n)) return !reachable4(low32);
+  if (rowOf(6, n)?.reachable !== 'True') return true;
+  return inRow(NAT64, 6, n) && !reachable4(low32);
 }

@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Config } from '../config';
 import { isPrivateAddress } from './address';
+import { isRedirect, redirectHop, type Hop } from './keyed-fetch';
 
 /**
  * Server-side fetches of URLs that users (or a model acting for them) chose: deep-research page
@@ -11,7 +12,9 @@ import { isPrivateAddress } from './address';
  * Every hop is checked: the host is resolved first and EVERY answer must be public; the request
  * then goes to the checked address (the Host header and TLS server name stay the original
  * name), so a second, different DNS answer cannot slip in between check and connect; redirects
- * are followed by hand and each target is checked again.
+ * are followed by hand and each target is checked again. Headers that carry a credential
+ * (`Authorization`, API keys, cookies) go to the first URL's origin only: a redirect elsewhere is
+ * followed without them (src/net/keyed-fetch.ts).
  */
 
 export type FetchRefusal = 'SCHEME' | 'PRIVATE_ADDRESS' | 'DNS' | 'TOO_MANY_REDIRECTS' | 'TOO_LARGE' | 'TIMEOUT';
@@ -132,37 +135,40 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
   const maxRedirects = opts.maxRedirects ?? 5;
   const deadline = AbortSignal.timeout(opts.timeoutMs ?? 15_000);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
-  let url = new URL(input);
-  let method = (opts.method ?? 'GET').toUpperCase();
-  let body = opts.body;
+  let hop: Hop = { url: new URL(input), method: (opts.method ?? 'GET').toUpperCase(), headers: new Headers(opts.headers), body: opts.body };
+  const origin = hop.url.origin;
   try {
-    for (let hop = 0; ; hop++) {
+    for (let redirects = 0; ; redirects++) {
+      const { url } = hop;
       if (url.protocol !== 'http:' && url.protocol !== 'https:')
         throw new SafeFetchError('SCHEME', `only http and https URLs can be fetched, not ${url.protocol}`);
       const address = await resolveChecked(url.hostname, opts);
       const pinned = new URL(url);
       pinned.hostname = isIP(address) === 6 ? `[${address}]` : address;
+      const headers = new Headers(hop.headers);
+      headers.set('host', url.host);
       const res = await fetch(pinned, {
-        method,
-        body,
-        headers: { ...opts.headers, host: url.host },
+        method: hop.method,
+        body: hop.body,
+        headers,
         redirect: 'manual',
         signal,
         ...(url.protocol === 'https:' ? { tls: { serverName: url.hostname.replace(/^\[|\]$/g, ''), ...opts.tls } } : {}),
       } as RequestInit);
       const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && location) {
+      if (isRedirect(res.status) && location) {
         await res.body?.cancel();
-        if (hop >= maxRedirects) throw new SafeFetchError('TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
-        url = new URL(location, url);
-        if (res.status !== 307 && res.status !== 308) {
-          method = method === 'HEAD' ? 'HEAD' : 'GET';
-          body = undefined;
+        if (redirects >= maxRedirects) throw new SafeFetchError('TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
+        // Followed wherever it leads (each hop checked above), but credentials stay with the first origin.
+        try {
+          hop = redirectHop(hop, res.status, location, origin, 'strip');
+        } catch (err) {
+          throw new SafeFetchError('SCHEME', (err as Error).message);
         }
         continue;
       }
       const bytes = await readBounded(res, maxBytes, opts.truncate);
-      const finalUrl = url.toString();
+      const finalUrl = hop.url.toString();
       return {
         url: finalUrl,
         status: res.status,

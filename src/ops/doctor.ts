@@ -1,4 +1,5 @@
 import type { Config } from '../config';
+import { maskSecretsIn } from '../mask-secrets';
 import { checkConfigSense, checkDataDir, checkDatabase, type Check } from './checks';
 import { checkImageCodec } from './image-check';
 import { checkOAuthPublicUrl } from './oauth-check';
@@ -14,6 +15,13 @@ export type { Check } from './checks';
  * need no settings still run against `dataDir`.
  */
 export async function runDoctor(opts: { config?: Config; configError?: string; dataDir: string }): Promise<Check[]> {
+  return (await runChecks(opts)).map(masked);
+}
+
+/** A check as it may be printed (CLI) or answered (admin/doctor): URLs' user info and credential parameters masked. */
+const masked = (c: Check): Check => ({ ...c, detail: maskSecretsIn(c.detail), ...(c.fix ? { fix: maskSecretsIn(c.fix) } : {}) });
+
+async function runChecks(opts: { config?: Config; configError?: string; dataDir: string }): Promise<Check[]> {
   const checks: Check[] = [];
   if (opts.config) checks.push(checkConfigSense(opts.config));
   else checks.push({ name: 'config', status: 'fail', detail: opts.configError ?? 'unreadable', fix: 'fix the setting named above (docs/configuration.md)' });

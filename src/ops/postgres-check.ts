@@ -1,6 +1,7 @@
 import { RedisClient } from 'bun';
 import type { Config } from '../config';
-import { connectPg, maskUrl, MIN_PG_VERSION, pgVersion } from '../db/pg/connect';
+import { connectPg, MIN_PG_VERSION, pgVersion } from '../db/pg/connect';
+import { maskUrl } from '../mask-secrets';
 import { pgMigrationState } from '../db/pg/migrate';
 import type { Check } from './checks';
 

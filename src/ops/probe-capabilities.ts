@@ -2,6 +2,7 @@ import { readServerProps, type Capability, type CapabilitySetting } from '../ai/
 import type { Check } from './checks';
 import { createModelContextSource } from '../ai/model-context';
 import { answerRoom } from '../ai/fit-context';
+import { keyedFetch } from '../net/keyed-fetch';
 
 /** A 1×1 PNG: the smallest image a vision model can be asked about. */
 const PIXEL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
@@ -85,7 +86,7 @@ async function probe(t: CapabilityTarget, c: Capability): Promise<string | undef
   const url = `${(t.baseUrl || 'https://api.openai.com/v1').replace(/\/+$/, '')}/chat/completions`;
   let res: Response;
   try {
-    res = await fetch(url, {
+    res = await keyedFetch()(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(t.apiKey ? { authorization: `Bearer ${t.apiKey}` } : {}) },
       body: JSON.stringify({ model: t.model, max_tokens: 1, ...PROBES[c] }),

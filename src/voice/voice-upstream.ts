@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { Config } from '../config';
 import { AppError } from '../http/errors';
 import { fetchWithoutBunTimeout } from '../ai/upstream';
+import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 
 export type VoiceService = 'stt' | 'tts';
 
@@ -31,7 +32,7 @@ export function voiceClient(config: Config, service: VoiceService): OpenAI | und
     baseURL,
     maxRetries: 0,
     timeout: TIMEOUT_MS[service],
-    fetch: fetchWithoutBunTimeout,
+    fetch: keyedFetch(fetchWithoutBunTimeout),
   });
   return own[service];
 }
@@ -55,6 +56,7 @@ export function upstreamError(service: VoiceService, err: unknown, signal?: Abor
   if (signal?.aborted || err instanceof OpenAI.APIUserAbortError) return new AppError('CLIENT_CLOSED_REQUEST', { cause: err });
   const label = LABEL[service];
   const bad = (message: string) => new AppError('BAD_GATEWAY', { message, cause: err });
+  if (refusedRedirectOf(err)) return bad(refusedRedirectMessage(`The ${label}`, `${service === 'stt' ? 'PARLEY_STT' : 'PARLEY_TTS'}_BASE_URL`));
   if (err instanceof OpenAI.APIConnectionTimeoutError) return bad(`The ${label} did not answer in time.`);
   if (err instanceof OpenAI.APIConnectionError) return bad(`The ${label} could not be reached.`);
   if (!(err instanceof OpenAI.APIError) || !err.status) return bad(`The ${label} failed.`);

@@ -1,14 +1,14 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, call, SIGNED_OUT, type Conversation, type User } from './api';
-import { SignIn } from './sign-in';
-import { ConversationList } from './conversation-list';
-import { Chat } from './chat';
-import { Sessions } from './sessions';
-import { Research } from './research';
-import { Groups, Group, JoinGroup } from './groups';
-import { Settings } from './settings';
-import { Admin } from './admin';
-import { navigate, onLinkClick, useRoute, type Route } from './router';
+import { ApiError, call, SIGNED_OUT, type Conversation, type User } from './shared/api';
+import { SignIn } from './auth/sign-in';
+import { ConversationList } from './chat/conversation-list';
+import { Chat } from './chat/chat';
+import { Sessions } from './auth/sessions';
+import { Research } from './research/research';
+import { Groups, Group, JoinGroup } from './groups/groups';
+import { Settings } from './settings/settings';
+import { Admin } from './admin/admin';
+import { navigate, onLinkClick, useRoute, type Route } from './shared/router';
 
 /** The signed-in user, `null` when signed out, `undefined` while asking. */
 function useSession() {

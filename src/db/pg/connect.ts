@@ -1,4 +1,5 @@
 import { SQL } from 'bun';
+import { maskUrl } from '../../mask-secrets';
 
 /**
  * A PostgreSQL connection pool on Bun's built-in client (no driver dependency). `max` is small:
@@ -7,17 +8,6 @@ import { SQL } from 'bun';
 export function connectPg(url: string, max = 2): SQL {
   if (!/^postgres(ql)?:\/\//i.test(url)) throw new Error(`not a PostgreSQL URL (postgres://user:password@host:port/database): ${maskUrl(url)}`);
   return new SQL({ url, max, idleTimeout: 30, connectionTimeout: 10 });
-}
-
-/** The URL as it may be printed: the password replaced by `***`. */
-export function maskUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@');
-  }
 }
 
 /** The server's version, as `server_version_num` (150018 for 15.18) and its words. */

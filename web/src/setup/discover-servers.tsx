@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, call } from '../api';
+import { ApiError, call } from '../shared/api';
 
 /** One connection a found server would make (admin/discoverServers). */
 export interface Offer {

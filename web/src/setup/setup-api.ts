@@ -1,4 +1,4 @@
-import { post } from '../api';
+import { post } from '../shared/api';
 
 /** Why a setup link cannot be used, as `setup/checkToken` and `setup/createAdmin` say in `data.reason`. */
 export type Refusal = 'unknown' | 'used' | 'expired' | 'done';

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { call } from '../api';
+import { call } from '../shared/api';
 
 /** On the sign-in page of a server with no admin yet: where the way in is (the setup link, or the CLI). */
 export function SetupNotice() {

@@ -1,6 +1,6 @@
 import './setup.css';
 import { useEffect, useState } from 'preact/hooks';
-import { call, type User } from '../api';
+import { call, type User } from '../shared/api';
 import { setupCall, type Refusal } from './setup-api';
 import { DiscoverServers } from './discover-servers';
 

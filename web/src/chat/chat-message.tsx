@@ -1,0 +1,124 @@
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { Item } from '../shared/api';
+import { renderMarkdown } from '../shared/markdown';
+import type { Answer } from './turn';
+
+interface Props {
+  role: Item['role'];
+  text: string;
+  images?: string[];
+  answer?: Answer;
+  /** A stored message offers its actions: branch from it, and edit it when it is the user's. */
+  onBranch?(): void;
+  onEdit?(): void;
+  editing?: boolean;
+  onSaveEdit?(text: string): void;
+  onCancelEdit?(): void;
+}
+
+export function Message({ role, text, images = [], answer, onBranch, onEdit, editing, onSaveEdit, onCancelEdit }: Props) {
+  const editButton = useRef<HTMLButtonElement>(null);
+  // Leaving the edit box (Cancel, Escape) gives the focus back to the button that opened it.
+  const wasEditing = useRef(false);
+  useEffect(() => {
+    if (wasEditing.current && !editing) editButton.current?.focus();
+    wasEditing.current = !!editing;
+  }, [editing]);
+  const who = role === 'user' ? 'You' : 'Parley';
+  return (
+    <li class={`message ${role}`} aria-busy={answer && (answer.state === 'waiting' || answer.state === 'streaming') ? 'true' : undefined}>
+      <h3 class="visually-hidden">{who}</h3>
+      {images.length > 0 && <MessageImages urls={images} />}
+      {editing ? (
+        <EditForm text={text} allowEmpty={images.length > 0} onSave={onSaveEdit!} onCancel={onCancelEdit!} />
+      ) : role === 'assistant' ? (
+        <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />
+      ) : (
+        text && <p class="plain">{text}</p>
+      )}
+      {answer?.state === 'waiting' && <p class="hint">Thinking…</p>}
+      {answer?.state === 'stopped' && <p class="hint">Stopped.</p>}
+      {answer?.state === 'failed' && (
+        <p role="alert" class="error">
+          {answer.error}
+        </p>
+      )}
+      {!editing && (onEdit || onBranch) && (
+        <div class="message-actions">
+          {onEdit && (
+            <button type="button" ref={editButton} onClick={onEdit}>
+              Edit
+            </button>
+          )}
+          {onBranch && (
+            <button type="button" onClick={onBranch}>
+              Branch from here
+            </button>
+          )}
+        </div>
+      )}
+    </li>
+  );
+}
+
+/** The page's CSP shows `data:` images only: an image the message names by address is a link to it. */
+function MessageImages({ urls }: { urls: string[] }) {
+  return (
+    <ul class="message-images">
+      {urls.map((url, i) => (
+        <li key={i}>
+          {url.startsWith('data:image/') ? (
+            <img src={url} alt={`Attached image ${i + 1}`} />
+          ) : /^https?:/i.test(url) ? (
+            <a href={url} target="_blank" rel="noopener noreferrer">
+              Attached image {i + 1} (opens its address)
+            </a>
+          ) : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Editing a message that carries images keeps them: the text alone may then be empty. */
+function EditForm({ text, allowEmpty, onSave, onCancel }: { text: string; allowEmpty: boolean; onSave(text: string): void; onCancel(): void }) {
+  const [value, setValue] = useState(text);
+  const box = useRef<HTMLTextAreaElement>(null);
+  // Before the first paint (a layout effect): a passive effect runs a frame later, and could move
+  // the caret to the end after the user (or a test) had already selected the text to replace it,
+  // so what they typed was added to the old text instead.
+  useLayoutEffect(() => {
+    box.current?.focus();
+    box.current?.setSelectionRange(value.length, value.length);
+  }, []);
+  const ok = allowEmpty || value.trim() !== '';
+  const save = (e: Event) => {
+    e.preventDefault();
+    if (ok) onSave(value.trim());
+  };
+  return (
+    <form class="edit-message" onSubmit={save}>
+      <label>
+        <span class="visually-hidden">Edit your message</span>
+        <textarea
+          ref={box}
+          rows={3}
+          value={value}
+          onInput={(e) => setValue(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') onCancel();
+            else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) save(e);
+          }}
+        />
+      </label>
+      <div class="edit-buttons">
+        <button type="submit" disabled={!ok}>
+          Save and send
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

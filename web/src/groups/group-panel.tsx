@@ -1,0 +1,121 @@
+import { useState } from 'preact/hooks';
+import { ApiError, call } from '../shared/api';
+import type { GroupChat } from './group-stream';
+
+export interface Member {
+  id: string;
+  name: string;
+  joinedAt: string;
+  isCreator: boolean;
+}
+
+const said = (err: unknown, fallback: string) => (err instanceof ApiError ? err.message : fallback);
+
+/** The members, an invite link to share, and leaving or deleting the group. */
+export function GroupPanel(props: { group: GroupChat; members: Member[]; me: string | undefined; onLeft(): void; onGroup(group: GroupChat): void; onError(message: string): void }) {
+  const { group, members, me, onLeft, onError } = props;
+  const creator = group.creatorId === me;
+  const leave = async () => {
+    if (!confirm(`Leave "${group.name}"? You need a new invite to come back.`)) return;
+    await call('groupChat/leaveGroup', { groupChatId: group.id }).then(onLeft, (err) => onError(said(err, 'You could not leave the group.')));
+  };
+  const remove = async () => {
+    if (!confirm(`Delete "${group.name}" for everyone? Its messages are deleted too.`)) return;
+    await call('groupChat/deleteGroupChat', { groupChatId: group.id }).then(onLeft, (err) => onError(said(err, 'The group could not be deleted.')));
+  };
+  return (
+    <>
+      <section aria-labelledby="members-title">
+        <h3 id="members-title">Members ({members.length})</h3>
+        <ul class="member-list">
+          {members.map((m) => (
+            <li key={m.id}>
+              {m.name || 'Unnamed member'}
+              {m.id === me && <span class="hint"> (you)</span>}
+              {m.isCreator && <span class="group-badge">creator</span>}
+            </li>
+          ))}
+        </ul>
+      </section>
+      <Invite groupChatId={group.id} onError={onError} />
+      {creator && <AssistantSwitch group={group} onGroup={props.onGroup} onError={onError} />}
+      <section aria-labelledby="leave-title">
+        <h3 id="leave-title">{creator ? 'Delete the group' : 'Leave the group'}</h3>
+        {creator ? (
+          <>
+            <p class="hint">You created this group: you can delete it for everyone, not leave it.</p>
+            <button type="button" class="danger" onClick={remove}>
+              Delete group
+            </button>
+          </>
+        ) : (
+          <button type="button" onClick={leave}>
+            Leave group
+          </button>
+        )}
+      </section>
+    </>
+  );
+}
+
+/** An invite link anyone may use until it expires: the full address, ready to copy. */
+function Invite({ groupChatId, onError }: { groupChatId: string; onError(message: string): void }) {
+  const [invite, setInvite] = useState<{ url: string; expiresAt: string }>();
+  const [copied, setCopied] = useState('');
+  const make = () =>
+    call<{ code: string; expiresAt: string }>('groupChat/createInvite', { groupChatId }).then(
+      (r) => (setInvite({ url: `${location.origin}/join/${encodeURIComponent(r.code)}`, expiresAt: r.expiresAt }), setCopied('')),
+      (err) => onError(said(err, 'The invite link could not be made.')),
+    );
+  const copy = async () => {
+    if (!invite) return;
+    try {
+      await navigator.clipboard.writeText(invite.url);
+      setCopied('Copied.');
+    } catch {
+      // No clipboard access (an insecure origin, a refused permission): select it for the user to copy.
+      (document.getElementById('invite-link') as HTMLInputElement | null)?.select();
+      setCopied('Press Ctrl+C (or ⌘C) to copy the selected link.');
+    }
+  };
+  return (
+    <section aria-labelledby="invite-title">
+      <h3 id="invite-title">Invite</h3>
+      {invite ? (
+        <div class="invite">
+          <label for="invite-link">Invite link</label>
+          <div class="invite-row">
+            <input id="invite-link" readOnly value={invite.url} onFocus={(e) => e.currentTarget.select()} />
+            <button type="button" onClick={copy}>
+              Copy
+            </button>
+          </div>
+          <p class="hint">Anyone with this link can join until {new Date(invite.expiresAt).toLocaleString()}.</p>
+          <p role="status" class="hint">
+            {copied}
+          </p>
+        </div>
+      ) : (
+        <p class="hint">Make a link to send to the people you want in the group.</p>
+      )}
+      <button type="button" onClick={make}>
+        {invite ? 'Make a new invite link' : 'Make an invite link'}
+      </button>
+    </section>
+  );
+}
+
+/** The creator decides whether the assistant answers messages that mention it. */
+function AssistantSwitch({ group, onGroup, onError }: { group: GroupChat; onGroup(group: GroupChat): void; onError(message: string): void }) {
+  const change = (enabled: boolean) =>
+    call<GroupChat>('groupChat/setIntelligentResponses', { groupChatId: group.id, enabled }).then(onGroup, (err) => onError(said(err, 'The setting could not be changed.')));
+  return (
+    <section aria-labelledby="assistant-title">
+      <h3 id="assistant-title">Assistant</h3>
+      <label class="check">
+        <input type="checkbox" checked={group.intelligentResponses} onChange={(e) => void change(e.currentTarget.checked)} />
+        Answer messages that mention @ai
+      </label>
+    </section>
+  );
+}

@@ -1,0 +1,22 @@
+import './settings.css';
+import { onLinkClick } from '../shared/router';
+import { PreferencesSection } from './settings-preferences';
+import { AccountSection } from './settings-account';
+import { ApiKeysSection } from './settings-keys';
+import { BookmarksSection } from './settings-bookmarks';
+
+/** The user's settings: preferences, account, API keys, bookmarks, and the way to the sessions page. */
+export function Settings() {
+  return (
+    <section class="page settings" aria-labelledby="settings-title">
+      <h2 id="settings-title">Settings</h2>
+      <p>
+        Where you are signed in: <a href="/sessions" onClick={onLinkClick('/sessions')}>Sessions</a>
+      </p>
+      <PreferencesSection />
+      <AccountSection />
+      <ApiKeysSection />
+      <BookmarksSection />
+    </section>
+  );
+}
