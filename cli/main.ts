@@ -6,6 +6,7 @@ import { dbCommands } from './db';
 import { userCommands } from './user';
 import { credentialCommands } from './credentials';
 import { loginLinkCommand } from './login-link';
+import { setupLinkCommand } from './setup-link';
 import { creditCommands } from './credits';
 import { notifyCommands } from './notify';
 import { supportCommands } from './support';
@@ -13,6 +14,7 @@ import { doctorCommand } from './doctor';
 import { feedbackCommands } from './feedback';
 import { newsCommands } from './news';
 import { miniAppCommands } from './miniapps';
+import { discoverCommand } from './discover';
 
 // `parley user list | head -1`: once the reader has closed the pipe, stop quietly like any Unix
 // tool instead of dying on the write with a stack trace.
@@ -31,6 +33,7 @@ dbCommands(program);
 userCommands(program);
 credentialCommands(program);
 loginLinkCommand(program);
+setupLinkCommand(program);
 creditCommands(program);
 notifyCommands(program);
 supportCommands(program);
@@ -38,5 +41,7 @@ doctorCommand(program);
 feedbackCommands(program);
 newsCommands(program);
 miniAppCommands(program);
+// After the `connection` group's own commands: it joins that group (cli/discover.ts).
+discoverCommand(program);
 
 await program.parseAsync(process.argv);

@@ -25,6 +25,8 @@ import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
 import { supportOperations } from './support/support.routes';
 import { adminOperations } from './admin/admin.routes';
+import { setupOperations } from './setup/setup.routes';
+import { discoverOperations } from './setup/discover.routes';
 import { releaseNotesOperations } from './release-notes/release-notes.routes';
 import { newsOperations } from './news/news.routes';
 import { miniAppOperations } from './miniapps/miniapp.routes';
@@ -55,6 +57,8 @@ export const operations: readonly AnyOperation[] = [
   ...groupOperations,
   ...supportOperations,
   ...adminOperations,
+  ...setupOperations,
+  ...discoverOperations,
   ...releaseNotesOperations,
   ...newsOperations,
   ...miniAppOperations,

@@ -744,6 +744,13 @@ export const settings = {
     doc: 'Longest support message (user or admin), in characters after trimming; longer: 400 (`parley support reply`: exit 1). At most 20000.',
     parse: int(1, 20_000),
   }),
+  // --- finding AI servers on this machine (docs/ai-providers.md, "Finding servers on this machine") ---
+  discoverPorts: setting({
+    env: 'PARLEY_DISCOVER_PORTS',
+    default: '',
+    doc: 'More TCP ports that "look for servers on this machine" (`admin/discoverServers`, the setup page, `parley discover`) probes, comma-separated (e.g. `8081,9000`), beside the usual ones: Ollama 11434, llama.cpp and LocalAI 8080, LM Studio 1234, vLLM and Speaches 8000, Kokoro 8880. Only this machine is probed (127.0.0.1 and ::1), whatever the ports.',
+    parse: (raw, name) => list(raw, name).map((p) => int(1, 65535)(p, name)),
+  }),
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;

@@ -44,7 +44,7 @@ describe('administration API', () => {
   test('the set of admin operations', () => {
     expect(ADMIN_OPS.sort()).toEqual(
       [
-        'admin/createApiKey', 'admin/createBackup', 'admin/createUser', 'admin/doctor', 'admin/downloadBackup', 'admin/getSettings',
+        'admin/createApiKey', 'admin/createBackup', 'admin/createUser', 'admin/discoverServers', 'admin/doctor', 'admin/downloadBackup', 'admin/getSettings',
         'admin/grantCredits', 'admin/listApiKeys', 'admin/listBackups', 'admin/listUsers', 'admin/revokeApiKey', 'admin/updateUser',
       ].sort(),
     );

@@ -20,6 +20,8 @@ export const errorTable = {
   BAD_REQUEST: { status: 400, message: 'Bad Request', defined: false },
   METHOD_NOT_SUPPORTED: { status: 405, message: 'Method Not Supported', defined: false },
   CONFLICT: { status: 409, message: 'Conflict', defined: false },
+  // Something that was valid once and will not be again (a used or expired setup link).
+  GONE: { status: 410, message: 'Gone', defined: false },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Payload Too Large', defined: false },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Media Type', defined: false },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'Range Not Satisfiable', defined: false },

@@ -25,7 +25,7 @@ export const WEB_CSP = [
  * The app's pages (web/src/router.ts): `/`, the fixed pages, and one place per conversation,
  * research run, group chat and invite link. src/app.ts answers their other methods with a 405.
  */
-export const WEB_PAGES = ['/', '/sessions', '/research', '/groups', '/settings', '/admin'] as const;
+export const WEB_PAGES = ['/', '/sessions', '/research', '/groups', '/settings', '/admin', '/setup'] as const;
 export const WEB_PLACES = ['/c/:id', '/research/:id', '/g/:id', '/join/:id'] as const;
 /** Any path the app serves its page at, or one of its assets: made from the two lists, so it cannot drift from them. */
 export const WEB_PATH = new RegExp(

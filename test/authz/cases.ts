@@ -183,6 +183,11 @@ export const authzCases: Record<string, AuthzCase> = {
   'admin/downloadBackup': foreign(403, () => ({ name: 'parley-2026-01-01T00-00-00-000Z.db' })),
   'admin/doctor': foreign(403, () => ({})),
   'admin/getSettings': foreign(403, () => ({})),
+  'admin/discoverServers': foreign(403, () => ({})),
+  // --- setup (the first admin; the token is the credential) ---
+  'setup/getStatus': PUBLIC,
+  'setup/checkToken': PUBLIC,
+  'setup/createAdmin': PUBLIC,
   // --- the service's own pages: the same for every user, read state the caller's own ---
   'releaseNotes/list': NO_RESOURCE,
   'news/list': NO_RESOURCE,

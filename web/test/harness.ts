@@ -12,7 +12,7 @@ import { waitForListening } from '../../scripts/lib/wait-for-listening';
  * Chromium driven by playwright-core (never a downloaded browser), and a login link per sign-in.
  */
 export const CHROMIUM = process.env.PARLEY_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+export const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
 
 export interface World {
   url: string;

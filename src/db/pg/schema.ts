@@ -44,3 +44,4 @@ export const memories = tables.memories!;
 export const answerFeedback = tables.answerFeedback!;
 export const supportThreads = tables.supportThreads!;
 export const supportMessages = tables.supportMessages!;
+export const setupTokens = tables.setupTokens!;

@@ -16,3 +16,4 @@ export * from './miniapps';
 export * from './memories';
 export * from './feedback';
 export * from './support';
+export * from './setup';
