@@ -182,4 +182,6 @@ export const NOT_CREATING = new Set([
   'support/listThreads', 'support/getThread', 'support/closeThread',
   'releaseNotes/list', 'news/list', 'miniApps/list',
   'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
+  // Public, before any account exists: they make the one first admin and nothing while one exists.
+  'setup/getStatus', 'setup/checkToken', 'setup/createAdmin',
 ]);
