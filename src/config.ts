@@ -544,7 +544,7 @@ export const settings = {
   imageConcurrency: setting({
     env: 'PARLEY_IMAGE_CONCURRENCY',
     default: '1',
-    doc: 'Conversions `images/convertImage` runs at once; more wait their turn, in order. Each holds up to ~9 MB per million pixels of `PARLEY_IMAGE_MAX_PIXELS` while it converts, so this bounds the memory a burst of uploads can take: 1 keeps the server under 300 MB on a 1 GB board; 2–4 on machines with 2 GB or more.',
+    doc: 'Work that holds much memory, run at once: image decodes (`images/convertImage`, image uploads and generated images) and document reads; more wait their turn, in order. Each decode holds up to ~9 MB per million pixels of `PARLEY_IMAGE_MAX_PIXELS`, a document read up to its memory limit (~140 MB), so this bounds the memory a burst of uploads can take: 1 keeps the server under 300 MB on a 1 GB board; 2–4 on machines with 2 GB or more.',
     parse: int(1, 64),
   }),
   imageJpegQuality: setting({

@@ -14,6 +14,7 @@ import { attachFiles } from '../src/files/file.store';
 import type { Config } from '../src/config';
 import { sweepBlobs } from '../src/files/sweep-blobs';
 import { sql } from 'drizzle-orm';
+import { buildGif } from './fixtures/gif';
 
 setDefaultTimeout(30_000);
 
@@ -233,6 +234,40 @@ describe('files', () => {
     await Bun.sleep(50); // the sweep runs after the answer
     expect(await ctx.count('file_blobs')).toBe(0);
     expect(storedFiles()).toEqual([]);
+  });
+});
+
+describe('what an upload may carry', () => {
+  test("a GIF is kept as sent, with its own size, and a thumbnail made from its first frame shrunk in the decoder", async () => {
+    const { ctx, ann } = await setup();
+    // Left half blue, right half red: 1024 × 512, larger than the decoder's 512-pixel side for thumbnails.
+    const width = 1024;
+    const height = 512;
+    const indices = Uint8Array.from({ length: width * height }, (_, i) => (i % width < width / 2 ? 0 : 1));
+    const gif = buildGif({ width, height, palette: [[0, 0, 255], [255, 0, 0]], indices });
+    const file = (await (await upload(ctx, ann, gif, 'halves.gif')).json()) as any;
+    expect(file).toMatchObject({ mimeType: 'image/gif', width, height });
+    expect(Buffer.from(await (await get(ctx, file.contentUrl, ann)).arrayBuffer()).equals(Buffer.from(gif))).toBe(true);
+    const thumb = new Transformer(new Uint8Array(await (await get(ctx, file.thumbnailUrl, ann)).arrayBuffer()));
+    const meta = await thumb.metadata();
+    expect([meta.width, meta.height]).toEqual([256, 128]);
+    const px = await thumb.rawPixels();
+    const channels = px.length / (256 * 128);
+    const at = (x: number, y: number) => [...px.subarray((y * 256 + x) * channels, (y * 256 + x) * channels + 3)];
+    const near = (got: number[], want: number[]) => got.every((v, i) => Math.abs(v - want[i]!) < 16);
+    expect(near(at(40, 64), [0, 0, 255])).toBe(true);
+    expect(near(at(216, 64), [255, 0, 0])).toBe(true);
+  });
+
+  test('a document is read in its turn with the image decodes (PARLEY_IMAGE_CONCURRENCY): not while one holds the turn', async () => {
+    const { ctx, ann } = await setup();
+    const release = await ctx.deps.imageConversions.acquire();
+    const doc = (await (await upload(ctx, ann, 'words to be read', 'words.txt')).json()) as any;
+    await Bun.sleep(300);
+    expect((await ctx.json('files/getFile', { fileId: doc.id }, ann)).body.textStatus).toBe('pending');
+    release();
+    await ctx.deps.fileText.idle();
+    expect((await ctx.json('files/getFile', { fileId: doc.id }, ann)).body.textStatus).toBe('ready');
   });
 });
 

@@ -1,0 +1,112 @@
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildBinaryOnce } from './build-binary';
+import { waitForListening } from '../scripts/lib/wait-for-listening';
+import { animatedGifBomb, heavyDocx, png } from '../scripts/lib/hostile-payloads';
+
+// Issue 30's upload items through the compiled executable: who may pass a file on, the memory of
+// image uploads, and the smaller holes (origin, parts, names, speech off, transcriptions at once).
+// These spawn processes on shared machines: nothing here asserts on time.
+setDefaultTimeout(180_000);
+
+/** The bound scripts/fault/bombs.ts holds the server to, on default settings. */
+const PEAK_MB = 300;
+
+const dirs: string[] = [];
+afterAll(() => {
+  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+
+interface Server {
+  url: string;
+  /** An API key and a session token for each user, in the order given. */
+  users: { key: string; token: string }[];
+  peakMb(): number;
+  /** What the server wrote to stderr (its log), once it has stopped. */
+  log(): Promise<string>;
+}
+
+/** `serve` on a fresh data dir, default settings plus `env`, with the given users; stopped after `body`. */
+async function withServer(emails: string[], env: Record<string, string>, body: (server: Server) => Promise<void>): Promise<void> {
+  const bin = await buildBinaryOnce();
+  const dir = mkdtempSync(join(tmpdir(), 'parley-uploads-bin-'));
+  dirs.push(dir);
+  const base = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(dir, 'data'), ...env };
+  const cli = (args: string[]) => {
+    const run = Bun.spawnSync([bin, ...args], { env: base });
+    expect(run.exitCode).toBe(0);
+    return run.stdout.toString();
+  };
+  const users = emails.map((email) => {
+    cli(['user', 'create', '--email', email]);
+    return { key: JSON.parse(cli(['apikey', 'create', '--email', email, '--json'])).key as string, token: JSON.parse(cli(['session', 'create', '--email', email, '--json'])).token as string };
+  });
+  const proc = Bun.spawn([bin, 'serve', '--port', '0'], { env: base, stdout: 'pipe', stderr: 'pipe' });
+  const stderr = new Response(proc.stderr).text();
+  try {
+    const url = await waitForListening(proc);
+    await body({
+      url,
+      users,
+      peakMb: () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))![1]) / 1024,
+      log: async () => {
+        proc.kill('SIGTERM');
+        await proc.exited;
+        return stderr;
+      },
+    });
+  } finally {
+    proc.kill('SIGTERM');
+    await proc.exited;
+  }
+}
+
+const api = (url: string, path: string, key: string, body: unknown) =>
+  fetch(`${url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+function uploadForm(...files: { part?: string; bytes: Uint8Array | string; filename: string }[]): FormData {
+  const form = new FormData();
+  for (const f of files) form.append(f.part ?? 'file', new Blob([f.bytes]), f.filename);
+  return form;
+}
+
+const upload = (url: string, headers: Record<string, string>, form: FormData) => fetch(`${url}/api/files/upload`, { method: 'POST', headers, body: form });
+
+/** The upload's file once its document text is read (or failed). */
+async function readText(url: string, key: string, id: string): Promise<{ textStatus: string }> {
+  for (;;) {
+    const file = (await (await api(url, 'files/getFile', key, { fileId: id })).json()) as { textStatus: string };
+    if (file.textStatus !== 'pending') return file;
+    await Bun.sleep(50);
+  }
+}
+
+describe('the compiled binary: image uploads within the memory budget (item 4)', () => {
+  test(`four 200-frame 4096 × 4096 GIFs uploaded at once: each kept, the server under ${PEAK_MB} MB`, async () => {
+    await withServer(['ann@example.org'], {}, async ({ url, users: [ann], peakMb }) => {
+      const gif = animatedGifBomb(4096, 4096, 200);
+      const answers = await Promise.all(Array.from({ length: 4 }, () => upload(url, { 'x-api-key': ann!.key }, uploadForm({ bytes: gif, filename: 'frames.gif' }))));
+      for (const res of answers) expect(await res.json()).toMatchObject({ mimeType: 'image/gif', width: 4096, height: 4096 });
+      console.log(`four GIFs at once: peak ${peakMb().toFixed(0)} MB`);
+      expect(peakMb()).toBeLessThan(PEAK_MB);
+    });
+  });
+
+  test(`a DOCX whose text part unpacks to 95 MB, then at once an all-zero 4096 × 4096 PNG: the image waits for the reading, and the server stays under ${PEAK_MB} MB`, async () => {
+    await withServer(['ann@example.org'], {}, async ({ url, users: [ann], peakMb }) => {
+      const docx = heavyDocx(95 * 1024 * 1024);
+      const zeros = png(4096, 4096);
+      // The document is read right after its upload answers: the image arrives while it is.
+      const doc = await upload(url, { 'x-api-key': ann!.key }, uploadForm({ bytes: docx, filename: 'heavy.docx' }));
+      const image = await upload(url, { 'x-api-key': ann!.key }, uploadForm({ bytes: zeros, filename: 'zeros.png' }));
+      expect(await image.json()).toMatchObject({ mimeType: 'image/png', width: 4096, height: 4096 });
+      const read = await readText(url, ann!.key, ((await doc.json()) as { id: string }).id);
+      console.log(`PNG beside a DOCX: peak ${peakMb().toFixed(0)} MB`);
+      expect(peakMb()).toBeLessThan(PEAK_MB);
+      // Too large to read: refused from the archive's directory.
+      expect(read).toMatchObject({ textStatus: 'failed', textError: expect.stringContaining('word/document.xml') });
+    });
+  });
+});
