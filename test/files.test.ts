@@ -14,6 +14,7 @@ import { attachFiles } from '../src/files/file.store';
 import type { Config } from '../src/config';
 import { sweepBlobs } from '../src/files/sweep-blobs';
 import { sql } from 'drizzle-orm';
+import { groupWith } from './group-helpers';
 import { buildGif } from './fixtures/gif';
 
 setDefaultTimeout(30_000);
@@ -268,6 +269,43 @@ describe('what an upload may carry', () => {
     release();
     await ctx.deps.fileText.idle();
     expect((await ctx.json('files/getFile', { fileId: doc.id }, ann)).body.textStatus).toBe('ready');
+  });
+});
+
+describe('passing a file on (docs/files.md, "Access")', () => {
+  test('a group member reads a file posted in the group and may send it again there, but not into a conversation of their own; leaving the group ends the access', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-files-'));
+    dirs.push(dataDir);
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { email: 'cat@example.org' }], config: { dataDir } });
+    const [ann, bob, cat] = ctx.users as [TestUser, TestUser, TestUser];
+    const group = await groupWith(ctx, ann, [bob]);
+    const file = (await (await upload(ctx, ann, 'the itinerary', 'trip.txt')).json()) as any;
+    // Without an AI provider the turn ends at once; the message and its file stay in the group.
+    const stream = (body: object, as: TestUser) => ctx.call('chat/stream', body, as).then(async (res) => ({ status: res.status, text: await res.text() }));
+    expect((await stream({ conversationId: group.conversationId, message: 'Here it is', files: [file.id] }, ann)).status).toBe(200);
+    expect(await (await get(ctx, file.contentUrl, bob)).text()).toBe('the itinerary');
+
+    // Bob cannot carry it into a conversation of his own, a new one or one he has.
+    const mine = await ctx.store.write((tx) => createConversation(tx, { ownerId: bob.user.id, title: 'Mine' }));
+    for (const body of [{ message: 'keep this', files: [file.id] }, { conversationId: mine.id, message: 'keep this', files: [file.id] }]) {
+      const refused = await stream(body, bob);
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.text).data.issues).toEqual([{ path: ['files', 0], message: expect.stringContaining('the conversation it came through') }]);
+    }
+    expect(await ctx.count('file_attachments')).toBe(1);
+    // Nor can sharing hand it on: his conversation never got it, so a writer he adds reads nothing.
+    await ctx.store.write((tx) => addWriter(tx, mine.id, cat.user.id));
+    expect((await ctx.json('files/getFile', { fileId: file.id }, cat)).status).toBe(404);
+    // In the group, where it came from, he may send it again.
+    expect((await stream({ conversationId: group.conversationId, message: 'Look again', files: [file.id] }, bob)).status).toBe(200);
+
+    expect((await ctx.json('groupChat/leaveGroup', { groupChatId: group.id }, bob)).status).toBe(200);
+    expect((await ctx.json('files/getFile', { fileId: file.id }, bob)).status).toBe(404);
+    expect((await get(ctx, file.contentUrl, bob)).status).toBe(404);
+    expect((await stream({ message: 'and now?', files: [file.id] }, bob)).status).toBe(400);
+    // The owner keeps it, and may send it anywhere she writes.
+    expect(await (await get(ctx, file.contentUrl, ann)).text()).toBe('the itinerary');
+    expect((await stream({ message: 'For my own notes', files: [file.id] }, ann)).status).toBe(200);
   });
 });
 

@@ -83,6 +83,31 @@ async function readText(url: string, key: string, id: string): Promise<{ textSta
   }
 }
 
+describe('the compiled binary: a file passes on only from its owner (item 2)', () => {
+  test('a member who read a file in the group cannot send it into a conversation of their own, and loses it on leaving', async () => {
+    await withServer(['ann@example.org', 'bob@example.org'], {}, async ({ url, users: [ann, bob] }) => {
+      const group = (await (await api(url, 'groupChat/createGroupChat', ann!.key, { name: 'Trip' })).json()) as { id: string; conversationId: string };
+      const { code } = (await (await api(url, 'groupChat/createInvite', ann!.key, { groupChatId: group.id })).json()) as { code: string };
+      expect((await api(url, 'groupChat/joinGroup', bob!.key, { code })).status).toBe(200);
+      const file = (await (await upload(url, { 'x-api-key': ann!.key }, uploadForm({ bytes: 'the itinerary', filename: 'trip.txt' }))).json()) as { id: string; contentUrl: string };
+      // No AI provider on this server: the turn ends at once, the message and its file stay.
+      const posted = await api(url, 'chat/stream', ann!.key, { conversationId: group.conversationId, message: 'Here', files: [file.id] });
+      expect(posted.status).toBe(200);
+      await posted.text();
+      const content = (as: { key: string }) => fetch(`${url}${file.contentUrl}`, { headers: { 'x-api-key': as.key } });
+      expect(await (await content(bob!)).text()).toBe('the itinerary');
+
+      const carried = await api(url, 'chat/stream', bob!.key, { message: 'mine now', files: [file.id] });
+      expect(carried.status).toBe(400);
+      expect(((await carried.json()) as { data: { issues: { path: unknown[] }[] } }).data.issues.map((i) => i.path)).toEqual([['files', 0]]);
+
+      expect((await api(url, 'groupChat/leaveGroup', bob!.key, { groupChatId: group.id })).status).toBe(200);
+      expect((await content(bob!)).status).toBe(404);
+      expect((await content(ann!)).status).toBe(200);
+    });
+  });
+});
+
 describe('the compiled binary: image uploads within the memory budget (item 4)', () => {
   test(`four 200-frame 4096 × 4096 GIFs uploaded at once: each kept, the server under ${PEAK_MB} MB`, async () => {
     await withServer(['ann@example.org'], {}, async ({ url, users: [ann], peakMb }) => {
