@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { operations } from '../src/app';
 import { compileInput } from '../src/http/body';
 import { createTestContext, seedUser, ENVELOPE_KEYS, type TestUser, serverDatabase } from './helpers';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer } from '../src/server';
@@ -333,5 +333,41 @@ describe('bad input: string-typed numbers', () => {
         }),
         { numRuns: 40, seed: 14 },
       );
+  });
+});
+
+describe('bad input: uploads', () => {
+  test("uploads with the session cookie, any Origin and Sec-Fetch-Site: only this server's own origin, same-origin or unsaid, gets past 403; refused before a byte is read", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-upload-'));
+    const up = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { dataDir, rateLimitWrite: undefined, rateLimitAi: undefined } });
+    const user = up.users[0] as TestUser;
+    const origin = fc.constantFrom(undefined, 'http://localhost', 'null', 'https://localhost', 'http://localhost:8080', 'http://evil.example', 'http://sub.localhost', '');
+    const site = fc.constantFrom(undefined, 'same-origin', 'same-site', 'cross-site', 'none', 'garbage');
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('files/upload', 'audio/transcribe'), origin, site, async (path, o, s) => {
+        let read = 0;
+        const boundary = 'b0undary';
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            const piece = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="n.txt"\r\n\r\nnotes\r\n--${boundary}--\r\n`);
+            read += piece.length;
+            controller.enqueue(piece);
+            controller.close();
+          },
+        }, { highWaterMark: 0 });
+        const headers: Record<string, string> = { cookie: `parley_session=${user.token}`, 'content-type': `multipart/form-data; boundary=${boundary}` };
+        if (o !== undefined) headers.origin = o;
+        if (s !== undefined) headers['sec-fetch-site'] = s;
+        const res = await up.app.handle(new Request(`http://localhost/api/${path}`, { method: 'POST', headers, body, duplex: 'half' } as RequestInit));
+        const own = o === 'http://localhost' && (s === undefined || s === 'same-origin');
+        const label = `${path} origin=${o} site=${s}`;
+        // Past the check: the upload is taken (200), or transcription is not set up here (503).
+        expect({ label, status: res.status }).toEqual({ label, status: own ? (path === 'files/upload' ? 200 : 503) : 403 });
+        if (!own) expect({ label, read }).toEqual({ label, read: 0 });
+        await res.body?.cancel();
+      }),
+      { numRuns: 80, seed: 31 },
+    );
+    rmSync(dataDir, { recursive: true, force: true });
   });
 });

@@ -239,6 +239,26 @@ describe('files', () => {
 });
 
 describe('what an upload may carry', () => {
+  test("a post with the session cookie must come from this server's pages: no Origin, another, null, or Sec-Fetch-Site cross-site or same-site is 403", async () => {
+    const { ctx, ann } = await setup();
+    const post = (headers: Record<string, string>) => {
+      const form = new FormData();
+      form.append('file', new Blob(['notes']), 'n.txt');
+      return ctx.app.handle(new Request('http://localhost/api/files/upload', { method: 'POST', headers, body: form }));
+    };
+    const session = { cookie: `parley_session=${ann.token}` };
+    const refused: Record<string, string>[] = [{}, { origin: 'https://evil.example' }, { origin: 'null' }, { origin: 'http://localhost', 'sec-fetch-site': 'cross-site' }, { origin: 'http://localhost', 'sec-fetch-site': 'same-site' }];
+    for (const headers of refused) {
+      const res = await post({ ...session, ...headers });
+      expect({ headers, status: res.status }).toEqual({ headers, status: 403 });
+    }
+    expect(await ctx.count('files')).toBe(0);
+    expect((await post({ ...session, origin: 'http://localhost', 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expect((await post({ ...session, origin: 'http://localhost' })).status).toBe(200);
+    // An API key is no browser's: no Origin asked.
+    expect((await post({ 'x-api-key': ann.key })).status).toBe(200);
+  });
+
   test("a GIF is kept as sent, with its own size, and a thumbnail made from its first frame shrunk in the decoder", async () => {
     const { ctx, ann } = await setup();
     // Left half blue, right half red: 1024 × 512, larger than the decoder's 512-pixel side for thumbnails.

@@ -135,3 +135,21 @@ describe('the compiled binary: image uploads within the memory budget (item 4)',
     });
   });
 });
+
+describe('the compiled binary: the smaller holes (item 9)', () => {
+  test('uploads with the session cookie need this server\'s Origin and not a cross-site fetch; the login link\'s button too', async () => {
+    await withServer(['ann@example.org'], {}, async ({ url, users: [ann] }) => {
+      const session = { cookie: `parley_session=${ann!.token}` };
+      const note = () => uploadForm({ bytes: 'a note', filename: 'n.txt' });
+      expect((await upload(url, session, note())).status).toBe(403);
+      expect((await upload(url, { ...session, origin: url, 'sec-fetch-site': 'cross-site' }, note())).status).toBe(403);
+      expect((await upload(url, { ...session, origin: url, 'sec-fetch-site': 'same-origin' }, note())).status).toBe(200);
+      const press = (headers: Record<string, string>) =>
+        fetch(`${url}/api/auth/login-link`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'token=pl_' + 'A'.repeat(43) });
+      expect((await press({})).status).toBe(403);
+      expect((await press({ origin: url, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+      // With its own origin the post reaches the link (an unknown one here).
+      expect((await press({ origin: url })).status).toBe(404);
+    });
+  });
+});

@@ -299,13 +299,15 @@ describe('audio/transcribe', () => {
     expect(fake.transcriptions.slice(before).map((t) => t.responseFormat)).toEqual(['verbose_json', 'json', 'json']);
   });
 
-  test('a browser post with the session cookie must come from this server: another site is 403, the same origin and API keys pass', async () => {
+  test("a browser post with the session cookie must come from this server's pages: another site, none said, or Sec-Fetch-Site cross-site is 403; the same origin and API keys pass", async () => {
     const foreign = await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'https://evil.example.org' });
     expect(foreign.status).toBe(403);
     expect(foreign.body).toEqual(SPEC_ERRORS[403]);
     expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'null' })).status).toBe(403);
+    expect((await transcribe(ctx, form({ data: webm }), cookie(ann))).status).toBe(403);
+    expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'http://localhost', 'sec-fetch-site': 'cross-site' })).status).toBe(403);
     expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'http://localhost' })).status).toBe(200);
-    expect((await transcribe(ctx, form({ data: webm }), cookie(ann))).status).toBe(200);
+    expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'http://localhost', 'sec-fetch-site': 'same-origin' })).status).toBe(200);
     expect((await transcribe(ctx, form({ data: webm }), ann, { origin: 'https://evil.example.org' })).status).toBe(200);
   });
 
