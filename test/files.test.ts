@@ -239,6 +239,41 @@ describe('files', () => {
 });
 
 describe('what an upload may carry', () => {
+  test('a file name loses bidi controls and other invisible format characters; joiners and the rest stay', async () => {
+    const { ctx, ann } = await setup();
+    const names: [string, string][] = [
+      ['invoice\u202efdp.exe', 'invoicefdp.exe'],
+      ['a\u2066b\u2069\u200e\u200f\u061cc.txt', 'abc.txt'],
+      ['\u200bzero\ufeff\u2060width\u00ad.md', 'zerowidth.md'],
+      ['tag\u{e0041}\u2028line\u2029.txt', 'tagline.txt'],
+      ['\u0085\u009f\u0007bell.txt', 'bell.txt'],
+      ['👩\u200d👩\u200d👧 family.txt', '👩\u200d👩\u200d👧 family.txt'],
+      ['می\u200cخواهم.txt', 'می\u200cخواهم.txt'],
+      ['\u202e\u202e', 'upload'],
+    ];
+    for (const [sent, kept] of names) {
+      const res = await upload(ctx, ann, `bytes of ${kept}`, sent);
+      expect({ sent, status: res.status }).toEqual({ sent, status: 200 });
+      const file = (await res.json()) as any;
+      expect({ sent, filename: file.filename }).toEqual({ sent, filename: kept });
+      expect((await get(ctx, file.contentUrl, ann)).headers.get('content-disposition')).toBe(`attachment; filename*=UTF-8''${encodeURIComponent(kept)}`);
+    }
+  });
+
+  test('one file an upload: a second file part, under the same name or another, is a 400 and nothing is kept', async () => {
+    const { ctx, ann, dataDir } = await setup();
+    for (const second of ['file', 'other']) {
+      const form = new FormData();
+      form.append('file', new Blob(['first']), 'a.txt');
+      form.append(second, new Blob(['second']), 'b.txt');
+      const res = await ctx.app.handle(new Request('http://localhost/api/files/upload', { method: 'POST', headers: { 'x-api-key': ann.key }, body: form }));
+      expect({ second, status: res.status }).toEqual({ second, status: 400 });
+      expect(((await res.json()) as any).message).toBe('Send one file, in a part named "file".');
+    }
+    expect(await ctx.count('files')).toBe(0);
+    expect(readdirSync(join(dataDir, 'files', 'tmp'))).toEqual([]);
+  });
+
   test("a post with the session cookie must come from this server's pages: no Origin, another, null, or Sec-Fetch-Site cross-site or same-site is 403", async () => {
     const { ctx, ann } = await setup();
     const post = (headers: Record<string, string>) => {

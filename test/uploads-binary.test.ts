@@ -152,4 +152,15 @@ describe('the compiled binary: the smaller holes (item 9)', () => {
       expect((await press({ origin: url })).status).toBe(404);
     });
   });
+
+  test('one file an upload; a file name keeps no bidi control', async () => {
+    await withServer(['ann@example.org'], {}, async ({ url, users: [ann] }) => {
+      const two = await upload(url, { 'x-api-key': ann!.key }, uploadForm({ bytes: 'one', filename: 'a.txt' }, { bytes: 'two', filename: 'b.txt' }));
+      expect(two.status).toBe(400);
+      const named = await upload(url, { 'x-api-key': ann!.key }, uploadForm({ bytes: 'not an executable', filename: 'invoice\u202efdp.exe' }));
+      expect(((await named.json()) as { filename: string }).filename).toBe('invoicefdp.exe');
+      const files = (await (await api(url, 'files/listFiles', ann!.key, {})).json()) as { files: unknown[] };
+      expect(files.files.length).toBe(1);
+    });
+  });
 });
