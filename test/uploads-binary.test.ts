@@ -163,4 +163,16 @@ describe('the compiled binary: the smaller holes (item 9)', () => {
       expect(files.files.length).toBe(1);
     });
   });
+
+  test('audio/speak on a server without speech: a clear 503, and no error in the log', async () => {
+    await withServer(['ann@example.org'], {}, async ({ url, users: [ann], log }) => {
+      for (let i = 0; i < 3; i++) {
+        const res = await api(url, 'audio/speak', ann!.key, { text: 'hello' });
+        expect(res.status).toBe(503);
+        expect(((await res.json()) as { message: string }).message).toStartWith('Text to speech is not set up on this server');
+      }
+      const lines = (await log()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string });
+      expect(lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
+    });
+  });
 });

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { createTestContext, cookie, SPEC_ERRORS, until, type TestContext, type TestUser } from './helpers';
+import { captureLog, createTestContext, cookie, SPEC_ERRORS, until, type TestContext, type TestUser } from './helpers';
 import { fakeAudioChunks, startFakeAudio } from './fakes/openai-audio';
 import { addWriter, appendItem, createConversation } from '../src/chat/conversation.store';
 import { testConfig, type Config } from '../src/config';
@@ -241,8 +241,9 @@ describe('audio/transcribe', () => {
     expect(over.body).toMatchObject({ defined: false, code: 'PAYLOAD_TOO_LARGE', status: 413 });
   });
 
-  test('no speech-to-text server: 503 naming the settings, the upload left unread', async () => {
-    const off = await createTestContext({ users });
+  test('no speech-to-text server: 503 naming the settings, the upload left unread, and no error in the log (a state of the configuration)', async () => {
+    const { log, lines } = captureLog();
+    const off = await createTestContext({ users, log });
     const u = countedUpload(4 * 1024);
     const res = await off.app.handle(uploadRequest(u, { 'x-api-key': off.users[0]!.key }));
     const body = (await res.json()) as any;
@@ -259,6 +260,11 @@ describe('audio/transcribe', () => {
     const speech = await speak(off, { text: 'hello' }, off.users[0]!);
     expect(speech.status).toBe(503);
     expect(((await speech.json()) as any).message).toMatch(/^Text to speech is not set up on this server: its admin sets PARLEY_TTS_BASE_URL/);
+    // Each is its request line at info, nothing more: no error, no stack trace.
+    const logged = lines.map((l) => JSON.parse(l));
+    expect(logged.filter((l) => l.level !== 'info' && l.level !== 'debug')).toEqual([]);
+    expect(lines.join('\n')).not.toMatch(/stack|    at /);
+    expect(logged.filter((l) => l.status === 503).length).toBe(2);
   });
 
   test("upstream failures are Parley's own errors: the server's words, address and key never reach the caller", async () => {
