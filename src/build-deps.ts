@@ -55,6 +55,7 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     // Checked as often as the heartbeats go: another process's revocation reaches open streams within a tick.
     credentialWatch: base.credentialWatch ?? createCredentialWatch(store, { intervalMs: config.sseHeartbeatSeconds * 1000, now, log, lifecycle }),
     imageConversions,
+    transcriptions: base.transcriptions ?? createTurnstile(config.sttConcurrency),
     imageOpacity: base.imageOpacity ?? createOpacityGuess(),
     // Touches nothing until the first upload: a server without files makes no directory.
     files,

@@ -387,6 +387,12 @@ export const settings = {
     doc: "Largest audio file `audio/transcribe` takes (OpenAI's own limit by default); larger: 413, refused from `Content-Length` before the body is read, or as soon as the upload passes it. The request's body limit is this plus 64 KiB, under `PARLEY_MAX_BODY_BYTES`. A transcription holds its audio in memory while the server works on it.",
     parse: int(1024),
   }),
+  sttConcurrency: setting({
+    env: 'PARLEY_STT_CONCURRENCY',
+    default: '1',
+    doc: 'Transcriptions (`audio/transcribe`) that run at once; more wait their turn, in order, before their upload is read, so a waiting one holds no audio. Each running one holds its recording in memory until the speech-to-text server answers (a 25 MB recording raised the server\'s peak by ~90 MB), minutes for a long recording on a small board: 1 suits a 1 GB board and a server that transcribes one recording at a time; raise it with the server\'s own parallelism. A request that waits longer than 45 s is answered 503 with `Retry-After`.',
+    parse: int(1, 64),
+  }),
   ttsBaseUrl: setting({
     env: 'PARLEY_TTS_BASE_URL',
     default: '',

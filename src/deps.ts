@@ -60,6 +60,8 @@ export interface AppDeps {
    * rest queue: image decodes (conversions, uploads, generated images) and document reads.
    */
   imageConversions: Turnstile;
+  /** Transcriptions running at once (`PARLEY_STT_CONCURRENCY`); the others wait before their upload is read. */
+  transcriptions: Turnstile;
   /** Whether the next RGBA image is likely opaque, so its encode may start early (`createOpacityGuess`). */
   imageOpacity: OpacityGuess;
   /** Where file contents live: the data directory, or an S3-compatible bucket (`createBlobStorage`). */

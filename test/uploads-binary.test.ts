@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBinaryOnce } from './build-binary';
+import { startFakeAudio } from './fakes/openai-audio';
 import { waitForListening } from '../scripts/lib/wait-for-listening';
 import { animatedGifBomb, heavyDocx, png } from '../scripts/lib/hostile-payloads';
 
@@ -14,8 +15,10 @@ setDefaultTimeout(180_000);
 /** The bound scripts/fault/bombs.ts holds the server to, on default settings. */
 const PEAK_MB = 300;
 
+const stt = startFakeAudio();
 const dirs: string[] = [];
 afterAll(() => {
+  stt.stop();
   dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 
@@ -174,5 +177,32 @@ describe('the compiled binary: the smaller holes (item 9)', () => {
       const lines = (await log()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string });
       expect(lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
     });
+  });
+
+  test('transcriptions run one at a time by default: each reaches the speech server after the last one was answered, and all are answered', async () => {
+    stt.transcribeDelayMs = 300;
+    const arrivals: number[] = [];
+    const push = stt.transcriptions.push.bind(stt.transcriptions);
+    stt.transcriptions.push = (...requests) => {
+      arrivals.push(performance.now());
+      return push(...requests);
+    };
+    try {
+      await withServer(['ann@example.org'], { PARLEY_STT_BASE_URL: stt.url }, async ({ url, users: [ann] }) => {
+        const wav = new Uint8Array(64 * 1024);
+        wav.set(new TextEncoder().encode('RIFF\0\0\0\0WAVEfmt '));
+        const answers = await Promise.all(
+          Array.from({ length: 4 }, () => fetch(`${url}/api/audio/transcribe`, { method: 'POST', headers: { 'x-api-key': ann!.key }, body: uploadForm({ bytes: wav, filename: 'talk.wav' }) })),
+        );
+        expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+        expect(arrivals.length).toBe(4);
+        // The speech server takes 300 ms a recording: the next one arrives only after it answered.
+        const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!);
+        expect(gaps.every((gap) => gap >= 250)).toBe(true);
+      });
+    } finally {
+      stt.transcriptions.push = push;
+      stt.transcribeDelayMs = 0;
+    }
   });
 });

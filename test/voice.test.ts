@@ -1,5 +1,8 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { captureLog, createTestContext, cookie, SPEC_ERRORS, until, type TestContext, type TestUser } from './helpers';
+import { createTurnstile } from '../src/http/turnstile';
+import { transcriptionTurn } from '../src/voice/transcription-turn';
+import type { AppError } from '../src/http/errors';
 import { fakeAudioChunks, startFakeAudio } from './fakes/openai-audio';
 import { addWriter, appendItem, createConversation } from '../src/chat/conversation.store';
 import { testConfig, type Config } from '../src/config';
@@ -315,6 +318,31 @@ describe('audio/transcribe', () => {
     expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'http://localhost' })).status).toBe(200);
     expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'http://localhost', 'sec-fetch-site': 'same-origin' })).status).toBe(200);
     expect((await transcribe(ctx, form({ data: webm }), ann, { origin: 'https://evil.example.org' })).status).toBe(200);
+  });
+
+  test('transcriptions take turns (PARLEY_STT_CONCURRENCY): one runs, the next waits with its upload unread; one that waits too long is a 503 with Retry-After', async () => {
+    fake.transcribeDelayMs = 400;
+    try {
+      const before = fake.transcriptions.length;
+      const first = transcribe(ctx, form({ data: webm }));
+      await until(() => fake.transcriptions.length > before, 'the first upload to reach the fake');
+      const waiting = countedUpload(4 * 1024);
+      const second = ctx.app.handle(uploadRequest(waiting, { 'x-api-key': ann.key }));
+      await Bun.sleep(200);
+      // The first is still at the speech server: the second has not been read at all.
+      expect(fake.transcriptions.length).toBe(before + 1);
+      expect(waiting.counter.read).toBe(0);
+      expect((await first).status).toBe(200);
+      expect((await second).status).toBe(200);
+      expect(fake.transcriptions.length).toBe(before + 2);
+    } finally {
+      fake.transcribeDelayMs = 0;
+    }
+    const turns = createTurnstile(1);
+    const held = await turns.acquire();
+    const busy = await transcriptionTurn({ transcriptions: turns }, new AbortController().signal, 50).catch((err: AppError) => err);
+    expect(busy).toMatchObject({ status: 503, headers: { 'retry-after': '10' }, message: expect.stringContaining('PARLEY_STT_CONCURRENCY') });
+    held();
   });
 
   test('a client that leaves mid-transcription aborts the upstream request', async () => {

@@ -6,12 +6,14 @@
 //
 // Every body goes four at once (--parallel) to the operation with the largest body limit that
 // takes it, at each size up to the server's default limit. Uploads (files/upload) go as a case
-// says: one file, an image beside a document (until the document's text is read), four at once.
+// says: one file, an image beside a document (until the document's text is read), four at once;
+// recordings (audio/transcribe) go more at once than a slow local fake speech server answers.
 // --only runs the cases whose name contains TEXT. The script prints a JSON report and
 // exits non-zero when the peak or the slowest health answer passes its bound, a request got a 5xx, or the server died.
 // Listens on 127.0.0.1 only; every loop is bounded.
 import { useRunTempDir } from '../lib/run-temp-dir';
 import { buildBinary, createUserWithKey, flag, newDataDir, sourceCmd, startServer } from './harness';
+import { startFakeAudio } from '../../test/fakes/openai-audio';
 import { animatedGifBomb, costlyJsonShapes, dataUrl, gifBomb, heavyDocx, iccpBomb, itxtBomb, png, ztxtBomb } from '../lib/hostile-payloads';
 
 useRunTempDir('parley-bombs-run', { keepOnFailure: true });
@@ -23,7 +25,12 @@ const only = flag('only', '');
 const cmd = Bun.argv.includes('--from-source') ? sourceCmd() : flag('binary', '') ? [flag('binary', '')] : buildBinary();
 const dataDir = newDataDir('parley-bombs');
 const key = createUserWithKey(cmd, dataDir, 'bombs@example.org');
-const server = await startServer(cmd, dataDir);
+// A speech-to-text server that takes its time, as a model at work does, so that recordings pile
+// up in Parley while it works: the one setting off its default.
+const stt = startFakeAudio();
+stt.transcribeDelayMs = 2000;
+stt.transcriptions.push = () => 0; // nobody reads them here; keep this process's memory flat
+const server = await startServer(cmd, dataDir, { PARLEY_STT_BASE_URL: stt.url });
 
 const kb = (line: string | undefined) => Number(line?.match(/(\d+)\s*kB/)?.[1] ?? 0) / 1024;
 const status = async () => {
@@ -155,12 +162,29 @@ uploads.push({ name: 'upload all-zero PNG 4096×4096 beside a DOCX of 13 MB of p
 uploads.push({ name: 'upload four all-zero PNGs 4096×4096 at once', files: [zeroPng, zeroPng, zeroPng, zeroPng] });
 uploads.push({ name: 'upload four 200-frame GIFs 4096×4096 at once', files: [frames, frames, frames, frames] });
 
+// Recordings of the largest size audio/transcribe takes, more at once than the speech server
+// answers: each is held in memory while the server works on it.
+const recordings = { name: `transcribe ${parallel * 2} recordings of 25 MB at once`, count: parallel * 2 };
+const wav = new Uint8Array(25 * 1024 * 1024 - 1024);
+wav.set(new TextEncoder().encode('RIFF\0\0\0\0WAVEfmt '));
+async function sendRecordings(name: string, count: number) {
+  const one = async () => {
+    const form = new FormData();
+    form.append('file', new Blob([wav]), 'talk.wav');
+    const res = await fetch(`${server.url}/api/audio/transcribe`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  await run(name, Array.from({ length: count }, () => one));
+}
+
 const started = await status();
 sampling = true;
 const sampler = sample();
 const prober = probe();
 for (const b of bodies) if (b.name.includes(only)) await send(b.name, b.path, b.body);
 for (const u of uploads) if (u.name.includes(only)) await sendUploads(u.name, u.files);
+if (recordings.name.includes(only)) await sendRecordings(recordings.name, recordings.count);
 
 sampling = false;
 await Promise.all([sampler, prober]);
@@ -168,10 +192,11 @@ const end = await status();
 const alive = server.proc.exitCode === null;
 server.proc.kill('SIGTERM');
 await server.proc.exited;
+stt.stop();
 
 const serverErrors = cases.filter((c) => c.statuses.some((s) => s >= 500 || s === 0));
 const report = {
-  defaults: 'every setting at its default',
+  defaults: 'every setting at its default, but a speech-to-text server (a local fake) is set up',
   parallel,
   idleRssMb: Math.round(started.rss),
   peakRssMb: Math.round(Math.max(peakRss, end.hwm)),
