@@ -479,6 +479,12 @@ export const settings = {
     doc: "Largest audio file `audio/transcribe` takes (OpenAI's own limit by default); larger: 413, refused from `Content-Length` before the body is read, or as soon as the upload passes it. The request's body limit is this plus 64 KiB, under `PARLEY_MAX_BODY_BYTES`. A transcription holds its audio in memory while the server works on it.",
     parse: int(1024),
   }),
+  sttConcurrency: setting({
+    env: 'PARLEY_STT_CONCURRENCY',
+    default: '1',
+    doc: 'Transcriptions (`audio/transcribe`) that run at once; more wait their turn, in order, before their upload is read, so a waiting one holds no audio. Each running one holds its recording in memory until the speech-to-text server answers (a 25 MB recording raised the server\'s peak by ~90 MB), minutes for a long recording on a small board: 1 suits a 1 GB board and a server that transcribes one recording at a time; raise it with the server\'s own parallelism. A request that waits longer than 45 s is answered 503 with `Retry-After`.',
+    parse: int(1, 64),
+  }),
   ttsBaseUrl: setting({
     env: 'PARLEY_TTS_BASE_URL',
     default: '',
@@ -636,7 +642,7 @@ export const settings = {
   imageConcurrency: setting({
     env: 'PARLEY_IMAGE_CONCURRENCY',
     default: '1',
-    doc: 'Conversions `images/convertImage` runs at once; more wait their turn, in order. Each holds up to ~9 MB per million pixels of `PARLEY_IMAGE_MAX_PIXELS` while it converts, so this bounds the memory a burst of uploads can take: 1 keeps the server under 300 MB on a 1 GB board; 2–4 on machines with 2 GB or more.',
+    doc: 'Work that holds much memory, run at once: image decodes (`images/convertImage`, image uploads and generated images) and document reads; more wait their turn, in order. Each decode holds up to ~9 MB per million pixels of `PARLEY_IMAGE_MAX_PIXELS`, a document read up to its memory limit (~140 MB), so this bounds the memory a burst of uploads can take: 1 keeps the server under 300 MB on a 1 GB board; 2–4 on machines with 2 GB or more.',
     parse: int(1, 64),
   }),
   imageJpegQuality: setting({

@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { operations } from '../src/app';
 import { compileInput } from '../src/http/body';
 import { createTestContext, seedUser, ENVELOPE_KEYS, type TestUser, serverDatabase } from './helpers';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer } from '../src/server';
@@ -420,4 +420,81 @@ describe('bad input: create floods', () => {
       expect(await bound.held(ctx, ann)).toBe(CAP);
     });
   }
+});
+
+describe('bad input: uploads', () => {
+  /** Characters a client may put in a part's file name: path separators, controls, bidi and invisible format characters, joiners, the rest of Unicode. */
+  const nameChar = fc.constantFrom('a', 'Z', '.', ' ', '/', '\\', '\u0000', '\u0007', '\u0085', '\u202e', '\u202a', '\u2066', '\u2069', '\u200e', '\u061c', '\u200b', '\u2060', '\ufeff', '\u00ad', '\u2028', '\u{e0041}', '\u200c', '\u200d', 'é', 'ß', '東', '😀');
+  const part = fc.record({
+    isFile: fc.boolean(),
+    name: fc.constantFrom('file', 'other', 'FILE', 'file '),
+    filename: fc.string({ unit: nameChar, minLength: 1, maxLength: 12 }),
+    content: fc.string({ maxLength: 40 }),
+  });
+  const UNSAFE_IN_NAME = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}/\\]/u;
+
+  test("files/upload, any parts under any names with any file names: 200 only for one file part named \"file\" with content, else a 4xx envelope and nothing kept; a kept name carries no control, invisible format character or path", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-upload-'));
+    const up = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { dataDir, rateLimitWrite: undefined } });
+    const user = up.users[0] as TestUser;
+    await fc.assert(
+      fc.asyncProperty(fc.array(part, { maxLength: 3 }), async (parts) => {
+        const form = new FormData();
+        for (const p of parts) {
+          if (p.isFile) form.append(p.name, new Blob([p.content]), p.filename);
+          else form.append(p.name, p.content);
+        }
+        const files = await up.count('files');
+        const res = await up.app.handle(new Request('http://localhost/api/files/upload', { method: 'POST', headers: { 'x-api-key': user.key }, body: form }));
+        const body = (await res.json()) as any;
+        const fileParts = parts.filter((p) => p.isFile);
+        const valid = fileParts.length === 1 && fileParts[0]!.name === 'file' && fileParts[0]!.content !== '';
+        const label = JSON.stringify(parts);
+        expect({ label, taken: res.status === 200 }).toEqual({ label, taken: valid });
+        if (res.status === 200) {
+          expect({ label, unsafe: UNSAFE_IN_NAME.test(body.filename), empty: body.filename === '' }).toEqual({ label, unsafe: false, empty: false });
+          return;
+        }
+        expect({ label, client: res.status >= 400 && res.status < 500 }).toEqual({ label, client: true });
+        expect(Object.keys(body).sort()).toEqual([...ENVELOPE_KEYS]);
+        expect(await up.count('files')).toBe(files);
+      }),
+      { numRuns: 60, seed: 30 },
+    );
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test("uploads with the session cookie, any Origin and Sec-Fetch-Site: only this server's own origin, same-origin or unsaid, gets past 403; refused before a byte is read", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-upload-'));
+    const up = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { dataDir, rateLimitWrite: undefined, rateLimitAi: undefined } });
+    const user = up.users[0] as TestUser;
+    const origin = fc.constantFrom(undefined, 'http://localhost', 'null', 'https://localhost', 'http://localhost:8080', 'http://evil.example', 'http://sub.localhost', '');
+    const site = fc.constantFrom(undefined, 'same-origin', 'same-site', 'cross-site', 'none', 'garbage');
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('files/upload', 'audio/transcribe'), origin, site, async (path, o, s) => {
+        let read = 0;
+        const boundary = 'b0undary';
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            const piece = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="n.txt"\r\n\r\nnotes\r\n--${boundary}--\r\n`);
+            read += piece.length;
+            controller.enqueue(piece);
+            controller.close();
+          },
+        }, { highWaterMark: 0 });
+        const headers: Record<string, string> = { cookie: `parley_session=${user.token}`, 'content-type': `multipart/form-data; boundary=${boundary}` };
+        if (o !== undefined) headers.origin = o;
+        if (s !== undefined) headers['sec-fetch-site'] = s;
+        const res = await up.app.handle(new Request(`http://localhost/api/${path}`, { method: 'POST', headers, body, duplex: 'half' } as RequestInit));
+        const own = o === 'http://localhost' && (s === undefined || s === 'same-origin');
+        const label = `${path} origin=${o} site=${s}`;
+        // Past the check: the upload is taken (200), or transcription is not set up here (503).
+        expect({ label, status: res.status }).toEqual({ label, status: own ? (path === 'files/upload' ? 200 : 503) : 403 });
+        if (!own) expect({ label, read }).toEqual({ label, read: 0 });
+        await res.body?.cancel();
+      }),
+      { numRuns: 80, seed: 31 },
+    );
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 });

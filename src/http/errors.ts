@@ -49,14 +49,20 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly data: unknown;
   readonly headers: Record<string, string>;
+  /**
+   * An answer the server means to give although its status is 5xx (a feature not set up, a queue
+   * full): a state, not a failure, so not logged as one.
+   */
+  readonly expected: boolean;
   constructor(
     code: ErrorCode,
-    opts: { message?: string; data?: unknown; headers?: Record<string, string>; cause?: unknown } = {},
+    opts: { message?: string; data?: unknown; headers?: Record<string, string>; cause?: unknown; expected?: boolean } = {},
   ) {
     super(opts.message ?? errorTable[code].message, { cause: opts.cause });
     this.code = code;
     this.data = opts.data ?? {};
     this.headers = opts.headers ?? {};
+    this.expected = opts.expected ?? false;
   }
 
   get status(): number {
@@ -71,6 +77,13 @@ export class AppError extends Error {
     return { defined: spec.defined, code: this.code, status: spec.status, message, data: this.data };
   }
 }
+
+/**
+ * 503 for an operation whose feature the server has not set up (speech, semantic search): the
+ * message names the settings that turn it on. A state of the configuration, not an error: the
+ * request line (at info) is all the log says of it.
+ */
+export const notSetUp = (message: string) => new AppError('SERVICE_UNAVAILABLE', { message, expected: true });
 
 export const unauthorized = () => new AppError('UNAUTHORIZED');
 export const forbidden = () => new AppError('FORBIDDEN');

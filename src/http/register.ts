@@ -176,7 +176,7 @@ export const pageRoute =
 
 export function renderError(err: unknown, deps: AppDeps, requestId: string, where: string): Response {
   if (err instanceof AppError) {
-    if (err.status >= 500) deps.log.error('request failed', { requestId, where, code: err.code, cause: describe(err.cause ?? err) });
+    if (err.status >= 500 && !err.expected) deps.log.error('request failed', { requestId, where, code: err.code, cause: describe(err.cause ?? err) });
     return errorResponse(err);
   }
   deps.log.error('unexpected error', { requestId, where, cause: describe(err) });
