@@ -75,6 +75,7 @@ export const authzCases: Record<string, AuthzCase> = {
   'chat/getConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id })),
   'chat/renameConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id, title: 'mine now' })),
   'chat/shareConversation': foreign(403, async ({ ctx, owner, caller }) => ({ conversationId: (await ownersConversation(ctx, owner)).id, email: caller.user.email })),
+  'chat/importConversation': NO_RESOURCE,
   'chat/branchConversation': foreign(403, async ({ ctx, owner }) => {
     const c = await ownersConversation(ctx, owner);
     return { conversationId: c.id, fromItemId: (await ctx.store.read((tx) => appendItem(tx, { conversationId: c.id, role: 'user', content: 'x' }))).id };
@@ -162,6 +163,16 @@ export const authzCases: Record<string, AuthzCase> = {
   'support/sendMessage': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersSupportThread(ctx, owner), message: 'mine now' })),
   'support/closeThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersSupportThread(ctx, owner) })),
   // --- administration: admins only, so the matrix's ordinary caller gets 403 with a valid input ---
+  'admin/listNews': foreign(403, () => ({})),
+  'admin/postNews': foreign(403, () => ({ title: 'Not from a user', body: 'No.' })),
+  'admin/deleteNews': foreign(403, () => ({ id: '0190a000-0000-7000-8000-000000000000' })),
+  'admin/listSupportThreads': foreign(403, () => ({})),
+  'admin/getSupportThread': foreign(403, async ({ ctx, owner }) => ({ threadId: (await ctx.store.write((tx) => insertSupportThread(tx, owner.user.id, 'Help', Date.now()))).id })),
+  'admin/replySupport': foreign(403, async ({ ctx, owner }) => ({ threadId: (await ctx.store.write((tx) => insertSupportThread(tx, owner.user.id, 'Help', Date.now()))).id, message: 'Not an admin' })),
+  'admin/listMiniApps': foreign(403, () => ({})),
+  'admin/addMiniApp': foreign(403, () => ({ name: 'Calc', url: 'https://calc.example.org/' })),
+  'admin/updateMiniApp': foreign(403, () => ({ id: 'none', name: 'Calc' })),
+  'admin/removeMiniApp': foreign(403, () => ({ id: 'none' })),
   'admin/listUsers': foreign(403, () => ({})),
   'admin/createUser': foreign(403, () => ({ email: 'new-by-caller@example.org' })),
   'admin/updateUser': foreign(403, ({ owner }) => ({ userId: owner.user.id, tier: 'PRO', admin: true })),
@@ -179,6 +190,7 @@ export const authzCases: Record<string, AuthzCase> = {
   'news/list': NO_RESOURCE,
   'news/markRead': NO_RESOURCE,
   'miniApps/list': NO_RESOURCE,
+  'server/getCapabilities': NO_RESOURCE,
 };
 
 async function ownersMemory(ctx: TestContext, owner: TestUser): Promise<string> {
