@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { Transformer } from '@napi-rs/image';
 import type { WebFile } from './bundle-web';
 
 /**
@@ -10,6 +9,10 @@ import type { WebFile } from './bundle-web';
 const THEME = '#1d4f9c';
 
 export async function appShellFiles(webRoot: string, bundled: readonly WebFile[]): Promise<WebFile[]> {
+  // Imported here, not at the top: the server imports this module, and loading the image codec at
+  // start would unpack it on every start (and fail the start with an unusable TMPDIR) where the
+  // compiled binary never bundles the app.
+  const { Transformer } = await import('@napi-rs/image');
   const svg = await Bun.file(join(webRoot, 'public', 'icon.svg')).text();
   // The maskable icon: a full square of the background, the picture shrunk into the middle 70%.
   const maskable = svg.replace(' rx="112"', '').replace(/(<path[\s\S]*)<\/svg>$/, '<g transform="translate(77 77) scale(.7)">$1</g></svg>');
