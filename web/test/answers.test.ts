@@ -1,12 +1,14 @@
-import { describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import { expectAccessible, waitOrExplain, worldForFile } from './harness';
+import { startFakeImages } from '../../test/fakes/openai-images';
 
 /**
  * An answer's tools and looks: code highlighted and math typeset from chunks loaded only then,
  * copy (the answer, a code block), the reasoning folded, regenerate (a branch), thumbs down with
  * reasons and a comment that `parley feedback export` shows, a canvas opened beside the chat and
- * edited; the microphone and "Read aloud" absent on a server without speech.
+ * edited; an image the assistant made shown from its file; the microphone and "Read aloud" absent
+ * on a server without speech.
  */
 const lastAnswer = (page: Page) => page.locator('.message.assistant').last();
 /** The scripts the page has fetched so far (dynamic imports are not fetch calls, so the resource timings tell). */
@@ -24,7 +26,10 @@ const CODE_AND_MATH = [
   'Energy is $E = mc^2$, and the area is\n\n$$\\int_0^1 x\\,dx = \\frac{1}{2}$$\n\nA price of $5 and $6 stays text.',
 ];
 
-const world = worldForFile({ env: { PARLEY_AI_TOOLS: 'on' } });
+// An images server too: the assistant can make pictures (generate_image), shown from their files.
+const images = startFakeImages();
+const world = worldForFile({ env: { PARLEY_AI_TOOLS: 'on', PARLEY_IMAGES_BASE_URL: images.url } });
+afterAll(() => images.stop());
 
 describe('answers in the web app', () => {
   test('a code block is highlighted and formulas are typeset, each from a chunk fetched only then, under the page policy; copy the answer and the code', async () => {
@@ -136,6 +141,27 @@ describe('answers in the web app', () => {
     await page.reload();
     await lastAnswer(page).getByRole('button', { name: 'Open canvas: Garden plan' }).click();
     await page.getByRole('complementary', { name: 'Garden plan' }).getByText('Prune in February').waitFor();
+    await context.close();
+  });
+  test('an image the assistant made is shown from its file, also after a reload', async () => {
+    const { context, page } = await world.signedIn();
+    let turn = 0;
+    world.ai.chatScript = (body) => {
+      if (!body.stream) return { deltas: [{ content: 'Title' }] };
+      return turn++ === 0
+        ? { deltas: [{ tool_calls: [{ index: 0, id: 'call_i', type: 'function', function: { name: 'generate_image', arguments: JSON.stringify({ prompt: 'A ripe quince on a table' }) } }] }], finish_reason: 'tool_calls' }
+        : { deltas: [{ content: 'Here is your quince.' }] };
+    };
+    await ask(page, 'Draw me a quince');
+    const picture = lastAnswer(page).getByRole('img', { name: 'Image 1 the assistant made' });
+    await waitOrExplain(page, picture);
+    await lastAnswer(page).getByText('Made an image').waitFor();
+    await expect(picture.getAttribute('src')).resolves.toMatch(/^\/api\/files\/[^/]+\/content$/);
+    await page.waitForFunction(() => (document.querySelector('.made-images img') as HTMLImageElement | null)?.naturalWidth! > 0);
+    expect(images.requests.at(-1)?.prompt).toBe('A ripe quince on a table');
+    await expectAccessible(page, 'an answer with an image the assistant made');
+    await page.reload();
+    await page.waitForFunction(() => (document.querySelector('.made-images img') as HTMLImageElement | null)?.naturalWidth! > 0);
     await context.close();
   });
 });
