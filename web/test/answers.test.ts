@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { expectAccessible, waitOrExplain, worldForFile } from './harness';
+import { expectAccessible, toolThenAnswer, waitOrExplain, worldForFile } from './harness';
 import { startFakeImages } from '../../test/fakes/openai-images';
 
 /**
@@ -121,13 +121,7 @@ describe('answers in the web app', () => {
 
   test('a canvas the assistant wrote opens beside the chat, is edited and saved, and opens edited after a reload', async () => {
     const { context, page } = await world.signedIn();
-    let turn = 0;
-    world.ai.chatScript = (body) => {
-      if (!body.stream) return { deltas: [{ content: 'Title' }] };
-      return turn++ === 0
-        ? { deltas: [{ tool_calls: [{ index: 0, id: 'call_c', type: 'function', function: { name: 'generate_canvas', arguments: JSON.stringify({ topic: 'Garden plan', content: '# Garden plan\n\n- Plant quince' }) } }] }], finish_reason: 'tool_calls' }
-        : { deltas: [{ content: 'I wrote a plan in a canvas.' }] };
-    };
+    toolThenAnswer(world.ai, 'generate_canvas', { topic: 'Garden plan', content: '# Garden plan\n\n- Plant quince' }, 'I wrote a plan in a canvas.');
     await ask(page, 'Plan my garden');
     await lastAnswer(page).getByText('Wrote a canvas: Garden plan').waitFor();
     await lastAnswer(page).getByRole('button', { name: 'Open canvas: Garden plan' }).click();
@@ -145,13 +139,7 @@ describe('answers in the web app', () => {
   });
   test('an image the assistant made is shown from its file, also after a reload', async () => {
     const { context, page } = await world.signedIn();
-    let turn = 0;
-    world.ai.chatScript = (body) => {
-      if (!body.stream) return { deltas: [{ content: 'Title' }] };
-      return turn++ === 0
-        ? { deltas: [{ tool_calls: [{ index: 0, id: 'call_i', type: 'function', function: { name: 'generate_image', arguments: JSON.stringify({ prompt: 'A ripe quince on a table' }) } }] }], finish_reason: 'tool_calls' }
-        : { deltas: [{ content: 'Here is your quince.' }] };
-    };
+    toolThenAnswer(world.ai, 'generate_image', { prompt: 'A ripe quince on a table' }, 'Here is your quince.');
     await ask(page, 'Draw me a quince');
     const picture = lastAnswer(page).getByRole('img', { name: 'Image 1 the assistant made' });
     await waitOrExplain(page, picture);

@@ -258,3 +258,18 @@ export function worldForFile(options: WorldOptions = {}, setup?: (world: World) 
   });
   return world;
 }
+
+/**
+ * The fake model calls one tool in its first streamed turn, then answers `answer`; requests that
+ * are not streamed (a conversation's title) get a title.
+ */
+export function toolThenAnswer(ai: FakeOpenAI, name: string, args: unknown, answer: string): void {
+  let turn = 0;
+  ai.eventDelayMs = 0;
+  ai.chatScript = (body) => {
+    if (!body.stream) return { deltas: [{ content: 'Title' }] };
+    return turn++ === 0
+      ? { deltas: [{ tool_calls: [{ index: 0, id: `call_${name}`, type: 'function', function: { name, arguments: JSON.stringify(args) } }] }], finish_reason: 'tool_calls' }
+      : { deltas: [{ content: answer }] };
+  };
+}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { expectAccessible, waitOrExplain, worldForFile } from './harness';
+import { expectAccessible, toolThenAnswer, waitOrExplain, worldForFile } from './harness';
 
 /**
  * Memories in the web app: add, edit and forget one, forget all; the Settings wording says what
@@ -51,14 +51,7 @@ describe('memories in the web app', () => {
       await page.getByRole('checkbox', { name }).check();
       await page.getByRole('status').getByText('Saved').first().waitFor();
     }
-    let turn = 0;
-    world.ai.eventDelayMs = 0;
-    world.ai.chatScript = (body) => {
-      if (!body.stream) return { deltas: [{ content: 'Title' }] };
-      return turn++ === 0
-        ? { deltas: [{ tool_calls: [{ index: 0, id: 'call_m', type: 'function', function: { name: 'save_memory', arguments: JSON.stringify({ content: 'Has a cat called Miso' }) } }] }], finish_reason: 'tool_calls' }
-        : { deltas: [{ content: 'I will remember Miso.' }] };
-    };
+    toolThenAnswer(world.ai, 'save_memory', { content: 'Has a cat called Miso' }, 'I will remember Miso.');
     await page.goto(`${world.url}/`);
     await page.getByRole('textbox', { name: 'Message' }).fill('My cat is called Miso');
     await page.getByRole('button', { name: 'Send' }).click();
