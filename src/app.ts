@@ -27,12 +27,14 @@ import { supportOperations } from './support/support.routes';
 import { adminOperations } from './admin/admin.routes';
 import { setupOperations } from './setup/setup.routes';
 import { discoverOperations } from './setup/discover.routes';
+import { adminServiceOperations } from './admin/admin-service.routes';
 import { releaseNotesOperations } from './release-notes/release-notes.routes';
 import { newsOperations } from './news/news.routes';
 import { miniAppOperations } from './miniapps/miniapp.routes';
 import { WEB_PATH, webRoutes } from './web/web.routes';
 import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/login-link.routes';
 import { fileOperations } from './files/file.routes';
+import { serverInfoOperations } from './server-info/server-info.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
 
 /** The whole API, one group per domain. */
@@ -59,9 +61,11 @@ export const operations: readonly AnyOperation[] = [
   ...adminOperations,
   ...setupOperations,
   ...discoverOperations,
+  ...adminServiceOperations,
   ...releaseNotesOperations,
   ...newsOperations,
   ...miniAppOperations,
+  ...serverInfoOperations,
 ];
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */

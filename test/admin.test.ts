@@ -38,6 +38,13 @@ const validInput = (path: string): unknown =>
     'admin/createApiKey': { userId: plain.user.id, name: 'k' },
     'admin/revokeApiKey': { keyId: plain.keyId },
     'admin/downloadBackup': { name: 'parley-2026-01-01T00-00-00-000Z.db' },
+    'admin/postNews': { title: 'Hello', body: 'World' },
+    'admin/deleteNews': { id: 'none' },
+    'admin/getSupportThread': { threadId: 'none' },
+    'admin/replySupport': { threadId: 'none', message: 'Hi' },
+    'admin/addMiniApp': { name: 'Calc', url: 'https://calc.example.org/' },
+    'admin/updateMiniApp': { id: 'none', name: 'Calc' },
+    'admin/removeMiniApp': { id: 'none' },
   })[path] ?? {};
 
 describe('administration API', () => {
@@ -46,6 +53,9 @@ describe('administration API', () => {
       [
         'admin/createApiKey', 'admin/createBackup', 'admin/createUser', 'admin/discoverServers', 'admin/doctor', 'admin/downloadBackup', 'admin/getSettings',
         'admin/grantCredits', 'admin/listApiKeys', 'admin/listBackups', 'admin/listUsers', 'admin/revokeApiKey', 'admin/updateUser',
+        // The service's pages (src/admin/admin-service.routes.ts).
+        'admin/listNews', 'admin/postNews', 'admin/deleteNews', 'admin/listSupportThreads', 'admin/getSupportThread', 'admin/replySupport',
+        'admin/listMiniApps', 'admin/addMiniApp', 'admin/updateMiniApp', 'admin/removeMiniApp',
       ].sort(),
     );
   });

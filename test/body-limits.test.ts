@@ -34,6 +34,10 @@ describe('body limits per operation', () => {
       // A message of up to PARLEY_SUPPORT_MESSAGE_MAX_CHARS (20,000 at most), each escaped as \uXXXX
       'support/createThread': 128 * 1024,
       'support/sendMessage': 128 * 1024,
+      // An admin's answer, the same size as a user's message
+      'admin/replySupport': 128 * 1024,
+      // A conversation brought in whole from an export (docs/chat.md, "Export and import")
+      'chat/importConversation': 4 * 1024 * 1024,
     });
     // The global setting caps every row.
     const capped = testConfig({ maxBodyBytes: 4096 });

@@ -23,6 +23,15 @@ import {
 import { lastResponsesOf, listRunningInConversation } from './response.store';
 import { cancelResponse } from './respond';
 import { ConversationSchema, ItemSchema, conversationView, itemView, decodeCursor, encodeCursor } from './chat.view';
+import { importConversation } from './import.store';
+
+/** A conversation brought in (chat/importConversation): bounds that keep one request small. */
+export const IMPORT_LIMITS = { messages: 2000, contentChars: 100_000, bodyBytes: 4 * 1024 * 1024 } as const;
+const ImportedMessage = t.Object({
+  role: t.Union([t.Literal('user'), t.Literal('assistant')]),
+  content: t.String({ maxLength: IMPORT_LIMITS.contentChars }),
+  createdAt: t.Optional(t.String({ format: 'date-time', description: 'When it was written; kept when it is not in the future or before the message before it.' })),
+});
 
 const ConversationId = t.Object({ conversationId: t.String() });
 /** A page of chat/listConversations: the schema documents the default the handler applies. */
@@ -113,6 +122,33 @@ export const chatOperations = [
         yield* updateConversation(tx, input.conversationId, { title: input.title.trim() }, deps.now());
         return { success: true };
       }),
+  }),
+  defineOperation({
+    path: 'chat/importConversation',
+    summary: 'Bring in a conversation from elsewhere (a ChatGPT export, or a Parley JSON export)',
+    description:
+      `A new conversation owned by the caller with these messages, in order, at their original times. One conversation a request: a client reads an export file (ChatGPT's \`conversations.json\` is a tree of nodes per conversation; docs/chat.md, "Export and import") and sends each conversation's messages. At most ${IMPORT_LIMITS.messages} messages of ${IMPORT_LIMITS.contentChars} characters, and ${IMPORT_LIMITS.bodyBytes / 1024 / 1024} MiB a request. Tool, system and empty messages are for the client to leave out.`,
+    input: t.Object({
+      title: t.String({ maxLength: 200 }),
+      messages: t.Array(ImportedMessage, { minItems: 1, maxItems: IMPORT_LIMITS.messages }),
+    }),
+    output: t.Object({ conversation: ConversationSchema, itemCount: t.Integer() }),
+    rateLimit: 'write',
+    maxBodyBytes: IMPORT_LIMITS.bodyBytes,
+    handler: async ({ input, user, deps }) => {
+      const conversation = await deps.store.write((tx) =>
+        importConversation(
+          tx,
+          {
+            ownerId: user.id,
+            title: input.title.trim().slice(0, 200),
+            messages: input.messages.map((m) => ({ role: m.role, content: m.content, at: m.createdAt ? Date.parse(m.createdAt) : undefined })),
+          },
+          deps.now(),
+        ),
+      );
+      return { conversation: conversationView(conversation), itemCount: input.messages.length };
+    },
   }),
   defineOperation({
     path: 'chat/branchConversation',

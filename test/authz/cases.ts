@@ -82,6 +82,7 @@ export const authzCases: Record<string, AuthzCase> = {
   'chat/acceptShare': foreign(403, async ({ ctx, owner }) => ({ shareId: await ownersOffer(ctx, owner) })),
   'chat/declineShare': foreign(403, async ({ ctx, owner }) => ({ shareId: await ownersOffer(ctx, owner) })),
   'chat/withdrawShare': foreign(403, async ({ ctx, owner }) => ({ shareId: await ownersOffer(ctx, owner) })),
+  'chat/importConversation': NO_RESOURCE,
   'chat/branchConversation': foreign(403, async ({ ctx, owner }) => {
     const c = await ownersConversation(ctx, owner);
     return { conversationId: c.id, fromItemId: (await ctx.store.read((tx) => appendItem(tx, { conversationId: c.id, role: 'user', content: 'x' }))).id };
@@ -171,6 +172,16 @@ export const authzCases: Record<string, AuthzCase> = {
   'support/sendMessage': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersSupportThread(ctx, owner), message: 'mine now' })),
   'support/closeThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersSupportThread(ctx, owner) })),
   // --- administration: admins only, so the matrix's ordinary caller gets 403 with a valid input ---
+  'admin/listNews': foreign(403, () => ({})),
+  'admin/postNews': foreign(403, () => ({ title: 'Not from a user', body: 'No.' })),
+  'admin/deleteNews': foreign(403, () => ({ id: '0190a000-0000-7000-8000-000000000000' })),
+  'admin/listSupportThreads': foreign(403, () => ({})),
+  'admin/getSupportThread': foreign(403, async ({ ctx, owner }) => ({ threadId: (await ctx.store.write((tx) => insertSupportThread(tx, owner.user.id, 'Help', Date.now()))).id })),
+  'admin/replySupport': foreign(403, async ({ ctx, owner }) => ({ threadId: (await ctx.store.write((tx) => insertSupportThread(tx, owner.user.id, 'Help', Date.now()))).id, message: 'Not an admin' })),
+  'admin/listMiniApps': foreign(403, () => ({})),
+  'admin/addMiniApp': foreign(403, () => ({ name: 'Calc', url: 'https://calc.example.org/' })),
+  'admin/updateMiniApp': foreign(403, () => ({ id: 'none', name: 'Calc' })),
+  'admin/removeMiniApp': foreign(403, () => ({ id: 'none' })),
   'admin/listUsers': foreign(403, () => ({})),
   'admin/createUser': foreign(403, () => ({ email: 'new-by-caller@example.org' })),
   'admin/updateUser': foreign(403, ({ owner }) => ({ userId: owner.user.id, tier: 'PRO', admin: true })),
@@ -193,6 +204,7 @@ export const authzCases: Record<string, AuthzCase> = {
   'news/list': NO_RESOURCE,
   'news/markRead': NO_RESOURCE,
   'miniApps/list': NO_RESOURCE,
+  'server/getCapabilities': NO_RESOURCE,
 };
 
 /** An offer of the owner's conversation to an address of neither user. */
