@@ -94,11 +94,12 @@ const line = (c: Line) =>
   `${c.name.padEnd(16)} ${c.kind.padEnd(10)} ${c.api.padEnd(16)} ${hostOf(c.baseUrl).padEnd(28)} ${c.enabled ? 'enabled ' : 'disabled'} ${c.source}${c.hasCredential ? '  credential ********' : ''}`;
 
 export function connectionCommands(program: Command) {
-  const conn = program.command('connection').description('outside services: AI servers, embeddings, images, speech, search (docs/connections.md)');
+  const conn = (program.commands.find((c) => c.name() === 'connection') ?? program.command('connection')).description('outside services: AI servers, embeddings, images, speech, search (docs/connections.md)');
 
   common(conn.command('add'))
     .description('add a connection')
-    .argument('<name>', 'lowercase letters, digits, hyphens: the prefix of its model ids')
+    .argument('[name]', 'lowercase letters, digits, hyphens: the prefix of its model ids (or --name)')
+    .option('--name <name>', 'the same as the argument (the form `connection discover` prints)')
     .requiredOption('--kind <kind>', KINDS.join(' | '))
     .requiredOption('--base-url <url>', 'e.g. http://127.0.0.1:11434/v1, https://api.anthropic.com')
     .option('--api <api>', 'chat: openai-chat (default) | openai-responses | anthropic')
@@ -107,7 +108,9 @@ export function connectionCommands(program: Command) {
     .option('--disabled', 'add it switched off')
     .option('--no-private', 'refuse a base URL on this machine or the LAN')
     .action(
-      runAction(async (name: string, opts: CommonOptions & { kind: string; baseUrl: string; api?: string; credential?: string; option?: string[]; disabled?: boolean; private: boolean }) => {
+      runAction(async (given: string | undefined, opts: CommonOptions & { name?: string; kind: string; baseUrl: string; api?: string; credential?: string; option?: string[]; disabled?: boolean; private: boolean }) => {
+        const name = given ?? opts.name;
+        if (!name) throw new CliError('name the connection: parley connection add NAME … (or --name NAME)');
         if (!KINDS.includes(opts.kind as ConnectionKind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}`);
         const deps = await open(opts);
         const row = await refused(async () =>

@@ -31,13 +31,23 @@ export function common(cmd: Command): Command {
 export class CliError extends Error {}
 
 export function cliConfig(options: CommonOptions, flagNames: string[] = []): Config {
+  return cliSettings(options, flagNames).config;
+}
+
+/**
+ * The settings, and the environment they were read from (the shell's over the --env-file's): what
+ * was given, as opposed to a default, is for the few commands that must tell them apart (the
+ * address a printed link starts with, cli/server-address.ts).
+ */
+export function cliSettings(options: CommonOptions, flagNames: string[] = []): { config: Config; env: Record<string, string | undefined> } {
   const opts = options as CommonOptions & Record<string, unknown>;
   const flags: Record<string, string | undefined> = { '--data-dir': opts.dataDir };
   for (const name of flagNames) {
     const key = name.replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
     if (opts[key] !== undefined) flags[name] = String(opts[key]);
   }
-  return loadConfig(opts.envFile ? withEnvFile(opts.envFile) : process.env, flags);
+  const env = opts.envFile ? withEnvFile(opts.envFile) : process.env;
+  return { config: loadConfig(env, flags), env };
 }
 
 /**
@@ -65,8 +75,8 @@ function withEnvFile(path: string): Record<string, string | undefined> {
  * binary swapped in, an admin command run before the restart) left data the new version then
  * tripped over. Migrations are for `parley migrate`, or for `parley serve` at start.
  */
-export async function openCliStore(opts: CommonOptions): Promise<{ config: Config; store: Store; bus: Bus }> {
-  const config = cliConfig(opts);
+export async function openCliStore(opts: CommonOptions): Promise<{ config: Config; store: Store; bus: Bus; env: Record<string, string | undefined> }> {
+  const { config, env } = cliSettings(opts);
   let open;
   try {
     open = await openConfiguredDatabase(config, { migrations: 'refuse-pending', poolSize: 2 });
@@ -80,7 +90,7 @@ export async function openCliStore(opts: CommonOptions): Promise<{ config: Confi
     await open.close();
   });
   // On PostgreSQL what this command publishes (a connection changed) reaches the running instances.
-  return { config, store: open.store, bus: relay?.bus ?? createMemoryBus() };
+  return { config, store: open.store, bus: relay?.bus ?? createMemoryBus(), env };
 }
 
 /**

@@ -6,6 +6,7 @@ import { dbCommands } from './db';
 import { userCommands } from './user';
 import { credentialCommands } from './credentials';
 import { loginLinkCommand } from './login-link';
+import { setupLinkCommand } from './setup-link';
 import { creditCommands } from './credits';
 import { notifyCommands } from './notify';
 import { supportCommands } from './support';
@@ -14,6 +15,7 @@ import { feedbackCommands } from './feedback';
 import { newsCommands } from './news';
 import { connectionCommands } from './connection';
 import { miniAppCommands } from './miniapps';
+import { discoverCommand } from './discover';
 
 // `parley user list | head -1`: once the reader has closed the pipe, stop quietly like any Unix
 // tool instead of dying on the write with a stack trace.
@@ -32,6 +34,7 @@ dbCommands(program);
 userCommands(program);
 credentialCommands(program);
 loginLinkCommand(program);
+setupLinkCommand(program);
 creditCommands(program);
 notifyCommands(program);
 supportCommands(program);
@@ -40,5 +43,7 @@ feedbackCommands(program);
 newsCommands(program);
 connectionCommands(program);
 miniAppCommands(program);
+// After the `connection` group's own commands: it joins that group (cli/discover.ts).
+discoverCommand(program);
 
 await program.parseAsync(process.argv);

@@ -9,6 +9,7 @@ import { docsPage } from './http/docs-page';
 import { accountOperations } from './account/account.routes';
 import { authOperations } from './auth/auth.routes';
 import { chatOperations } from './chat/chat.routes';
+import { shareOperations } from './chat/share.routes';
 import { streamOperations } from './chat/stream.routes';
 import { modelOperations } from './chat/models.routes';
 import { sessionOperations } from './auth/sessions.routes';
@@ -25,12 +26,16 @@ import { groupOperations } from './groups/group.routes';
 import { supportOperations } from './support/support.routes';
 import { adminOperations } from './admin/admin.routes';
 import { connectionOperations } from './connections/connections.routes';
+import { setupOperations } from './setup/setup.routes';
+import { discoverOperations } from './setup/discover.routes';
+import { adminServiceOperations } from './admin/admin-service.routes';
 import { releaseNotesOperations } from './release-notes/release-notes.routes';
 import { newsOperations } from './news/news.routes';
 import { miniAppOperations } from './miniapps/miniapp.routes';
 import { WEB_PATH, webRoutes } from './web/web.routes';
 import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/login-link.routes';
 import { fileOperations } from './files/file.routes';
+import { serverInfoOperations } from './server-info/server-info.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
 
 /** The whole API, one group per domain. */
@@ -49,15 +54,20 @@ export const operations: readonly AnyOperation[] = [
   ...voiceOperations,
   ...notificationOperations,
   ...chatOperations,
+  ...shareOperations,
   ...streamOperations,
   ...modelOperations,
   ...groupOperations,
   ...supportOperations,
   ...adminOperations,
   ...connectionOperations,
+  ...setupOperations,
+  ...discoverOperations,
+  ...adminServiceOperations,
   ...releaseNotesOperations,
   ...newsOperations,
   ...miniAppOperations,
+  ...serverInfoOperations,
 ];
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */

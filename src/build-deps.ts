@@ -35,6 +35,8 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
   const instanceId = base.instanceId ?? newId();
   const files = base.files ?? createBlobStorage(config);
   const connections = base.connections ?? createConnections({ config, store, bus, now, instanceId });
+  // One turnstile for the work that holds much memory: image decodes and document reads.
+  const imageConversions = base.imageConversions ?? createTurnstile(config.imageConcurrency);
   return {
     ...base,
     store,
@@ -53,10 +55,11 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     heartbeats: base.heartbeats ?? createHeartbeatTicker(config.sseHeartbeatSeconds * 1000, lifecycle),
     // Checked as often as the heartbeats go: another process's revocation reaches open streams within a tick.
     credentialWatch: base.credentialWatch ?? createCredentialWatch(store, { intervalMs: config.sseHeartbeatSeconds * 1000, now, log, lifecycle }),
-    imageConversions: base.imageConversions ?? createTurnstile(config.imageConcurrency),
+    imageConversions,
+    transcriptions: base.transcriptions ?? createTurnstile(config.sttConcurrency),
     imageOpacity: base.imageOpacity ?? createOpacityGuess(),
     // Touches nothing until the first upload: a server without files makes no directory.
     files,
-    fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, connections }),
+    fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, imageConversions, connections }),
   };
 }

@@ -158,6 +158,98 @@ export const settings = {
     doc: 'Event streams one user may hold open at once (0: no cap). One more is refused with 429 and `Retry-After`.',
     parse: int(0, 100_000),
   }),
+  // --- per-user caps on what users create (docs/security.md, "Caps on what a user creates") ---
+  apiKeysMaxPerUser: setting({
+    env: 'PARLEY_API_KEYS_MAX_PER_USER',
+    default: '50',
+    doc: 'API keys one user may hold unrevoked (`auth/createApiKey`); one more: 409. Admins making keys for users are not held to it.',
+    parse: int(1, 1_000_000),
+  }),
+  groupsMaxPerUser: setting({
+    env: 'PARLEY_GROUPS_MAX_PER_USER',
+    default: '100',
+    doc: 'Group chats one user may belong to, made or joined (`groupChat/createGroupChat`, `groupChat/joinGroup`); one more: 409.',
+    parse: int(1, 1_000_000),
+  }),
+  groupInvitesMaxPerUser: setting({
+    env: 'PARLEY_GROUP_INVITES_MAX_PER_USER',
+    default: '50',
+    doc: 'Unexpired group invite codes one user may have made (`groupChat/createInvite`); one more: 409 until some expire (`PARLEY_GROUP_INVITE_TTL_HOURS`).',
+    parse: int(1, 1_000_000),
+  }),
+  bookmarkGroupsMaxPerUser: setting({
+    env: 'PARLEY_BOOKMARK_GROUPS_MAX_PER_USER',
+    default: '100',
+    doc: 'Bookmark groups one user may keep (`bookmarks/createGroup`); one more: 409.',
+    parse: int(1, 1_000_000),
+  }),
+  bookmarksMaxPerUser: setting({
+    env: 'PARLEY_BOOKMARKS_MAX_PER_USER',
+    default: '2000',
+    doc: 'Bookmarks one user may keep in all their groups (`bookmarks/addItem`); one more: 409.',
+    parse: int(1, 10_000_000),
+  }),
+  feedbackMaxPerUser: setting({
+    env: 'PARLEY_FEEDBACK_MAX_PER_USER',
+    default: '10000',
+    doc: 'Answers one user may have rated (`feedback/setFeedback` on an answer not rated yet; changing a rating always works); one more: 409.',
+    parse: int(1, 100_000_000),
+  }),
+  branchesMaxPerUser: setting({
+    env: 'PARLEY_BRANCHES_MAX_PER_USER',
+    default: '500',
+    doc: 'Branched conversations one user may keep (`chat/branchConversation`, which copies the items); one more: 409.',
+    parse: int(1, 1_000_000),
+  }),
+  pushTokensMaxPerUser: setting({
+    env: 'PARLEY_PUSH_TOKENS_MAX_PER_USER',
+    default: '20',
+    doc: "Push tokens (devices) one user may have registered; registering one more drops the user's least recently registered token.",
+    parse: int(1, 10_000),
+  }),
+  sharesMaxPendingPerUser: setting({
+    env: 'PARLEY_SHARES_MAX_PENDING_PER_USER',
+    default: '100',
+    doc: "Shares one user may have offered that are not accepted yet (`chat/shareConversation`; declined ones count until withdrawn); one more: 409.",
+    parse: int(1, 1_000_000),
+  }),
+  // --- widget threads (docs/extras.md) ---
+  widgetMessageMaxBytes: setting({
+    env: 'PARLEY_WIDGET_MESSAGE_MAX_BYTES',
+    default: String(64 * 1024),
+    doc: "Largest widget thread message (`widget/addThreadMessage`'s `data`, in bytes of its JSON); larger: 413.",
+    parse: int(256, 16 * 1024 * 1024),
+  }),
+  widgetThreadMaxMessages: setting({
+    env: 'PARLEY_WIDGET_THREAD_MAX_MESSAGES',
+    default: '1000',
+    doc: 'Messages one widget thread may hold; one more: 409 (archive the thread to start a new one).',
+    parse: int(1, 10_000_000),
+  }),
+  widgetThreadMaxBytes: setting({
+    env: 'PARLEY_WIDGET_THREAD_MAX_BYTES',
+    default: String(4 * 1024 * 1024),
+    doc: "Bytes of messages one widget thread may hold (each message's JSON); a message past it: 409.",
+    parse: int(1024),
+  }),
+  widgetUserMaxMessages: setting({
+    env: 'PARLEY_WIDGET_USER_MAX_MESSAGES',
+    default: '10000',
+    doc: "Messages one user's widget threads may hold together, archived ones included; one more: 409 (`widget/deleteThread` frees room).",
+    parse: int(1, 100_000_000),
+  }),
+  widgetUserMaxBytes: setting({
+    env: 'PARLEY_WIDGET_USER_MAX_BYTES',
+    default: String(32 * 1024 * 1024),
+    doc: "Bytes of messages one user's widget threads may hold together, archived ones included; a message past it: 409.",
+    parse: int(1024),
+  }),
+  widgetThreadsMaxPerUser: setting({
+    env: 'PARLEY_WIDGET_THREADS_MAX_PER_USER',
+    default: '200',
+    doc: 'Widget threads one user may keep, archived ones included; one more (`widget/getOrCreateThread` making a thread): 409.',
+    parse: int(1, 1_000_000),
+  }),
   fetchAllowPrivate: setting({
     env: 'PARLEY_FETCH_ALLOW_PRIVATE',
     default: 'false',
@@ -402,6 +494,12 @@ export const settings = {
     doc: "Largest audio file `audio/transcribe` takes (OpenAI's own limit by default); larger: 413, refused from `Content-Length` before the body is read, or as soon as the upload passes it. The request's body limit is this plus 64 KiB, under `PARLEY_MAX_BODY_BYTES`. A transcription holds its audio in memory while the server works on it.",
     parse: int(1024),
   }),
+  sttConcurrency: setting({
+    env: 'PARLEY_STT_CONCURRENCY',
+    default: '1',
+    doc: 'Transcriptions (`audio/transcribe`) that run at once; more wait their turn, in order, before their upload is read, so a waiting one holds no audio. Each running one holds its recording in memory until the speech-to-text server answers (a 25 MB recording raised the server\'s peak by ~90 MB), minutes for a long recording on a small board: 1 suits a 1 GB board and a server that transcribes one recording at a time; raise it with the server\'s own parallelism. A request that waits longer than 45 s is answered 503 with `Retry-After`.',
+    parse: int(1, 64),
+  }),
   ttsBaseUrl: setting({
     env: 'PARLEY_TTS_BASE_URL',
     default: '',
@@ -559,7 +657,7 @@ export const settings = {
   imageConcurrency: setting({
     env: 'PARLEY_IMAGE_CONCURRENCY',
     default: '1',
-    doc: 'Conversions `images/convertImage` runs at once; more wait their turn, in order. Each holds up to ~9 MB per million pixels of `PARLEY_IMAGE_MAX_PIXELS` while it converts, so this bounds the memory a burst of uploads can take: 1 keeps the server under 300 MB on a 1 GB board; 2–4 on machines with 2 GB or more.',
+    doc: 'Work that holds much memory, run at once: image decodes (`images/convertImage`, image uploads and generated images) and document reads; more wait their turn, in order. Each decode holds up to ~9 MB per million pixels of `PARLEY_IMAGE_MAX_PIXELS`, a document read up to its memory limit (~140 MB), so this bounds the memory a burst of uploads can take: 1 keeps the server under 300 MB on a 1 GB board; 2–4 on machines with 2 GB or more.',
     parse: int(1, 64),
   }),
   imageJpegQuality: setting({
@@ -666,6 +764,13 @@ export const settings = {
     default: '4000',
     doc: 'Longest support message (user or admin), in characters after trimming; longer: 400 (`parley support reply`: exit 1). At most 20000.',
     parse: int(1, 20_000),
+  }),
+  // --- finding AI servers on this machine (docs/ai-providers.md, "Finding servers on this machine") ---
+  discoverPorts: setting({
+    env: 'PARLEY_DISCOVER_PORTS',
+    default: '',
+    doc: 'More TCP ports that "look for servers on this machine" (`admin/discoverServers`, the setup page, `parley discover`) probes, comma-separated (e.g. `8081,9000`), beside the usual ones: Ollama 11434, llama.cpp and LocalAI 8080, LM Studio 1234, vLLM and Speaches 8000, Kokoro 8880. Only this machine is probed (127.0.0.1 and ::1), whatever the ports.',
+    parse: (raw, name) => list(raw, name).map((p) => int(1, 65535)(p, name)),
   }),
 } satisfies Record<string, Setting<unknown>>;
 

@@ -58,8 +58,13 @@ export interface AppDeps {
   credentialWatch: CredentialWatch;
   /** The one heartbeat interval shared by every open event stream (`createHeartbeatTicker`). */
   heartbeats: HeartbeatTicker;
-  /** Image conversions running at once (`PARLEY_IMAGE_CONCURRENCY`); the others queue. */
+  /**
+   * The work that holds much memory while it runs, at most `PARLEY_IMAGE_CONCURRENCY` at once; the
+   * rest queue: image decodes (conversions, uploads, generated images) and document reads.
+   */
   imageConversions: Turnstile;
+  /** Transcriptions running at once (`PARLEY_STT_CONCURRENCY`); the others wait before their upload is read. */
+  transcriptions: Turnstile;
   /** Whether the next RGBA image is likely opaque, so its encode may start early (`createOpacityGuess`). */
   imageOpacity: OpacityGuess;
   /** Where file contents live: the data directory, or an S3-compatible bucket (`createBlobStorage`). */

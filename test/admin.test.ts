@@ -43,16 +43,26 @@ const validInput = (path: string): unknown =>
     'admin/removeConnection': { id: 'local' },
     'admin/testConnection': { id: 'local' },
     'admin/setModelSettings': { id: 'local/llama3', hidden: true },
+    'admin/postNews': { title: 'Hello', body: 'World' },
+    'admin/deleteNews': { id: 'none' },
+    'admin/getSupportThread': { threadId: 'none' },
+    'admin/replySupport': { threadId: 'none', message: 'Hi' },
+    'admin/addMiniApp': { name: 'Calc', url: 'https://calc.example.org/' },
+    'admin/updateMiniApp': { id: 'none', name: 'Calc' },
+    'admin/removeMiniApp': { id: 'none' },
   })[path] ?? {};
 
 describe('administration API', () => {
   test('the set of admin operations', () => {
     expect(ADMIN_OPS.sort()).toEqual(
       [
-        'admin/createApiKey', 'admin/createBackup', 'admin/createUser', 'admin/doctor', 'admin/downloadBackup', 'admin/getSettings',
+        'admin/createApiKey', 'admin/createBackup', 'admin/createUser', 'admin/discoverServers', 'admin/doctor', 'admin/downloadBackup', 'admin/getSettings',
         'admin/grantCredits', 'admin/listApiKeys', 'admin/listBackups', 'admin/listUsers', 'admin/revokeApiKey', 'admin/updateUser',
         'admin/listConnections', 'admin/addConnection', 'admin/updateConnection', 'admin/removeConnection', 'admin/testConnection',
         'admin/listModelSettings', 'admin/setModelSettings', 'admin/setDefaultModels',
+        // The service's pages (src/admin/admin-service.routes.ts).
+        'admin/listNews', 'admin/postNews', 'admin/deleteNews', 'admin/listSupportThreads', 'admin/getSupportThread', 'admin/replySupport',
+        'admin/listMiniApps', 'admin/addMiniApp', 'admin/updateMiniApp', 'admin/removeMiniApp',
       ].sort(),
     );
   });

@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { operations } from '../src/app';
 import { compileInput } from '../src/http/body';
 import { createTestContext, seedUser, ENVELOPE_KEYS, type TestUser, serverDatabase } from './helpers';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer } from '../src/server';
@@ -21,6 +21,7 @@ import { costlyJsonArb, measureJson } from './support/costly-json';
 import { createEchoApp, nodesOf, operationInputs, setPath, withUnknownFields, type Node } from './support/input-walk';
 import { conforms } from './support/documented-fields';
 import { addressRows, rowOf } from '../src/net/address';
+import { creates } from './support/creates';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
 setDefaultTimeout(60_000);
@@ -364,5 +365,136 @@ describe('bad input: image URLs into the operator\'s network', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('bad input: oversized widget messages', () => {
+  /** Objects of any keys and values (multi-byte text, escapes, numbers) around the message cap. */
+  const CAP = 2048;
+  const text = fc
+    .tuple(fc.string({ unit: fc.constantFrom('a', 'é', '€', '𝄞', '"', '\\', '\n', '\u0000'), minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 400 }))
+    .map(([piece, n]) => piece.repeat(n));
+  const data = fc.dictionary(fc.string({ maxLength: 20 }), fc.oneof(text, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.array(text, { maxLength: 3 })), { maxKeys: 4 });
+
+  test('widget/addThreadMessage: 200 exactly when the JSON of `data` fits PARLEY_WIDGET_MESSAGE_MAX_BYTES; otherwise 413 naming it, never a 5xx, nothing stored', async () => {
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { widgetMessageMaxBytes: CAP, rateLimitWrite: undefined, widgetThreadMaxMessages: 10_000 } });
+    const [ann] = ctx.users as [TestUser];
+    const { createConversation } = await import('../src/chat/conversation.store');
+    const { createWidget } = await import('../src/widgets/widget.store');
+    const conversation = await ctx.store.write((tx) => createConversation(tx, { ownerId: ann.user.id }));
+    const widget = await ctx.store.write((tx) => createWidget(tx, { conversationId: conversation.id, responseId: 'r', widgetType: 'canvas' }, Date.now()));
+    const threadId = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread.id;
+    let stored = 0;
+    await fc.assert(
+      fc.asyncProperty(data, fc.constantFrom(undefined, 0, 2), async (value, indent) => {
+        const bytes = Buffer.byteLength(JSON.stringify(value));
+        const res = await ctx.json('widget/addThreadMessage', JSON.stringify({ threadId, data: value }, null, indent), ann);
+        const label = { bytes, body: JSON.stringify({ threadId, data: value }, null, indent).length };
+        if (res.status === 200) stored++;
+        expect({ ...label, status: res.status }).toEqual({ ...label, status: bytes <= CAP ? 200 : 413 });
+        if (res.status === 413) expect(res.body.data).toEqual({ reason: 'cap', cap: 'PARLEY_WIDGET_MESSAGE_MAX_BYTES', max: CAP });
+        expect(await ctx.count('widget_thread_messages')).toBe(stored);
+      }),
+      { numRuns: 150, seed: 30 },
+    );
+    expect(stored).toBeGreaterThan(10);
+    expect(stored).toBeLessThan(140);
+  });
+});
+
+describe('bad input: create floods', () => {
+  const CAP = 5;
+
+  for (const [path, bound] of Object.entries(creates)) {
+    if (bound.kind === 'bounded') continue;
+    test(`${path}: 40 at once against a cap of ${CAP} and a bucket of 20: only 200, 409 or 429 envelopes, never a 5xx, and the cap holds exactly`, async () => {
+      const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { [bound.cap]: CAP, rateLimitWrite: { capacity: 20, perMs: 3_600_000 } } });
+      const ann = ctx.users[0] as TestUser;
+      const room = CAP - (await bound.held(ctx, ann));
+      const answers = await Promise.all((await bound.inputs(ctx, ann, 40)).map((input) => ctx.json(path, input, ann)));
+      const statuses = answers.map((a) => a.status);
+      for (const a of answers.filter((a) => a.status !== 200)) expect(Object.keys(a.body).sort()).toEqual([...ENVELOPE_KEYS]);
+      expect({ path, others: statuses.filter((s) => ![200, 409, 429].includes(s)) }).toEqual({ path, others: [] });
+      expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(bound.kind === 'cap' ? room : 20);
+      expect(await bound.held(ctx, ann)).toBe(CAP);
+    });
+  }
+});
+
+describe('bad input: uploads', () => {
+  /** Characters a client may put in a part's file name: path separators, controls, bidi and invisible format characters, joiners, the rest of Unicode. */
+  const nameChar = fc.constantFrom('a', 'Z', '.', ' ', '/', '\\', '\u0000', '\u0007', '\u0085', '\u202e', '\u202a', '\u2066', '\u2069', '\u200e', '\u061c', '\u200b', '\u2060', '\ufeff', '\u00ad', '\u2028', '\u{e0041}', '\u200c', '\u200d', 'é', 'ß', '東', '😀');
+  const part = fc.record({
+    isFile: fc.boolean(),
+    name: fc.constantFrom('file', 'other', 'FILE', 'file '),
+    filename: fc.string({ unit: nameChar, minLength: 1, maxLength: 12 }),
+    content: fc.string({ maxLength: 40 }),
+  });
+  const UNSAFE_IN_NAME = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}/\\]/u;
+
+  test("files/upload, any parts under any names with any file names: 200 only for one file part named \"file\" with content, else a 4xx envelope and nothing kept; a kept name carries no control, invisible format character or path", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-upload-'));
+    const up = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { dataDir, rateLimitWrite: undefined } });
+    const user = up.users[0] as TestUser;
+    await fc.assert(
+      fc.asyncProperty(fc.array(part, { maxLength: 3 }), async (parts) => {
+        const form = new FormData();
+        for (const p of parts) {
+          if (p.isFile) form.append(p.name, new Blob([p.content]), p.filename);
+          else form.append(p.name, p.content);
+        }
+        const files = await up.count('files');
+        const res = await up.app.handle(new Request('http://localhost/api/files/upload', { method: 'POST', headers: { 'x-api-key': user.key }, body: form }));
+        const body = (await res.json()) as any;
+        const fileParts = parts.filter((p) => p.isFile);
+        const valid = fileParts.length === 1 && fileParts[0]!.name === 'file' && fileParts[0]!.content !== '';
+        const label = JSON.stringify(parts);
+        expect({ label, taken: res.status === 200 }).toEqual({ label, taken: valid });
+        if (res.status === 200) {
+          expect({ label, unsafe: UNSAFE_IN_NAME.test(body.filename), empty: body.filename === '' }).toEqual({ label, unsafe: false, empty: false });
+          return;
+        }
+        expect({ label, client: res.status >= 400 && res.status < 500 }).toEqual({ label, client: true });
+        expect(Object.keys(body).sort()).toEqual([...ENVELOPE_KEYS]);
+        expect(await up.count('files')).toBe(files);
+      }),
+      { numRuns: 60, seed: 30 },
+    );
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test("uploads with the session cookie, any Origin and Sec-Fetch-Site: only this server's own origin, same-origin or unsaid, gets past 403; refused before a byte is read", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-bad-upload-'));
+    const up = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { dataDir, rateLimitWrite: undefined, rateLimitAi: undefined } });
+    const user = up.users[0] as TestUser;
+    const origin = fc.constantFrom(undefined, 'http://localhost', 'null', 'https://localhost', 'http://localhost:8080', 'http://evil.example', 'http://sub.localhost', '');
+    const site = fc.constantFrom(undefined, 'same-origin', 'same-site', 'cross-site', 'none', 'garbage');
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('files/upload', 'audio/transcribe'), origin, site, async (path, o, s) => {
+        let read = 0;
+        const boundary = 'b0undary';
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            const piece = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="n.txt"\r\n\r\nnotes\r\n--${boundary}--\r\n`);
+            read += piece.length;
+            controller.enqueue(piece);
+            controller.close();
+          },
+        }, { highWaterMark: 0 });
+        const headers: Record<string, string> = { cookie: `parley_session=${user.token}`, 'content-type': `multipart/form-data; boundary=${boundary}` };
+        if (o !== undefined) headers.origin = o;
+        if (s !== undefined) headers['sec-fetch-site'] = s;
+        const res = await up.app.handle(new Request(`http://localhost/api/${path}`, { method: 'POST', headers, body, duplex: 'half' } as RequestInit));
+        const own = o === 'http://localhost' && (s === undefined || s === 'same-origin');
+        const label = `${path} origin=${o} site=${s}`;
+        // Past the check: the upload is taken (200), or transcription is not set up here (503).
+        expect({ label, status: res.status }).toEqual({ label, status: own ? (path === 'files/upload' ? 200 : 503) : 403 });
+        if (!own) expect({ label, read }).toEqual({ label, read: 0 });
+        await res.body?.cancel();
+      }),
+      { numRuns: 80, seed: 31 },
+    );
+    rmSync(dataDir, { recursive: true, force: true });
   });
 });

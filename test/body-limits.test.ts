@@ -6,7 +6,11 @@ import { JSON_MAX_DEPTH, JSON_MAX_KEY_BYTES, JSON_MAX_VALUES } from '../src/http
 import { createTestContext } from './helpers';
 
 const TOO_LARGE = { defined: false, code: 'PAYLOAD_TOO_LARGE', status: 413 };
-const [limitsCtx, shapeCtx] = [await createTestContext({ users: [{ email: 'ann@example.org' }] }), await createTestContext({ users: [{ email: 'ann@example.org' }] })];
+// The shape bounds are tried on widget thread messages, whose `data` is free-form: with room for 1 MiB of it.
+const [limitsCtx, shapeCtx] = [
+  await createTestContext({ users: [{ email: 'ann@example.org' }] }),
+  await createTestContext({ users: [{ email: 'ann@example.org' }], config: { widgetMessageMaxBytes: 1024 * 1024 } }),
+];
 
 describe('body limits per operation', () => {
   const ctx = limitsCtx;
@@ -21,7 +25,8 @@ describe('body limits per operation', () => {
       'chat/stream': Math.ceil(config.imageMaxBytes / 3) * 4 + SMALL_BODY_BYTES,
       'chat/streamDeepResearch': Math.ceil(config.imageMaxBytes / 3) * 4 + SMALL_BODY_BYTES,
       'groupChat/sendGroupMessage': 128 * 1024,
-      'widget/addThreadMessage': 1024 * 1024,
+      // The largest message (PARLEY_WIDGET_MESSAGE_MAX_BYTES) and room for the rest.
+      'widget/addThreadMessage': config.widgetMessageMaxBytes + 4096,
       // multipart/form-data: the recording and room for the framing and its text fields
       'audio/transcribe': config.sttMaxBytes + SMALL_BODY_BYTES,
       // multipart/form-data: the file and room for the framing (streamed to disk, not held)
@@ -29,6 +34,10 @@ describe('body limits per operation', () => {
       // A message of up to PARLEY_SUPPORT_MESSAGE_MAX_CHARS (20,000 at most), each escaped as \uXXXX
       'support/createThread': 128 * 1024,
       'support/sendMessage': 128 * 1024,
+      // An admin's answer, the same size as a user's message
+      'admin/replySupport': 128 * 1024,
+      // A conversation brought in whole from an export (docs/chat.md, "Export and import")
+      'chat/importConversation': 4 * 1024 * 1024,
     });
     // The global setting caps every row.
     const capped = testConfig({ maxBodyBytes: 4096 });

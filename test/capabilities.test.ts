@@ -183,7 +183,7 @@ describe('web search in everyday chat (item 8)', () => {
     expect(chatRequests()[0].tools.map((t: any) => t.function.name)).toContain('web_search');
     // The results stay with the answer, as research's do.
     const { body } = await ctx.json('chat/getConversation', { conversationId: frames[0]!.data.conversationId }, ctx.users[0]);
-    expect(body.items.at(-1).parts.map((p: any) => p.type)).toEqual(['web_search.completed']);
+    expect(body.items.at(-1).parts.map((p: any) => p.type)).toEqual(['web_search.completed', 'response.model']);
   });
 
   test('without a search provider, no web_search is offered', async () => {

@@ -275,7 +275,7 @@ describe('chat/streamDeepResearch', () => {
     expect(posts()).toBe(postsBefore); // no second follow-up was started
     expect(await canvases(ctx2)).toBe(1);
     const answer = (await itemsOfResponse(ctx2, rid)).at(-1)!;
-    expect((answer.parts as { type: string }[]).map((p) => p.type)).toEqual(['widget.created']);
+    expect((answer.parts as { type: string }[]).map((p) => p.type)).toEqual(['widget.created', 'response.model']);
     await ctx2.close();
   }, 30_000);
 
@@ -301,7 +301,7 @@ describe('chat/streamDeepResearch', () => {
     expect(await canvases(ctx2)).toBe(1);
     // The stored answer keeps the canvas made before the restart, once.
     const answer = (await itemsOfResponse(ctx2, rid)).at(-1)!;
-    expect([answer.content, (answer.parts as { type: string }[]).map((p) => p.type)]).toEqual(['Made a canvas.', ['widget.created']]);
+    expect([answer.content, (answer.parts as { type: string }[]).map((p) => p.type)]).toEqual(['Made a canvas.', ['widget.created', 'response.model']]);
     // Finished: nothing will resume it, so its tool output is gone.
     expect(await ctx2.count('response_tool_outputs')).toBe(0);
     await ctx2.close();
@@ -705,6 +705,6 @@ describe('chat/stream (openai-chat)', () => {
     expect(read).toMatchObject({ n: 1, url: (frames[3]!.data as any).results[0].link });
     const conversationId = frames[0]!.data.conversationId as string;
     const got = await ctx.json('chat/getConversation', { conversationId }, ctx.users[0]);
-    expect(got.body.items.at(-1).parts.map((p: { type: string }) => p.type)).toEqual(['web_search.completed', 'web_page.read']);
+    expect(got.body.items.at(-1).parts.map((p: { type: string }) => p.type)).toEqual(['web_search.completed', 'web_page.read', 'response.model']);
   });
 });

@@ -8,6 +8,7 @@ import { afterAll, beforeEach, describe, expect, test } from 'bun:test';
 import { createTestContext, type TestContext } from './helpers';
 import { readFrames, typesOf } from './sse';
 import { startFakeOpenAI } from './fakes/openai';
+import { promptTokens } from './fakes/llama-template';
 import type { Config } from '../src/config';
 import { estimateTokens } from '../src/ai/count-tokens';
 import { probeContextWindow } from '../src/ops/probe-capabilities';
@@ -133,6 +134,52 @@ describe('the context window, and requests that fit it', () => {
     expect(frames.at(-1)!.data).toMatchObject({ type: 'error' });
     expect(frames.at(-1)!.data.message).toMatch(/^The message is too long for the AI model: it takes about \d+ tokens, and the model has room for 750 beside its answer\./);
     expect(chatRequests()).toHaveLength(0);
+  });
+});
+
+describe('llama-server: counted by its own tokenizer, or bounded without a count', () => {
+  const llama = (nCtx: number) => ({ default_generation_settings: { n_ctx: nCtx }, model_path: '/models/small.gguf', chat_template: '{# ChatML #}' });
+  const calls = (path: string) => openai.requests.filter((r) => r.path === path).length;
+  /** Until the fake has answered `n` renderings: the budget learns frames a moment after a turn. */
+  async function rendered(n: number): Promise<void> {
+    const until = Date.now() + 5000;
+    while (calls('POST /apply-template') < n && Date.now() < until) await Bun.sleep(20);
+    expect(calls('POST /apply-template')).toBe(n);
+    // Answered and taken in, not only received (a moment, even on a busy machine).
+    await Bun.sleep(100);
+  }
+
+  test('a conversation that fits: its first turn is counted, the next ones are sent on a bound that fits, with an answer limit that keeps to the window', async () => {
+    openai.props = llama(4000);
+    const ctx = await context();
+    let conversationId: string | undefined;
+    for (let i = 1; i <= 6; i++) {
+      const frames = await ctx.call('chat/stream', { message: `Turn ${i}: ${'tell me more about the garden. '.repeat(5)}`, ...(conversationId ? { conversationId } : {}) }, ctx.users[0]).then(readFrames);
+      expect(typesOf(frames).at(-1)).toBe('done');
+      conversationId ??= frames[0]!.data.conversationId;
+      // The first turn: one count, then its own shape and the next turn's learned; after it, the next turn's.
+      await rendered(i === 1 ? 3 : 2 + i);
+    }
+    // One exact count: the first turn's.
+    expect(calls('POST /tokenize')).toBe(1);
+    const sent = chatRequests();
+    expect(sent).toHaveLength(6);
+    expect(sent.at(-1)!.messages.filter((m: any) => m.role === 'user')).toHaveLength(6);
+    for (const body of sent) {
+      expect(promptTokens(body)).toBeLessThanOrEqual(3000);
+      expect(body.max_tokens).toBeGreaterThanOrEqual(1000);
+      expect(promptTokens(body) + body.max_tokens).toBeLessThanOrEqual(4000);
+    }
+  });
+
+  test('a conversation that outgrows the window: fitted by exact counts, nothing refused, the newest turn kept', async () => {
+    openai.props = llama(1500);
+    await converse(await context(), 16);
+    const sent = chatRequests();
+    expect(sent).toHaveLength(16);
+    for (const body of sent) expect(promptTokens(body)).toBeLessThanOrEqual(1125);
+    expect(sent.at(-1)!.messages.at(-1).content).toStartWith('Turn 16: ');
+    expect(JSON.stringify(sent.at(-1)!.messages)).not.toContain('Turn 1: ');
   });
 });
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { createTestContext, SPEC_ERRORS, type TestContext, type TestUser } from './helpers';
+import { createTestContext, shareWith, SPEC_ERRORS, type TestContext, type TestUser } from './helpers';
 import { groupWith } from './group-helpers';
 import { appendItem, createConversation } from '../src/chat/conversation.store';
 import { readFeedbackExport } from '../src/feedback/feedback-export';
@@ -69,7 +69,7 @@ describe('feedback', () => {
   test('one rating per user and answer; each user has their own; getFeedback answers in the order asked, only the caller\'s', async () => {
     const { ctx, ann, bob, conv, answer } = await setup();
     const second = await add(ctx, conv.id, 'assistant', 'Also: Lyon is second.');
-    expect((await ctx.json('chat/shareConversation', { conversationId: conv.id, email: 'bob@example.org' }, ann)).status).toBe(200);
+    await shareWith(ctx, conv.id, ann, bob);
     // A writer of a shared chat reads it, so may rate it.
     expect((await ctx.json('feedback/setFeedback', { itemId: answer.id, rating: 'down', reasons: ['too_short'] }, bob)).status).toBe(200);
     expect((await ctx.json('feedback/setFeedback', { itemId: answer.id, rating: 'up' }, ann)).status).toBe(200);
@@ -185,7 +185,7 @@ describe('feedback', () => {
   test('the export reads page after page: every rating once, oldest change first, ties in id order', async () => {
     const { ctx, ann, bob, conv, answer, tick } = await setup();
     const more = [await add(ctx, conv.id, 'assistant', 'Two.'), await add(ctx, conv.id, 'assistant', 'Three.')];
-    expect((await ctx.json('chat/shareConversation', { conversationId: conv.id, email: 'bob@example.org' }, ann)).status).toBe(200);
+    await shareWith(ctx, conv.id, ann, bob);
     // Four ratings at one millisecond, one later, then the first changed: it moves to the end.
     for (const [itemId, as] of [[answer.id, ann], [answer.id, bob], [more[0]!.id, ann], [more[1]!.id, bob]] as const)
       expect((await ctx.json('feedback/setFeedback', { itemId, rating: 'up' }, as)).status).toBe(200);

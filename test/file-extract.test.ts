@@ -209,6 +209,17 @@ describe('extractText: hostile files, refused in bounded time and memory', () =>
     expect(rise).toBeLessThan(48 * MB);
   });
 
+  test('a DOCX whose text part unpacks past an eighth of the memory limit: refused from the directory, before anything is inflated', async () => {
+    const huge = makeDocx(['a'.repeat(15 * MB)]);
+    const { error, ms, rise } = await refusal(huge, DOCX);
+    expect(error.code).toBe('too_large');
+    expect(error.message).toBe('The document\'s part "word/document.xml" unpacks to 15 MB; at most 14 MB can be read.');
+    expect(ms).toBeLessThan(5000);
+    expect(rise).toBeLessThan(48 * MB);
+    // The share follows the memory limit.
+    expect((await refusal(makeDocx(['a'.repeat(3 * MB)]), DOCX, { maxMemoryBytes: 16 * MB })).error.message).toContain('at most 2 MB can be read');
+  });
+
   test('a DOCX of 5,000 entries: refused by its entry count', async () => {
     const files: Record<string, Uint8Array> = {};
     for (const [name, xml] of Object.entries(docxParts(['many']))) files[name] = strToU8(xml);

@@ -14,6 +14,8 @@ import { attachFiles } from '../src/files/file.store';
 import type { Config } from '../src/config';
 import { sweepBlobs } from '../src/files/sweep-blobs';
 import { sql } from 'drizzle-orm';
+import { groupWith } from './group-helpers';
+import { buildGif } from './fixtures/gif';
 
 setDefaultTimeout(30_000);
 
@@ -233,6 +235,132 @@ describe('files', () => {
     await Bun.sleep(50); // the sweep runs after the answer
     expect(await ctx.count('file_blobs')).toBe(0);
     expect(storedFiles()).toEqual([]);
+  });
+});
+
+describe('what an upload may carry', () => {
+  test('a file name loses bidi controls and other invisible format characters; joiners and the rest stay', async () => {
+    const { ctx, ann } = await setup();
+    const names: [string, string][] = [
+      ['invoice\u202efdp.exe', 'invoicefdp.exe'],
+      ['a\u2066b\u2069\u200e\u200f\u061cc.txt', 'abc.txt'],
+      ['\u200bzero\ufeff\u2060width\u00ad.md', 'zerowidth.md'],
+      ['tag\u{e0041}\u2028line\u2029.txt', 'tagline.txt'],
+      ['\u0085\u009f\u0007bell.txt', 'bell.txt'],
+      ['👩\u200d👩\u200d👧 family.txt', '👩\u200d👩\u200d👧 family.txt'],
+      ['می\u200cخواهم.txt', 'می\u200cخواهم.txt'],
+      ['\u202e\u202e', 'upload'],
+    ];
+    for (const [sent, kept] of names) {
+      const res = await upload(ctx, ann, `bytes of ${kept}`, sent);
+      expect({ sent, status: res.status }).toEqual({ sent, status: 200 });
+      const file = (await res.json()) as any;
+      expect({ sent, filename: file.filename }).toEqual({ sent, filename: kept });
+      expect((await get(ctx, file.contentUrl, ann)).headers.get('content-disposition')).toBe(`attachment; filename*=UTF-8''${encodeURIComponent(kept)}`);
+    }
+  });
+
+  test('one file an upload: a second file part, under the same name or another, is a 400 and nothing is kept', async () => {
+    const { ctx, ann, dataDir } = await setup();
+    for (const second of ['file', 'other']) {
+      const form = new FormData();
+      form.append('file', new Blob(['first']), 'a.txt');
+      form.append(second, new Blob(['second']), 'b.txt');
+      const res = await ctx.app.handle(new Request('http://localhost/api/files/upload', { method: 'POST', headers: { 'x-api-key': ann.key }, body: form }));
+      expect({ second, status: res.status }).toEqual({ second, status: 400 });
+      expect(((await res.json()) as any).message).toBe('Send one file, in a part named "file".');
+    }
+    expect(await ctx.count('files')).toBe(0);
+    expect(readdirSync(join(dataDir, 'files', 'tmp'))).toEqual([]);
+  });
+
+  test("a post with the session cookie must come from this server's pages: no Origin, another, null, or Sec-Fetch-Site cross-site or same-site is 403", async () => {
+    const { ctx, ann } = await setup();
+    const post = (headers: Record<string, string>) => {
+      const form = new FormData();
+      form.append('file', new Blob(['notes']), 'n.txt');
+      return ctx.app.handle(new Request('http://localhost/api/files/upload', { method: 'POST', headers, body: form }));
+    };
+    const session = { cookie: `parley_session=${ann.token}` };
+    const refused: Record<string, string>[] = [{}, { origin: 'https://evil.example' }, { origin: 'null' }, { origin: 'http://localhost', 'sec-fetch-site': 'cross-site' }, { origin: 'http://localhost', 'sec-fetch-site': 'same-site' }];
+    for (const headers of refused) {
+      const res = await post({ ...session, ...headers });
+      expect({ headers, status: res.status }).toEqual({ headers, status: 403 });
+    }
+    expect(await ctx.count('files')).toBe(0);
+    expect((await post({ ...session, origin: 'http://localhost', 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expect((await post({ ...session, origin: 'http://localhost' })).status).toBe(200);
+    // An API key is no browser's: no Origin asked.
+    expect((await post({ 'x-api-key': ann.key })).status).toBe(200);
+  });
+
+  test("a GIF is kept as sent, with its own size, and a thumbnail made from its first frame shrunk in the decoder", async () => {
+    const { ctx, ann } = await setup();
+    // Left half blue, right half red: 1024 × 512, larger than the decoder's 512-pixel side for thumbnails.
+    const width = 1024;
+    const height = 512;
+    const indices = Uint8Array.from({ length: width * height }, (_, i) => (i % width < width / 2 ? 0 : 1));
+    const gif = buildGif({ width, height, palette: [[0, 0, 255], [255, 0, 0]], indices });
+    const file = (await (await upload(ctx, ann, gif, 'halves.gif')).json()) as any;
+    expect(file).toMatchObject({ mimeType: 'image/gif', width, height });
+    expect(Buffer.from(await (await get(ctx, file.contentUrl, ann)).arrayBuffer()).equals(Buffer.from(gif))).toBe(true);
+    const thumb = new Transformer(new Uint8Array(await (await get(ctx, file.thumbnailUrl, ann)).arrayBuffer()));
+    const meta = await thumb.metadata();
+    expect([meta.width, meta.height]).toEqual([256, 128]);
+    const px = await thumb.rawPixels();
+    const channels = px.length / (256 * 128);
+    const at = (x: number, y: number) => [...px.subarray((y * 256 + x) * channels, (y * 256 + x) * channels + 3)];
+    const near = (got: number[], want: number[]) => got.every((v, i) => Math.abs(v - want[i]!) < 16);
+    expect(near(at(40, 64), [0, 0, 255])).toBe(true);
+    expect(near(at(216, 64), [255, 0, 0])).toBe(true);
+  });
+
+  test('a document is read in its turn with the image decodes (PARLEY_IMAGE_CONCURRENCY): not while one holds the turn', async () => {
+    const { ctx, ann } = await setup();
+    const release = await ctx.deps.imageConversions.acquire();
+    const doc = (await (await upload(ctx, ann, 'words to be read', 'words.txt')).json()) as any;
+    await Bun.sleep(300);
+    expect((await ctx.json('files/getFile', { fileId: doc.id }, ann)).body.textStatus).toBe('pending');
+    release();
+    await ctx.deps.fileText.idle();
+    expect((await ctx.json('files/getFile', { fileId: doc.id }, ann)).body.textStatus).toBe('ready');
+  });
+});
+
+describe('passing a file on (docs/files.md, "Access")', () => {
+  test('a group member reads a file posted in the group and may send it again there, but not into a conversation of their own; leaving the group ends the access', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-files-'));
+    dirs.push(dataDir);
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { email: 'cat@example.org' }], config: { dataDir } });
+    const [ann, bob, cat] = ctx.users as [TestUser, TestUser, TestUser];
+    const group = await groupWith(ctx, ann, [bob]);
+    const file = (await (await upload(ctx, ann, 'the itinerary', 'trip.txt')).json()) as any;
+    // Without an AI provider the turn ends at once; the message and its file stay in the group.
+    const stream = (body: object, as: TestUser) => ctx.call('chat/stream', body, as).then(async (res) => ({ status: res.status, text: await res.text() }));
+    expect((await stream({ conversationId: group.conversationId, message: 'Here it is', files: [file.id] }, ann)).status).toBe(200);
+    expect(await (await get(ctx, file.contentUrl, bob)).text()).toBe('the itinerary');
+
+    // Bob cannot carry it into a conversation of his own, a new one or one he has.
+    const mine = await ctx.store.write((tx) => createConversation(tx, { ownerId: bob.user.id, title: 'Mine' }));
+    for (const body of [{ message: 'keep this', files: [file.id] }, { conversationId: mine.id, message: 'keep this', files: [file.id] }]) {
+      const refused = await stream(body, bob);
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.text).data.issues).toEqual([{ path: ['files', 0], message: expect.stringContaining('the conversation it came through') }]);
+    }
+    expect(await ctx.count('file_attachments')).toBe(1);
+    // Nor can sharing hand it on: his conversation never got it, so a writer he adds reads nothing.
+    await ctx.store.write((tx) => addWriter(tx, mine.id, cat.user.id));
+    expect((await ctx.json('files/getFile', { fileId: file.id }, cat)).status).toBe(404);
+    // In the group, where it came from, he may send it again.
+    expect((await stream({ conversationId: group.conversationId, message: 'Look again', files: [file.id] }, bob)).status).toBe(200);
+
+    expect((await ctx.json('groupChat/leaveGroup', { groupChatId: group.id }, bob)).status).toBe(200);
+    expect((await ctx.json('files/getFile', { fileId: file.id }, bob)).status).toBe(404);
+    expect((await get(ctx, file.contentUrl, bob)).status).toBe(404);
+    expect((await stream({ message: 'and now?', files: [file.id] }, bob)).status).toBe(400);
+    // The owner keeps it, and may send it anywhere she writes.
+    expect(await (await get(ctx, file.contentUrl, ann)).text()).toBe('the itinerary');
+    expect((await stream({ message: 'For my own notes', files: [file.id] }, ann)).status).toBe(200);
   });
 });
 

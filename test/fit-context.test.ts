@@ -123,3 +123,61 @@ describe('fitContext: the context budget', () => {
     expect(answerRoom(2048, 5000)).toBe(1024);
   });
 });
+
+/** contextOf's server with a bound known without counting (bound-request.ts), and the requests it was told to expect. */
+function boundedContext(size: number, bound: number | undefined) {
+  const ctx = contextOf(size);
+  const expected: unknown[][] = [];
+  ctx.counter.boundRequest = () => bound;
+  ctx.counter.expectRequest = (messages) => void expected.push(messages);
+  return Object.assign(ctx, { expected });
+}
+
+describe('fitContext: a bound instead of a count', () => {
+  test('a request whose bound fits goes without a count; the answer may use what the window leaves beside the bound', async () => {
+    const ctx = boundedContext(1000, 300);
+    const turns = conversation(2);
+    const fitted = await fitContext(turns, [], ctx, 0, render);
+    expect(ctx.requests).toBe(0);
+    expect(fitted).toEqual({ turns, tools: [], maxTokens: 700, leftOut: { turns: 0, tools: false, shortened: 0 } });
+    // The next turn's shape is learned meanwhile: this one, the answer and a new user message.
+    expect(ctx.expected).toHaveLength(1);
+    expect(ctx.expected[0]!.map((m: any) => m.role)).toEqual([...shapeChatMessages(turns).map((m: any) => m.role), 'assistant', 'user']);
+  });
+
+  test('a bound over the room, or none yet: counted exactly, and the shape that fitted is learned for next time', async () => {
+    for (const bound of [800, undefined]) {
+      const ctx = boundedContext(1000, bound);
+      const turns = conversation(2);
+      const fitted = await fitContext(turns, [], ctx, 0, render);
+      expect(ctx.requests).toBe(1);
+      expect(fitted.maxTokens).toBe(1000 - 84);
+      expect(ctx.expected).toEqual([shapeChatMessages(turns), expect.any(Array)]);
+    }
+  });
+
+  test('after the server refused a request for its size, the bound is not trusted: counted exactly', async () => {
+    const ctx = boundedContext(1000, 300);
+    await fitContext(conversation(2), [], ctx, 0, render, 100);
+    expect(ctx.requests).toBe(1);
+  });
+
+  test('a tool round is not followed by a user turn: no next turn is learned from it', async () => {
+    const ctx = boundedContext(1000, 300);
+    const turns: ChatTurn[] = [
+      system,
+      { role: 'user', content: 'search my history please' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'search_history', arguments: '{}' }] },
+      { role: 'tool', callId: 'c1', name: 'search_history', content: 'found' },
+    ];
+    await fitContext(turns, [], ctx, 0, render);
+    expect(ctx.expected).toEqual([]);
+  });
+
+  test('a conversation that does not fit whole learns nothing ahead: its next turn is fitted by counting again', async () => {
+    const ctx = boundedContext(800, undefined);
+    const fitted = await fitContext(conversation(100), [], ctx, 0, render);
+    expect(fitted.leftOut.turns).toBeGreaterThan(0);
+    expect(ctx.expected).toEqual([]);
+  });
+});

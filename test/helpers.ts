@@ -196,6 +196,17 @@ export async function failureOf(p: Promise<unknown>): Promise<string> {
   }
 }
 
+/** `owner` shares a conversation with `recipient` through the API, and the recipient accepts it. */
+export async function shareWith(ctx: TestContext, conversationId: string, owner: TestUser, recipient: TestUser): Promise<void> {
+  const offered = await ctx.json('chat/shareConversation', { conversationId, email: recipient.user.email }, owner);
+  if (offered.status !== 200) throw new Error(`shareConversation answered ${offered.status}`);
+  const { shares } = (await ctx.json('chat/listPendingShares', {}, recipient)).body as { shares: { shareId: string; conversationId: string }[] };
+  const share = shares.find((s) => s.conversationId === conversationId);
+  if (!share) throw new Error('the share is not among the recipient\'s pending ones');
+  const accepted = await ctx.json('chat/acceptShare', { shareId: share.shareId }, recipient);
+  if (accepted.status !== 200) throw new Error(`acceptShare answered ${accepted.status}`);
+}
+
 export const bearer = (u: TestUser) => ({ authorization: `Bearer ${u.token}` });
 export const cookie = (u: TestUser) => ({ cookie: `parley_session=${u.token}` });
 

@@ -488,6 +488,24 @@ describe('GIF decoding (no native GIF decoder: Parley decodes the first frame it
     expect((await decode(res.body.dataUrl)).meta).toMatchObject({ width: 8, height: 4 });
   });
 
+  test('shrunk to fit a side (uploads\' thumbnails): each pixel the average of those it covers, white where the frame is transparent or absent', async () => {
+    // 8 × 4 screen; a 4 × 2 frame at (0, 0): index 0 black, index 1 transparent.
+    const gif = buildGif({ width: 4, height: 2, screenW: 8, screenH: 4, palette: [[0, 0, 0], [9, 9, 9]], indices: Uint8Array.from([0, 0, 0, 1, 0, 0, 1, 1]), transparent: 1 });
+    const img = decodeGifFirstFrame(gif, 4);
+    expect([img.width, img.height]).toEqual([4, 2]);
+    expect(new TextDecoder().decode(img.ppm.subarray(0, 11))).toBe('P6\n4 2\n255\n');
+    const px = (x: number, y: number) => [...img.rgb.subarray((y * 4 + x) * 3, (y * 4 + x) * 3 + 3)];
+    expect(px(0, 0)).toEqual([0, 0, 0]); // four black
+    expect(px(1, 0)).toEqual([191, 191, 191]); // one black, three transparent: 3 × 255 / 4
+    expect(px(2, 0)).toEqual([255, 255, 255]); // outside the frame
+    expect(px(0, 1)).toEqual([255, 255, 255]);
+    // No larger than the frame: as decoded in full.
+    expect(decodeGifFirstFrame(gif, 8).rgb).toEqual(decodeGifFirstFrame(gif).rgb);
+    // Sides in proportion, at least one pixel.
+    expect([decodeGifFirstFrame(gif, 2).width, decodeGifFirstFrame(gif, 2).height]).toEqual([2, 1]);
+    expect([decodeGifFirstFrame(buildGif({ width: 300, height: 1, palette: [[1, 2, 3]], indices: new Uint8Array(300) }), 10).height]).toEqual([1]);
+  });
+
   test('a corrupt GIF is DECODE_FAILED', async () => {
     const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
     const gif = buildGif({ width: 10, height: 10, palette: palette.slice(0, 4), indices: randomIndices(100, 4) });

@@ -96,15 +96,23 @@ describe('login links: the browser routes', () => {
     }
   });
 
-  test('a post from another site is refused and leaves the link usable (login CSRF)', async () => {
+  test('a post from another site, or from nowhere said, is refused and leaves the link usable (login CSRF)', async () => {
     const { link, press } = await setup({ publicUrl: 'https://parley.example.org' });
     const token = await link();
-    for (const origin of ['https://evil.example', 'null']) {
-      const foreign = await press(token, { origin });
-      expect(foreign.status).toBe(403);
+    const refusals: Record<string, string>[] = [
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      {}, // no Origin: no browser's post from the link's page
+      { origin: 'https://parley.example.org', 'sec-fetch-site': 'cross-site' },
+      { origin: 'https://parley.example.org', 'sec-fetch-site': 'same-site' },
+    ];
+    for (const headers of refusals) {
+      const foreign = await press(token, headers);
+      expect({ headers, status: foreign.status }).toEqual({ headers, status: 403 });
       expect(foreign.headers.get('set-cookie')).toBeNull();
+      expect(await foreign.text()).toContain('did not come from the link&#39;s own page');
     }
-    const ok = await press(token, { origin: 'https://parley.example.org' });
+    const ok = await press(token, { origin: 'https://parley.example.org', 'sec-fetch-site': 'same-origin' });
     expect(ok.status).toBe(303);
   });
 

@@ -68,6 +68,9 @@ describe('OpenAPI: output schemas', () => {
     await answer('auth/listApiKeys', {});
     await answer('subscription/getStatus', {});
     await answer('admin/listUsers', {});
+    await answer('setup/getStatus', {});
+    const found = await answer('admin/discoverServers', {});
+    expect(found.ports.every(Number.isInteger)).toBe(true);
     expect(wrong).toEqual([]);
     // And the checker refuses what the document does not allow.
     expect(check('groupChat/listGroupChats', { groupChats: [{ ...groups.groupChats[0], memberCount: '2' }] }).length).toBeGreaterThan(0);

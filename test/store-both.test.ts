@@ -24,7 +24,7 @@ import {
 } from '../src/bookmarks/bookmark.store';
 import { createLoginLink, peekLoginLink, pruneLoginLinks, redeemLoginLink } from '../src/auth/login-link.store';
 import { createWidget, findWidgetById } from '../src/widgets/widget.store';
-import { addThreadMessage, archiveThread, getOrCreateActiveThread, listThreadMessages } from '../src/widgets/widget-thread.store';
+import { addThreadMessage, archiveThread, getOrCreateActiveThread, listThreadPage, findThreadById } from '../src/widgets/widget-thread.store';
 import { bonusBalanceOf, bonusBalancesOf, grantCredits, listLedger, spendCredits } from '../src/credits/credit.store';
 import { searchHistory } from '../src/chat/history.store';
 import { findLease, releaseLease, tryAcquireLease } from '../src/tasks/lease.store';
@@ -143,19 +143,23 @@ async function widgetStory(store: Store) {
   });
   const input = { conversationId: 'c-cy', responseId: 'r1', widgetType: 'canvas', title: 'Plan', document: { topic: 'Plan', content: '# Plan' }, origin: 'r1:call_1' };
   const [w1, w2] = await Promise.all([store.read((tx) => createWidget(tx, input, NOW)), store.read((tx) => createWidget(tx, input, NOW + 1))]);
-  const threads = await Promise.all(Array.from({ length: 5 }, () => store.read((tx) => getOrCreateActiveThread(tx, w1.id, 'cy', NOW))));
+  const threads = await Promise.all(Array.from({ length: 5 }, () => store.write((tx) => getOrCreateActiveThread(tx, w1.id, 'cy', NOW, 10))));
   const thread = threads[0]!.thread;
-  await Promise.all(Array.from({ length: 20 }, (_, i) => store.write((tx) => addThreadMessage(tx, thread.id, { n: i }, NOW + i))));
-  const messages = await store.read((tx) => listThreadMessages(tx, thread.id));
+  const caps = { threadMaxMessages: 20, threadMaxBytes: 1_000_000, userMaxMessages: 1000, userMaxBytes: 1_000_000, userMaxThreads: 10 };
+  // Two more than the thread takes, all at once: exactly 20 land, numbered without a gap, and counted.
+  const added = await Promise.allSettled(Array.from({ length: 22 }, (_, i) => store.write((tx) => addThreadMessage(tx, thread, { n: i }, JSON.stringify({ n: i }).length, caps, NOW + i))));
+  const { messages } = await store.read((tx) => listThreadPage(tx, thread.id, { limit: 100, maxBytes: 1_000_000 }));
+  const counted = await store.read((tx) => findThreadById(tx, thread.id));
   const archived = [await store.read((tx) => archiveThread(tx, thread.id, NOW)), await store.read((tx) => archiveThread(tx, thread.id, NOW))];
-  const next = await store.read((tx) => getOrCreateActiveThread(tx, w1.id, 'cy', NOW));
+  const next = await store.write((tx) => getOrCreateActiveThread(tx, w1.id, 'cy', NOW, 10));
   return {
     sameWidget: w1.id === w2.id,
     document: (await store.read((tx) => findWidgetById(tx, w1.id)))!.document,
     threadIds: new Set(threads.map((r) => r.thread.id)).size,
     created: threads.filter((r) => r.created).length,
     seqs: messages.map((m) => m.seq),
-    ns: messages.map((m) => (m.data as { n: number }).n).sort((a, b) => a - b),
+    refused: added.filter((r) => r.status === 'rejected').map((r) => (r.reason as { data?: unknown }).data),
+    counted: { messages: counted!.messageCount, bytes: counted!.bytes === messages.reduce((n, m) => n + m.bytes, 0) && counted!.bytes > 0 },
     archived,
     fresh: next.created && next.thread.id !== thread.id,
   };
@@ -268,10 +272,10 @@ async function credentialStory(store: Store) {
   const jonLaptop = await store.write((tx) => createSession(tx, 'jon', 60_000, {}, NOW));
   const jonKey = await store.write((tx) => createApiKey(tx, 'jon', 'script', NOW));
   const token = 'ExponentPushToken[shared-tablet]';
-  const first = await store.write((tx) => claimPushToken(tx, 'ivy', { kind: 'session', sessionId: ivyPhone.row.id }, token, 'ios', NOW));
-  const whileLive = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'session', sessionId: jonLaptop.row.id }, token, 'ios', NOW + 1));
+  const first = await store.write((tx) => claimPushToken(tx, 'ivy', { kind: 'session', sessionId: ivyPhone.row.id }, token, 'ios', NOW, 20));
+  const whileLive = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'session', sessionId: jonLaptop.row.id }, token, 'ios', NOW + 1, 20));
   const revoked = [await store.write((tx) => revokeSession(tx, ivyPhone.row.id, NOW + 2)), await store.write((tx) => revokeSession(tx, ivyPhone.row.id, NOW + 3))];
-  const afterSignOut = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'apiKey', keyId: jonKey.row.id }, token, 'ios', NOW + 4));
+  const afterSignOut = await store.write((tx) => claimPushToken(tx, 'jon', { kind: 'apiKey', keyId: jonKey.row.id }, token, 'ios', NOW + 4, 20));
   const deliverable = await store.read((tx) => deliverableTokens(tx, 'jon', NOW + 5));
   const keyRevoked = (await store.write((tx) => revokeApiKey(tx, jonKey.row.id, 'ivy', NOW + 6))) ?? null; // not ivy's key
   await store.write((tx) => revokeApiKey(tx, jonKey.row.id, 'jon', NOW + 6));
@@ -517,15 +521,17 @@ describe.if(run)('one store interface, two databases', () => {
     lite.$client.close();
   }, 60_000);
 
-  test('widgets behave the same on both: one per origin, one active thread, message numbers without gaps under concurrent appends', async () => {
+  test('widgets behave the same on both: one per origin, one active thread, message numbers without gaps under concurrent appends, the thread cap exact under them', async () => {
     const all = Array.from({ length: 20 }, (_, i) => i);
+    const full = { reason: 'cap', cap: 'PARLEY_WIDGET_THREAD_MAX_MESSAGES', max: 20 };
     const expected: Awaited<ReturnType<typeof widgetStory>> = {
       sameWidget: true,
       document: { topic: 'Plan', content: '# Plan' },
       threadIds: 1,
       created: 1,
       seqs: all,
-      ns: all,
+      refused: [full, full],
+      counted: { messages: 20, bytes: true },
       archived: [true, false],
       fresh: true,
     };

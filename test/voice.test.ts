@@ -1,5 +1,8 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { createTestContext, cookie, SPEC_ERRORS, until, type TestContext, type TestUser } from './helpers';
+import { captureLog, createTestContext, cookie, SPEC_ERRORS, until, type TestContext, type TestUser } from './helpers';
+import { createTurnstile } from '../src/http/turnstile';
+import { transcriptionTurn } from '../src/voice/transcription-turn';
+import type { AppError } from '../src/http/errors';
 import { fakeAudioChunks, startFakeAudio } from './fakes/openai-audio';
 import { addWriter, appendItem, createConversation } from '../src/chat/conversation.store';
 import { testConfig, type Config } from '../src/config';
@@ -241,8 +244,9 @@ describe('audio/transcribe', () => {
     expect(over.body).toMatchObject({ defined: false, code: 'PAYLOAD_TOO_LARGE', status: 413 });
   });
 
-  test('no speech-to-text server: 503 naming the settings, the upload left unread', async () => {
-    const off = await createTestContext({ users });
+  test('no speech-to-text server: 503 naming the settings, the upload left unread, and no error in the log (a state of the configuration)', async () => {
+    const { log, lines } = captureLog();
+    const off = await createTestContext({ users, log });
     const u = countedUpload(4 * 1024);
     const res = await off.app.handle(uploadRequest(u, { 'x-api-key': off.users[0]!.key }));
     const body = (await res.json()) as any;
@@ -259,6 +263,11 @@ describe('audio/transcribe', () => {
     const speech = await speak(off, { text: 'hello' }, off.users[0]!);
     expect(speech.status).toBe(503);
     expect(((await speech.json()) as any).message).toMatch(/^Text to speech is not set up on this server: its admin sets PARLEY_TTS_BASE_URL/);
+    // Each is its request line at info, nothing more: no error, no stack trace.
+    const logged = lines.map((l) => JSON.parse(l));
+    expect(logged.filter((l) => l.level !== 'info' && l.level !== 'debug')).toEqual([]);
+    expect(lines.join('\n')).not.toMatch(/stack|    at /);
+    expect(logged.filter((l) => l.status === 503).length).toBe(2);
   });
 
   test("upstream failures are Parley's own errors: the server's words, address and key never reach the caller", async () => {
@@ -299,14 +308,41 @@ describe('audio/transcribe', () => {
     expect(fake.transcriptions.slice(before).map((t) => t.responseFormat)).toEqual(['verbose_json', 'json', 'json']);
   });
 
-  test('a browser post with the session cookie must come from this server: another site is 403, the same origin and API keys pass', async () => {
+  test("a browser post with the session cookie must come from this server's pages: another site, none said, or Sec-Fetch-Site cross-site is 403; the same origin and API keys pass", async () => {
     const foreign = await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'https://evil.example.org' });
     expect(foreign.status).toBe(403);
     expect(foreign.body).toEqual(SPEC_ERRORS[403]);
     expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'null' })).status).toBe(403);
+    expect((await transcribe(ctx, form({ data: webm }), cookie(ann))).status).toBe(403);
+    expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'http://localhost', 'sec-fetch-site': 'cross-site' })).status).toBe(403);
     expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'http://localhost' })).status).toBe(200);
-    expect((await transcribe(ctx, form({ data: webm }), cookie(ann))).status).toBe(200);
+    expect((await transcribe(ctx, form({ data: webm }), cookie(ann), { origin: 'http://localhost', 'sec-fetch-site': 'same-origin' })).status).toBe(200);
     expect((await transcribe(ctx, form({ data: webm }), ann, { origin: 'https://evil.example.org' })).status).toBe(200);
+  });
+
+  test('transcriptions take turns (PARLEY_STT_CONCURRENCY): one runs, the next waits with its upload unread; one that waits too long is a 503 with Retry-After', async () => {
+    fake.transcribeDelayMs = 400;
+    try {
+      const before = fake.transcriptions.length;
+      const first = transcribe(ctx, form({ data: webm }));
+      await until(() => fake.transcriptions.length > before, 'the first upload to reach the fake');
+      const waiting = countedUpload(4 * 1024);
+      const second = ctx.app.handle(uploadRequest(waiting, { 'x-api-key': ann.key }));
+      await Bun.sleep(200);
+      // The first is still at the speech server: the second has not been read at all.
+      expect(fake.transcriptions.length).toBe(before + 1);
+      expect(waiting.counter.read).toBe(0);
+      expect((await first).status).toBe(200);
+      expect((await second).status).toBe(200);
+      expect(fake.transcriptions.length).toBe(before + 2);
+    } finally {
+      fake.transcribeDelayMs = 0;
+    }
+    const turns = createTurnstile(1);
+    const held = await turns.acquire();
+    const busy = await transcriptionTurn({ transcriptions: turns }, new AbortController().signal, 50).catch((err: AppError) => err);
+    expect(busy).toMatchObject({ status: 503, headers: { 'retry-after': '10' }, message: expect.stringContaining('PARLEY_STT_CONCURRENCY') });
+    held();
   });
 
   test('a client that leaves mid-transcription aborts the upstream request', async () => {

@@ -34,7 +34,7 @@ describe('the web app is served at / (in development: bundled from web/ on first
     const page = await get(ctx, '/');
     const html = await page.text();
     const id = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
-    for (const path of [`/c/${id}`, '/sessions', '/research', `/research/${id}`, '/groups', `/g/${id}`, '/join/pi_abc', '/settings', '/admin']) {
+    for (const path of [`/c/${id}`, '/sessions', '/research', `/research/${id}`, '/groups', `/g/${id}`, '/join/pi_abc', '/settings', '/admin', '/files', '/memories', '/news', '/support', `/support/${id}`, '/apps', '/whats-new']) {
       const again = await get(ctx, path);
       expect(again.status).toBe(200);
       expect(await again.text()).toBe(html);
@@ -42,6 +42,55 @@ describe('the web app is served at / (in development: bundled from web/ on first
     const etag = page.headers.get('etag')!;
     const revalidated = await get(ctx, '/', { 'if-none-match': etag });
     expect(revalidated.status).toBe(304);
+  });
+
+  test('installable: the manifest, its icons and the service worker at the root; the worker caches the shell and never the API', async () => {
+    const html = await (await get(ctx, '/')).text();
+    expect(html).toContain('<link rel="manifest" href="/manifest.webmanifest">');
+    const manifest = await get(ctx, '/manifest.webmanifest');
+    expect(manifest.headers.get('content-type')).toBe('application/manifest+json');
+    expect(manifest.headers.get('cache-control')).toBe('no-cache');
+    const { icons, start_url, display } = (await manifest.json()) as { icons: { src: string; sizes: string; type: string; purpose?: string }[]; start_url: string; display: string };
+    expect([start_url, display]).toEqual(['/', 'standalone']);
+    for (const icon of icons) {
+      const res = await get(ctx, icon.src);
+      expect([icon.src, res.status, res.headers.get('content-type')]).toEqual([icon.src, 200, icon.type]);
+      if (icon.type === 'image/png') {
+        const bytes = new Uint8Array(await res.arrayBuffer());
+        // PNG, and as large as it says: width and height in its IHDR chunk.
+        expect([...bytes.slice(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
+        const view = new DataView(bytes.buffer);
+        expect(`${view.getUint32(16)}x${view.getUint32(20)}`).toBe(icon.sizes);
+      }
+    }
+    const sw = await get(ctx, '/sw.js');
+    expect(sw.headers.get('content-type')).toStartWith('text/javascript');
+    expect(sw.headers.get('cache-control')).toBe('no-cache');
+    const worker = await sw.text();
+    // The shell it caches: the page and every script and stylesheet it loads first.
+    const shell = JSON.parse(/const SHELL = (\[.*?\]);/.exec(worker)![1]!) as string[];
+    expect(shell).toEqual(expect.arrayContaining(['/', ...assetsOf(html)]));
+    expect(worker).toContain("url.pathname.startsWith('/api/')");
+  });
+
+  test("KaTeX's stylesheet names its fonts as assets of their own, WOFF2 only, served from here", async () => {
+    const html = await (await get(ctx, '/')).text();
+    expect(html).not.toContain('katex');
+    const sw = await (await get(ctx, '/sw.js')).text();
+    const scripts = JSON.parse(/const SHELL = (\[.*?\]);/.exec(sw)![1]!).filter((p: string) => p.endsWith('.js')) as string[];
+    const sources = await Promise.all(scripts.map(async (p) => (await get(ctx, p)).text()));
+    const cssPath = sources.join('\n').match(/\/assets\/katex-[a-z0-9]+\.css/)?.[0];
+    expect(cssPath).toBeDefined();
+    const css = await (await get(ctx, cssPath!)).text();
+    const fonts = [...css.matchAll(/url\(([^)]+)\)/g)].map((m) => m[1]!);
+    expect(fonts.length).toBe(20);
+    expect(fonts.every((f) => /^\/assets\/KaTeX_[\w-]+-[a-z0-9]+\.woff2$/.test(f))).toBe(true);
+    const font = await get(ctx, fonts[0]!);
+    expect([font.status, font.headers.get('content-type'), font.headers.get('content-encoding')]).toEqual([200, 'font/woff2', null]);
+    expect(new TextDecoder().decode((await font.arrayBuffer()).slice(0, 4))).toBe('wOF2');
+    // The page's policy lets the fonts, the manifest and the worker in, still nothing from elsewhere.
+    const csp = (await get(ctx, '/')).headers.get('content-security-policy')!;
+    for (const rule of ["font-src 'self'", "manifest-src 'self'", "worker-src 'self'"]) expect(csp).toContain(rule);
   });
 
   test('hashed assets: their content type, cached for good, gzip when asked', async () => {

@@ -4,12 +4,13 @@ import { createTestContext, describeSqliteOnly, failureOf, SPEC_ERRORS } from '.
 import { addWriter, createConversation } from '../src/chat/conversation.store';
 import { createWidget } from '../src/widgets/widget.store';
 import { runOnSqlite, writeOnSqlite } from '../src/db/store';
+import type { Config } from '../src/config';
 
 // Generous: the suite shares small machines with other work; these tests make many requests.
 setDefaultTimeout(30_000);
 
-async function setup() {
-  const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { email: 'eve@example.org' }] });
+async function setup(config: Partial<Config> = {}) {
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }, { email: 'eve@example.org' }], config });
   const [ann, bob, eve] = ctx.users as [any, any, any];
   const conv = await ctx.store.read((tx) => createConversation(tx, { ownerId: ann.user.id, title: 'Plans' }));
   await ctx.store.read((tx) => addWriter(tx, conv.id, bob.user.id));
@@ -60,6 +61,7 @@ describe('widgets', () => {
     expect(again.body.thread.id).toBe(thread.id);
     expect(again.body.thread.messages).toEqual(sent);
     expect(again.body.thread.messages.map((m: any) => m.data.n)).toEqual([0, 1, 2, 3, 4]);
+    expect(again.body.nextBefore).toBeNull();
   });
 
   test('each user gets their own thread; errors 403/404/401', async () => {
@@ -104,6 +106,162 @@ describe('widgets', () => {
     expect((await ctx.json('widget/addThreadMessage', { threadId: bobThread.id, data: { x: 1 } })).status).toBe(401);
     await ctx.query(sql`DELETE FROM conversation_writers WHERE conversation_id = ${conv.id}`);
     expect((await ctx.json('widget/addThreadMessage', { threadId: bobThread.id, data: { x: 1 } }, bob)).status).toBe(403);
+  });
+});
+
+/** `n` messages of about `size` bytes each added to `threadId` as `as`; their bodies. */
+async function addMessages(ctx: any, as: any, threadId: string, n: number, size = 20) {
+  const sent = [];
+  for (let i = 0; i < n; i++) {
+    const m = await ctx.json('widget/addThreadMessage', { threadId, data: { n: i, text: 'x'.repeat(Math.max(0, size - 20)) } }, as);
+    expect(m.status).toBe(200);
+    sent.push(m.body);
+  }
+  return sent;
+}
+
+describe('widget threads: pages', () => {
+  test('getOrCreateThread answers the newest 50 messages and a cursor; listThreadMessages walks back to the first, in order, nothing twice', async () => {
+    const { ctx, ann, widget } = await setup({ rateLimitWrite: undefined });
+    const thread = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
+    const sent = await addMessages(ctx, ann, thread.id, 120);
+    const first = await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann);
+    expect(first.body.created).toBe(false);
+    expect(first.body.thread.messages).toEqual(sent.slice(70));
+    expect(first.body.nextBefore).toBe(sent[70].id);
+    const seen = [...first.body.thread.messages];
+    let before = first.body.nextBefore;
+    const pages = [];
+    while (before) {
+      const page = await ctx.json('widget/listThreadMessages', { threadId: thread.id, before, limit: 30 }, ann);
+      expect(page.status).toBe(200);
+      pages.push(page.body.messages.length);
+      seen.unshift(...page.body.messages);
+      before = page.body.nextBefore;
+    }
+    expect(pages).toEqual([30, 30, 10]);
+    expect(seen).toEqual(sent);
+    // No `before` (or an empty one): the newest page; a `before` from another thread or none at all: 400 naming it.
+    expect((await ctx.json('widget/listThreadMessages', { threadId: thread.id, limit: 2 }, ann)).body).toEqual({ messages: sent.slice(118), nextBefore: sent[118].id });
+    expect((await ctx.json('widget/listThreadMessages', { threadId: thread.id, before: '', limit: 100 }, ann)).body).toEqual({ messages: sent.slice(20), nextBefore: sent[20].id });
+    const bad = await ctx.json('widget/listThreadMessages', { threadId: thread.id, before: 'nope' }, ann);
+    expect(bad.status).toBe(400);
+    expect(bad.body.data.issues.map((i: any) => i.path)).toEqual([['before']]);
+    expect((await ctx.json('widget/listThreadMessages', { threadId: thread.id, limit: 101 }, ann)).status).toBe(400);
+  });
+
+  test('a page holds at most 1 MiB of messages (one at least): a read costs the page, not the thread', async () => {
+    const { ctx, ann, widget } = await setup({ rateLimitWrite: undefined, widgetMessageMaxBytes: 400 * 1024, widgetThreadMaxBytes: 64 * 1024 * 1024 });
+    const thread = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
+    const sent = await addMessages(ctx, ann, thread.id, 8, 300 * 1024);
+    const first = await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann);
+    expect(first.body.thread.messages.map((m: any) => m.data.n)).toEqual([5, 6, 7]);
+    expect(first.body.nextBefore).toBe(sent[5].id);
+    const one = await ctx.json('widget/listThreadMessages', { threadId: thread.id, before: sent[5].id, limit: 1 }, ann);
+    expect(one.body.messages.map((m: any) => m.data.n)).toEqual([4]);
+    // A single message larger than the page's bytes still comes, alone.
+    const big = await setup({ rateLimitWrite: undefined, widgetMessageMaxBytes: 2 * 1024 * 1024, widgetThreadMaxBytes: 64 * 1024 * 1024 });
+    const bigThread = (await big.ctx.json('widget/getOrCreateThread', { widgetId: big.widget.id }, big.ann)).body.thread;
+    await addMessages(big.ctx, big.ann, bigThread.id, 2, 1536 * 1024);
+    const page = await big.ctx.json('widget/listThreadMessages', { threadId: bigThread.id }, big.ann);
+    expect(page.body.messages.map((m: any) => m.data.n)).toEqual([1]);
+    expect(page.body.nextBefore).toBe(page.body.messages[0].id);
+  });
+
+  test('listThreadMessages: the owner only (403), while they can read the widget; unknown thread 404; archived threads stay readable', async () => {
+    const { ctx, ann, bob, conv, widget } = await setup();
+    const thread = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, bob)).body.thread;
+    const [m] = await addMessages(ctx, bob, thread.id, 1);
+    expect(await ctx.json('widget/listThreadMessages', { threadId: thread.id }, ann)).toMatchObject({ status: 403, body: SPEC_ERRORS[403] });
+    expect(await ctx.json('widget/listThreadMessages', { threadId: 'nope' }, ann)).toMatchObject({ status: 404, body: SPEC_ERRORS[404] });
+    await ctx.json('widget/archiveThread', { threadId: thread.id }, bob);
+    expect((await ctx.json('widget/listThreadMessages', { threadId: thread.id }, bob)).body).toEqual({ messages: [m], nextBefore: null });
+    await ctx.query(sql`DELETE FROM conversation_writers WHERE conversation_id = ${conv.id}`);
+    expect((await ctx.json('widget/listThreadMessages', { threadId: thread.id }, bob)).status).toBe(403);
+  });
+});
+
+describe('widget threads: caps', () => {
+  const capOf = (body: any) => ({ status: body.status, code: body.code, cap: body.data.cap, max: body.data.max });
+
+  test('a message over PARLEY_WIDGET_MESSAGE_MAX_BYTES: 413 naming the setting, nothing stored; one at the limit is taken', async () => {
+    const { ctx, ann, widget } = await setup({ widgetMessageMaxBytes: 1000 });
+    const thread = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
+    const exact = { text: 'x'.repeat(1000 - JSON.stringify({ text: '' }).length) };
+    expect((await ctx.json('widget/addThreadMessage', { threadId: thread.id, data: exact }, ann)).status).toBe(200);
+    const over = await ctx.json('widget/addThreadMessage', { threadId: thread.id, data: { text: `${exact.text}y` } }, ann);
+    expect(capOf(over.body)).toEqual({ status: 413, code: 'PAYLOAD_TOO_LARGE', cap: 'PARLEY_WIDGET_MESSAGE_MAX_BYTES', max: 1000 });
+    expect(over.body.message).toContain('1001 bytes');
+    // Multi-byte characters count as their UTF-8 bytes.
+    const wide = await ctx.json('widget/addThreadMessage', { threadId: thread.id, data: { text: 'é'.repeat(500) } }, ann);
+    expect(wide.status).toBe(413);
+    // The body limit follows the setting: the largest message and room for the rest.
+    const body = await ctx.json('widget/addThreadMessage', JSON.stringify({ threadId: thread.id, data: { text: 'x'.repeat(6000) } }), ann);
+    expect(capOf(body.body)).toEqual({ status: 413, code: 'PAYLOAD_TOO_LARGE', cap: 'PARLEY_WIDGET_MESSAGE_MAX_BYTES', max: 1000 });
+    expect(body.body.message).toBe('This request is over 5096 bytes: the most this server allows is 1000 (PARLEY_WIDGET_MESSAGE_MAX_BYTES). Send a smaller one.');
+    expect(await ctx.count('widget_thread_messages')).toBe(1);
+  });
+
+  test('a thread takes PARLEY_WIDGET_THREAD_MAX_MESSAGES and PARLEY_WIDGET_THREAD_MAX_BYTES; archiving starts a new one', async () => {
+    const { ctx, ann, widget } = await setup({ widgetThreadMaxMessages: 3, widgetThreadMaxBytes: 2048 });
+    const thread = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
+    await addMessages(ctx, ann, thread.id, 3);
+    const full = await ctx.json('widget/addThreadMessage', { threadId: thread.id, data: { n: 3 } }, ann);
+    expect(capOf(full.body)).toEqual({ status: 409, code: 'CONFLICT', cap: 'PARLEY_WIDGET_THREAD_MAX_MESSAGES', max: 3 });
+    expect(full.body.message).toMatch(/^This thread holds 3 messages: the most this server allows is 3 \(PARLEY_WIDGET_THREAD_MAX_MESSAGES\)\. Archive it/);
+    await ctx.json('widget/archiveThread', { threadId: thread.id }, ann);
+    const next = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
+    await addMessages(ctx, ann, next.id, 1, 1500);
+    const heavy = await ctx.json('widget/addThreadMessage', { threadId: next.id, data: { text: 'x'.repeat(600) } }, ann);
+    expect(capOf(heavy.body)).toEqual({ status: 409, code: 'CONFLICT', cap: 'PARLEY_WIDGET_THREAD_MAX_BYTES', max: 2048 });
+    expect(await ctx.count('widget_thread_messages')).toBe(4);
+  });
+
+  test("a user's threads together take PARLEY_WIDGET_USER_MAX_MESSAGES and PARLEY_WIDGET_USER_MAX_BYTES, archived ones included; widget/deleteThread frees room", async () => {
+    const { ctx, ann, bob, widget } = await setup({ widgetUserMaxMessages: 4, widgetUserMaxBytes: 4096 });
+    const first = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
+    await addMessages(ctx, ann, first.id, 3);
+    await ctx.json('widget/archiveThread', { threadId: first.id }, ann);
+    const second = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
+    await addMessages(ctx, ann, second.id, 1);
+    const full = await ctx.json('widget/addThreadMessage', { threadId: second.id, data: { n: 9 } }, ann);
+    expect(capOf(full.body)).toEqual({ status: 409, code: 'CONFLICT', cap: 'PARLEY_WIDGET_USER_MAX_MESSAGES', max: 4 });
+    // Another user's room is their own.
+    const bobs = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, bob)).body.thread;
+    await addMessages(ctx, bob, bobs.id, 1);
+    expect(await ctx.json('widget/deleteThread', { threadId: first.id }, bob)).toMatchObject({ status: 403, body: SPEC_ERRORS[403] });
+    expect(await ctx.json('widget/deleteThread', { threadId: 'nope' }, ann)).toMatchObject({ status: 404, body: SPEC_ERRORS[404] });
+    expect((await ctx.json('widget/deleteThread', { threadId: first.id }, ann)).body).toEqual({ success: true });
+    expect(await ctx.json('widget/listThreadMessages', { threadId: first.id }, ann)).toMatchObject({ status: 404 });
+    await addMessages(ctx, ann, second.id, 2, 1800);
+    const heavy = await ctx.json('widget/addThreadMessage', { threadId: second.id, data: { text: 'x'.repeat(600) } }, ann);
+    expect(capOf(heavy.body)).toEqual({ status: 409, code: 'CONFLICT', cap: 'PARLEY_WIDGET_USER_MAX_BYTES', max: 4096 });
+  });
+
+  test('PARLEY_WIDGET_THREADS_MAX_PER_USER: archiving and asking again makes no thread past it (409); deleting one makes room', async () => {
+    const { ctx, ann, widget } = await setup({ widgetThreadsMaxPerUser: 2 });
+    const ids = [];
+    for (let i = 0; i < 2; i++) {
+      const got = await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann);
+      expect(got.body.created).toBe(true);
+      ids.push(got.body.thread.id);
+      await ctx.json('widget/archiveThread', { threadId: got.body.thread.id }, ann);
+    }
+    const third = await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann);
+    expect(capOf(third.body)).toEqual({ status: 409, code: 'CONFLICT', cap: 'PARLEY_WIDGET_THREADS_MAX_PER_USER', max: 2 });
+    expect(third.body.message).toContain('widget/deleteThread');
+    await ctx.json('widget/deleteThread', { threadId: ids[0] }, ann);
+    expect((await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.created).toBe(true);
+  });
+
+  test('writes are under the write rate limit: past it 429 with Retry-After, nothing stored', async () => {
+    const { ctx, ann, widget } = await setup({ rateLimitWrite: { capacity: 3, perMs: 60_000 } });
+    const thread = (await ctx.json('widget/getOrCreateThread', { widgetId: widget.id }, ann)).body.thread;
+    await addMessages(ctx, ann, thread.id, 3);
+    const res = await ctx.call('widget/addThreadMessage', { threadId: thread.id, data: { n: 3 } }, ann);
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await ctx.count('widget_thread_messages')).toBe(3);
   });
 });
 

@@ -4,8 +4,9 @@
  * the same run. Targets (issue 18): first-token overhead ≤ 5 ms, throughput ≥ 0.97 of direct.
  *
  * Fair by construction: the direct requests replay, byte for byte, the body Parley sent upstream
- * (its system prompt, tool definitions and whatever else it adds), captured once through a
- * loopback proxy; the timed Parley talks to llama-server without the proxy. Sampling is greedy
+ * (its system prompt, tool definitions and whatever else it adds), captured through a loopback
+ * proxy from a turn after the server's first (as every timed turn is); the timed Parley talks to
+ * llama-server without the proxy. Sampling is greedy
  * (`--temp 0`, fixed seed), so both paths generate the same tokens, which is checked. Requests
  * alternate direct / Parley, the order swapped every pair, after a warm-up.
  *
@@ -36,27 +37,39 @@ function providerEnv(apiUrl: string): Record<string, string> {
   return { PARLEY_AI_PROVIDER: 'openai-chat', PARLEY_AI_BASE_URL: apiUrl, PARLEY_AI_API_KEY: 'none', PARLEY_AI_MODEL: 'tiny', PARLEY_AI_ANSWER_TOKENS: String(ANSWER_TOKENS) };
 }
 
-/** One turn through a Parley behind a recording proxy: the Chat Completions body it sends, and every upstream call of the turn. */
-async function captureUpstream(ctx: BenchContext, llama: LlamaServer): Promise<{ body: string; calls: string[] }> {
+/** What the context budget learns after a turn (src/ai/bound-request.ts) has had time to be learned. */
+const SETTLE_MS = 1500;
+
+/**
+ * Turns through a Parley behind a recording proxy: every upstream call of a server's first turn
+ * and of a later one (once what the first taught the context budget is learned), and the Chat
+ * Completions body the later one sends, as every timed turn does.
+ */
+async function captureUpstream(ctx: BenchContext, llama: LlamaServer): Promise<{ body: string; calls: string[]; laterCalls: string[] }> {
   let body: string | undefined;
-  const calls: string[] = [];
+  let log: string[] = [];
   const proxy = startLoopbackProxy(async (req) => {
     const text = req.method === 'POST' ? await req.text() : undefined;
     const path = new URL(req.url).pathname;
-    calls.push(`${req.method} ${path}`);
-    if (path.endsWith('/chat/completions')) body ??= text;
+    log.push(`${req.method} ${path}`);
+    if (path.endsWith('/chat/completions')) body = text;
     return forward(llama.url, req, text);
   });
   let parley: Parley | undefined;
+  let calls: string[];
   try {
     parley = await startParley(ctx.bin, providerEnv(proxy.apiUrl));
+    await timeParley(parley.url, parley.key, MESSAGE);
+    calls = log;
+    await Bun.sleep(SETTLE_MS);
+    log = [];
     await timeParley(parley.url, parley.key, MESSAGE);
   } finally {
     await parley?.stop();
     proxy.stop();
   }
-  if (!body) throw new Error(`Parley sent no chat completion upstream (calls: ${calls.join(', ') || 'none'})`);
-  return { body, calls };
+  if (!body) throw new Error(`Parley sent no chat completion upstream (calls: ${log.join(', ') || 'none'})`);
+  return { body, calls, laterCalls: log };
 }
 
 const tokensPerS = (tokens: number, spanMs: number) => (tokens > 1 && spanMs > 0 ? ((tokens - 1) / spanMs) * 1000 : Number.NaN);
@@ -115,7 +128,7 @@ export const realModelFigure: Figure = {
   },
 };
 
-function report(ctx: BenchContext, d: TimedAnswer[], p: TimedAnswer[], upstream: { body: string; calls: string[] }, resent: number): Row[] {
+function report(ctx: BenchContext, d: TimedAnswer[], p: TimedAnswer[], upstream: { body: string; calls: string[]; laterCalls: string[] }, resent: number): Row[] {
   const text = d[0]!.text;
   const tokens = d[0]!.pieces;
   const deterministic = d.every((a) => a.text === text);
@@ -135,6 +148,7 @@ function report(ctx: BenchContext, d: TimedAnswer[], p: TimedAnswer[], upstream:
     template: TEMPLATE,
     answerTokens: tokens,
     upstreamCalls: upstream.calls,
+    upstreamCallsLater: upstream.laterCalls,
     upstreamBodyBytes: upstream.body.length,
     firstTokenMs: { parley: first.parley.map((v) => round(v, 3)), direct: first.direct.map((v) => round(v, 3)) },
     tokensPerS: { parley: pRate.map((v) => round(v, 1)), direct: dRate.map((v) => round(v, 1)) },
@@ -150,7 +164,7 @@ function report(ctx: BenchContext, d: TimedAnswer[], p: TimedAnswer[], upstream:
       baseline: fmtMs(median(first.direct)),
       target: `overhead ≤ ${TARGET_OVERHEAD_MS} ms`,
       met: overhead <= TARGET_OVERHEAD_MS,
-      detail: `overhead ${overhead >= 0 ? '+' : ''}${fmtMs(overhead)}; p90 ${fmtMs(percentile(first.parley, 90))} (direct ${fmtMs(percentile(first.direct, 90))}); the direct body is Parley's upstream body (${upstream.body.length.toLocaleString('en-US')} bytes, ${TEMPLATE}); upstream calls of a server's first turn: ${upstream.calls.join(', ')}`,
+      detail: `overhead ${overhead >= 0 ? '+' : ''}${fmtMs(overhead)}; p90 ${fmtMs(percentile(first.parley, 90))} (direct ${fmtMs(percentile(first.direct, 90))}); the direct body is Parley's upstream body (${upstream.body.length.toLocaleString('en-US')} bytes, ${TEMPLATE}); upstream calls of a server's first turn: ${upstream.calls.join(', ')}; of a later turn: ${upstream.laterCalls.join(', ')}`,
     },
     {
       figure: FIGURE,

@@ -2,25 +2,35 @@
 // settings, watching its memory and its health answer. The figure the hardening work promises:
 // the server's peak RSS while these run stays under --max-rss-mb (300 by default).
 //
-//   bun run scripts/fault/bombs.ts [--binary PATH | --from-source] [--max-rss-mb 300] [--max-health-ms 2000] [--parallel 4]
+//   bun run scripts/fault/bombs.ts [--binary PATH | --from-source] [--max-rss-mb 300] [--max-health-ms 2000] [--parallel 4] [--only TEXT]
 //
 // Every body goes four at once (--parallel) to the operation with the largest body limit that
-// takes it, at each size up to the server's default limit. The script prints a JSON report and
+// takes it, at each size up to the server's default limit. Uploads (files/upload) go as a case
+// says: one file, an image beside a document (until the document's text is read), four at once;
+// recordings (audio/transcribe) go more at once than a slow local fake speech server answers.
+// --only runs the cases whose name contains TEXT. The script prints a JSON report and
 // exits non-zero when the peak or the slowest health answer passes its bound, a request got a 5xx, or the server died.
 // Listens on 127.0.0.1 only; every loop is bounded.
 import { useRunTempDir } from '../lib/run-temp-dir';
 import { buildBinary, createUserWithKey, flag, newDataDir, sourceCmd, startServer } from './harness';
-import { costlyJsonShapes, dataUrl, gifBomb, iccpBomb, itxtBomb, png, ztxtBomb } from '../lib/hostile-payloads';
+import { startFakeAudio } from '../../test/fakes/openai-audio';
+import { animatedGifBomb, costlyJsonShapes, dataUrl, gifBomb, heavyDocx, iccpBomb, itxtBomb, png, ztxtBomb } from '../lib/hostile-payloads';
 
 useRunTempDir('parley-bombs-run', { keepOnFailure: true });
 const maxRssMb = Number(flag('max-rss-mb', '300'));
 // A loose bound: the event loop must never stall for long, whatever a body or an image holds.
 const maxHealthMs = Number(flag('max-health-ms', '2000'));
 const parallel = Number(flag('parallel', '4'));
+const only = flag('only', '');
 const cmd = Bun.argv.includes('--from-source') ? sourceCmd() : flag('binary', '') ? [flag('binary', '')] : buildBinary();
 const dataDir = newDataDir('parley-bombs');
 const key = createUserWithKey(cmd, dataDir, 'bombs@example.org');
-const server = await startServer(cmd, dataDir);
+// A speech-to-text server that takes its time, as a model at work does, so that recordings pile
+// up in Parley while it works: the one setting off its default.
+const stt = startFakeAudio();
+stt.transcribeDelayMs = 2000;
+stt.transcriptions.push = () => 0; // nobody reads them here; keep this process's memory flat
+const server = await startServer(cmd, dataDir, { PARLEY_STT_BASE_URL: stt.url });
 
 const kb = (line: string | undefined) => Number(line?.match(/(\d+)\s*kB/)?.[1] ?? 0) / 1024;
 const status = async () => {
@@ -64,27 +74,59 @@ interface CaseResult {
   name: string;
   statuses: number[];
   ms: number;
+  /** The server's RSS as the case started: what earlier cases left behind. */
+  startRssMb: number;
   peakRssMb: number;
   worstHealthMs: number;
 }
 const cases: CaseResult[] = [];
 
-async function send(name: string, path: string, body: string) {
+/** One case: `requests` at once, then whatever `after` waits for, with the case's own peak and health figures. */
+async function run(name: string, requests: (() => Promise<number>)[], after?: () => Promise<void>) {
   const started = performance.now();
+  const startRssMb = Math.round((await status()).rss);
   casePeakRss = 0;
   caseWorstHealthMs = 0;
-  const statuses = await Promise.all(
-    Array.from({ length: parallel }, () =>
-      fetch(`${server.url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body })
-        .then(async (res) => (await res.arrayBuffer(), res.status))
-        .catch(() => 0),
-    ),
-  );
+  const statuses = await Promise.all(requests.map((request) => request().catch(() => 0)));
+  await after?.();
   // One more health answer after the case, so a stall at its very end is counted in it.
   const probe = performance.now();
   await fetch(`${server.url}/api/health`).then((r) => r.arrayBuffer()).catch(() => healthFailures++);
   caseWorstHealthMs = Math.max(caseWorstHealthMs, performance.now() - probe);
-  cases.push({ name, statuses, ms: Math.round(performance.now() - started), peakRssMb: Math.round(casePeakRss), worstHealthMs: Math.round(caseWorstHealthMs) });
+  cases.push({ name, statuses, ms: Math.round(performance.now() - started), startRssMb, peakRssMb: Math.round(casePeakRss), worstHealthMs: Math.round(caseWorstHealthMs) });
+}
+
+const send = (name: string, path: string, body: string) =>
+  run(
+    name,
+    Array.from({ length: parallel }, () => async () => {
+      const res = await fetch(`${server.url}/api/${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
+      await res.arrayBuffer();
+      return res.status;
+    }),
+  );
+
+/** Files sent to files/upload at once, each in a request of its own; then their documents' text read (or failed). */
+async function sendUploads(name: string, files: { filename: string; bytes: Uint8Array }[]) {
+  const ids: string[] = [];
+  const uploadOne = (file: { filename: string; bytes: Uint8Array }) => async () => {
+    const form = new FormData();
+    form.append('file', new Blob([file.bytes]), file.filename);
+    const res = await fetch(`${server.url}/api/files/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    const answer = (await res.json()) as { id?: string; textStatus?: string };
+    if (res.status === 200 && answer.textStatus === 'pending') ids.push(answer.id!);
+    return res.status;
+  };
+  await run(name, files.map(uploadOne), async () => {
+    // A document is read after its upload answers: the case lasts until its reading ends.
+    for (const fileId of ids) {
+      for (let i = 0; i < 1200; i++) {
+        const res = await fetch(`${server.url}/api/files/getFile`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ fileId }) });
+        if (((await res.json()) as { textStatus: string }).textStatus !== 'pending') break;
+        await Bun.sleep(50);
+      }
+    }
+  });
 }
 
 // Every body is made before the clock starts: making them (a 26 MB string, 300 MB of zeros to
@@ -104,11 +146,45 @@ image('iTXt inflating to 300 MB', 'image/png', itxtBomb(300 * 1024 * 1024));
 for (const [w, h] of [[4000, 3000], [8000, 6000], [16384, 16384]] as const) image(`all-zero PNG ${w}×${h}`, 'image/png', png(w, h));
 for (const [w, h] of [[4000, 3000], [8000, 6000], [65535, 65535]] as const) image(`GIF canvas ${w}×${h}`, 'image/gif', gifBomb(w, h));
 
+// Uploads decode images too (the re-encode and the thumbnail), and read documents after they
+// answer: the largest images the default pixel limit allows, alone, beside a document, four at once.
+const uploads: { name: string; files: { filename: string; bytes: Uint8Array }[] }[] = [];
+const zeroPng = { filename: 'zeros.png', bytes: png(4096, 4096) };
+const frames = { filename: 'frames.gif', bytes: animatedGifBomb(4096, 4096, 200) };
+// A DOCX's text part of 95 MB (refused from the archive's directory), and one of 13 MB, just
+// under the largest part read, of one-letter paragraphs: what costs the reader most a byte.
+const docx95 = { filename: 'heavy.docx', bytes: heavyDocx(95 * 1024 * 1024) };
+const docx13 = { filename: 'dense.docx', bytes: heavyDocx(13 * 1024 * 1024) };
+uploads.push({ name: 'upload all-zero PNG 4096×4096', files: [zeroPng] });
+uploads.push({ name: 'upload 200-frame GIF 4096×4096', files: [frames] });
+uploads.push({ name: 'upload all-zero PNG 4096×4096 beside a DOCX of 95 MB of paragraphs', files: [zeroPng, docx95] });
+uploads.push({ name: 'upload all-zero PNG 4096×4096 beside a DOCX of 13 MB of paragraphs', files: [zeroPng, docx13] });
+uploads.push({ name: 'upload four all-zero PNGs 4096×4096 at once', files: [zeroPng, zeroPng, zeroPng, zeroPng] });
+uploads.push({ name: 'upload four 200-frame GIFs 4096×4096 at once', files: [frames, frames, frames, frames] });
+
+// Recordings of the largest size audio/transcribe takes, more at once than the speech server
+// answers: each is held in memory while the server works on it.
+const recordings = { name: `transcribe ${parallel * 2} recordings of 25 MB at once`, count: parallel * 2 };
+const wav = new Uint8Array(25 * 1024 * 1024 - 1024);
+wav.set(new TextEncoder().encode('RIFF\0\0\0\0WAVEfmt '));
+async function sendRecordings(name: string, count: number) {
+  const one = async () => {
+    const form = new FormData();
+    form.append('file', new Blob([wav]), 'talk.wav');
+    const res = await fetch(`${server.url}/api/audio/transcribe`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  await run(name, Array.from({ length: count }, () => one));
+}
+
 const started = await status();
 sampling = true;
 const sampler = sample();
 const prober = probe();
-for (const b of bodies) await send(b.name, b.path, b.body);
+for (const b of bodies) if (b.name.includes(only)) await send(b.name, b.path, b.body);
+for (const u of uploads) if (u.name.includes(only)) await sendUploads(u.name, u.files);
+if (recordings.name.includes(only)) await sendRecordings(recordings.name, recordings.count);
 
 sampling = false;
 await Promise.all([sampler, prober]);
@@ -116,10 +192,11 @@ const end = await status();
 const alive = server.proc.exitCode === null;
 server.proc.kill('SIGTERM');
 await server.proc.exited;
+stt.stop();
 
 const serverErrors = cases.filter((c) => c.statuses.some((s) => s >= 500 || s === 0));
 const report = {
-  defaults: 'every setting at its default',
+  defaults: 'every setting at its default, but a speech-to-text server (a local fake) is set up',
   parallel,
   idleRssMb: Math.round(started.rss),
   peakRssMb: Math.round(Math.max(peakRss, end.hwm)),

@@ -52,6 +52,9 @@ const serverEnv = (round: number): Record<string, string> => ({
   PARLEY_MAX_STREAMS_PER_USER: '0',
   PARLEY_RESEARCH_MAX_PER_USER: '100',
   PARLEY_RESEARCH_MAX_TOTAL: '1000',
+  // Its writers make an API key per write: past PARLEY_API_KEYS_MAX_PER_USER they would get 409s.
+  PARLEY_API_KEYS_MAX_PER_USER: '1000000',
+  PARLEY_GROUPS_MAX_PER_USER: '1000000',
 });
 
 admin(cmd, dataDir, ['migrate']);

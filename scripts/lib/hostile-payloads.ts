@@ -3,7 +3,8 @@
  * allocates many times the bytes sent, and images whose decode asks for far more memory than
  * the file holds. Shared by the memory-bomb fault script and the tests, so both send the same.
  */
-import { deflateSync } from 'node:zlib';
+import { deflateRawSync, deflateSync } from 'node:zlib';
+import { docxParts, zipRaw } from '../../test/fixtures/documents';
 
 /** JSON texts of about `bytes` bytes, each a shape that is cheap to send and dear to parse. */
 export function costlyJsonShapes(bytes: number): { name: string; body: string }[] {
@@ -106,3 +107,33 @@ export function gifBomb(width: number, height: number): Uint8Array {
 }
 
 export const dataUrl = (type: string, bytes: Uint8Array) => `data:${type};base64,${Buffer.from(bytes).toString('base64')}`;
+
+/**
+ * A GIF of `frames` frames, each covering the whole `width` × `height` canvas with a clear code
+ * and an end code: a few bytes a frame, every one of them a full canvas to a decoder that reads
+ * them all.
+ */
+export function animatedGifBomb(width: number, height: number, frames: number): Uint8Array {
+  const le16 = (n: number) => [n & 0xff, n >> 8];
+  const frame = [0x21, 0xf9, 4, 0, 10, 0, 0, 0, 0x2c, 0, 0, 0, 0, ...le16(width), ...le16(height), 0, 2, 1, 0x2c, 0];
+  const loop = [0x21, 0xff, 11, ...latin1('NETSCAPE2.0'), 3, 1, 0, 0, 0];
+  return new Uint8Array([...latin1('GIF89a'), ...le16(width), ...le16(height), 0x80, 0, 0, 0, 0, 0, 255, 255, 255, ...loop, ...Array.from({ length: frames }, () => frame).flat(), 0x3b]);
+}
+
+/**
+ * A Word document (a ZIP with `word/document.xml`) whose text part unpacks to about `bytes` bytes
+ * of one-letter paragraphs: as dear to the DOCX reader as a document can be (each paragraph a few
+ * objects in its tree).
+ */
+export function heavyDocx(bytes: number): Uint8Array {
+  const parts = docxParts(Array.from({ length: Math.floor(bytes / PARAGRAPH_BYTES) }, () => 'a'));
+  return zipRaw(
+    Object.entries(parts).map(([name, xml]) => {
+      const raw = new TextEncoder().encode(xml);
+      return { name, data: new Uint8Array(deflateRawSync(raw, { level: 9 })), size: raw.length };
+    }),
+  );
+}
+
+/** What one paragraph of one letter takes in `word/document.xml` (test/fixtures/documents.ts writes it). */
+const PARAGRAPH_BYTES = '<w:p><w:r><w:t xml:space="preserve">a</w:t></w:r></w:p>'.length;

@@ -3,7 +3,8 @@ export function captureOutput(proc: { stdout: ReadableStream<Uint8Array>; stderr
   let seen = '';
   const collect = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
-    for await (const chunk of stream) seen += decoder.decode(chunk, { stream: true });
+    // As an iterable: the web app's type check (DOM types, web/test reaches this file) has no async iterator on ReadableStream.
+    for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) seen += decoder.decode(chunk, { stream: true });
   };
   void collect(proc.stdout);
   void collect(proc.stderr);

@@ -18,13 +18,12 @@ import { makePdf } from '../../test/fixtures/documents';
 import { llamaServerDir, startLlamaServer, testModelPath, type LlamaServer } from './llama-server';
 import { forward, startLoopbackProxy, type LoopbackProxy } from './loopback-proxy';
 import { readEvents, startParley, type Parley } from './parley-binary';
+import { READ_MARKER, scriptedRead, wantsScriptedRead } from './scripted-read';
 
 setDefaultTimeout(180_000);
 
 /** The distinctive fact, only in the PDF. */
 const FACT = 'The lighthouse on Quillon Point has exactly 1,847 steps.';
-/** A user message holding this gets the scripted read_file call. */
-const READ_MARKER = 'Read the attached document.';
 
 let server: LlamaServer | undefined;
 let proxy: LoopbackProxy | undefined;
@@ -59,21 +58,6 @@ afterAll(async () => {
   proxy?.stop();
   await server?.stop();
 });
-
-/** The newest user message asks for the scripted call and no tool result follows it yet: the file id it names. */
-function wantsScriptedRead(body: any): string | undefined {
-  const last = body.messages?.at(-1);
-  if (last?.role !== 'user' || typeof last.content !== 'string' || !last.content.includes(READ_MARKER)) return undefined;
-  if (!(body.tools ?? []).some((t: any) => t.function?.name === 'read_file')) return undefined;
-  return /\(file id ([^,)]+)/.exec(last.content)?.[1];
-}
-
-function scriptedRead(model: string, fileId: string): Response {
-  const chunk = (delta: unknown, finish: string | null = null) =>
-    `data: ${JSON.stringify({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-  const call = { index: 0, id: 'scriptedRead1', type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ fileId }) } };
-  return new Response(chunk({ role: 'assistant', content: null, tool_calls: [call] }) + chunk({}, 'tool_calls') + 'data: [DONE]\n\n', { headers: { 'content-type': 'text/event-stream' } });
-}
 
 async function uploadPdf(p: Parley): Promise<any> {
   const form = new FormData();

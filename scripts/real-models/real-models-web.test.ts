@@ -10,22 +10,40 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { join } from 'node:path';
 import { expectAccessible, startWorld, type World } from '../../web/test/harness';
 import { llamaServerDir, startLlamaServer, testModelPath, type LlamaServer } from './llama-server';
+import { forward, startLoopbackProxy, type LoopbackProxy } from './loopback-proxy';
+import { READ_MARKER, scriptedRead, wantsScriptedRead } from './scripted-read';
+import { makePdf } from '../../test/fixtures/documents';
 
 // Real processes on a shared 2-core machine; nothing here asserts on time.
 setDefaultTimeout(180_000);
 
 let llama: LlamaServer;
 let world: World;
+let proxy: LoopbackProxy;
+/** The chat requests that went to the real model, after the scripted read_file call. */
+const afterRead: any[] = [];
 beforeAll(async () => {
   const dir = llamaServerDir();
   // Long answers (up to 400 tokens at a few ms each) leave time to reload mid-answer.
   llama = await startLlamaServer({ dir, model: testModelPath(), contextTokens: 4096, maxAnswerTokens: 400, templateFile: join(dir, 'templates', 'Qwen-Qwen2.5-7B-Instruct.jinja') });
+  // Transparent, but for the read_file call the tiny model cannot make (scripted-read.ts).
+  proxy = startLoopbackProxy(async (req) => {
+    const body = req.method === 'POST' ? await req.text() : undefined;
+    if (new URL(req.url).pathname === '/v1/chat/completions' && body) {
+      const parsed = JSON.parse(body);
+      const fileId = wantsScriptedRead(parsed);
+      if (fileId) return scriptedRead(parsed.model, fileId);
+      if (parsed.messages?.some((m: any) => m.role === 'tool' || /scriptedRead1/.test(JSON.stringify(m)))) afterRead.push(parsed);
+    }
+    return forward(llama.url, req, body);
+  });
   world = await startWorld({
-    env: { PARLEY_AI_BASE_URL: llama.apiUrl, PARLEY_AI_API_KEY: 'none', PARLEY_AI_MODEL: 'tiny', PARLEY_AI_ANSWER_TOKENS: '400' },
+    env: { PARLEY_AI_BASE_URL: proxy.apiUrl, PARLEY_AI_API_KEY: 'none', PARLEY_AI_MODEL: 'tiny', PARLEY_AI_ANSWER_TOKENS: '400', PARLEY_AI_TOOLS: 'auto' },
   });
 }, 240_000);
 afterAll(async () => {
   await world?.stop();
+  proxy?.stop();
   await llama?.stop();
 });
 
@@ -82,6 +100,26 @@ describe('the web app with a real model (llama-server, stories260K)', () => {
     expect(shown).toBe(stored);
     // Said, not asserted: on a fast machine the tiny model may finish before the reload.
     console.log(`real-model web: reloaded ${reloadedEarly ? 'while the answer was being written' : 'after the answer ended'}`);
+    await context.close();
+  });
+
+  test('a PDF uploaded in the page and asked about: Parley reads it, its text reaches the real model, and the answer cites it', async () => {
+    const { context, page } = await world.signedIn();
+    const fact = 'The lighthouse on Quillon Point has exactly 1,847 steps.';
+    await page.locator('#attach-file').setInputFiles({ name: 'lighthouse.pdf', mimeType: 'application/pdf', buffer: Buffer.from(await makePdf([['Harbour notes.', fact]])) });
+    await page.getByRole('list', { name: 'Files to send' }).getByText(/lighthouse\.pdf/).waitFor();
+    await page.getByRole('button', { name: 'Send' }).waitFor({ state: 'visible' });
+    await page.getByRole('textbox', { name: 'Message' }).fill(`${READ_MARKER} How many steps?`);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForURL(/\/c\/[^/]+$/);
+    const { roles, stored, shown } = await storedAndShown(page);
+    expect(roles).toEqual(['user', 'assistant']);
+    expect(shown).toBe(stored);
+    const last = page.locator('.message.assistant').last();
+    await last.getByRole('region', { name: 'Documents read' }).getByRole('link', { name: 'lighthouse.pdf' }).waitFor();
+    // The round after the read went to the real model with the PDF's text in it.
+    expect(JSON.stringify(afterRead.at(-1)?.messages ?? [])).toContain('1,847 steps');
+    console.log(`real-model web: after reading the PDF the model answered ${JSON.stringify(stored.slice(0, 120))}`);
     await context.close();
   });
 });

@@ -62,6 +62,11 @@ export function* listUsers({ db, t }: Tx): Work<User[]> {
   return yield* allRows(db.select().from(t.users).orderBy(asc(t.users.createdAt)));
 }
 
+/** Whether the server has an admin (the first-run setup stays open until it does: src/setup/). */
+export function* hasAdmin({ db, t }: Tx): Work<boolean> {
+  return (yield* getRow(db.select({ id: t.users.id }).from(t.users).where(eq(t.users.isAdmin, true)).limit(1))) !== undefined;
+}
+
 export function* countUsers({ db, t }: Tx): Work<number> {
   return (yield* getRow(db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(t.users)))!.n;
 }

@@ -7,6 +7,13 @@ export interface TokenCounter {
   countRequest(messages: unknown[], tools: unknown[]): Promise<number>;
   /** Tokens of one text, without any template around it. */
   countText(text: string): Promise<number>;
+  /**
+   * At least countRequest's answer, known without asking the server (bound-request.ts); undefined
+   * until learned for the request's shape.
+   */
+  boundRequest?(messages: unknown[], tools: unknown[]): number | undefined;
+  /** A request expected soon (this shape again, or the next turn's): what boundRequest needs is learned meanwhile. */
+  expectRequest?(messages: unknown[], tools: unknown[]): void;
 }
 
 /**

@@ -84,9 +84,21 @@ export async function fitContext<T>(
     const r = render(t, k);
     return context.counter.countRequest(r.messages, r.tools);
   };
-  // One count of the whole: most conversations fit, and go as they are.
-  const whole = await count(turns, tools);
-  if (whole <= room) return { turns, tools, maxTokens: limit(whole), leftOut: nothingLeftOut };
+  // Most conversations fit, and go as they are: known from a bound without asking the server
+  // (not after a refusal: the bound was wrong then), else from one count of the whole.
+  const request = render(turns, tools);
+  const bound = shrinkBy ? undefined : context.counter.boundRequest?.(request.messages, request.tools);
+  if (bound !== undefined && bound <= room) {
+    expectNext(turns, tools, context, render);
+    return { turns, tools, maxTokens: limit(bound), leftOut: nothingLeftOut };
+  }
+  const whole = await context.counter.countRequest(request.messages, request.tools);
+  if (whole <= room) {
+    // Asked again by a later request of the same shape (a new conversation's first turn).
+    context.counter.expectRequest?.(request.messages, request.tools);
+    expectNext(turns, tools, context, render);
+    return { turns, tools, maxTokens: limit(whole), leftOut: nothingLeftOut };
+  }
 
   const newest = turns.findLastIndex((t) => t.role === 'user');
   const system = await boundShares(turns.filter((t) => t.role === 'system'), room, context);
@@ -135,6 +147,19 @@ export async function fitContext<T>(
   }
   throw new AiError(tooLongMessage(await count([...system, ...current], []), room));
 }
+
+/**
+ * After a user turn that went whole, the conversation's next turn is likely the same plus the
+ * answer and a new user message: its shape is learned meanwhile, so that turn need not count.
+ */
+function expectNext<T>(turns: ChatTurn[], tools: T[], context: ModelContext, render: RenderRequest<T>): void {
+  if (!context.counter.expectRequest || turns.at(-1)?.role !== 'user') return;
+  const next = render([...turns, { role: 'assistant', content: NEXT_TEXT }, { role: 'user', content: NEXT_TEXT }], tools);
+  context.counter.expectRequest(next.messages, next.tools);
+}
+
+/** Any text stands for the next turn's: only its shape is learned. */
+const NEXT_TEXT = 'next';
 
 /**
  * System texts with a `share` (AiMessage) cut to that share of the room, by whole lines from the

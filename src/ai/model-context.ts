@@ -7,7 +7,8 @@
  * - `PARLEY_AI_CONTEXT_TOKENS` set: that size, whatever the server says.
  * - llama.cpp's llama-server: `GET /props` gives the slot's `n_ctx`; tokens are counted exactly,
  *   by the server itself: `POST /apply-template` renders the request through the model's chat
- *   template and `POST /tokenize` counts the result.
+ *   template and `POST /tokenize` counts the result. Or, once a request's shape is learned,
+ *   bounded without asking (bound-request.ts).
  * - vLLM: `GET /v1/models` gives `max_model_len`.
  * - Ollama (`GET /api/version` answers): it runs a model at its own `num_ctx`, not the model's
  *   length, and cuts an over-long prompt from the front (system message first) instead of
@@ -20,6 +21,7 @@
  */
 import { IMAGE_TOKENS, estimateTokens, type TokenCounter } from './count-tokens';
 import { keyedFetch } from '../net/keyed-fetch';
+import { createRequestBounds } from './bound-request';
 
 export type ServerKind = 'llama.cpp' | 'ollama' | 'vllm' | 'other';
 
@@ -58,10 +60,10 @@ export function createModelContextSource(settings: ModelContextSettings): ModelC
   const cache = new Map<string, { at: number; context: Promise<ModelContext>; known?: boolean }>();
   const server = settings.baseUrl ? serverOf(settings.baseUrl, settings.apiKey) : undefined;
   // One tokenizer cache for the process: a conversation's older turns are counted once.
-  const exact = server ? llamaCounter(server) : undefined;
+  const exact = server ? llamaCounters(server) : undefined;
   const probe = async (model: string): Promise<ModelContext> => {
     const found: Found = server ? await probeServer(server, model) : { kind: 'other', source: 'not said by the server' };
-    const counter = found.kind === 'llama.cpp' && exact ? exact : estimateCounter;
+    const counter = found.kind === 'llama.cpp' && exact ? exact(found.template ?? '') : estimateCounter;
     if (settings.contextTokens) return { kind: found.kind, contextTokens: settings.contextTokens, source: 'PARLEY_AI_CONTEXT_TOKENS', counter };
     return { ...found, counter };
   };
@@ -111,12 +113,18 @@ async function getJson(server: Server, url: string, init?: RequestInit): Promise
 
 const positive = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
 
-type Found = Pick<ModelContext, 'kind' | 'contextTokens' | 'source'>;
+type Found = Pick<ModelContext, 'kind' | 'contextTokens' | 'source'> & {
+  /** llama-server's model and chat template, as one hash: what a request's rendering depends on. */
+  template?: string;
+};
 
 async function probeServer(server: Server, model: string): Promise<Found> {
   const props = await getJson(server, `${server.root}/props`);
   const nCtx = positive(props?.default_generation_settings?.n_ctx);
-  if (nCtx) return { kind: 'llama.cpp', contextTokens: nCtx, source: 'llama-server /props' };
+  if (nCtx) {
+    const template = String(Bun.hash(JSON.stringify([props.model_path, props.chat_template, props.bos_token, props.eos_token, props.build_info])));
+    return { kind: 'llama.cpp', contextTokens: nCtx, source: 'llama-server /props', template };
+  }
   const ollama = await getJson(server, `${server.root}/api/version`);
   if (typeof ollama?.version === 'string') {
     const ps = await getJson(server, `${server.root}/api/ps`);
@@ -159,14 +167,20 @@ const TEXT_CACHE_ENTRIES = 4096;
  * short text (counted as IMAGE_TOKENS each: their true cost depends on the projector). The
  * rendering is the one a chat request gets, tools included (a template that renders no tools
  * costs none: measured, its prompt_tokens match). A server that cannot answer (an older build
- * without `/apply-template`, a template that refuses the shape) is estimated instead.
+ * without `/apply-template`, a template that refuses the shape) is estimated instead. One counter
+ * a template (`template`, from /props), all sharing what they learned of texts and frames.
  */
-function llamaCounter(server: Server): TokenCounter {
+function llamaCounters(server: Server): (template: string) => TokenCounter {
   const texts = new Map<bigint | number, number>();
   const tokenize = async (content: string, special: boolean): Promise<number | undefined> => {
     const body = await getJson(server, `${server.root}/tokenize`, { method: 'POST', body: JSON.stringify({ content, add_special: special, parse_special: special }) });
     return Array.isArray(body?.tokens) ? body.tokens.length : undefined;
   };
+  const applyTemplate = async (messages: unknown[], tools: unknown[]): Promise<string | undefined> => {
+    const rendered = await getJson(server, `${server.root}/apply-template`, { method: 'POST', body: JSON.stringify({ messages, ...(tools.length ? { tools } : {}) }) });
+    return typeof rendered?.prompt === 'string' ? rendered.prompt : undefined;
+  };
+  const bounds = createRequestBounds(applyTemplate);
   const countText = async (text: string): Promise<number> => {
     if (!text) return 0;
     const key = Bun.hash(text);
@@ -178,21 +192,34 @@ function llamaCounter(server: Server): TokenCounter {
     texts.set(key, n);
     return n;
   };
-  return {
+  return (template) => ({
     exact: true,
     countText,
     async countRequest(messages, tools) {
-      let images = 0;
-      const plain = (messages as { content?: unknown }[]).map((m) => {
-        if (!Array.isArray(m.content)) return m;
-        const text = m.content.map((p: any) => (p?.type === 'text' ? String(p.text ?? '') : (images++, '[image]'))).join('\n');
-        return { ...m, content: text };
-      });
-      const rendered = await getJson(server, `${server.root}/apply-template`, { method: 'POST', body: JSON.stringify({ messages: plain, ...(tools.length ? { tools } : {}) }) });
-      const prompt = typeof rendered?.prompt === 'string' ? rendered.prompt : undefined;
+      const { plain, images } = textOnly(messages);
+      const prompt = await applyTemplate(plain, tools);
       const n = prompt === undefined ? undefined : await tokenize(prompt, true);
       if (n === undefined) return estimateRequest(messages, tools);
       return n + images * IMAGE_TOKENS;
     },
-  };
+    boundRequest(messages, tools) {
+      const { plain, images } = textOnly(messages);
+      const bound = bounds.bound(template, plain, tools);
+      return bound === undefined ? undefined : bound + images * IMAGE_TOKENS;
+    },
+    expectRequest(messages, tools) {
+      bounds.learn(template, textOnly(messages).plain, tools);
+    },
+  });
+}
+
+/** The messages with each image replaced by a short text, and how many there were. */
+function textOnly(messages: unknown[]): { plain: unknown[]; images: number } {
+  let images = 0;
+  const plain = (messages as { content?: unknown }[]).map((m) => {
+    if (!Array.isArray(m.content)) return m;
+    const text = m.content.map((p: any) => (p?.type === 'text' ? String(p.text ?? '') : (images++, '[image]'))).join('\n');
+    return { ...m, content: text };
+  });
+  return { plain, images };
 }

@@ -4,7 +4,8 @@ import { forbidden } from '../http/errors';
 import { iso, isoOrNull } from '../ids';
 import { UserSchema, userWithAdminView } from '../account/account.view';
 import type { ApiKey } from '../db/schema';
-import { createApiKey, listApiKeys, revokeApiKey, revokeSession } from './auth.store';
+import { countActiveApiKeys, createApiKey, listApiKeys, revokeApiKey, revokeSession } from './auth.store';
+import { checkCap } from '../http/user-caps';
 import { clearedSessionCookie } from './authenticate';
 import { bonusBalanceOf } from '../credits/credit.store';
 
@@ -30,11 +31,17 @@ export const authOperations = [
   defineOperation({
     path: 'auth/createApiKey',
     summary: 'Create an API key for the caller',
-    description: 'The key is shown in this answer only; Parley keeps a hash of it.',
+    description: 'The key is shown in this answer only; Parley keeps a hash of it. A caller who holds PARLEY_API_KEYS_MAX_PER_USER keys that are not revoked: 409.',
     input: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }),
     output: t.Object({ keyId: t.String(), key: t.String(), name: t.String(), prefix: t.String(), createdAt: t.String({ format: 'date-time' }) }),
+    errors: [409],
+    rateLimit: 'write',
     handler: async ({ user, input, deps }) => {
-      const { row, key } = await deps.store.write((tx) => createApiKey(tx, user.id, input.name, deps.now()));
+      const max = deps.config.apiKeysMaxPerUser;
+      const { row, key } = await deps.store.write(function* (tx) {
+        yield* checkCap(tx, 'apiKeysMaxPerUser', user.id, max, countActiveApiKeys(tx, user.id), (n) => [`You hold ${n} API keys`, 'Revoke one you no longer use first (auth/revokeApiKey).']);
+        return yield* createApiKey(tx, user.id, input.name, deps.now());
+      });
       return { keyId: row.id, key, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt) };
     },
   }),

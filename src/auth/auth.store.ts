@@ -2,7 +2,7 @@ import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import { forgetCredentials } from './credential-cache';
 import { preparedFor } from '../db/prepared';
 import { apiKeys, sessions, type ApiKey, type Session } from '../db/schema';
-import { afterCommit, allRows, exec, getRow, hotOr, type Tx, type Work } from '../db/work';
+import { afterCommit, allRows, countRows, exec, getRow, hotOr, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 import { hashSecret, newApiKey, newSessionToken, visiblePrefix } from './tokens';
 
@@ -28,6 +28,9 @@ export function* findApiKeyByHash(tx: Tx, hash: string): Work<ApiKey | undefined
     () => getRow(tx.db.select().from(tx.t.apiKeys).where(eq(tx.t.apiKeys.hash, hash))),
   );
 }
+
+/** A user's API keys that are not revoked (their cap: PARLEY_API_KEYS_MAX_PER_USER). */
+export const countActiveApiKeys = (tx: Tx, userId: string) => countRows(tx, tx.t.apiKeys, and(eq(tx.t.apiKeys.userId, userId), isNull(tx.t.apiKeys.revokedAt)));
 
 export function* findApiKeyById({ db, t }: Tx, id: string): Work<ApiKey | undefined> {
   return yield* getRow(db.select().from(t.apiKeys).where(eq(t.apiKeys.id, id)));

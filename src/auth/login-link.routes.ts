@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import type { AppDeps } from '../deps';
 import { findUserById } from '../account/account.store';
 import { pageRoute } from '../http/register';
+import { fromOwnOrigin } from '../http/own-origin';
 import { browserLanding, openBrowserSession, setSessionCookie } from './browser-session';
 import { peekLoginLink, redeemLoginLink, type LoginLinkState } from './login-link.store';
 import { esc, htmlPage, redirect, signedInPage } from './oauth.page';
@@ -22,7 +23,7 @@ const REFUSALS = {
   unknown: { status: 404, title: 'This sign-in link is not valid', text: 'Check that the whole link was copied, or ask your administrator for a new one.' },
   used: { status: 410, title: 'This sign-in link was already used', text: 'A sign-in link works once. Ask your administrator for a new one.' },
   expired: { status: 410, title: 'This sign-in link has expired', text: 'Sign-in links are valid for a few minutes. Ask your administrator for a new one.' },
-  foreign: { status: 403, title: 'Sign-in refused', text: 'The sign-in was sent from another site. Open the link yourself and press the button.' },
+  foreign: { status: 403, title: 'Sign-in refused', text: "The sign-in did not come from the link's own page. Open the link yourself and press the button." },
 } as const;
 
 /** What `parley login-link` makes: `pl_` and 256 bits in base64url. Anything else is a cut or mangled link. */
@@ -56,20 +57,12 @@ async function showLink(deps: AppDeps, request: Request): Promise<Response> {
 }
 
 /**
- * A form posted from another site would sign the victim's browser into the sender's account
- * (login CSRF). Browsers send `Origin` with every POST; it must be this server's own address.
+ * `POST token=…` (the button): uses the link up, opens a session, sets the cookie, lands on the
+ * app. A form posted from another site would sign the victim's browser into the sender's account
+ * (login CSRF), so the post must come from the link's own page (src/http/own-origin.ts).
  */
-function sameOrigin(deps: AppDeps, request: Request): boolean {
-  const origin = request.headers.get('origin');
-  if (origin === null) return true; // not a browser, or one too old to send it: nothing to ride on
-  const own = new Set([new URL(request.url).origin]);
-  if (deps.config.publicUrl) own.add(new URL(deps.config.publicUrl).origin);
-  return own.has(origin);
-}
-
-/** `POST token=…` (the button): uses the link up, opens a session, sets the cookie, lands on the app. */
 async function useLink(deps: AppDeps, request: Request): Promise<Response> {
-  if (!sameOrigin(deps, request)) return refusal('foreign');
+  if (!fromOwnOrigin(request, deps.config.publicUrl)) return refusal('foreign');
   const declared = Number(request.headers.get('content-length') ?? 0);
   const body = declared > MAX_FORM_BYTES ? '' : (await request.text()).slice(0, MAX_FORM_BYTES);
   const token = new URLSearchParams(body).get('token') ?? '';
@@ -122,13 +115,13 @@ export const loginLinkOpenApiPaths = {
       operationId: 'auth.loginLinkUse',
       tags: ['auth'],
       summary: 'Use a one-time sign-in link up and sign the browser in',
-      description: 'A form post (`token=…`). Sets the session cookie and redirects (303) to `PARLEY_APP_URL`, else to the web app at `/`, else shows a page. A post whose `Origin` is another site is refused (403 page).',
+      description: 'A form post (`token=…`). Sets the session cookie and redirects (303) to `PARLEY_APP_URL`, else to the web app at `/`, else shows a page. A post without this server\'s own `Origin` (another site\'s, `null`, none), or with `Sec-Fetch-Site` other than `same-origin`, is refused (403 page).',
       security: [],
       requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] } } } },
       responses: {
         303: { description: 'To the app, signed in' },
         400: { description: 'HTML page: no token, or not one `parley login-link` makes' },
-        403: { description: 'HTML page: posted from another site' },
+        403: { description: 'HTML page: not posted from the link\'s own page (no or another `Origin`, `Sec-Fetch-Site` not `same-origin`)' },
         404: { description: 'HTML page: unknown link' },
         410: { description: 'HTML page: used or expired link' },
       },

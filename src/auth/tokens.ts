@@ -10,6 +10,8 @@ export const newApiKey = () => API_KEY_PREFIX + randomSecret();
 export const newSessionToken = () => SESSION_PREFIX + randomSecret();
 /** A one-time sign-in link's secret (`parley login-link`). */
 export const newLoginLinkToken = () => 'pl_' + randomSecret();
+/** A one-time setup link's secret (`parley serve` while the server has no admin; src/setup/). */
+export const newSetupToken = () => 'psu_' + randomSecret();
 
 /** The part of an API key shown in listings: enough to tell keys apart, far too little to use. */
 export const visiblePrefix = (key: string) => key.slice(0, API_KEY_PREFIX.length + 6);

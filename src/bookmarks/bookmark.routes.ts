@@ -4,9 +4,12 @@ import { forbidden, invalidInput, notFound } from '../http/errors';
 import type { AppDeps } from '../deps';
 import type { BookmarkGroup, BookmarkItem } from '../db/schema';
 import { iso } from '../ids';
+import { checkCap } from '../http/user-caps';
 import { canWriteConversation, findConversationById, listItems } from '../chat/conversation.store';
 import {
   addBookmarkItem,
+  countBookmarkGroups,
+  countBookmarks,
   createBookmarkGroup,
   deleteBookmarkGroup,
   findBookmarkGroupById,
@@ -42,9 +45,21 @@ export const bookmarkOperations = [
     path: 'bookmarks/createGroup',
     summary: 'Create a bookmark group',
     // Not blank: at least one character that is not white space (the name is stored trimmed).
+    description: 'A caller who keeps PARLEY_BOOKMARK_GROUPS_MAX_PER_USER groups: 409.',
     input: t.Object({ name: t.String({ minLength: 1, maxLength: 200, pattern: '\\S' }) }),
     output: GroupSchema,
-    handler: async ({ input, user, deps }) => groupView(await deps.store.write((tx) => createBookmarkGroup(tx, user.id, input.name.trim(), deps.now()))),
+    errors: [409],
+    rateLimit: 'write',
+    handler: async ({ input, user, deps }) =>
+      groupView(
+        await deps.store.write(function* (tx) {
+          yield* checkCap(tx, 'bookmarkGroupsMaxPerUser', user.id, deps.config.bookmarkGroupsMaxPerUser, countBookmarkGroups(tx, user.id), (n) => [
+            `You keep ${n} bookmark groups`,
+            'Delete one you no longer need first (bookmarks/deleteGroup).',
+          ]);
+          return yield* createBookmarkGroup(tx, user.id, input.name.trim(), deps.now());
+        }),
+      ),
   }),
   defineOperation({
     path: 'bookmarks/listGroups',
@@ -69,10 +84,12 @@ export const bookmarkOperations = [
     summary: 'Bookmark a conversation, or one item of it, into one of the caller\'s groups',
     description:
       'The group must be the caller\'s and the conversation one the caller can read (owner or writer), else 403; unknown group or conversation: 404. ' +
-      '`itemId`, when given, must be an item of that conversation (else 400). Deleting the conversation (or truncating the item away) removes the bookmark.',
+      '`itemId`, when given, must be an item of that conversation (else 400). Deleting the conversation (or truncating the item away) removes the bookmark. ' +
+      'A caller who keeps PARLEY_BOOKMARKS_MAX_PER_USER bookmarks: 409.',
     input: t.Object({ groupId: t.String(), conversationId: t.String(), itemId: t.Optional(t.String()) }),
     output: ItemSchema,
-    errors: [403, 404],
+    errors: [403, 404, 409],
+    rateLimit: 'write',
     handler: async ({ input, user, deps }) => {
       await ownGroup(deps, input.groupId, user.id);
       return itemView(
@@ -81,6 +98,10 @@ export const bookmarkOperations = [
           if (!(yield* canWriteConversation(tx, input.conversationId, user.id))) throw forbidden();
           if (input.itemId !== undefined && !(yield* listItems(tx, input.conversationId)).some((i) => i.id === input.itemId))
             throw invalidInput([{ path: ['itemId'], message: 'not an item of this conversation' }]);
+          yield* checkCap(tx, 'bookmarksMaxPerUser', user.id, deps.config.bookmarksMaxPerUser, countBookmarks(tx, user.id), (n) => [
+            `You keep ${n} bookmarks`,
+            'Remove some first (bookmarks/removeItem).',
+          ]);
           return yield* addBookmarkItem(tx, input, deps.now());
         }),
       );

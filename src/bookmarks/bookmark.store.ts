@@ -1,12 +1,21 @@
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import type { BookmarkGroup, BookmarkItem } from '../db/schema';
-import { allRows, exec, getRow, type Tx, type Work } from '../db/work';
+import { allRows, countRows, exec, getRow, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 
 // Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike.
 
 export function* createBookmarkGroup({ db, t }: Tx, userId: string, name: string, now: number): Work<BookmarkGroup> {
   return (yield* getRow(db.insert(t.bookmarkGroups).values({ id: newId(), userId, name, createdAt: now, updatedAt: now }).returning()))!;
+}
+
+/** A user's bookmark groups (their cap: PARLEY_BOOKMARK_GROUPS_MAX_PER_USER). */
+export const countBookmarkGroups = (tx: Tx, userId: string) => countRows(tx, tx.t.bookmarkGroups, eq(tx.t.bookmarkGroups.userId, userId));
+
+/** A user's bookmarks in all their groups (their cap: PARLEY_BOOKMARKS_MAX_PER_USER). */
+export function countBookmarks(tx: Tx, userId: string): Work<number> {
+  const { db, t } = tx;
+  return countRows(tx, t.bookmarkItems, inArray(t.bookmarkItems.groupId, db.select({ id: t.bookmarkGroups.id }).from(t.bookmarkGroups).where(eq(t.bookmarkGroups.userId, userId))));
 }
 
 export function* findBookmarkGroupById({ db, t }: Tx, id: string): Work<BookmarkGroup | undefined> {

@@ -3,14 +3,14 @@ import { findGroupByConversationId, groupIdsOfConversations } from '../groups/gr
 import { deleteGroup } from '../groups/group.service';
 import { defineOperation } from '../http/operation';
 import { forbidden, invalidInput, notFound } from '../http/errors';
+import { checkCap } from '../http/user-caps';
 import type { AppDeps } from '../deps';
 import type { Conversation, User } from '../db/schema';
 import type { Tx, Work } from '../db/work';
-import { findUserByEmail } from '../account/account.store';
 import {
-  addWriter,
   branchConversation,
   canWriteConversation,
+  countBranchesOf,
   deleteConversation,
   findBranchOf,
   findConversationById,
@@ -23,6 +23,15 @@ import {
 import { lastResponsesOf, listRunningInConversation } from './response.store';
 import { cancelResponse } from './respond';
 import { ConversationSchema, ItemSchema, conversationView, itemView, decodeCursor, encodeCursor } from './chat.view';
+import { importConversation } from './import.store';
+
+/** A conversation brought in (chat/importConversation): bounds that keep one request small. */
+export const IMPORT_LIMITS = { messages: 2000, contentChars: 100_000, bodyBytes: 4 * 1024 * 1024 } as const;
+const ImportedMessage = t.Object({
+  role: t.Union([t.Literal('user'), t.Literal('assistant')]),
+  content: t.String({ maxLength: IMPORT_LIMITS.contentChars }),
+  createdAt: t.Optional(t.String({ format: 'date-time', description: 'When it was written; kept when it is not in the future or before the message before it.' })),
+});
 
 const ConversationId = t.Object({ conversationId: t.String() });
 /** A page of chat/listConversations: the schema documents the default the handler applies. */
@@ -115,36 +124,50 @@ export const chatOperations = [
       }),
   }),
   defineOperation({
-    path: 'chat/shareConversation',
-    summary: 'Give another user writer access to a conversation',
-    description: 'Owner only (403); unknown conversation or no user with that e-mail → 404. Sharing twice succeeds.',
-    input: t.Object({ conversationId: t.String(), email: t.String({ minLength: 3, maxLength: 320 }) }),
-    output: Success,
-    errors: [403, 404],
+    path: 'chat/importConversation',
+    summary: 'Bring in a conversation from elsewhere (a ChatGPT export, or a Parley JSON export)',
+    description:
+      `A new conversation owned by the caller with these messages, in order, at their original times. One conversation a request: a client reads an export file (ChatGPT's \`conversations.json\` is a tree of nodes per conversation; docs/chat.md, "Export and import") and sends each conversation's messages. At most ${IMPORT_LIMITS.messages} messages of ${IMPORT_LIMITS.contentChars} characters, and ${IMPORT_LIMITS.bodyBytes / 1024 / 1024} MiB a request. Tool, system and empty messages are for the client to leave out.`,
+    input: t.Object({
+      title: t.String({ maxLength: 200 }),
+      messages: t.Array(ImportedMessage, { minItems: 1, maxItems: IMPORT_LIMITS.messages }),
+    }),
+    output: t.Object({ conversation: ConversationSchema, itemCount: t.Integer() }),
+    rateLimit: 'write',
+    maxBodyBytes: IMPORT_LIMITS.bodyBytes,
     handler: async ({ input, user, deps }) => {
-      return deps.store.write(function* (tx) {
-        const c = yield* findConversationById(tx, input.conversationId);
-        if (!c) throw notFound();
-        if (c.ownerId !== user.id) throw forbidden();
-        const other = yield* findUserByEmail(tx, input.email);
-        if (!other) throw notFound();
-        if (other.id !== user.id) yield* addWriter(tx, c.id, other.id, deps.now());
-        return { success: true };
-      });
+      const conversation = await deps.store.write((tx) =>
+        importConversation(
+          tx,
+          {
+            ownerId: user.id,
+            title: input.title.trim().slice(0, 200),
+            messages: input.messages.map((m) => ({ role: m.role, content: m.content, at: m.createdAt ? Date.parse(m.createdAt) : undefined })),
+          },
+          deps.now(),
+        ),
+      );
+      return { conversation: conversationView(conversation), itemCount: input.messages.length };
     },
   }),
   defineOperation({
     path: 'chat/branchConversation',
     summary: 'Fork a conversation at an item into a new conversation',
-    description: 'Copies the items up to and including `fromItemId` into a new conversation owned by the caller. Owner or writer (403); unknown conversation or item → 404.',
+    description:
+      'Copies the items up to and including `fromItemId` into a new conversation owned by the caller. Owner or writer (403); unknown conversation or item → 404; a caller who owns PARLEY_BRANCHES_MAX_PER_USER branches: 409.',
     input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
     output: t.Object({ conversation: ConversationSchema }),
-    errors: [403, 404],
+    errors: [403, 404, 409],
+    rateLimit: 'write',
     handler: ({ input, user, deps }) =>
       deps.store.write(function* (tx) {
         const source = yield* writableConversation(tx, user, input.conversationId);
         const item = yield* findItemById(tx, input.fromItemId);
         if (!item || item.conversationId !== source.id) throw notFound();
+        yield* checkCap(tx, 'branchesMaxPerUser', user.id, deps.config.branchesMaxPerUser, countBranchesOf(tx, user.id), (n) => [
+          `You own ${n} branched conversations`,
+          'Delete some you no longer need first (chat/deleteConversation).',
+        ]);
         const branch = yield* branchConversation(tx, source, item, user.id, deps.now());
         return { conversation: conversationView(branch, yield* findBranchOf(tx, branch.id)) };
       }),

@@ -1,8 +1,8 @@
-import { and, asc, desc, eq, gte, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, lt, or, sql } from 'drizzle-orm';
 import { conversationItems, conversations, type Conversation, type ConversationItem } from '../db/schema';
 import { newId } from '../ids';
 import { preparedFor } from '../db/prepared';
-import { allRows, exec, getRow, hotOr, type Tx, type Work } from '../db/work';
+import { allRows, countRows, exec, getRow, hotOr, type Tx, type Work } from '../db/work';
 
 // Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike. The hot
 // ones run SQLite statements prepared once (`hot`, through `hotOr`) and the builder on PostgreSQL.
@@ -185,6 +185,12 @@ export function* listConversationsFor(
   const kind = opts.kind ? sql`EXISTS (SELECT 1 FROM ${t.responses} WHERE ${t.responses.conversationId} = ${c.id} AND ${t.responses.kind} = ${opts.kind})` : undefined;
   const notGroup = opts.groups === false ? sql`NOT EXISTS (SELECT 1 FROM ${t.groupChats} WHERE ${t.groupChats.conversationId} = ${c.id})` : undefined;
   return yield* allRows(db.select().from(c).where(and(access, page, kind, notGroup)).orderBy(desc(c.updatedAt), desc(c.id)).limit(opts.limit));
+}
+
+/** The branches a user owns (their cap: PARLEY_BRANCHES_MAX_PER_USER). */
+export function countBranchesOf(tx: Tx, userId: string): Work<number> {
+  const { db, t } = tx;
+  return countRows(tx, t.conversationBranches, inArray(t.conversationBranches.conversationId, db.select({ id: t.conversations.id }).from(t.conversations).where(eq(t.conversations.ownerId, userId))));
 }
 
 /** A new conversation owned by `ownerId` holding copies of `source`'s items up to and including `item` (run with `store.write`). */

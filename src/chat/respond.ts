@@ -84,7 +84,8 @@ export async function startResponse(deps: AppDeps, input: StartInput): Promise<R
     yield* holdTurn(tx, deps, response.id);
     const writer = deps.events.writer(response.id, 0);
     if (!input.conversation) writer.add({ type: 'conversation.created', conversationId: conversation.id });
-    writer.add({ type: 'response.created', responseId: response.id });
+    // `model`: which model answers (Parley's addition; the web app shows it under the answer).
+    writer.add({ type: 'response.created', responseId: response.id, model });
     yield* writer.writeIn(tx);
     return { response, writer };
   });
@@ -227,8 +228,9 @@ async function finish(
 ): Promise<void> {
   const now = deps.now();
   function* store(tx: Tx, lastSeq?: number): Work<void> {
+    // The answer keeps the model that wrote it as a part of its own, `{type: "response.model", model}`.
     if (output && (output.text || output.parts.length))
-      yield* appendItem(tx, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: output.parts }, now);
+      yield* appendItem(tx, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: [...output.parts, { type: 'response.model', model: response.model }] }, now);
     yield* setResponseStatus(tx, response.id, status, now, error, lastSeq);
     yield* letTurnGo(tx, deps, response.id);
   }

@@ -9,7 +9,7 @@ import { errorOnlyStream, followResponse, parseEventId } from './follow';
 import { cancelResponse, startResponse } from './respond';
 import type { AppDeps } from '../deps';
 import type { FileRow, User } from '../db/schema';
-import { canReadFile, findFileById } from '../files/file.store';
+import { canReadFile, canSendFile, findFileById } from '../files/file.store';
 
 const Image = t.Object({ imageUrl: t.String({ minLength: 1 }), detail: t.Optional(t.Union([t.Literal('auto'), t.Literal('high'), t.Literal('low')])) });
 const TurnInput = t.Object({
@@ -17,7 +17,7 @@ const TurnInput = t.Object({
   conversationId: t.Optional(t.String()),
   model: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
   images: t.Optional(t.Array(Image, { maxItems: 16 })),
-  /** Parley's addition: ids of the caller's files (files/upload) sent with the message (docs/files.md). */
+  /** Parley's addition: ids of files sent with the message (docs/files.md, "Access": the caller's own, or one already attached to this conversation). */
   files: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 10 })),
 });
 
@@ -28,6 +28,7 @@ const STREAM_DESCRIPTION =
   'Answers `text/event-stream`. Every frame is `event: message` with `id: <responseId>:<seq>` and JSON data whose `type` selects the event: ' +
   '`conversation.created` (only for a new conversation) → `response.created` → output events → `done`, or `error` {message} and the end. ' +
   'An image URL the AI provider must not be given (anything but `data:image/...` and `https:` to a public host, unless `PARLEY_AI_IMAGE_ALLOW_LAN`) → 400 with `issues` before the stream. ' +
+  '`files`: ids of files the caller may read; the caller\'s own, or another user\'s only in a conversation it is attached to already (else 400 with `issues`, before the stream). ' +
   'Other failures after authentication are in-stream `error` events. The turn runs in the background: a request carrying `Last-Event-ID` resumes ' +
   'that response after that event instead of starting new work. Quiet streams carry `{"type":"keepalive"}` frames (no id) and comment lines. ' +
   'Over the concurrency cap → 429 before the stream.';
@@ -60,21 +61,30 @@ function checkedImages(deps: AppDeps, images: typeof TurnInput.static.images) {
 }
 
 /**
- * The request's files, each one the caller may read, or a 400 naming each that is not (unknown
- * and not readable alike, as files/getFile answers 404 for both), before any stream starts.
+ * The request's files, each one the caller may read and send to this conversation (`undefined`:
+ * a new one), or a 400 naming each that is not, before any stream starts: unknown and not
+ * readable alike (as files/getFile answers 404 for both); someone else's file outside the
+ * conversation it came through, with why (docs/files.md, "Access").
  */
-async function checkedFiles(deps: AppDeps, ids: string[] | undefined, userId: string): Promise<FileRow[] | undefined> {
+async function checkedFiles(deps: AppDeps, ids: string[] | undefined, userId: string, conversationId: string | undefined): Promise<FileRow[] | undefined> {
   if (!ids?.length) return undefined;
   const unique = [...new Set(ids)];
   const found = await deps.store.read(function* (tx) {
-    const rows: (FileRow | undefined)[] = [];
+    const rows: (FileRow | 'unreadable' | 'not yours')[] = [];
     for (const id of unique) {
       const f = yield* findFileById(tx, id);
-      rows.push(f && (yield* canReadFile(tx, f, userId)) ? f : undefined);
+      if (!f || !(yield* canReadFile(tx, f, userId))) rows.push('unreadable');
+      else rows.push((yield* canSendFile(tx, f, userId, conversationId)) ? f : 'not yours');
     }
     return rows;
   });
-  const issues = unique.flatMap((id, i) => (found[i] ? [] : [{ path: ['files', ids.indexOf(id)], message: `No file ${id} that you may read.` }]));
+  const issues = unique.flatMap((id, i) => {
+    const path = ['files', ids.indexOf(id)];
+    if (found[i] === 'unreadable') return [{ path, message: `No file ${id} that you may read.` }];
+    if (found[i] === 'not yours')
+      return [{ path, message: `File ${id} is another user's: only they may send it to another conversation; you may send it again in the conversation it came through.` }];
+    return [];
+  });
   if (issues.length) throw invalidInput(issues);
   return found as FileRow[];
 }
@@ -98,9 +108,14 @@ function streamTurn(kind: 'chat' | 'research') {
       });
       if (!conversation) return errorOnlyStream('The conversation was not found or you cannot write to it.');
     }
-    const files = await checkedFiles(deps, input.files, user.id);
+    const files = await checkedFiles(deps, input.files, user.id, conversation?.id);
     if (!input.message.trim() && !images?.length && !files?.length) return errorOnlyStream('The message is empty.');
     const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, files, model: input.model, conversation, requestId, tier: user.subscriptionTier });
+    // The turn goes upstream before its stream opens: on SQLite all the turn does before its
+    // request is work between awaits that resolve at once, which opening the stream (its stored
+    // events read and sent) would otherwise interleave with, delaying the first token by about a
+    // millisecond (bench/RESULTS.md, "Real model"). The opening events lose nothing: they are stored.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     return followResponse(deps, response.id, 0, request.signal);
   };
 }

@@ -32,7 +32,7 @@ export interface CatalogueEntry {
 }
 
 /** Models of a list that do not chat: embeddings, speech, images, moderation, rerankers. */
-const NOT_CHAT = /embed|whisper|tts|dall-e|moderation|transcribe|rerank/i;
+export const NOT_CHAT = /embed|whisper|tts|dall-e|moderation|transcribe|rerank/i;
 /** A server with hundreds of models (OpenRouter) still makes a usable menu. */
 const MAX_MODELS_PER_CONNECTION = 200;
 

@@ -7,6 +7,9 @@ import { deleteConnection, findConnection, insertConnection, listConnectionRows,
 import { lastHealth } from './connection-health';
 import type { Connections } from './resolver';
 import { ENV_PREFIX } from './seed-env';
+import { probeConnection } from './probe-connection';
+import { LIST_TIMEOUT_MS } from './model-lists';
+import { NOT_CHAT } from './catalogue';
 import { isPrivateAddress } from '../net/address';
 import { maskUrl } from '../mask-secrets';
 
@@ -98,7 +101,14 @@ export async function addConnection(deps: { store: Store; connections: Connectio
   const baseUrl = checkBaseUrl(input.baseUrl);
   const options = checkOptions(input.kind, input.options ?? {});
   checkReach(baseUrl, input.allowPrivate ?? true);
-  const credential = input.credential === undefined || input.credential === '' ? null : await deps.connections.sealer.seal(checkCredential(input.credential));
+  const key = input.credential === undefined || input.credential === '' ? undefined : checkCredential(input.credential);
+  // A chat server added without a default model (a local one found on this machine): its first listed chat model.
+  if (input.kind === 'chat' && !options.model) {
+    const probe = await probeConnection({ api, baseUrl, kind: input.kind }, key, LIST_TIMEOUT_MS);
+    const first = probe.models?.find((m) => !NOT_CHAT.test(m));
+    if (first) options.model = first;
+  }
+  const credential = key === undefined ? null : await deps.connections.sealer.seal(key);
   const row = await deps.store.write(function* (tx) {
     if (yield* findConnection(tx, name)) throw new ConnectionRefusal(`A connection named ${name} exists already.`, 409);
     return yield* insertConnection(

@@ -24,6 +24,9 @@ export const creditOperations = [
     // The largest amount is a setting, so the handler checks that bound; the schema says the rest.
     input: t.Object({ adId: t.String({ minLength: 1, maxLength: 200 }), amount: t.Integer({ minimum: 1 }) }),
     output: t.Object({ granted: t.Boolean(), bonusBalance: t.Number() }),
+    // A ledger row per new `adId`, in development only (production grants nothing here): the rate
+    // limit is its bound, as a test server needs no cap.
+    rateLimit: 'write',
     handler: async ({ input, user, deps }) => {
       const max = deps.config.adRewardMaxAmount;
       if (input.amount > max) throw invalidInput([{ path: ['amount'], message: `must be at most ${max}` }]);

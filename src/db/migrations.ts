@@ -26,7 +26,10 @@ import m0021 from '../../migrations/0021_memories.sql' with { type: 'text' };
 import m0022 from '../../migrations/0022_feedback.sql' with { type: 'text' };
 import m0023 from '../../migrations/0023_support.sql' with { type: 'text' };
 import m0024 from '../../migrations/0024_file_embeddings.sql' with { type: 'text' };
-import m0025 from '../../migrations/0025_connections.sql' with { type: 'text' };
+import m0025 from '../../migrations/0025_widget_thread_sizes.sql' with { type: 'text' };
+import m0026 from '../../migrations/0026_conversation_shares.sql' with { type: 'text' };
+import m0027 from '../../migrations/0027_setup_tokens.sql' with { type: 'text' };
+import m0028 from '../../migrations/0028_connections.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -59,5 +62,8 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0022_feedback', sql: m0022 },
   { tag: '0023_support', sql: m0023 },
   { tag: '0024_file_embeddings', sql: m0024 },
-  { tag: '0025_connections', sql: m0025 },
+  { tag: '0025_widget_thread_sizes', sql: m0025 },
+  { tag: '0026_conversation_shares', sql: m0026 },
+  { tag: '0027_setup_tokens', sql: m0027 },
+  { tag: '0028_connections', sql: m0028 },
 ];

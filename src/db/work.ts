@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db } from './connection';
 import type * as schema from './schema';
 
@@ -74,6 +75,11 @@ export function* execCount(query: { run(): unknown }): Generator<Step, number, u
 /** The rows of a raw statement, in the dialect's own SQL (`tx.dialect`); column names as written. */
 export function* rawRows<T>(query: SQL): Generator<Step, T[], unknown> {
   return (yield { kind: 'sql', query }) as T[];
+}
+
+/** How many rows of `table` match `where` (PostgreSQL's bigint count as a number too). */
+export function* countRows({ db }: Tx, table: SQLiteTable, where: SQL | undefined): Work<number> {
+  return (yield* getRow(db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(table).where(where)))!.n;
 }
 
 /**

@@ -4,7 +4,8 @@ import { forbidden, invalidInput, notFound } from '../http/errors';
 import { FEEDBACK_REASONS, type AnswerFeedback } from '../db/schema';
 import { iso } from '../ids';
 import { canWriteConversation, findConversationById } from '../chat/conversation.store';
-import { listFeedbackInConversation, listFeedbackOnItems, setFeedback } from './feedback.store';
+import { countFeedbackOf, findFeedback, listFeedbackInConversation, listFeedbackOnItems, setFeedback } from './feedback.store';
+import { checkCap } from '../http/user-caps';
 import { answerRefOf, findRatableAnswer, withdrawFeedback } from './feedback-target';
 
 /** A comment's limit: room for a paragraph or two, not an essay. */
@@ -51,6 +52,7 @@ export const feedbackOperations = [
       NAMING +
       'Unknown item or group: 404; an answer the caller cannot read: 403; an item that is not an assistant answer, or a message of another group: 400. ' +
       'One rating per user and answer: a second set replaces the first whole (reasons and comment left out are cleared; `createdAt` stays). ' +
+      'A first rating by a caller who has rated PARLEY_FEEDBACK_MAX_PER_USER answers: 409 (changing a rating always works). ' +
       `Reasons come from a fixed list (a repeated one counts once); a blank comment is stored as none. See docs/feedback.md.`,
     input: t.Object({
       ...AnswerRef,
@@ -59,12 +61,18 @@ export const feedbackOperations = [
       comment: t.Optional(t.String({ maxLength: COMMENT_MAX_CHARS })),
     }),
     output: FeedbackSchema,
-    errors: [403, 404],
+    errors: [403, 404, 409],
+    rateLimit: 'write',
     handler: async ({ input, user, deps }) => {
       const ref = answerRefOf(input);
       const comment = input.comment?.trim() || null;
       const row = await deps.store.write(function* (tx) {
         const item = yield* findRatableAnswer(tx, ref, user.id);
+        if (!(yield* findFeedback(tx, user.id, item.id)))
+          yield* checkCap(tx, 'feedbackMaxPerUser', user.id, deps.config.feedbackMaxPerUser, countFeedbackOf(tx, user.id), (n) => [
+            `You have rated ${n} answers`,
+            'Withdraw some ratings first (feedback/deleteFeedback).',
+          ]);
         return yield* setFeedback(tx, { userId: user.id, itemId: item.id, rating: input.rating, reasons: input.reasons ?? [], comment }, deps.now());
       });
       return feedbackView(row);

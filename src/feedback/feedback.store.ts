@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { FEEDBACK_REASONS, type AnswerFeedback, type FeedbackReason } from '../db/schema';
-import { allRows, getRow, type Tx, type Work } from '../db/work';
+import { allRows, countRows, getRow, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
 
 // Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike.
@@ -31,6 +31,9 @@ export function* setFeedback({ db, t }: Tx, input: FeedbackInput, now: number): 
   );
   return row!;
 }
+
+/** The answers a user has rated (their cap: PARLEY_FEEDBACK_MAX_PER_USER). */
+export const countFeedbackOf = (tx: Tx, userId: string) => countRows(tx, tx.t.answerFeedback, eq(tx.t.answerFeedback.userId, userId));
 
 export function* findFeedback({ db, t }: Tx, userId: string, itemId: string): Work<AnswerFeedback | undefined> {
   return yield* getRow(db.select().from(t.answerFeedback).where(and(eq(t.answerFeedback.userId, userId), eq(t.answerFeedback.itemId, itemId))));

@@ -6,6 +6,7 @@ import { ACCEPTED, sniffFile } from './sniff-file';
 import { cleanImage } from './clean-image';
 import { claimBlob, findBlob, insertFile, lockUserFiles, usageOf } from './file.store';
 import { tempName } from './receive-upload';
+import { cleanFilename } from './clean-filename';
 
 /** Bytes read from the end of a file for sniffing (a ZIP's directory of entries). */
 const TAIL_BYTES = 64 * 1024;
@@ -17,9 +18,10 @@ export async function checkRoomForOneMore(deps: AppDeps, userId: string): Promis
 }
 
 /**
- * Make a received file the user's: sniff it (refusing what Parley does not take), re-encode an
- * image without its metadata and make its thumbnail, store the bytes under their hash, then
- * check the quota and add the row in one transaction. The temp file is gone afterwards.
+ * Make a received file the user's: clean its name (clean-filename.ts: every file's name passes
+ * here), sniff it (refusing what Parley does not take), re-encode an image without its metadata
+ * and make its thumbnail, store the bytes under their hash, then check the quota and add the row
+ * in one transaction. The temp file is gone afterwards.
  */
 export async function addFile(
   deps: AppDeps,
@@ -28,9 +30,10 @@ export async function addFile(
   source: 'upload' | 'generated' = 'upload',
 ): Promise<FileRow> {
   const written: string[] = [];
+  const filename = cleanFilename(received.filename);
   try {
     const tail = received.size > received.head.length ? await Bun.file(received.tempPath).slice(Math.max(0, received.size - TAIL_BYTES)).bytes() : received.head;
-    const sniffed = sniffFile(received.head, tail, received.filename);
+    const sniffed = sniffFile(received.head, tail, filename);
     if (!sniffed) throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: `Parley takes ${ACCEPTED}; this file is none of them (decided from its content).` });
 
     let main = { path: received.tempPath, size: received.size, sha256: received.sha256 };
@@ -78,7 +81,7 @@ export async function addFile(
         {
           userId,
           sha256: main.sha256,
-          filename: received.filename,
+          filename,
           mimeType,
           kind: sniffed.kind,
           size: main.size,

@@ -1,10 +1,12 @@
 import { loadCodec } from '../images/load-codec';
 import { decoderInput } from '../images/decoder-input';
-import { collectAfterDecode } from '../images/collect-after-decode';
-import type { ImageHeader } from '../images/image-header';
+import { afterDecodeCollected } from '../images/collect-after-decode';
+import type { ImageHeader, SniffedFormat } from '../images/image-header';
 
 /** Longest side of a thumbnail, in pixels. */
 export const THUMB_SIZE = 256;
+/** A GIF's frame is averaged down to this many pixels a side in the decoder, the codec resizes the rest. */
+const GIF_THUMB_SOURCE_SIDE = 2 * THUMB_SIZE;
 
 export type CleanedImage = { bytes: Uint8Array; mimeType: string; width: number; height: number; thumb: Uint8Array };
 
@@ -22,8 +24,13 @@ export async function cleanImage(bytes: Uint8Array, header: ImageHeader, maxPixe
   const { format, width, height, channelBytes } = header;
   if (width === undefined || height === undefined) return { error: `the ${format} header is truncated or malformed` };
   if (width * height * channelBytes > maxPixels) return { error: `the image is ${width} × ${height} pixels, more than ${maxPixels}` };
+  return afterDecodeCollected(width * height, () => reencode(bytes, format, width, height));
+}
+
+async function reencode(bytes: Uint8Array, format: SniffedFormat, width: number, height: number): Promise<CleanedImage | { error: string }> {
   const { Transformer, ResizeFit } = await loadCodec();
-  const input = await decoderInput(bytes, format);
+  // A GIF is kept as sent: only its thumbnail needs pixels, so its frame is decoded small.
+  const input = await decoderInput(bytes, format, GIF_THUMB_SOURCE_SIDE);
   if (!(input instanceof Uint8Array)) return input;
   try {
     const source = new Transformer(input);
@@ -34,12 +41,12 @@ export async function cleanImage(bytes: Uint8Array, header: ImageHeader, maxPixe
     else if (format === 'jpeg') out = { bytes: await upright.jpeg(90), mimeType: 'image/jpeg' };
     else if (format === 'webp') out = { bytes: await upright.webp(90), mimeType: 'image/webp' };
     else out = { bytes: await upright.png(), mimeType: 'image/png' };
-    const [w, h] = (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];
-    const thumb = await new Transformer(format === 'gif' ? input : out.bytes).resize({ width: Math.min(THUMB_SIZE, w), height: Math.min(THUMB_SIZE, h), fit: ResizeFit.Inside }).webp(75);
+    const [w, h] = format === 'gif' ? [width, height] : (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];
+    // From the same decode, after the re-encode (which reads it as it is): a Transformer of the
+    // re-encoded bytes decoded the image a second time beside the first, 64 MB more for 4096².
+    const thumb = await upright.resize({ width: Math.min(THUMB_SIZE, w), height: Math.min(THUMB_SIZE, h), fit: ResizeFit.Inside }).webp(75);
     return { ...out, width: w, height: h, thumb };
   } catch (err) {
     return { error: `the ${format} image could not be decoded: ${(err as Error).message ?? String(err)}` };
-  } finally {
-    collectAfterDecode(width * height);
   }
 }

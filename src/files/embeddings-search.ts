@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import { AppError } from '../http/errors';
+import { AppError, notSetUp } from '../http/errors';
 import { searchFileChunks, type ChunkHit } from './file-text.store';
 import { embeddingModelKey, EmbeddingsError, embedTexts } from './embeddings-client';
 import { countReadableChunks, findChunkHits, readVectorPage, type ChunkKey } from './embeddings.store';
@@ -39,9 +39,7 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
   if (mode === 'text' || !input.query.trim()) return { mode: 'text', hits: await byWords(input.limit) };
   if (!on) {
     if (mode === 'semantic')
-      throw new AppError('SERVICE_UNAVAILABLE', {
-        message: 'Semantic search is not set up on this server: its admin sets PARLEY_EMBEDDINGS_BASE_URL (see docs/files.md). Search with mode "text".',
-      });
+      throw notSetUp('Semantic search is not set up on this server: its admin sets PARLEY_EMBEDDINGS_BASE_URL (see docs/files.md). Search with mode "text".');
     return { mode: 'text', hits: await byWords(input.limit) };
   }
   let vector: Float32Array;

@@ -7,6 +7,7 @@ import { failFileText, listPendingFiles, saveFileText } from './file-text.store'
 import { chunkText, ExtractError, extractText } from './extract';
 import { tempName } from './receive-upload';
 import { fillEmbeddings } from './embeddings-fill';
+import { TurnAbandoned } from '../http/turnstile';
 
 /** A chunk's length in characters (about 500 tokens) and what two neighbours share. */
 export const CHUNK_CHARS = 2000;
@@ -21,7 +22,7 @@ export interface FileTextQueue {
   idle(): Promise<void>;
 }
 
-type Deps = Pick<AppDeps, 'config' | 'store' | 'files' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'connections'>;
+type Deps = Pick<AppDeps, 'config' | 'store' | 'files' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'imageConversions' | 'connections'>;
 
 /**
  * Documents into text, one at a time, after their upload answered (docs/files.md, "Documents
@@ -103,7 +104,15 @@ async function extractOne(deps: Deps, file: FileRow): Promise<boolean> {
       await Bun.write(local, stored);
       path = local;
     }
-    const extracted = await extractText({ path, mime: file.mimeType });
+    // A read holds up to its memory limit (~140 MB with its worker), an image decode as much: on a
+    // small board the two must not overlap, so a read waits for a turn with the images.
+    const release = await deps.imageConversions.acquire(deps.lifecycle.signal);
+    let extracted;
+    try {
+      extracted = await extractText({ path, mime: file.mimeType });
+    } finally {
+      release();
+    }
     const chunks = chunkText(extracted.text, { targetChars: CHUNK_CHARS, overlapChars: CHUNK_OVERLAP, pageStarts: extracted.pageStarts });
     await deps.store.write((tx) =>
       saveFileText(
@@ -115,6 +124,8 @@ async function extractOne(deps: Deps, file: FileRow): Promise<boolean> {
     );
     return true;
   } catch (err) {
+    // Stopping while it waited for its turn: left pending, read at the next start.
+    if (err instanceof TurnAbandoned) return false;
     const message = err instanceof ExtractError ? err.message : 'The document could not be read.';
     if (!(err instanceof ExtractError)) deps.log.error('document text extraction failed', { fileId: file.id, cause: String(err) });
     await deps.store.write((tx) => failFileText(tx, file.id, message));

@@ -83,6 +83,20 @@ export function* canReadFile({ db, t }: Tx, file: FileRow, userId: string): Work
   return row !== undefined;
 }
 
+/**
+ * Whether the user may send the file with a message to a conversation (`undefined`: a new one of
+ * theirs), attaching it there: its owner may, anywhere they write; anyone else only where it is
+ * attached already, the conversation it came through. Reading a file is no leave to hand it on,
+ * so a reader's access ends with their access to that conversation (docs/files.md, "Access").
+ */
+export function* canSendFile({ db, t }: Tx, file: FileRow, userId: string, conversationId: string | undefined): Work<boolean> {
+  if (file.userId === userId) return true;
+  if (conversationId === undefined) return false;
+  const a = t.fileAttachments;
+  const row = yield* getRow(db.select({ id: a.fileId }).from(a).where(and(eq(a.fileId, file.id), eq(a.conversationId, conversationId))).limit(1));
+  return row !== undefined;
+}
+
 export function* attachFiles({ db, t }: Tx, fileIds: string[], conversationId: string, now: number): Work<void> {
   if (!fileIds.length) return;
   yield* exec(db.insert(t.fileAttachments).values(fileIds.map((fileId) => ({ fileId, conversationId, createdAt: now }))).onConflictDoNothing());

@@ -16,7 +16,7 @@ export interface ReceivedUpload {
   tempPath: string;
   size: number;
   sha256: string;
-  /** The name the client gave (a path's last part), cleaned; "upload" when none. */
+  /** The name the client gave, as given (addFile cleans it). */
   filename: string;
   head: Uint8Array;
   fields: Record<string, string>;
@@ -55,15 +55,18 @@ export async function receiveUpload(request: Request, maxBytes: number, tempPath
     file = pipeline(stream, hashing, createWriteStream(tempPath, { mode: 0o600 })).then(() => ({
       size: hashing.size,
       sha256: hashing.digest(),
-      filename: cleanName(filename),
+      filename: filename ?? '',
       head: hashing.head,
     }));
   });
+  // Past `files: 1` the parser drops a second file without a 'file' event: it says so here.
+  parser.on('filesLimit', () => (extraFile = true));
   try {
     await pipeline(Readable.fromWeb(request.body as never), parser);
     const received = file ? await file : undefined;
     if (overLimit) throw tooLarge(maxBytes);
-    if (!received) throw new AppError('BAD_REQUEST', { message: extraFile ? 'Send one file, in a part named "file".' : 'The upload has no part named "file".' });
+    if (extraFile) throw new AppError('BAD_REQUEST', { message: 'Send one file, in a part named "file".' });
+    if (!received) throw new AppError('BAD_REQUEST', { message: 'The upload has no part named "file".' });
     if (received.size === 0) throw new AppError('BAD_REQUEST', { message: 'The file is empty.' });
     return { ...received, tempPath, fields };
   } catch (err) {
@@ -80,13 +83,6 @@ export const tempName = () => `upload-${newId()}`;
 
 const tooLarge = (maxBytes: number) => new AppError('PAYLOAD_TOO_LARGE', { message: `The file is larger than ${maxBytes} bytes (PARLEY_FILES_MAX_BYTES).` });
 
-/** The last part of a path, without control characters, at most 200 characters. */
-function cleanName(name: string | undefined): string {
-  const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
-  return clean || 'upload';
-}
 
 /** Passes the bytes through, hashing and counting them and keeping the first few. */
 class HashingCounter extends Transform {

@@ -7,6 +7,7 @@ import type { GroupChat } from '../db/schema';
 import type { Tx, Work } from '../db/work';
 import {
   createGroupChat,
+  countLiveInvitesBy,
   createGroupInvite,
   findGroupByInvite,
   findGroupForUser,
@@ -16,7 +17,8 @@ import {
   memberCountsOf,
 } from './group.store';
 import { listGroupItems } from './group-message.store';
-import { changeIntelligentResponses, deleteGroup, joinGroup, leaveGroup, sendGroupMessage } from './group.service';
+import { changeIntelligentResponses, checkGroupsCap, deleteGroup, joinGroup, leaveGroup, sendGroupMessage } from './group.service';
+import { checkCap } from '../http/user-caps';
 import { openGroupStream } from './group-stream';
 import { startFollowUpIfAddressed } from './group-assistant';
 import { GroupEventSchema } from './group-events.schema';
@@ -56,11 +58,19 @@ export const groupOperations = [
   defineOperation({
     path: 'groupChat/createGroupChat',
     summary: 'Create a group chat',
-    description: 'Creates the group and its conversation, with the caller as creator, first member and writer. `intelligentResponses` starts on.',
+    description:
+      'Creates the group and its conversation, with the caller as creator, first member and writer. `intelligentResponses` starts on. A caller who belongs to PARLEY_GROUPS_MAX_PER_USER groups (made or joined): 409.',
     input: t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }),
     output: GroupChatSchema,
-    errors: [403],
-    handler: async ({ input, user, deps }) => groupChatOf(await deps.store.write((tx) => createGroupChat(tx, { name: input.name, creatorId: user.id }, deps.now()))),
+    errors: [403, 409],
+    rateLimit: 'write',
+    handler: async ({ input, user, deps }) =>
+      groupChatOf(
+        await deps.store.write(function* (tx) {
+          yield* checkGroupsCap(tx, user.id, deps.config.groupsMaxPerUser);
+          return yield* createGroupChat(tx, { name: input.name, creatorId: user.id }, deps.now());
+        }),
+      ),
   }),
   defineOperation({
     path: 'groupChat/deleteGroupChat',
@@ -113,23 +123,35 @@ export const groupOperations = [
   defineOperation({
     path: 'groupChat/createInvite',
     summary: 'Create an invite code for a group chat',
-    description: 'Any member may invite. The code can be used by several people until it expires (`PARLEY_GROUP_INVITE_TTL_HOURS`).',
+    description:
+      'Any member may invite. The code can be used by several people until it expires (`PARLEY_GROUP_INVITE_TTL_HOURS`). A caller who made PARLEY_GROUP_INVITES_MAX_PER_USER codes that have not expired: 409.',
     input: GroupRef,
     output: t.Object({ code: t.String(), expiresAt: t.String({ format: 'date-time' }) }),
-    errors: [403, 404],
+    errors: [403, 404, 409],
+    rateLimit: 'write',
     handler: async ({ input, user, deps }) => {
       const group = await memberGroup(deps, input.groupChatId, user.id);
-      const invite = await deps.store.write((tx) => createGroupInvite(tx, { groupId: group.id, createdBy: user.id, ttlMs: deps.config.groupInviteTtlHours * HOUR_MS }, deps.now()));
+      const now = deps.now();
+      const max = deps.config.groupInvitesMaxPerUser;
+      const invite = await deps.store.write(function* (tx) {
+        yield* checkCap(tx, 'groupInvitesMaxPerUser', user.id, max, countLiveInvitesBy(tx, user.id, now), (n) => [
+          `${n} invite codes you made have not expired yet`,
+          `Use those, or wait until some expire (after ${deps.config.groupInviteTtlHours} hours).`,
+        ]);
+        return yield* createGroupInvite(tx, { groupId: group.id, createdBy: user.id, ttlMs: deps.config.groupInviteTtlHours * HOUR_MS }, now);
+      });
       return { code: invite.code, expiresAt: iso(invite.expiresAt) };
     },
   }),
   defineOperation({
     path: 'groupChat/joinGroup',
     summary: 'Join a group chat with an invite code',
-    description: 'Makes the caller a member and a writer of the group conversation; publishes `member.joined`. Joining again is harmless. 404 for an unknown or expired code.',
+    description:
+      'Makes the caller a member and a writer of the group conversation; publishes `member.joined`. Joining again is harmless. 404 for an unknown or expired code; 409 for a caller who belongs to PARLEY_GROUPS_MAX_PER_USER groups already.',
     input: t.Object({ code: t.String({ minLength: 1, maxLength: 200 }) }),
     output: GroupChatSchema,
-    errors: [404],
+    errors: [404, 409],
+    rateLimit: 'write',
     handler: async ({ input, user, deps }) => {
       const group = await deps.store.read((tx) => findGroupByInvite(tx, input.code, deps.now()));
       if (!group) throw notFound();

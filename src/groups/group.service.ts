@@ -2,7 +2,8 @@ import type { GroupChat, User } from '../db/schema';
 import type { AppDeps } from '../deps';
 import { afterCommit, type Tx, type Work } from '../db/work';
 import { appendItem } from '../chat/conversation.store';
-import { addGroupMember, deleteGroupRows, findGroupById, lockGroup, removeGroupMember, setIntelligentResponses } from './group.store';
+import { addGroupMember, countGroupsOfUser, deleteGroupRows, findGroupById, isGroupMember, lockGroup, removeGroupMember, setIntelligentResponses } from './group.store';
+import { checkCap } from '../http/user-caps';
 import { publishRecorded, recordGroupEvent } from './group-events';
 import { groupChatOf, groupMessageOf, type GroupMessage } from './group.view';
 
@@ -41,14 +42,20 @@ export async function sendGroupMessage(
   });
 }
 
+/** Refuses (409) a user who belongs to PARLEY_GROUPS_MAX_PER_USER groups already: made or joined alike. */
+export function* checkGroupsCap(tx: Tx, userId: string, max: number): Work<void> {
+  yield* checkCap(tx, 'groupsMaxPerUser', userId, max, countGroupsOfUser(tx, userId), (n) => [`You belong to ${n} group chats`, 'Leave or delete one first.']);
+}
+
 /**
- * Join (idempotent: joining twice changes nothing and publishes nothing). Undefined when the group
- * was deleted meanwhile.
+ * Join (idempotent: joining twice changes nothing and publishes nothing), within the caller's cap on
+ * groups. Undefined when the group was deleted meanwhile.
  */
 export async function joinGroup(deps: AppDeps, group: GroupChat, user: User): Promise<GroupChat | undefined> {
   const now = deps.now();
   return deps.store.write(function* (tx) {
     if (!(yield* lockGroup(tx, group.id))) return undefined;
+    if (!(yield* isGroupMember(tx, group.id, user.id))) yield* checkGroupsCap(tx, user.id, deps.config.groupsMaxPerUser);
     if (yield* addGroupMember(tx, group, user.id, now)) {
       const event = yield* recordGroupEvent(tx, group.id, { type: 'member.joined', member: memberOf(user) }, now);
       yield* afterCommit(() => publishRecorded(deps, group.id, event));

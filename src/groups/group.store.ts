@@ -5,7 +5,7 @@ import { addWriter, createConversation, deleteConversation, removeWriter } from 
 import { hashSecret } from '../auth/tokens';
 import { newId } from '../ids';
 import { preparedFor } from '../db/prepared';
-import { allRows, exec, getRow, hotOr, rawRows, type Tx, type Work } from '../db/work';
+import { allRows, countRows, exec, getRow, hotOr, rawRows, type Tx, type Work } from '../db/work';
 
 // Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike.
 
@@ -160,6 +160,13 @@ export function* listGroupMembers({ db, t }: Tx, groupId: string) {
   );
 }
 
+/** The group chats a user belongs to, made or joined (their cap: PARLEY_GROUPS_MAX_PER_USER). */
+export const countGroupsOfUser = (tx: Tx, userId: string) => countRows(tx, tx.t.groupMembers, eq(tx.t.groupMembers.userId, userId));
+
+export function* isGroupMember(tx: Tx, groupId: string, userId: string): Work<boolean> {
+  return (yield* countRows(tx, tx.t.groupMembers, and(eq(tx.t.groupMembers.groupId, groupId), eq(tx.t.groupMembers.userId, userId)))) > 0;
+}
+
 /** Add a member and make them a writer of the group's conversation. False when already a member. */
 export function* addGroupMember(tx: Tx, group: GroupChat, userId: string, now = Date.now()): Work<boolean> {
   const { db, t } = tx;
@@ -205,6 +212,10 @@ export function* createGroupInvite({ db, t }: Tx, input: { groupId: string; crea
   yield* exec(db.insert(t.groupInvites).values({ codeHash: hashSecret(code), groupId: input.groupId, createdBy: input.createdBy, createdAt: now, expiresAt }));
   return { code, expiresAt };
 }
+
+/** Invite codes a user made that have not expired (their cap: PARLEY_GROUP_INVITES_MAX_PER_USER). */
+export const countLiveInvitesBy = (tx: Tx, userId: string, now: number) =>
+  countRows(tx, tx.t.groupInvites, and(eq(tx.t.groupInvites.createdBy, userId), gt(tx.t.groupInvites.expiresAt, now)));
 
 /** The group an unexpired invite code opens, if any. */
 export function* findGroupByInvite({ db, t }: Tx, code: string, now = Date.now()): Work<GroupChat | undefined> {

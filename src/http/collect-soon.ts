@@ -22,6 +22,16 @@ export function collectSoon(): void {
   });
 }
 
+/**
+ * One full garbage collection now, awaited with a turn of the event loop: the finalizers a
+ * collection finds run on the next turn, and they are what frees native memory held by a
+ * JavaScript object (an image codec's decoded pixels), so only after that turn is it gone.
+ */
+export async function collectNow(): Promise<void> {
+  Bun.gc(true);
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Bodies from this size on are followed by a collection. */
 const LARGE_BODY_BYTES = 4 * 1024 * 1024;
 

@@ -20,6 +20,8 @@ export const errorTable = {
   BAD_REQUEST: { status: 400, message: 'Bad Request', defined: false },
   METHOD_NOT_SUPPORTED: { status: 405, message: 'Method Not Supported', defined: false },
   CONFLICT: { status: 409, message: 'Conflict', defined: false },
+  // Something that was valid once and will not be again (a used or expired setup link).
+  GONE: { status: 410, message: 'Gone', defined: false },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Payload Too Large', defined: false },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Media Type', defined: false },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'Range Not Satisfiable', defined: false },
@@ -47,14 +49,20 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly data: unknown;
   readonly headers: Record<string, string>;
+  /**
+   * An answer the server means to give although its status is 5xx (a feature not set up, a queue
+   * full): a state, not a failure, so not logged as one.
+   */
+  readonly expected: boolean;
   constructor(
     code: ErrorCode,
-    opts: { message?: string; data?: unknown; headers?: Record<string, string>; cause?: unknown } = {},
+    opts: { message?: string; data?: unknown; headers?: Record<string, string>; cause?: unknown; expected?: boolean } = {},
   ) {
     super(opts.message ?? errorTable[code].message, { cause: opts.cause });
     this.code = code;
     this.data = opts.data ?? {};
     this.headers = opts.headers ?? {};
+    this.expected = opts.expected ?? false;
   }
 
   get status(): number {
@@ -69,6 +77,13 @@ export class AppError extends Error {
     return { defined: spec.defined, code: this.code, status: spec.status, message, data: this.data };
   }
 }
+
+/**
+ * 503 for an operation whose feature the server has not set up (speech, semantic search): the
+ * message names the settings that turn it on. A state of the configuration, not an error: the
+ * request line (at info) is all the log says of it.
+ */
+export const notSetUp = (message: string) => new AppError('SERVICE_UNAVAILABLE', { message, expected: true });
 
 export const unauthorized = () => new AppError('UNAUTHORIZED');
 export const forbidden = () => new AppError('FORBIDDEN');

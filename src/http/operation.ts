@@ -6,6 +6,7 @@ import type { User } from '../db/schema';
 import type { RateLimitBucket } from './rate-limit';
 import type { Turnstile } from './turnstile';
 import type { PushStream } from './push-stream';
+import type { CapSetting } from './user-caps';
 
 /** What a handler receives: plain values, never the framework's context. */
 export interface OpContext<I> {
@@ -65,6 +66,11 @@ interface OperationFields<I extends TObject, O extends TSchema> {
    * settings. Default `SMALL_BODY_BYTES`. `PARLEY_MAX_BODY_BYTES` caps every row.
    */
   maxBodyBytes?: number | ((config: Config) => number);
+  /**
+   * The setting that bounds what the body carries (a widget message's size): a body past the
+   * row's limit is refused with that cap's 413, naming the setting, rather than a bare one.
+   */
+  bodyCap?: CapSetting;
   /**
    * JSON only: the turnstile requests of this operation wait at, once their body is received and
    * before it is parsed, for operations that hold much memory while they run (src/http/turnstile.ts).

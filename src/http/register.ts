@@ -14,6 +14,7 @@ import { TurnAbandoned, type Turnstile } from './turnstile';
 import { logRequest, pathOf, startRequest, stampedJson, stampResponse, stampStreamHeaders } from './request-stamp';
 import { invalidHostError } from './hostless-request';
 import { checkUpload } from './upload';
+import { bodyOverCap } from './user-caps';
 
 /**
  * Mount each operation as `POST /api/<path>`: authenticate, receive and bound the body, wait for
@@ -59,7 +60,7 @@ export function registerOperations(
           // An upload's handler reads its body itself, streaming it where it goes (src/http/upload.ts).
           if (op.upload) checkUpload(request, maxBodyBytes, deps.config.publicUrl);
           else {
-            let body: Uint8Array | undefined = await readBody(request, maxBodyBytes);
+            let body: Uint8Array | undefined = op.bodyCap ? await readBody(request, maxBodyBytes).catch((err) => bodyOverCap(err, op.bodyCap!, maxBodyBytes, deps.config)) : await readBody(request, maxBodyBytes);
             // Operations that hold much memory while they run wait here: their body received (an
             // upload left unread would be closed as idle, and a slow one would hold a turn) but not
             // yet decoded, so a waiting request holds its bytes and nothing more.
@@ -175,7 +176,7 @@ export const pageRoute =
 
 export function renderError(err: unknown, deps: AppDeps, requestId: string, where: string): Response {
   if (err instanceof AppError) {
-    if (err.status >= 500) deps.log.error('request failed', { requestId, where, code: err.code, cause: describe(err.cause ?? err) });
+    if (err.status >= 500 && !err.expected) deps.log.error('request failed', { requestId, where, code: err.code, cause: describe(err.cause ?? err) });
     return errorResponse(err);
   }
   deps.log.error('unexpected error', { requestId, where, cause: describe(err) });

@@ -1,4 +1,5 @@
 import { AppError, forbidden } from './errors';
+import { fromOwnOrigin } from './own-origin';
 
 /** The part of an upload that carries the file (the wire form every upload shares, docs/api.md). */
 export const UPLOAD_FILE_PART = 'file';
@@ -9,10 +10,9 @@ export const UPLOAD_FILE_PART = 'file';
  * limit (413, before one byte is read) and, for a browser's post, where it comes from (403).
  *
  * JSON bodies need no origin check: a page on another site cannot post JSON without a preflight.
- * A form can post `multipart/form-data` without one, and a sibling subdomain is "same-site", so
- * `SameSite=Lax` sends it the session cookie. A browser always sends `Origin` on such a post; when
- * the session cookie is the credential, it must be this server's own (PARLEY_PUBLIC_URL, or the
- * address the request came to). API keys and bearer tokens are never sent by a browser on its own.
+ * A form can post `multipart/form-data` without one, so when the session cookie is the credential
+ * the post must come from Parley's own pages (src/http/own-origin.ts: `Origin` required and this
+ * server's, `Sec-Fetch-Site` same-origin when sent).
  */
 export function checkUpload(request: Request, maxBodyBytes: number, publicUrl: string | undefined): void {
   const headers = request.headers;
@@ -29,13 +29,6 @@ function sentWithCookie(headers: Headers): boolean {
   if (headers.get('x-api-key')) return false;
   const auth = headers.get('authorization');
   return !(auth && /^Bearer\s+\S/i.test(auth));
-}
-
-function fromOwnOrigin(request: Request, publicUrl: string | undefined): boolean {
-  const origin = request.headers.get('origin');
-  if (origin === null) return true; // not a browser: nothing rides on its cookie
-  if (publicUrl && origin === new URL(publicUrl).origin) return true;
-  return URL.canParse(request.url) && origin === new URL(request.url).origin;
 }
 
 /** The OpenAPI form of an upload's body: the row's fields (all text) and the file part. */

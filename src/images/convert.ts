@@ -1,8 +1,8 @@
 import type { Transformer } from '@napi-rs/image';
 import { loadCodec } from './load-codec';
-import { readImageHeader } from './image-header';
+import { readImageHeader, type SniffedFormat } from './image-header';
 import { decoderInput } from './decoder-input';
-import { collectAfterDecode } from './collect-after-decode';
+import { afterDecodeCollected } from './collect-after-decode';
 import type { OpacityGuess } from './opacity-guess';
 
 /**
@@ -144,6 +144,10 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
   if (width * height * channelBytes > limits.maxPixels)
     return fail('TOO_LARGE', `the image is ${width} × ${height} pixels${channelBytes > 1 ? ` of ${8 * channelBytes}-bit channels, which count ${channelBytes} times,` : ','} more than ${limits.maxPixels}`);
 
+  return afterDecodeCollected(width * height, () => decodeToJpeg(bytes, format, limits, guess));
+}
+
+async function decodeToJpeg(bytes: Uint8Array, format: SniffedFormat, limits: ConvertLimits, guess?: OpacityGuess): Promise<ConvertResult> {
   // Outside the try: a codec that cannot load, or a GIF worker that cannot start, is a server
   // fault (500, logged), not a bad image.
   const { Transformer, BlendMode } = await loadCodec();
@@ -200,8 +204,6 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
     return { success: true, dataUrl: toDataUrl(jpeg), originalFormat: format };
   } catch (err) {
     return fail('DECODE_FAILED', `the ${format} image could not be decoded: ${(err as Error).message ?? String(err)}`);
-  } finally {
-    collectAfterDecode(width * height);
   }
 }
 

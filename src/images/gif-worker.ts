@@ -6,9 +6,9 @@ import { decodeGifFirstFrame, GifDecodeError } from './gif';
 
 declare const self: Worker;
 
-self.onmessage = (event: MessageEvent<Uint8Array>) => {
+self.onmessage = (event: MessageEvent<{ gif: Uint8Array; maxSide?: number }>) => {
   try {
-    const { ppm } = decodeGifFirstFrame(event.data);
+    const { ppm } = decodeGifFirstFrame(event.data.gif, event.data.maxSide);
     self.postMessage({ ppm }, [ppm.buffer as ArrayBuffer]);
   } catch (err) {
     // A malformed GIF is the image's fault and answered as such; anything else is the server's.

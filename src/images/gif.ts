@@ -8,6 +8,11 @@
  * The result is a binary PPM (P6) file: RGB, which is all a JPEG keeps, so 3 bytes a pixel rather
  * than 4, and a file the codec decodes on its own threads with no copy into it on the event loop
  * (`Transformer.fromRgbaPixels` copies its input synchronously: ~1 s for 50 million pixels).
+ *
+ * With `maxSide`, a frame larger than that comes out shrunk to fit it (each pixel the average of
+ * the ones it covers), without the full-size canvas ever being made: an upload keeps the GIF as
+ * sent and needs pixels for its thumbnail only, and a 4096 × 4096 canvas is 50 MB of RGB in the
+ * worker and 100 MB more once the codec has decoded and resized it.
  */
 
 export interface RgbImage {
@@ -21,7 +26,7 @@ export interface RgbImage {
 
 export class GifDecodeError extends Error {}
 
-export function decodeGifFirstFrame(b: Uint8Array): RgbImage {
+export function decodeGifFirstFrame(b: Uint8Array, maxSide = Infinity): RgbImage {
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const need = (n: number) => {
     if (n > b.length) throw new GifDecodeError('truncated GIF');
@@ -87,26 +92,94 @@ export function decodeGifFirstFrame(b: Uint8Array): RgbImage {
   let o = 0;
   for (const p of parts) data.set(p, o), (o += p.length);
 
-  const indices = lzwDecode(data, minCodeSize, fw * fh);
+  const frame: Frame = {
+    indices: lzwDecode(data, minCodeSize, fw * fh),
+    left,
+    top,
+    width: fw,
+    height: fh,
+    rows: fflags & 0x40 ? interlacedRows(fh) : null,
+    palette,
+    transparent,
+  };
   const width = Math.max(screenW, left + fw);
   const height = Math.max(screenH, top + fh);
+  const scale = Math.max(width / maxSide, height / maxSide, 1);
+  return scale > 1 ? paintShrunk(frame, width, height, Math.max(1, Math.round(width / scale)), Math.max(1, Math.round(height / scale))) : paint(frame, width, height);
+}
+
+interface Frame {
+  /** A palette index a pixel, row by row in the order of the stream. */
+  indices: Uint8Array;
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  /** Row r of the stream is image row rows[r] (interlaced), else row r. */
+  rows: Uint32Array | null;
+  palette: Uint8Array;
+  transparent: number;
+}
+
+function emptyPpm(width: number, height: number): RgbImage {
   const head = new TextEncoder().encode(`P6\n${width} ${height}\n255\n`);
   const ppm = new Uint8Array(head.length + width * height * 3);
   ppm.set(head);
-  const rgb = ppm.subarray(head.length).fill(255);
-  const rows = fflags & 0x40 ? interlacedRows(fh) : null;
-  for (let r = 0; r < fh; r++) {
-    const y = top + (rows ? rows[r]! : r);
-    for (let x = 0; x < fw; x++) {
-      const idx = indices[r * fw + x]!;
+  return { width, height, ppm, rgb: ppm.subarray(head.length) };
+}
+
+/** The frame on a white canvas of its full size. */
+function paint(f: Frame, width: number, height: number): RgbImage {
+  const out = emptyPpm(width, height);
+  const rgb = out.rgb.fill(255);
+  const { indices, palette, transparent } = f;
+  for (let r = 0; r < f.height; r++) {
+    const y = f.top + (f.rows ? f.rows[r]! : r);
+    for (let x = 0; x < f.width; x++) {
+      const idx = indices[r * f.width + x]!;
       if (idx === transparent || 3 * idx + 2 >= palette.length) continue;
-      const p = ((y * width) + left + x) * 3;
+      const p = (y * width + f.left + x) * 3;
       rgb[p] = palette[3 * idx]!;
       rgb[p + 1] = palette[3 * idx + 1]!;
       rgb[p + 2] = palette[3 * idx + 2]!;
     }
   }
-  return { width, height, ppm, rgb };
+  return out;
+}
+
+/**
+ * The frame on a white canvas of `width` × `height`, shrunk to `outW` × `outH` by averaging: the
+ * sums start as if every pixel were white, and each painted pixel adds its difference from white.
+ * A cell covers some thousands of pixels at most, so its sums fit 32 bits.
+ */
+function paintShrunk(f: Frame, width: number, height: number, outW: number, outH: number): RgbImage {
+  const colOf = new Uint32Array(width);
+  const colCount = new Uint32Array(outW);
+  for (let x = 0; x < width; x++) colCount[(colOf[x] = Math.floor((x * outW) / width))]!++;
+  const rowCount = new Uint32Array(outH);
+  for (let y = 0; y < height; y++) rowCount[Math.floor((y * outH) / height)]!++;
+  const sums = new Uint32Array(outW * outH * 3);
+  for (let oy = 0; oy < outH; oy++) for (let ox = 0; ox < outW; ox++) sums.fill(255 * rowCount[oy]! * colCount[ox]!, (oy * outW + ox) * 3, (oy * outW + ox) * 3 + 3);
+  const { indices, palette, transparent } = f;
+  for (let r = 0; r < f.height; r++) {
+    const y = f.top + (f.rows ? f.rows[r]! : r);
+    const row = Math.floor((y * outH) / height) * outW;
+    for (let x = 0; x < f.width; x++) {
+      const idx = indices[r * f.width + x]!;
+      if (idx === transparent || 3 * idx + 2 >= palette.length) continue;
+      const p = (row + colOf[f.left + x]!) * 3;
+      sums[p]! += palette[3 * idx]! - 255;
+      sums[p + 1]! += palette[3 * idx + 1]! - 255;
+      sums[p + 2]! += palette[3 * idx + 2]! - 255;
+    }
+  }
+  const out = emptyPpm(outW, outH);
+  for (let oy = 0; oy < outH; oy++)
+    for (let ox = 0; ox < outW; ox++) {
+      const n = rowCount[oy]! * colCount[ox]!;
+      for (let c = 0, p = (oy * outW + ox) * 3; c < 3; c++) out.rgb[p + c] = Math.round(sums[p + c]! / n);
+    }
+  return out;
 }
 
 /** Row r of the stream is image row rows[r] (passes every 8th from 0, 8th from 4, 4th from 2, 2nd from 1). */

@@ -1,6 +1,7 @@
 import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
 import { AppError, forbidden, notFound } from '../http/errors';
+import { capData } from '../http/user-caps';
 import type { AppDeps } from '../deps';
 import type { Memory } from '../db/schema';
 import { iso } from '../ids';
@@ -41,10 +42,11 @@ export const memoryOperations = [
     input: t.Object({ content: Content }),
     output: MemorySchema,
     errors: [409],
+    rateLimit: 'write',
     handler: async ({ input, user, deps }) => {
       const max = deps.config.memoryMaxPerUser;
       const added = await deps.store.write((tx) => addMemory(tx, { userId: user.id, content: input.content.trim(), max }, deps.now()));
-      if (!added.ok) throw new AppError('CONFLICT', { message: fullMessage(max) });
+      if (!added.ok) throw new AppError('CONFLICT', { message: fullMessage(max), data: capData('memoryMaxPerUser', max) });
       return memoryView(added.memory);
     },
   }),

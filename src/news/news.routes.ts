@@ -53,6 +53,8 @@ export const newsOperations = [
       all: t.Optional(t.Literal(true)),
     }),
     output: t.Object({ success: t.Boolean(), unreadCount: t.Integer() }),
+    // A read mark is a row per post and user: as many as there are posts, which admins write.
+    rateLimit: 'write',
     handler: async ({ input, user, deps }) => {
       if ((input.ids === undefined) === (input.all === undefined))
         throw invalidInput([{ path: [], message: 'send either ids or all: true' }]);

@@ -21,11 +21,14 @@ export const notificationOperations = [
     path: 'notifications/registerPushToken',
     summary: "Register this device's Expo push token for the caller",
     description:
-      "Idempotent. The token is held by the calling credential (the app's session on that device). A token another user registered moves to the caller only once the credential that registered it has ended (signed out, revoked, expired); until then it stays with that user, and the answer is the same `{success: true}`. Pushes go only to tokens whose credential is live. Not an Expo push token: 400.",
+      "Idempotent. The token is held by the calling credential (the app's session on that device). A token another user registered moves to the caller only once the credential that registered it has ended (signed out, revoked, expired); until then it stays with that user, and the answer is the same `{success: true}`. Pushes go only to tokens whose credential is live. " +
+      "A user keeps at most PARLEY_PUSH_TOKENS_MAX_PER_USER tokens: registering one more drops the user's least recently registered one. Not an Expo push token: 400.",
     input: t.Object({ token: t.String({ maxLength: 512, pattern: EXPO_PUSH_TOKEN_PATTERN }), platform: t.Union(PUSH_PLATFORMS.map((p) => t.Literal(p))) }),
     output: t.Object({ success: t.Boolean() }),
+    rateLimit: 'write',
     handler: async ({ input, user, principal, deps }) => {
-      if (!(await deps.store.write((tx) => claimPushToken(tx, user.id, principal.credential, input.token, input.platform, deps.now()))))
+      const keep = deps.config.pushTokensMaxPerUser;
+      if (!(await deps.store.write((tx) => claimPushToken(tx, user.id, principal.credential, input.token, input.platform, deps.now(), keep))))
         deps.log.warn('push token not moved: another user is signed in with it', { userId: user.id });
       return { success: true };
     },

@@ -1,8 +1,8 @@
 import type { Credential } from '../auth/authenticate';
 import { findApiKeyById, findSessionById, listActiveSessions, listApiKeys } from '../auth/auth.store';
-import type { Tx, Work } from '../db/work';
+import { serializeOn, type Tx, type Work } from '../db/work';
 import type { PushToken } from '../db/schema';
-import { findPushToken, listPushTokenRows, registerPushToken, type PushPlatform } from './push-token.store';
+import { findPushToken, listPushTokenRows, registerPushToken, trimPushTokens, type PushPlatform } from './push-token.store';
 
 /**
  * Who a push token belongs to. A token names one app install on one device, and whoever knows it
@@ -33,13 +33,17 @@ export function* holderIsLive(tx: Tx, row: PushToken, now: number): Work<boolean
 
 /**
  * Register `token` for the caller, unless another user's live credential holds it (run with
- * `store.write`: the check and the write in one transaction). Returns whether the caller now
+ * `store.write`: the check and the write in one transaction), keeping the caller's `keep` most
+ * recently registered tokens (PARLEY_PUSH_TOKENS_MAX_PER_USER). Returns whether the caller now
  * holds it; the route answers the same either way, so the answer tells nobody whose token it is.
  */
-export function* claimPushToken(tx: Tx, userId: string, credential: Credential, token: string, platform: PushPlatform, now: number): Work<boolean> {
+export function* claimPushToken(tx: Tx, userId: string, credential: Credential, token: string, platform: PushPlatform, now: number, keep: number): Work<boolean> {
   const row = yield* findPushToken(tx, token);
   if (row && row.userId !== userId && (yield* holderIsLive(tx, row, now))) return false;
+  // The user's registrations queue here (on PostgreSQL), so those at once cannot each keep `keep`.
+  yield* serializeOn(tx, `push-tokens:${userId}`);
   yield* registerPushToken(tx, userId, token, platform, now, holderOf(credential));
+  yield* trimPushTokens(tx, userId, keep);
   return true;
 }
 

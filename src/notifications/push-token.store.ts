@@ -1,4 +1,4 @@
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { PushToken } from '../db/schema';
 import { allRows, getRow, type Tx, type Work } from '../db/work';
 
@@ -27,6 +27,18 @@ export function* registerPushToken({ db, t }: Tx, userId: string, token: string,
       .onConflictDoUpdate({ target: t.pushTokens.token, set: { userId, platform, updatedAt: now, ...by } })
       .returning(),
   ))!;
+}
+
+/**
+ * Keep the user's `keep` most recently registered tokens and drop the others (their cap:
+ * PARLEY_PUSH_TOKENS_MAX_PER_USER). A device that registers again moves to the front, so the ones
+ * dropped are those of installs long gone.
+ */
+export function* trimPushTokens({ db, t }: Tx, userId: string, keep: number): Work<number> {
+  const p = t.pushTokens;
+  const stale = yield* allRows(db.select({ token: p.token }).from(p).where(eq(p.userId, userId)).orderBy(desc(p.updatedAt), desc(p.token)).limit(1_000_000).offset(keep));
+  if (!stale.length) return 0;
+  return (yield* allRows(db.delete(p).where(and(eq(p.userId, userId), inArray(p.token, stale.map((s) => s.token)))).returning({ t: p.token }))).length;
 }
 
 /** Remove the token if it is the user's. */

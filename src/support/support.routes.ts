@@ -40,7 +40,7 @@ async function refused<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (!(err instanceof SupportRefusal)) throw err;
     if (err.kind === 'invalid') throw invalidInput([{ path: [err.field], message: err.message }]);
-    throw new AppError('CONFLICT', { message: err.message });
+    throw new AppError('CONFLICT', { message: err.message, data: err.data });
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Config } from '../config';
 import type { SupportMessage, SupportThread } from '../db/schema';
 import { serializeOn, type Tx, type Work } from '../db/work';
+import { capData } from '../http/user-caps';
 import {
   countOpenSupportThreads,
   findSupportThread,
@@ -25,6 +26,8 @@ export class SupportRefusal extends Error {
     message: string,
     /** The input field at fault, for a 400's `issues`. */
     readonly field = 'message',
+    /** A 409's `data` (the cap reached, src/http/user-caps.ts). */
+    readonly data?: unknown,
   ) {
     super(message);
   }
@@ -64,7 +67,12 @@ export function* lockUserSupport(tx: Tx, userId: string): Work<void> {
 
 function* ensureRoomForOpenThread(tx: Tx, userId: string, limits: SupportLimits): Work<void> {
   if ((yield* countOpenSupportThreads(tx, userId)) >= limits.maxOpenThreads)
-    throw new SupportRefusal('conflict', `You already have ${limits.maxOpenThreads} open support conversations: close one first`);
+    throw new SupportRefusal(
+      'conflict',
+      `You already have ${limits.maxOpenThreads} open support conversations, the most this server allows (PARLEY_SUPPORT_MAX_OPEN_THREADS): close one first`,
+      undefined,
+      capData('supportMaxOpenThreads', limits.maxOpenThreads),
+    );
 }
 
 /** A new open thread and its first message. */

@@ -4,6 +4,7 @@ import { pruneResponseEvents } from '../chat/response.store';
 import { pruneGroupEvents } from '../groups/group-events.store';
 import { pruneEndedSessions } from '../auth/auth.store';
 import { pruneLoginLinks } from '../auth/login-link.store';
+import { pruneSetupTokens } from '../setup/setup.store';
 import { releaseLease, tryAcquireLease } from './lease.store';
 import { sweepBlobs } from '../files/sweep-blobs';
 
@@ -21,8 +22,8 @@ const ENDED_SESSION_KEEP_DAYS = 30;
  *   PARLEY_EVENT_RETENTION_DAYS ago; the answers themselves stay in their conversations;
  * - sessions that ended (expired or signed out) more than ENDED_SESSION_KEEP_DAYS ago;
  * - group events older than PARLEY_GROUP_EVENT_RETENTION_DAYS, and invites past their expiry;
- * - login links used or expired more than a day ago (a day, so "this link was already used"
- *   can still be told apart from "unknown" the morning after);
+ * - login links and setup links used or expired more than a day ago (a day, so "this link was
+ *   already used" can still be told apart from "unknown" the morning after);
  * - the stored bytes of files no longer there (src/files/sweep-blobs.ts).
  */
 const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> | Promise<Record<string, number>> }[] = [
@@ -30,6 +31,7 @@ const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, n
   { name: 'sessions', run: async (d, now) => ({ sessions: await d.store.read((tx) => pruneEndedSessions(tx, now - ENDED_SESSION_KEEP_DAYS * DAY_MS)) }) },
   { name: 'group events', run: (d, now) => d.store.read((tx) => pruneGroupEvents(tx, d.config.groupEventRetentionDays, now)) },
   { name: 'login links', run: async (d, now) => ({ loginLinks: await d.store.read((tx) => pruneLoginLinks(tx, now - DAY_MS)) }) },
+  { name: 'setup links', run: async (d, now) => ({ setupLinks: await d.store.read((tx) => pruneSetupTokens(tx, now - DAY_MS)) }) },
   // Bytes of files gone with their user (a cascade), or missed by the sweep after a deletion.
   { name: 'file blobs', run: async (d) => ({ blobs: d.files ? await sweepBlobs({ ...d, files: d.files }) : 0 }) },
 ];

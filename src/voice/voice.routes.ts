@@ -12,6 +12,7 @@ import { transcribeAudio } from './transcribe';
 import { SPEECH_TYPES, speakText, type SpeechFormat } from './speak';
 import { speechTextOf } from './speech-text';
 import { notConfigured } from './voice-upstream';
+import { transcriptionTurn } from './transcription-turn';
 
 /** The text fields beside the `file` part. */
 const TranscribeFields = t.Object({
@@ -72,15 +73,20 @@ export const voiceOperations = [
     errors: [413, 502, 503],
     handler: async ({ request, deps }) => {
       const { config } = deps;
-      // Before the upload is read: a server without transcription need not receive megabytes.
+      // Before the upload is read: a server without transcription need not receive megabytes,
+      // and one waiting for its turn holds none of them.
       const stt = await deps.connections.speech('stt');
       if (!stt) throw notConfigured('stt');
-      const upload = await receiveAudio(request, { maxFileBytes: Math.min(stt.sttMaxBytes, config.sttMaxBytes), maxBodyBytes: bodyLimitOf({ maxBodyBytes: transcribeBodyBytes }, config) });
-      const fields = validateFields(upload.fields);
+      const release = await transcriptionTurn(deps, request.signal);
+      let size = 0;
       try {
+        const upload = await receiveAudio(request, { maxFileBytes: Math.min(stt.sttMaxBytes, config.sttMaxBytes), maxBodyBytes: bodyLimitOf({ maxBodyBytes: transcribeBodyBytes }, config) });
+        size = upload.audio.size;
+        const fields = validateFields(upload.fields);
         return await transcribeAudio(stt, upload.audio, { ...fields, signal: request.signal });
       } finally {
-        collectAfterBody(upload.audio.size);
+        release();
+        collectAfterBody(size);
       }
     },
   }),

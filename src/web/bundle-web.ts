@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { mathAssets } from './math-assets';
+import { appShellFiles, withShellLinks } from './app-shell-files';
 
 /**
  * The web app's files, bundled from `web/index.html` by Bun's HTML bundler: the page, its script
@@ -11,8 +13,9 @@ export interface WebFile {
   path: string;
   /** Content type as the bundler gives it, e.g. `text/javascript;charset=utf-8`. */
   type: string;
-  /** Every output is text (HTML, JavaScript, CSS): the app ships no font or image file. */
+  /** The file's text; for a font or an image, its bytes in base64 (`base64: true`). */
   text: string;
+  base64?: boolean;
 }
 
 /** First-load JavaScript, gzip-compressed: the most a Raspberry Pi's browser downloads and parses before the app can be used. */
@@ -21,16 +24,23 @@ export const WEB_JS_BUDGET_BYTES = 150 * 1024;
 const webRoot = join(import.meta.dir, '..', '..', 'web');
 
 export async function bundleWeb(entry = join(webRoot, 'index.html')): Promise<WebFile[]> {
+  const math = await mathAssets();
   const result = await Bun.build({
     entrypoints: [entry],
     minify: true,
     sourcemap: 'none',
+    // Heavy parts (syntax highlighting, math, the rarer pages) are `import()`ed where they are
+    // used: each becomes a chunk of its own, fetched then and not with the first load.
+    splitting: true,
+    define: { PARLEY_KATEX_CSS: JSON.stringify(math.cssPath) },
     // Absolute asset URLs: the same page is served at /c/<id>, where relative ones would break.
     publicPath: '/',
     naming: { entry: '[name].[ext]', chunk: 'assets/[name]-[hash].[ext]', asset: 'assets/[name]-[hash].[ext]' },
   });
   if (!result.success) throw new AggregateError(result.logs, 'the web app did not bundle');
-  return Promise.all(result.outputs.map(async (o) => ({ path: o.path.replace(/^\.?\//, '/'), type: o.type, text: await o.text() })));
+  const bundled = await Promise.all(result.outputs.map(async (o) => ({ path: o.path.replace(/^\.?\//, '/'), type: o.type, text: await o.text() })));
+  for (const f of bundled) if (f.path === '/index.html') f.text = withShellLinks(f.text);
+  return [...bundled, ...math.files, ...(await appShellFiles(webRoot, bundled))];
 }
 
 /** The scripts the page loads at once: every `<script src>` and module preload of index.html. */

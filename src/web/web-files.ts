@@ -17,10 +17,11 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
 
 function serve(file: WebFile): ServedFile {
-  const body = new TextEncoder().encode(file.text);
+  const body = file.base64 ? new Uint8Array(Buffer.from(file.text, 'base64')) : new TextEncoder().encode(file.text);
   // Compressed once, when the files are loaded: a few milliseconds for the whole app, then
-  // every answer is a lookup. Tiny files are not worth the header.
-  const gzip = body.length > 1024 ? Bun.gzipSync(body, { level: 9 }) : undefined;
+  // every answer is a lookup. Tiny files are not worth the header, and fonts and PNGs are
+  // compressed already.
+  const gzip = body.length > 1024 && !file.base64 ? Bun.gzipSync(body, { level: 9 }) : undefined;
   return {
     body,
     gzip,

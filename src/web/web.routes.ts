@@ -14,8 +14,13 @@ export const WEB_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  // blob: for the pictures and recordings the page makes itself (previews, speech being played).
+  "img-src 'self' data: blob:",
+  "media-src 'self' blob:",
+  "font-src 'self'",
   "connect-src 'self'",
+  "manifest-src 'self'",
+  "worker-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'",
@@ -25,11 +30,13 @@ export const WEB_CSP = [
  * The app's pages (web/src/router.ts): `/`, the fixed pages, and one place per conversation,
  * research run, group chat and invite link. src/app.ts answers their other methods with a 405.
  */
-export const WEB_PAGES = ['/', '/sessions', '/research', '/groups', '/settings', '/admin'] as const;
-export const WEB_PLACES = ['/c/:id', '/research/:id', '/g/:id', '/join/:id'] as const;
-/** Any path the app serves its page at, or one of its assets: made from the two lists, so it cannot drift from them. */
+export const WEB_PAGES = ['/', '/sessions', '/research', '/groups', '/settings', '/admin', '/setup', '/files', '/memories', '/news', '/support', '/apps', '/whats-new'] as const;
+export const WEB_PLACES = ['/c/:id', '/research/:id', '/g/:id', '/join/:id', '/support/:id'] as const;
+/** Files at fixed paths beside the hashed assets: a service worker's scope is its own folder, so it lives at the root. */
+export const WEB_FILES = ['/sw.js', '/manifest.webmanifest'] as const;
+/** Any path the app serves its page at, or one of its files: made from the lists, so it cannot drift from them. */
 export const WEB_PATH = new RegExp(
-  `^(?:${[...WEB_PAGES, ...WEB_PLACES, '/assets/:id'].map((p) => p.replace(/:id$/, '[^/]+')).join('|')})$`,
+  `^(?:${[...WEB_PAGES, ...WEB_PLACES, ...WEB_FILES, '/assets/:id', '/icons/:id'].map((p) => p.replace('.', '\\.').replace(/:id$/, '[^/]+')).join('|')})$`,
 );
 
 /** The app's paths: the page itself at each of its places, and the hashed assets. */
@@ -43,7 +50,7 @@ export function webRoutes(deps: AppDeps) {
 
   const answer = (path: string) =>
     pageRoute<{ request: Request; params: Record<string, string> }>(deps, async ({ request, params }) => {
-      const file = (await filesOnce()).get(path === '/assets/' ? `/assets/${params.file}` : path);
+      const file = (await filesOnce()).get(path.endsWith('/') ? `${path}${params.file}` : path);
       if (!file) throw new AppError('NOT_FOUND');
       return respond(request, file);
     });
@@ -55,7 +62,8 @@ export function webRoutes(deps: AppDeps) {
   const page = withPolicy(answer('/index.html'));
   const app = new Elysia({ name: 'web' });
   for (const path of [...WEB_PAGES, ...WEB_PLACES]) app.get(path, page);
-  return app.get('/assets/:file', withPolicy(answer('/assets/')));
+  for (const path of WEB_FILES) app.get(path, withPolicy(answer(path)));
+  return app.get('/assets/:file', withPolicy(answer('/assets/'))).get('/icons/:file', withPolicy(answer('/icons/')));
 }
 
 function respond(request: Request, file: ServedFile): Response {

@@ -8,6 +8,7 @@ import { createGroupChat } from '../../src/groups/group.store';
 import { claimBlob, insertFile } from '../../src/files/file.store';
 import { insertSupportMessage, insertSupportThread } from '../../src/support/support.store';
 import { addMemory } from '../../src/memory/memory.store';
+import { findOffer, insertOffer } from '../../src/chat/share.store';
 
 /**
  * The authorisation matrix's registry: ONE ROW PER OPERATION of `operations` (src/app.ts).
@@ -75,6 +76,13 @@ export const authzCases: Record<string, AuthzCase> = {
   'chat/getConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id })),
   'chat/renameConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id, title: 'mine now' })),
   'chat/shareConversation': foreign(403, async ({ ctx, owner, caller }) => ({ conversationId: (await ownersConversation(ctx, owner)).id, email: caller.user.email })),
+  // A share is addressed to one user: anyone else answering it gets 403, whoever else it names.
+  'chat/listPendingShares': NO_RESOURCE,
+  'chat/listSentShares': NO_RESOURCE,
+  'chat/acceptShare': foreign(403, async ({ ctx, owner }) => ({ shareId: await ownersOffer(ctx, owner) })),
+  'chat/declineShare': foreign(403, async ({ ctx, owner }) => ({ shareId: await ownersOffer(ctx, owner) })),
+  'chat/withdrawShare': foreign(403, async ({ ctx, owner }) => ({ shareId: await ownersOffer(ctx, owner) })),
+  'chat/importConversation': NO_RESOURCE,
   'chat/branchConversation': foreign(403, async ({ ctx, owner }) => {
     const c = await ownersConversation(ctx, owner);
     return { conversationId: c.id, fromItemId: (await ctx.store.read((tx) => appendItem(tx, { conversationId: c.id, role: 'user', content: 'x' }))).id };
@@ -96,6 +104,8 @@ export const authzCases: Record<string, AuthzCase> = {
   'widget/getOrCreateThread': foreign(403, async ({ ctx, owner }) => ({ widgetId: (await ownersWidget(ctx, owner)).id })),
   'widget/addThreadMessage': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner), data: { text: 'hi' } })),
   'widget/archiveThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
+  'widget/listThreadMessages': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
+  'widget/deleteThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersThread(ctx, owner) })),
   // --- bookmarks ---
   'bookmarks/createGroup': NO_RESOURCE,
   'bookmarks/listGroups': NO_RESOURCE,
@@ -162,6 +172,16 @@ export const authzCases: Record<string, AuthzCase> = {
   'support/sendMessage': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersSupportThread(ctx, owner), message: 'mine now' })),
   'support/closeThread': foreign(403, async ({ ctx, owner }) => ({ threadId: await ownersSupportThread(ctx, owner) })),
   // --- administration: admins only, so the matrix's ordinary caller gets 403 with a valid input ---
+  'admin/listNews': foreign(403, () => ({})),
+  'admin/postNews': foreign(403, () => ({ title: 'Not from a user', body: 'No.' })),
+  'admin/deleteNews': foreign(403, () => ({ id: '0190a000-0000-7000-8000-000000000000' })),
+  'admin/listSupportThreads': foreign(403, () => ({})),
+  'admin/getSupportThread': foreign(403, async ({ ctx, owner }) => ({ threadId: (await ctx.store.write((tx) => insertSupportThread(tx, owner.user.id, 'Help', Date.now()))).id })),
+  'admin/replySupport': foreign(403, async ({ ctx, owner }) => ({ threadId: (await ctx.store.write((tx) => insertSupportThread(tx, owner.user.id, 'Help', Date.now()))).id, message: 'Not an admin' })),
+  'admin/listMiniApps': foreign(403, () => ({})),
+  'admin/addMiniApp': foreign(403, () => ({ name: 'Calc', url: 'https://calc.example.org/' })),
+  'admin/updateMiniApp': foreign(403, () => ({ id: 'none', name: 'Calc' })),
+  'admin/removeMiniApp': foreign(403, () => ({ id: 'none' })),
   'admin/listUsers': foreign(403, () => ({})),
   'admin/createUser': foreign(403, () => ({ email: 'new-by-caller@example.org' })),
   'admin/updateUser': foreign(403, ({ owner }) => ({ userId: owner.user.id, tier: 'PRO', admin: true })),
@@ -182,12 +202,25 @@ export const authzCases: Record<string, AuthzCase> = {
   'admin/listModelSettings': foreign(403, () => ({})),
   'admin/setModelSettings': foreign(403, () => ({ id: 'env-ai/gpt-4.1-mini', hidden: true })),
   'admin/setDefaultModels': foreign(403, () => ({ chat: 'env-ai/gpt-4.1-mini' })),
+  'admin/discoverServers': foreign(403, () => ({})),
+  // --- setup (the first admin; the token is the credential) ---
+  'setup/getStatus': PUBLIC,
+  'setup/checkToken': PUBLIC,
+  'setup/createAdmin': PUBLIC,
   // --- the service's own pages: the same for every user, read state the caller's own ---
   'releaseNotes/list': NO_RESOURCE,
   'news/list': NO_RESOURCE,
   'news/markRead': NO_RESOURCE,
   'miniApps/list': NO_RESOURCE,
+  'server/getCapabilities': NO_RESOURCE,
 };
+
+/** An offer of the owner's conversation to an address of neither user. */
+async function ownersOffer(ctx: TestContext, owner: TestUser): Promise<string> {
+  const conversationId = (await ownersConversation(ctx, owner)).id;
+  await ctx.store.write((tx) => insertOffer(tx, { conversationId, sharerId: owner.user.id, email: 'third@example.org', recipientId: null }, Date.now()));
+  return (await ctx.store.read((tx) => findOffer(tx, conversationId, 'third@example.org')))!.id;
+}
 
 async function ownersMemory(ctx: TestContext, owner: TestUser): Promise<string> {
   const added = await ctx.store.write((tx) => addMemory(tx, { userId: owner.user.id, content: 'theirs', max: 1000 }, Date.now()));
@@ -214,7 +247,7 @@ async function ownersWidget(ctx: TestContext, owner: TestUser) {
 
 async function ownersThread(ctx: TestContext, owner: TestUser): Promise<string> {
   const widgetId = (await ownersWidget(ctx, owner)).id;
-  return (await ctx.store.read((tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now()))).thread.id;
+  return (await ctx.store.write((tx) => getOrCreateActiveThread(tx, widgetId, owner.user.id, Date.now(), 1000))).thread.id;
 }
 
 async function ownersAnswer(ctx: TestContext, owner: TestUser): Promise<string> {

@@ -65,6 +65,19 @@ export function fakeAudioChunks(count = 4, size = 1024): Uint8Array[] {
   });
 }
 
+/**
+ * Real MP3 a browser plays: MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz, mono) whose side
+ * information is all zeros, which decodes to silence, 26 ms a frame. Split into `chunks` for the
+ * speech stream.
+ */
+export function silentMp3(frames = 40, chunks = 4): Uint8Array[] {
+  const FRAME = 417; // 144 × 128000 / 44100, no padding
+  const all = new Uint8Array(FRAME * frames);
+  for (let i = 0; i < frames; i++) all.set([0xff, 0xfb, 0x90, 0xc4], i * FRAME);
+  const per = Math.ceil(frames / chunks) * FRAME;
+  return Array.from({ length: Math.ceil(all.length / per) }, (_, i) => all.slice(i * per, (i + 1) * per));
+}
+
 export function startFakeAudio(): FakeAudio {
   let held = Promise.withResolvers<void>();
   const fake: FakeAudio = {

@@ -142,7 +142,7 @@ export function startFakeImages(): FakeImages {
       if (req.method === 'POST' && path === '/v1/images/edits') return edit(req);
       if (req.method === 'GET' && generated.has(path)) {
         fake.downloads.push(path);
-        return new Response(generated.get(path), { headers: { 'content-type': 'image/png' } });
+        return new Response(generated.get(path) as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'image/png' } });
       }
       return openAiError(404, `Unknown request URL: ${req.method} ${path}`);
     },

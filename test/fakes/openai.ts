@@ -8,6 +8,8 @@
  * Tests script the model with `responsesScript` / `chatScript` and read what was sent in `requests`.
  */
 
+import { contextRefusal, renderChatML, tokensOf } from './llama-template';
+
 export type UpstreamEvent = Record<string, unknown> & { type: string };
 
 export interface ChatTurn {
@@ -35,7 +37,11 @@ export interface FakeOpenAI {
   responsesScript: (body: any) => UpstreamEvent[] | { fail: number } | { terminal: UpstreamEvent[] };
   /** `fail`: answer with that status and `message` as the error (llama-server's "tools param requires --jinja flag", or a template's traceback). */
   chatScript: (body: any) => ChatTurn | { fail: number; message?: string };
-  /** What `GET /props` answers (llama-server's server properties); undefined: 404, as other servers. */
+  /**
+   * What `GET /props` answers (llama-server's server properties); undefined: 404, as other
+   * servers. Set, the fake also answers llama-server's `/apply-template` and `/tokenize`, and
+   * refuses a chat request longer than `default_generation_settings.n_ctx` (llama-template.ts).
+   */
   props?: unknown;
   /** Other GET endpoints by path, answered with this JSON: Ollama's `/api/version` and `/api/ps`, `/v1/models` (vLLM's `max_model_len`). */
   gets: Record<string, unknown>;
@@ -152,6 +158,8 @@ export function startFakeOpenAI(): FakeOpenAI {
         return streamResponse(r, Number(url.searchParams.get('starting_after') ?? -1));
       }
       if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
+        const refused = fake.props !== undefined ? contextRefusal(body, fake.props) : undefined;
+        if (refused) return refused;
         const turn = fake.chatScript(body);
         if ('fail' in turn) return Response.json({ error: { code: turn.fail, message: turn.message ?? 'fake upstream failure', type: 'server_error' } }, { status: turn.fail });
         const id = `chatcmpl_${++n}`;
@@ -188,6 +196,9 @@ export function startFakeOpenAI(): FakeOpenAI {
         );
       }
       if (req.method === 'GET' && url.pathname === '/props' && fake.props !== undefined) return Response.json(fake.props);
+      if (req.method === 'POST' && url.pathname === '/apply-template' && fake.props !== undefined) return Response.json({ prompt: renderChatML(body) });
+      if (req.method === 'POST' && url.pathname === '/tokenize' && fake.props !== undefined)
+        return Response.json({ tokens: Array.from({ length: tokensOf(String(body.content ?? '')) }, (_, i) => i) });
       if (req.method === 'GET' && fake.gets[url.pathname] !== undefined) return Response.json(fake.gets[url.pathname]);
       return Response.json({ error: { message: 'not found' } }, { status: 404 });
     },

@@ -12,6 +12,8 @@ export interface BinaryServer {
   key: string;
   /** POST a body (a value, sent as JSON, or raw text) to /api/<path> with the key. */
   post(path: string, body: unknown): Promise<Response>;
+  /** The same as another user made with `users` (by e-mail). */
+  postAs(email: string, path: string, body: unknown): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -19,13 +21,23 @@ export interface BinaryServer {
  * `parley serve` from the compiled binary on a fresh data dir and port 0, default settings plus
  * `env`; on a PostgreSQL run (PARLEY_TEST_STORE=pg) on a fresh database of the run's server.
  */
-export async function startBinaryServer(env: Record<string, string> = {}): Promise<BinaryServer> {
+export async function startBinaryServer(env: Record<string, string> = {}, users: string[] = []): Promise<BinaryServer> {
   const out = await buildBinaryOnce();
   const database = onPg ? { PARLEY_DATABASE_URL: await freshPgDatabase() } : {};
   const fullEnv = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-bin-server-')), 'data'), ...database, ...env };
-  const created = Bun.spawnSync([out, 'user', 'create', '--email', 'ann@example.org'], { env: fullEnv });
-  if (created.exitCode !== 0) throw new Error(`user create failed: ${created.stderr.toString()}`);
-  const { key } = JSON.parse(Bun.spawnSync([out, 'apikey', 'create', '--email', 'ann@example.org', '--json'], { env: fullEnv }).stdout.toString());
+  const keys: Record<string, string> = {};
+  for (const email of ['ann@example.org', ...users]) {
+    const created = Bun.spawnSync([out, 'user', 'create', '--email', email], { env: fullEnv });
+    if (created.exitCode !== 0) throw new Error(`user create failed: ${created.stderr.toString()}`);
+    keys[email] = JSON.parse(Bun.spawnSync([out, 'apikey', 'create', '--email', email, '--json'], { env: fullEnv }).stdout.toString()).key;
+  }
+  const key = keys['ann@example.org']!;
+  const postWith = (k: string, path: string, body: unknown) =>
+    fetch(`${url}/api/${path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': k, 'content-type': 'application/json' },
+      body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+    });
   const proc = Bun.spawn([out, 'serve', '--port', '0'], { env: fullEnv, stdout: 'pipe', stderr: 'pipe' });
   const url = await waitForListening(proc).catch((err) => {
     proc.kill();
@@ -35,12 +47,8 @@ export async function startBinaryServer(env: Record<string, string> = {}): Promi
     url,
     pid: proc.pid,
     key,
-    post: (path, body) =>
-      fetch(`${url}/api/${path}`, {
-        method: 'POST',
-        headers: { 'x-api-key': key, 'content-type': 'application/json' },
-        body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
-      }),
+    post: (path, body) => postWith(key, path, body),
+    postAs: (email, path, body) => postWith(keys[email]!, path, body),
     async stop() {
       proc.kill('SIGTERM');
       await proc.exited;

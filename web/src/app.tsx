@@ -1,14 +1,26 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, call, SIGNED_OUT, type Conversation, type User } from './shared/api';
+import { ApiError, call, CONVERSATIONS_CHANGED, SIGNED_OUT, type Conversation, type User } from './shared/api';
+import { lazyView } from './shared/lazy';
+import { navigate, useRoute, type Route } from './shared/router';
 import { SignIn } from './auth/sign-in';
 import { ConversationList } from './chat/conversation-list';
 import { Chat } from './chat/chat';
-import { Sessions } from './auth/sessions';
 import { Research } from './research/research';
 import { Groups, Group, JoinGroup } from './groups/groups';
-import { Settings } from './settings/settings';
-import { Admin } from './admin/admin';
-import { navigate, onLinkClick, useRoute, type Route } from './shared/router';
+import { TopBar } from './shell/top-bar';
+import { HelpDialog, useShortcuts } from './shell/shortcuts';
+import { OfflineBanner, WhatsNewBanner } from './shell/status-banners';
+
+// Pages most visits never open: chunks of their own (shared/lazy.tsx).
+const Sessions = lazyView(() => import('./auth/sessions').then((m) => m.Sessions));
+const Settings = lazyView(() => import('./settings/settings').then((m) => m.Settings));
+const Admin = lazyView(() => import('./admin/admin').then((m) => m.Admin));
+const FilesPage = lazyView(() => import('./files/files-page').then((m) => m.FilesPage));
+const MemoriesPage = lazyView(() => import('./memories/memories-page').then((m) => m.MemoriesPage));
+const NewsPage = lazyView(() => import('./service/news-page').then((m) => m.NewsPage));
+const SupportPage = lazyView(() => import('./service/support-page').then((m) => m.SupportPage));
+const AppsPage = lazyView(() => import('./service/apps-page').then((m) => m.AppsPage));
+const WhatsNewPage = lazyView(() => import('./service/whats-new-page').then((m) => m.WhatsNewPage));
 
 /** The signed-in user, `null` when signed out, `undefined` while asking. */
 function useSession() {
@@ -19,6 +31,9 @@ function useSession() {
       .then((s) => setUser(s.user))
       .catch((err) => {
         if (err instanceof ApiError && err.status === 401) setUser(null);
+        // A fetch that failed outright (no answer at all): no network, or the server is down; the
+        // browser cannot tell which (navigator.onLine is true behind a dead Wi-Fi).
+        else if (err instanceof TypeError || !navigator.onLine) setError('You are offline, or Parley cannot be reached. Reload the page when the connection is back.');
         else setError('Parley could not be reached. Reload the page to try again.');
       });
     const signedOut = () => setUser(null);
@@ -35,15 +50,6 @@ export function App() {
   if (user === null) return <SignIn />;
   return <SignedIn user={user} onSignedOut={() => setUser(null)} />;
 }
-
-/** The top bar's places: the view names each one covers (for `aria-current`). */
-const PLACES: { path: string; label: string; names: Route['name'][]; admin?: boolean }[] = [
-  { path: '/', label: 'Chat', names: ['new', 'conversation'] },
-  { path: '/research', label: 'Research', names: ['research'] },
-  { path: '/groups', label: 'Groups', names: ['groups', 'group', 'join'] },
-  { path: '/settings', label: 'Settings', names: ['settings', 'sessions'] },
-  { path: '/admin', label: 'Admin', names: ['admin'], admin: true },
-];
 
 /** The main area for the route; `visit` changes when the user goes somewhere, so a view starts afresh. */
 function View({ route, visit, onActivity }: { route: Route; visit: number; onActivity(): void }) {
@@ -62,6 +68,18 @@ function View({ route, visit, onActivity }: { route: Route; visit: number; onAct
       return <Settings key={visit} />;
     case 'admin':
       return <Admin key={visit} />;
+    case 'files':
+      return <FilesPage key={visit} />;
+    case 'memories':
+      return <MemoriesPage key={visit} />;
+    case 'news':
+      return <NewsPage key={visit} />;
+    case 'support':
+      return <SupportPage key={visit} id={route.id} />;
+    case 'apps':
+      return <AppsPage key={visit} />;
+    case 'whats-new':
+      return <WhatsNewPage key={visit} />;
     default:
       return <Chat key={visit} conversationId={route.name === 'conversation' ? route.id : undefined} onActivity={onActivity} />;
   }
@@ -71,11 +89,18 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
   const { route, visit } = useRoute();
   const [conversations, setConversations] = useState<Conversation[]>([]);
   const [listOpen, setListOpen] = useState(false);
+  const [help, setHelp] = useState(false);
+  const openHelp = useCallback(() => setHelp(true), []);
+  useShortcuts(openHelp);
   const refresh = useCallback(() => {
     // A group's conversation lives on its group's page, not in the chat list.
     call<{ conversations: Conversation[] }>('chat/listConversations', { limit: 100, groups: false }).then((r) => setConversations(r.conversations), () => undefined);
   }, []);
-  useEffect(refresh, [refresh]);
+  useEffect(() => {
+    refresh();
+    addEventListener(CONVERSATIONS_CHANGED, refresh);
+    return () => removeEventListener(CONVERSATIONS_CHANGED, refresh);
+  }, [refresh]);
   // On a phone the list is a panel over the chat: choosing a conversation closes it.
   useEffect(() => setListOpen(false), [visit]);
 
@@ -89,29 +114,18 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
 
   return (
     <div class="layout">
-      <header class="topbar">
-        <button type="button" class="list-toggle" aria-expanded={listOpen} aria-controls="conversations" onClick={() => setListOpen(!listOpen)}>
-          Conversations
-        </button>
-        <h1 class="brand">Parley</h1>
-        <span class="who">{user.name || user.email}</span>
-        <nav class="places" aria-label="Places">
-          {PLACES.filter((p) => !p.admin || user.isAdmin).map((p) => (
-            <a key={p.path} href={p.path} onClick={onLinkClick(p.path)} aria-current={p.names.includes(route.name) ? 'page' : undefined}>
-              {p.label}
-            </a>
-          ))}
-        </nav>
-        <button type="button" onClick={signOut}>
-          Sign out
-        </button>
-      </header>
+      <TopBar user={user} route={route} visit={visit} listOpen={listOpen} onToggleList={() => setListOpen(!listOpen)} onSignOut={signOut} onHelp={openHelp} />
       <nav id="conversations" class={`sidebar${listOpen ? ' open' : ''}`} aria-label="Conversations">
         <ConversationList conversations={conversations} current={current} onChanged={refresh} onDeleted={(id) => (id === current ? navigate('/') : undefined, refresh())} />
       </nav>
+      <div class="banners">
+        <OfflineBanner />
+        <WhatsNewBanner />
+      </div>
       <main class="main">
         <View route={route} visit={visit} onActivity={refresh} />
       </main>
+      <HelpDialog open={help} onClose={() => setHelp(false)} />
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { expect } from 'bun:test';
+import { afterAll, beforeAll, expect } from 'bun:test';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { waitForListening } from '../../scripts/lib/wait-for-listening';
  * Chromium driven by playwright-core (never a downloaded browser), and a login link per sign-in.
  */
 export const CHROMIUM = process.env.PARLEY_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+export const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
 
 export interface World {
   url: string;
@@ -52,6 +52,8 @@ export const researchEnv = (searxngUrl: string): Record<string, string> => ({
 export interface WorldOptions {
   /** More settings for the server (and its CLI), over the defaults below. */
   env?: Record<string, string>;
+  /** More Chromium flags (a fake microphone fed from a file). */
+  browserArgs?: string[];
 }
 
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
@@ -80,7 +82,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   await cli(['user', 'create', '--email', EMAIL, '--name', 'Ann']);
   const server = Bun.spawn([bin, 'serve', '--port', '0'], { env, cwd: dir, stdout: 'pipe', stderr: 'inherit' });
   const url = await waitForListening(server);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...ARGS, ...(options.browserArgs ?? [])] });
   const flaky = startFlakyProxy(Number(new URL(url).port));
   const loginLink = (email = EMAIL, base = url) => cli(['login-link', '--email', email], { PARLEY_PUBLIC_URL: base });
   return {
@@ -101,7 +103,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       await page.goto(await loginLink(email, base));
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForURL(`${base}/`);
-      await expect(page.getByRole('button', { name: 'Sign out' }).waitFor()).resolves.toBeUndefined();
+      // Attached, not visible: on a phone it is behind the Menu.
+      await expect(page.getByRole('button', { name: 'Sign out', includeHidden: true }).waitFor({ state: 'attached' })).resolves.toBeUndefined();
       return { context, page };
     },
     async stop() {
@@ -237,4 +240,36 @@ export function slowAnswer(ai: FakeOpenAI, words: number, delayMs: number): stri
   ai.eventDelayMs = delayMs;
   ai.chatScript = () => ({ deltas });
   return deltas.map((d) => d.content).join('').trim();
+}
+
+/**
+ * One world for a test file: started before its first test (then `setup`), stopped after its
+ * last. The object is filled in when the world has started, so tests use it as they would the
+ * world itself.
+ */
+export function worldForFile(options: WorldOptions = {}, setup?: (world: World) => Promise<void>): World {
+  const world = {} as World;
+  beforeAll(async () => {
+    Object.assign(world, await startWorld(options));
+    await setup?.(world);
+  }, 240_000);
+  afterAll(async () => {
+    await world.stop?.();
+  });
+  return world;
+}
+
+/**
+ * The fake model calls one tool in its first streamed turn, then answers `answer`; requests that
+ * are not streamed (a conversation's title) get a title.
+ */
+export function toolThenAnswer(ai: FakeOpenAI, name: string, args: unknown, answer: string): void {
+  let turn = 0;
+  ai.eventDelayMs = 0;
+  ai.chatScript = (body) => {
+    if (!body.stream) return { deltas: [{ content: 'Title' }] };
+    return turn++ === 0
+      ? { deltas: [{ tool_calls: [{ index: 0, id: `call_${name}`, type: 'function', function: { name, arguments: JSON.stringify(args) } }] }], finish_reason: 'tool_calls' }
+      : { deltas: [{ content: answer }] };
+  };
 }

@@ -169,4 +169,20 @@ describe('deep research in the web app', () => {
     await expect(page.evaluate(() => (window as any).shown)).resolves.toEqual([{ title: 'Research finished', body: 'How do tsunamis form?' }]);
     await context.close();
   }, 180_000);
+  test('a document attached to the question goes with the run: the report request names it for the model to read and cite', async () => {
+    scriptResearch(['## Orchard\n\n', 'From your notes: prune in February.\n']);
+    const { context, page } = await world.signedIn();
+    await page.goto(`${world.url}/research`);
+    await page.locator('#research-file').setInputFiles({ name: 'orchard-notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# Orchard\n\nPrune the quince in February.\n') });
+    await page.getByRole('list', { name: 'Files to send' }).getByText('orchard-notes.md').waitFor();
+    await expectAccessible(page, 'research with a document attached');
+    const before = world.ai.requests.length;
+    await page.getByRole('textbox', { name: 'Research question' }).fill('When should I prune my orchard?');
+    await page.getByRole('button', { name: 'Start research' }).click();
+    await status(page).getByText('Finished.').waitFor({ timeout: 60_000 });
+    await report(page).getByText('prune in February').waitFor();
+    const sent = JSON.stringify(world.ai.requests.slice(before).map((r) => r.body));
+    expect(sent).toContain('orchard-notes.md');
+    await context.close();
+  }, 90_000);
 });

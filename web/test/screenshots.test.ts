@@ -32,11 +32,12 @@ const shoot = (page: Page, name: string) => page.screenshot({ path: join(OUT, `$
 const ANSWER = [
   'Here is a plan for **sourdough** at home:\n\n',
   '| Step | Time |\n|---|---|\n| Feed the starter | 8 h |\n| Mix and rest | 1 h |\n| Bake at 230 °C | 40 min |\n\n',
-  'Keep the dough covered while it rests:\n\n```\nhydration = water / flour  # 0.75 is a good start\n```\n',
+  'Keep the dough covered while it rests:\n\n```python\nhydration = water / flour  # 0.75 is a good start\n```\n\n',
+  'With flour $f$ and water $w$ the hydration is\n\n$$h = \\frac{w}{f}$$\n',
 ];
 
 describe('screenshots of the main pages (docs/screenshots/)', () => {
-  test('sign-in, chat, research, a group, settings, admin, and a phone in dark mode', async () => {
+  test('sign-in, chat, research, a group, settings, admin, files, memories, news, apps, support, and a phone in dark mode', async () => {
     const signedOut = await world.browser.newContext(DESKTOP);
     const start = await signedOut.newPage();
     await start.goto(`${world.url}/`);
@@ -51,8 +52,10 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
     await page.getByRole('textbox', { name: 'Message' }).fill('How do I bake sourdough bread?');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.waitForURL(/\/c\/[^/]+$/);
-    await page.locator('.message.assistant pre code').waitFor();
+    await page.locator('.message.assistant pre code .hljs-comment').waitFor();
+    await page.locator('.message.assistant .katex-display').waitFor();
     await page.getByRole('button', { name: 'Send' }).waitFor();
+    await page.locator('.message.assistant').getByRole('button', { name: 'Copy', exact: true }).waitFor();
     await shoot(page, 'chat');
 
     await page.goto(`${world.url}/research`);
@@ -81,6 +84,41 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
     await page.goto(`${world.url}/admin`);
     await page.getByRole('region', { name: 'Users' }).getByRole('cell', { name: 'bob@example.org', exact: true }).waitFor();
     await shoot(page, 'admin');
+
+    await page.goto(`${world.url}/files`);
+    await page.locator('#upload-file').setInputFiles([
+      { name: 'garden-notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# Garden notes\n\nPrune the quince in February.\n') },
+      { name: 'recipes.csv', mimeType: 'text/csv', buffer: Buffer.from('dish,minutes\nsourdough,240\nsalad,10\n') },
+    ]);
+    await page.getByRole('button', { name: 'Preview garden-notes.md' }).click();
+    await page.locator('.preview-text').getByText('Prune the quince').waitFor();
+    await shoot(page, 'files');
+
+    await page.goto(`${world.url}/memories`);
+    for (const fact of ['Is vegetarian', 'Bakes sourdough on Sundays']) {
+      await page.getByRole('textbox', { name: 'Something to remember' }).fill(fact);
+      await page.getByRole('button', { name: 'Add memory' }).click();
+      await page.getByRole('list', { name: 'Your memories' }).getByText(fact).waitFor();
+    }
+    await shoot(page, 'memories');
+
+    await world.cli(['news', 'post', '--title', 'New: files and voice', '--body', 'Upload documents, ask about them, and talk to Parley.']);
+    await world.cli(['miniapps', 'add', '--name', 'Tip calculator', '--url', 'https://tips.example.org/', '--description', 'Split the bill.']);
+    await world.cli(['miniapps', 'add', '--name', 'Timer', '--url', 'https://timer.example.org/', '--description', 'Kitchen timers.']);
+    await page.goto(`${world.url}/news`);
+    await page.getByRole('article', { name: /New: files and voice/ }).waitFor();
+    await shoot(page, 'news');
+    await page.goto(`${world.url}/apps`);
+    await page.getByRole('link', { name: /Timer/ }).waitFor();
+    await shoot(page, 'apps');
+    await page.goto(`${world.url}/support`);
+    await page.getByRole('textbox', { name: 'Subject' }).fill('Sharing a recipe');
+    await page.getByRole('textbox', { name: 'Message' }).fill('How do I share a conversation with my sister?');
+    await page.getByRole('button', { name: 'Send to support' }).click();
+    await page.waitForURL(/\/support\/[^/]+$/);
+    await world.cli(['support', 'reply', page.url().split('/').pop()!, '--message', 'Sharing comes in the next version; export it as Markdown meanwhile.', '--name', 'Sam']);
+    await page.getByText('export it as Markdown meanwhile').waitFor({ timeout: 20_000 });
+    await shoot(page, 'support');
     await context.close();
 
     const phone = await world.signedIn({ viewport: { width: 390, height: 780 }, colorScheme: 'dark' });
@@ -90,8 +128,11 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
     // Nothing wider than the phone: the long code line scrolls inside its block.
     await expect(phone.page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).resolves.toBeLessThanOrEqual(390);
     await shoot(phone.page, 'phone-dark');
+    await phone.page.getByRole('button', { name: /^Menu/ }).click();
+    await phone.page.getByRole('navigation', { name: 'Places' }).getByRole('link', { name: 'Files' }).waitFor();
+    await shoot(phone.page, 'phone-menu');
     await phone.context.close();
 
-    expect(await Array.fromAsync(new Bun.Glob('*.png').scan(OUT))).toEqual(expect.arrayContaining(['sign-in.png', 'chat.png', 'research.png', 'group.png', 'settings.png', 'admin.png', 'phone-dark.png']));
+    expect(await Array.fromAsync(new Bun.Glob('*.png').scan(OUT))).toEqual(expect.arrayContaining(['sign-in.png', 'chat.png', 'research.png', 'group.png', 'settings.png', 'admin.png', 'files.png', 'memories.png', 'news.png', 'apps.png', 'support.png', 'phone-dark.png', 'phone-menu.png']));
   }, 180_000);
 });

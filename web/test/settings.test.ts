@@ -11,6 +11,9 @@ afterAll(async () => {
 });
 
 const openSettings = async (page: Page) => {
+  // On a phone the places are behind the Menu.
+  const menu = page.getByRole('button', { name: /^Menu/ });
+  if (await menu.isVisible()) await menu.click();
   await page.getByRole('navigation', { name: 'Places' }).getByRole('link', { name: 'Settings' }).click();
   await page.getByRole('heading', { name: 'Settings', level: 2 }).waitFor();
 };
@@ -30,7 +33,7 @@ describe('the settings page in Chromium, through the compiled binary', () => {
     await openSettings(page);
     const prefs = section(page, 'Preferences');
     const memories = prefs.getByRole('checkbox', { name: 'Remember things across conversations' });
-    const toolOutput = prefs.getByRole('checkbox', { name: 'Show when memories are saved or used' });
+    const toolOutput = prefs.getByRole('checkbox', { name: 'Show when memories are saved or changed' });
     await memories.waitFor();
     await expect(memories.isChecked()).resolves.toBe(false); // off unless the user opts in
     await expect(toolOutput.isChecked()).resolves.toBe(false);

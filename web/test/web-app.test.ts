@@ -171,7 +171,7 @@ describe('the web app in Chromium, through the compiled binary', () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/c\/[^/]+$/);
     await lastAnswer(page).getByText('Typed and answered.').waitFor();
-    for (let i = 0; i < 20 && (await focusedName()) !== 'Sign out'; i++) await page.keyboard.press('Shift+Tab');
+    for (let i = 0; i < 50 && (await focusedName()) !== 'Sign out'; i++) await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Sign in to Parley' }).waitFor();
     await context.close();

@@ -13,7 +13,10 @@ import p0006 from '../../../migrations/pg/0006_memories.sql' with { type: 'text'
 import p0007 from '../../../migrations/pg/0007_feedback.sql' with { type: 'text' };
 import p0008 from '../../../migrations/pg/0008_support.sql' with { type: 'text' };
 import p0009 from '../../../migrations/pg/0009_file_embeddings.sql' with { type: 'text' };
-import p0010 from '../../../migrations/pg/0010_connections.sql' with { type: 'text' };
+import p0010 from '../../../migrations/pg/0010_widget_thread_sizes.sql' with { type: 'text' };
+import p0011 from '../../../migrations/pg/0011_conversation_shares.sql' with { type: 'text' };
+import p0012 from '../../../migrations/pg/0012_setup_tokens.sql' with { type: 'text' };
+import p0013 from '../../../migrations/pg/0013_connections.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -26,7 +29,10 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0007_feedback', sql: p0007 },
   { tag: '0008_support', sql: p0008 },
   { tag: '0009_file_embeddings', sql: p0009 },
-  { tag: '0010_connections', sql: p0010 },
+  { tag: '0010_widget_thread_sizes', sql: p0010 },
+  { tag: '0011_conversation_shares', sql: p0011 },
+  { tag: '0012_setup_tokens', sql: p0012 },
+  { tag: '0013_connections', sql: p0013 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

@@ -87,3 +87,37 @@ export const conversationBranches = sqliteTable(
 );
 
 export type ConversationBranch = typeof conversationBranches.$inferSelect;
+
+/**
+ * A conversation its owner offered to someone by e-mail (`chat/shareConversation`), waiting for
+ * them to accept (then they become a writer and the row goes) or decline (`declined`: kept, so
+ * the owner's list does not tell a decline from no answer and the same offer does not come back).
+ * `recipientId` is the account that had the address when it was offered, or null when none did:
+ * the row is written all the same, so whether an address has an account changes neither the
+ * answer nor the owner's count of offers (PARLEY_SHARES_MAX_PENDING_PER_USER).
+ */
+export const conversationShares = sqliteTable(
+  'conversation_shares',
+  {
+    id: text('id').primaryKey(),
+    conversationId: text('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    sharerId: text('sharer_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The address as offered, normalised as users' addresses are. */
+    email: text('email').notNull(),
+    recipientId: text('recipient_id').references(() => users.id, { onDelete: 'set null' }),
+    status: text('status', { enum: ['pending', 'declined'] }).notNull().default('pending'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('conversation_shares_offer_idx').on(t.conversationId, t.email),
+    index('conversation_shares_recipient_idx').on(t.recipientId, t.status),
+    index('conversation_shares_sharer_idx').on(t.sharerId, t.createdAt),
+  ],
+);
+
+export type ConversationShare = typeof conversationShares.$inferSelect;

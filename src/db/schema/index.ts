@@ -16,4 +16,5 @@ export * from './miniapps';
 export * from './memories';
 export * from './feedback';
 export * from './support';
+export * from './setup';
 export * from './connections';

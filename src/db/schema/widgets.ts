@@ -48,6 +48,13 @@ export const widgetThreads = sqliteTable(
     status: text('status', { enum: ['active', 'archived'] }).notNull().default('active'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    /**
+     * How many messages the thread holds and their bytes (each message's `bytes`), kept with each
+     * append so the caps (PARLEY_WIDGET_THREAD_MAX_*, PARLEY_WIDGET_USER_MAX_*) read the user's
+     * threads' rows, not their messages.
+     */
+    messageCount: integer('message_count').notNull().default(0),
+    bytes: integer('bytes').notNull().default(0),
   },
   (t) => [
     uniqueIndex('widget_threads_active_idx').on(t.widgetId, t.userId).where(sql`${t.status} = 'active'`),
@@ -65,6 +72,8 @@ export const widgetThreadMessages = sqliteTable(
       .references(() => widgetThreads.id, { onDelete: 'cascade' }),
     seq: integer('seq').notNull(),
     data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    /** The bytes of `data`'s JSON: a page of messages is bounded by these before any `data` is read. */
+    bytes: integer('bytes').notNull().default(0),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [uniqueIndex('widget_thread_messages_seq_idx').on(t.threadId, t.seq)],

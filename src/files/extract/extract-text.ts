@@ -61,9 +61,29 @@ function runWorker(request: ExtractRequest): Promise<ExtractReply> {
         reject(new ExtractError('too_large', `Reading the document needed more than ${formatSize(maxMemoryBytes)} of memory, the most allowed.`));
     }, MEMORY_POLL_MS);
     worker.postMessage(request);
-  }).finally(() => {
+  }).finally(async () => {
     clearTimeout(timer);
     clearInterval(watch);
-    worker.terminate();
+    await endWorker(worker, baseline);
   });
+}
+
+/** Room over the RSS an extraction started at, within which its worker's memory counts as given back. */
+const GIVEN_BACK_SLACK = 16 * 1024 * 1024;
+const GIVE_BACK_MAX_MS = 1000;
+
+/**
+ * End the worker and settle once its memory is gone, so that whatever waits for the extraction's
+ * turn (the next document, an image decode: src/files/extract-pending.ts) never starts beside it.
+ * A worker told to end runs on until its next check, through any native step it is in (an
+ * inflate ran ~100 MB past the memory limit), and its heap is given back over the ~200 ms after
+ * its `close` event (measured): so the close is awaited, then the RSS falling back to where the
+ * extraction started, for a second at most (other requests may hold memory meanwhile).
+ */
+async function endWorker(worker: Worker, baseline: number): Promise<void> {
+  const closed = new Promise((resolve) => worker.addEventListener('close', resolve, { once: true }));
+  worker.terminate();
+  await closed;
+  const until = performance.now() + GIVE_BACK_MAX_MS;
+  while (process.memoryUsage.rss() > baseline + GIVEN_BACK_SLACK && performance.now() < until) await Bun.sleep(MEMORY_POLL_MS);
 }

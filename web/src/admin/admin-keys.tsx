@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, type ApiKey } from '../shared/api';
-import { messageOf, Note } from './admin-note';
+import { messageOf, Note } from '../shared/note';
 
 const when = (iso: string) => new Date(iso).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
 

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, failure, post } from '../shared/api';
-import { messageOf, Note } from './admin-note';
+import { messageOf, Note } from '../shared/note';
 
 interface Backup {
   name: string;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, type User } from '../shared/api';
-import { messageOf, Note } from './admin-note';
+import { messageOf, Note } from '../shared/note';
 import { AdminKeys } from './admin-keys';
 
 export interface AdminUser {

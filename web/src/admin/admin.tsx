@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, type User } from '../shared/api';
 import { AdminUsers } from './admin-users';
 import { AdminBackups, AdminDoctor, AdminSettings } from './admin-server';
+import { AdminMiniApps, AdminNews, AdminSupport } from './admin-service';
 
 /**
  * Administration (`admin/*` operations), for users with the admin flag (`parley user set
@@ -29,6 +30,9 @@ export function Admin() {
     <section class="page admin" aria-labelledby="admin-title">
       <h2 id="admin-title">Admin</h2>
       <AdminUsers me={me} />
+      <AdminSupport name={me.name} />
+      <AdminNews />
+      <AdminMiniApps />
       <AdminBackups />
       <AdminDoctor />
       <AdminSettings />

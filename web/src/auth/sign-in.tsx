@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Provider } from '../shared/api';
+import { SetupNotice } from '../setup/setup-notice';
 
 /** Messages for the `?error=<code>` a sign-in that failed lands with (docs/auth.md, "Error codes"). */
 const SIGN_IN_ERRORS: Record<string, string> = {
@@ -19,6 +20,7 @@ export function SignIn() {
   return (
     <main class="sign-in">
       <h1>Sign in to Parley</h1>
+      <SetupNotice />
       {error && (
         <p role="alert" class="error">
           {SIGN_IN_ERRORS[error] ?? 'Signing in did not work. Please try again.'} (error code: <code>{error}</code>)

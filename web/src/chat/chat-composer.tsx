@@ -1,20 +1,29 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { prepareImage } from './chat-images';
 import { ModelPicker, type ModelChoice } from './chat-models';
 import { MessageBox } from '../shared/message-box';
+import { AttachFileButton, AttachmentList, type Attachments } from '../files/attachments';
+import { filesOf, type StoredFile } from '../files/upload';
 
 /** `chat/stream` takes up to 16 images a turn. */
 const MAX_IMAGES = 16;
 
 interface Props {
   busy: boolean;
-  onSend(message: string, images: string[]): void;
+  onSend(message: string, images: string[], files: StoredFile[]): void;
   onStop(): void;
   models: { choices: ModelChoice[]; model: string | undefined; choose(id: string): void };
+  /** The files going with the message: the chat owns them, so a file dropped anywhere on it lands here. */
+  attachments: Attachments;
+  /** More tools beside the attach buttons (the microphone). */
+  tools?: ComponentChildren;
+  /** Text to put in the box (a transcribed recording), added to what is there. */
+  insert?: { text: string; n: number };
 }
 
 /** The box to write in, the images to send with the message, and the model to answer it. */
-export function Composer({ busy, onSend, onStop, models }: Props) {
+export function Composer({ busy, onSend, onStop, models, attachments, tools, insert }: Props) {
   const [text, setText] = useState('');
   const [images, setImages] = useState<{ key: number; url: string }[]>([]);
   const nextKey = useRef(0);
@@ -23,14 +32,27 @@ export function Composer({ busy, onSend, onStop, models }: Props) {
   const box = useRef<HTMLTextAreaElement>(null);
   // Focused before the first paint, so nothing typed can arrive before the focus does (chat-message.tsx).
   useLayoutEffect(() => box.current?.focus(), []);
-  const ready = (text.trim() !== '' || images.length > 0) && preparing === 0;
+  useEffect(() => {
+    if (!insert?.text) return;
+    setText((t) => (t.trim() ? `${t.trimEnd()} ${insert.text}` : insert.text));
+    box.current?.focus();
+  }, [insert?.n]);
+  const ready = (text.trim() !== '' || images.length > 0 || attachments.ids().length > 0) && preparing === 0 && !attachments.uploading;
 
   const submit = (e?: Event) => {
     e?.preventDefault();
     if (!ready || busy) return;
-    onSend(text.trim(), images.map((i) => i.url));
+    onSend(text.trim(), images.map((i) => i.url), attachments.files());
     setText('');
     setImages([]);
+    attachments.clear();
+  };
+  // A pasted screenshot or file is uploaded like a chosen one; pasted text stays text.
+  const paste = (e: ClipboardEvent) => {
+    const files = filesOf(e.clipboardData);
+    if (!files.length) return;
+    e.preventDefault();
+    void attachments.add(files);
   };
 
   const attach = async (input: HTMLInputElement) => {
@@ -71,6 +93,7 @@ export function Composer({ busy, onSend, onStop, models }: Props) {
           ))}
         </ul>
       )}
+      <AttachmentList attachments={attachments} />
       {preparing > 0 && <p class="hint">Preparing the image…</p>}
       {error && (
         <p role="alert" class="error">
@@ -78,7 +101,7 @@ export function Composer({ busy, onSend, onStop, models }: Props) {
         </p>
       )}
       <div class="composer-row">
-        <MessageBox boxRef={box} rows={3} value={text} placeholder="Message Parley (Enter sends, Shift+Enter adds a line)" onInput={setText} onEnter={submit} />
+        <MessageBox boxRef={box} rows={3} value={text} placeholder="Message Parley (Enter sends, Shift+Enter adds a line)" onInput={setText} onEnter={submit} onPaste={paste} />
         {busy ? (
           <button type="button" onClick={onStop}>
             Stop
@@ -96,6 +119,8 @@ export function Composer({ busy, onSend, onStop, models }: Props) {
             Attach image
           </label>
         </span>
+        <AttachFileButton id="attach-file" onFiles={(files) => void attachments.add(files)} />
+        {tools}
         <ModelPicker choices={models.choices} model={models.model} onChoose={models.choose} />
       </div>
     </form>

@@ -59,3 +59,11 @@ export function imagesOf(parts: unknown[] | undefined): string[] {
     return part?.type === 'input_image' && typeof part.imageUrl === 'string' ? [part.imageUrl] : [];
   });
 }
+
+/** The files sent with a stored user message (`parts` of type `input_file`). */
+export function sentFilesOf(parts: unknown[] | undefined): { fileId: string; filename: string }[] {
+  return (parts ?? []).flatMap((p) => {
+    const part = p as { type?: unknown; fileId?: unknown; filename?: unknown } | null;
+    return part?.type === 'input_file' && typeof part.fileId === 'string' ? [{ fileId: part.fileId, filename: typeof part.filename === 'string' ? part.filename : 'a file' }] : [];
+  });
+}

@@ -1,7 +1,10 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../shared/api';
-import { renderMarkdown } from '../shared/markdown';
+import { Markdown } from '../shared/markdown-view';
 import type { Answer } from './turn';
+import type { AnswerExtras } from './answer-parts';
+import { ExtrasAfter, ExtrasBefore, ModelName } from './answer-extras';
 
 interface Props {
   role: Item['role'];
@@ -14,9 +17,16 @@ interface Props {
   editing?: boolean;
   onSaveEdit?(text: string): void;
   onCancelEdit?(): void;
+  /** An answer's model, reasoning, tools, documents, images and canvases. */
+  extras?: AnswerExtras;
+  /** The files sent with a user's message. */
+  files?: { fileId: string; filename: string }[];
+  /** Copy, regenerate, read aloud, rate (a stored answer). */
+  actions?: ComponentChildren;
+  onOpenCanvas?(widgetId: string): void;
 }
 
-export function Message({ role, text, images = [], answer, onBranch, onEdit, editing, onSaveEdit, onCancelEdit }: Props) {
+export function Message({ role, text, images = [], answer, onBranch, onEdit, editing, onSaveEdit, onCancelEdit, extras, files = [], actions, onOpenCanvas }: Props) {
   const editButton = useRef<HTMLButtonElement>(null);
   // Leaving the edit box (Cancel, Escape) gives the focus back to the button that opened it.
   const wasEditing = useRef(false);
@@ -29,13 +39,27 @@ export function Message({ role, text, images = [], answer, onBranch, onEdit, edi
     <li class={`message ${role}`} aria-busy={answer && (answer.state === 'waiting' || answer.state === 'streaming') ? 'true' : undefined}>
       <h3 class="visually-hidden">{who}</h3>
       {images.length > 0 && <MessageImages urls={images} />}
+      {files.length > 0 && (
+        <ul class="sent-files" aria-label="Files sent">
+          {files.map((f) => (
+            <li key={f.fileId}>
+              <a href={`/api/files/${encodeURIComponent(f.fileId)}/content`} target="_blank" rel="noopener">
+                {f.filename}
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
+      {extras && <ExtrasBefore extras={extras} />}
       {editing ? (
-        <EditForm text={text} allowEmpty={images.length > 0} onSave={onSaveEdit!} onCancel={onCancelEdit!} />
+        <EditForm text={text} allowEmpty={images.length > 0 || files.length > 0} onSave={onSaveEdit!} onCancel={onCancelEdit!} />
       ) : role === 'assistant' ? (
-        <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />
+        <Markdown text={text} />
       ) : (
         text && <p class="plain">{text}</p>
       )}
+      {extras && <ExtrasAfter extras={extras} onOpenCanvas={onOpenCanvas} />}
+      {role === 'assistant' && <ModelName model={extras?.model} />}
       {answer?.state === 'waiting' && <p class="hint">Thinking…</p>}
       {answer?.state === 'stopped' && <p class="hint">Stopped.</p>}
       {answer?.state === 'failed' && (
@@ -43,6 +67,7 @@ export function Message({ role, text, images = [], answer, onBranch, onEdit, edi
           {answer.error}
         </p>
       )}
+      {actions}
       {!editing && (onEdit || onBranch) && (
         <div class="message-actions">
           {onEdit && (

@@ -1,5 +1,6 @@
 import { post } from '../shared/api';
 import { followResponse } from '../shared/follow-response';
+import { applyExtra, emptyExtras, type AnswerExtras } from './answer-parts';
 
 /** What the page shows of an answer being written. */
 export interface Answer {
@@ -7,6 +8,8 @@ export interface Answer {
   state: 'waiting' | 'streaming' | 'done' | 'failed' | 'stopped';
   error?: string;
   responseId?: string;
+  /** The model, reasoning, tools used, documents read, images and canvases made (answer-parts.ts). */
+  extras: AnswerExtras;
 }
 
 export interface TurnHooks {
@@ -30,6 +33,8 @@ const CANCELLED = 'The response was cancelled.';
 export interface TurnExtras {
   model?: string;
   images?: string[];
+  /** Uploaded files (documents, images) by id: the model reads a document with `read_file`. */
+  files?: string[];
 }
 
 /** Send a message and follow its answer to the end. */
@@ -39,6 +44,7 @@ export function sendMessage(message: string, conversationId: string | undefined,
     ...(conversationId ? { conversationId } : {}),
     ...(extras.model ? { model: extras.model } : {}),
     ...(extras.images?.length ? { images: extras.images.map((imageUrl) => ({ imageUrl })) } : {}),
+    ...(extras.files?.length ? { files: extras.files } : {}),
   };
   return follow(() => post('chat/stream', body, { signal }), { conversationId }, hooks, signal);
 }
@@ -50,8 +56,8 @@ export function resumeAnswer(conversationId: string, responseId: string, hooks: 
 
 function follow(open: () => Promise<Response>, start: { conversationId?: string; responseId?: string }, hooks: TurnHooks, signal: AbortSignal) {
   let { conversationId, responseId } = start;
-  const answer: Answer = { text: '', state: 'waiting', responseId };
-  const show = () => hooks.onAnswer({ ...answer });
+  const answer: Answer = { text: '', state: 'waiting', responseId, extras: emptyExtras() };
+  const show = () => hooks.onAnswer({ ...answer, extras: { ...answer.extras } });
   const end = (state: Answer['state'], error?: string) => {
     Object.assign(answer, { state, error });
     if (conversationId) forgetPending(conversationId);
@@ -74,6 +80,8 @@ function follow(open: () => Promise<Response>, start: { conversationId?: string;
           case 'response.created':
             answer.responseId = responseId = String(data.responseId);
             if (conversationId) localStorage.setItem(pendingKey(conversationId), responseId);
+            applyExtra(answer.extras, data);
+            show();
             break;
           case 'text.delta':
             answer.text += String(data.delta);
@@ -84,6 +92,8 @@ function follow(open: () => Promise<Response>, start: { conversationId?: string;
             return end('done');
           case 'error':
             return data.message === CANCELLED ? end('stopped') : end('failed', String(data.message));
+          default:
+            if (applyExtra(answer.extras, data)) show();
         }
         return true;
       },

@@ -117,9 +117,9 @@ export interface RunHooks {
   onRun(run: Run): void;
 }
 
-/** Start a research run and follow it to its end. */
-export function startResearch(question: string, hooks: RunHooks, signal: AbortSignal): Promise<void> {
-  return follow(() => post('chat/streamDeepResearch', { message: question }, { signal }), emptyRun(question), hooks, signal);
+/** Start a research run and follow it to its end; `files`: uploaded documents and images it reads and cites. */
+export function startResearch(question: string, hooks: RunHooks, signal: AbortSignal, files: string[] = []): Promise<void> {
+  return follow(() => post('chat/streamDeepResearch', { message: question, ...(files.length ? { files } : {}) }, { signal }), emptyRun(question), hooks, signal);
 }
 
 /** Follow a run that is already going (another tab started it, or this one before a reload), from its first event. */

@@ -6,6 +6,7 @@ import { adoptAddress, onLinkClick } from '../shared/router';
 import { ResearchList } from './research-list';
 import { addReadPage, addSources, emptyRun, followResearch, isRunning, startResearch, type Run, type Source } from './research-run';
 import { notifyEnded, useNotifyPermission } from './research-notify';
+import { AttachFileButton, AttachmentList, DropZone, useAttachments } from '../files/attachments';
 
 interface StoredItem extends Item {
   parts: { type?: string; results?: unknown }[];
@@ -93,7 +94,7 @@ export function Research({ id, onActivity }: { id?: string; onActivity?(): void 
       .catch((err) => setError(err instanceof ApiError && err.status < 500 ? 'This research does not exist, or you may not read it.' : `The research could not be loaded: ${err.message}`));
   }, [id]);
 
-  const start = (question: string) => {
+  const start = (question: string, files: string[]) => {
     setError(undefined);
     let latest: Run | undefined;
     const hooks = {
@@ -104,7 +105,7 @@ export function Research({ id, onActivity }: { id?: string; onActivity?(): void 
       },
       onRun: (r: Run) => setRun((latest = r)),
     };
-    followed(startResearch(question, hooks, following.current.signal), () => latest);
+    followed(startResearch(question, hooks, following.current.signal, files), () => latest);
   };
 
   const stop = async () => {
@@ -143,18 +144,21 @@ export function Research({ id, onActivity }: { id?: string; onActivity?(): void 
   );
 }
 
-function StartForm({ onStart }: { onStart(question: string): void }) {
+/** The question, and documents for the research to read and cite beside the web (chosen or dropped). */
+function StartForm({ onStart }: { onStart(question: string, files: string[]): void }) {
   const [text, setText] = useState('');
+  const attachments = useAttachments();
   const submit = (e?: Event) => {
     e?.preventDefault();
     const question = text.trim();
-    if (question) onStart(question);
+    if (question && !attachments.uploading) onStart(question, attachments.ids());
   };
   return (
+    <DropZone label="Drop documents for the research to read" onFiles={(files) => void attachments.add(files)}>
     <form class="research-start" onSubmit={submit}>
       <label for="research-question">Research question</label>
       <p id="research-question-hint" class="hint">
-        Parley searches the web, reads what it finds and writes a report with its sources. It keeps going if you close the page.
+        Parley searches the web, reads what it finds and writes a report with its sources; attach documents for it to read and cite too. It keeps going if you close the page.
       </p>
       <textarea
         id="research-question"
@@ -166,10 +170,15 @@ function StartForm({ onStart }: { onStart(question: string): void }) {
           if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) submit(e);
         }}
       />
-      <button type="submit" disabled={!text.trim()}>
-        Start research
-      </button>
+      <AttachmentList attachments={attachments} />
+      <div class="research-start-buttons">
+        <AttachFileButton id="research-file" onFiles={(files) => void attachments.add(files)} />
+        <button type="submit" disabled={!text.trim() || attachments.uploading}>
+          Start research
+        </button>
+      </div>
     </form>
+    </DropZone>
   );
 }
 

@@ -8,12 +8,11 @@ type Preferences = Record<string, boolean>;
 const LABELS: Record<string, { label: string; hint: string }> = {
   enableMemories: {
     label: 'Remember things across conversations',
-    // Said plainly: this server stores the choice, but its assistant keeps no memories yet.
-    hint: 'Your choice is kept for when this server remembers facts across chats; it does not yet, so nothing is saved either way.',
+    hint: 'The assistant keeps facts you tell it (your diet, your language, your projects) and uses them in later chats and research. See and change them under Memories. Turned off, it neither reads nor saves any; those kept stay until you delete them.',
   },
   showMemoryToolOutput: {
-    label: 'Show when memories are saved or used',
-    hint: 'Once memories exist, answers show a note each time the assistant reads or writes one.',
+    label: 'Show when memories are saved or changed',
+    hint: 'Answers show a note each time the assistant saves, changes or forgets a memory.',
   },
 };
 

@@ -4,6 +4,7 @@ import { PreferencesSection } from './settings-preferences';
 import { AccountSection } from './settings-account';
 import { ApiKeysSection } from './settings-keys';
 import { BookmarksSection } from './settings-bookmarks';
+import { ConversationsSection } from './settings-conversations';
 
 /** The user's settings: preferences, account, API keys, bookmarks, and the way to the sessions page. */
 export function Settings() {
@@ -11,12 +12,17 @@ export function Settings() {
     <section class="page settings" aria-labelledby="settings-title">
       <h2 id="settings-title">Settings</h2>
       <p>
-        Where you are signed in: <a href="/sessions" onClick={onLinkClick('/sessions')}>Sessions</a>
+        Where you are signed in: <a href="/sessions" onClick={onLinkClick('/sessions')}>Sessions</a> · What the assistant remembers:{' '}
+        <a href="/memories" onClick={onLinkClick('/memories')}>
+          Memories
+        </a>{' '}
+        · <a href="/whats-new" onClick={onLinkClick('/whats-new')}>What's new</a>
       </p>
       <PreferencesSection />
       <AccountSection />
       <ApiKeysSection />
       <BookmarksSection />
+      <ConversationsSection />
     </section>
   );
 }

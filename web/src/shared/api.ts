@@ -77,3 +77,6 @@ export interface ApiKey {
   lastUsedAt: string | null;
   revokedAt: string | null;
 }
+
+/** Fired when conversations were added or changed outside the chat (an import): the list loads again. */
+export const CONVERSATIONS_CHANGED = 'parley:conversations-changed';

@@ -1,4 +1,5 @@
 import MarkdownIt from 'markdown-it';
+import { mathPlugin } from './markdown-math';
 
 /**
  * Answers are Markdown written by a model, so by anyone who can put words in front of it.
@@ -6,7 +7,7 @@ import MarkdownIt from 'markdown-it';
  * `javascript:`, `vbscript:`, `file:` and non-image `data:` URLs: what it renders cannot run
  * script. The page's Content-Security-Policy is the second wall.
  */
-const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false }).use(mathPlugin);
 
 // Links leave the app in a new tab and tell the other site nothing about where they came from.
 const defaultLinkOpen = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));

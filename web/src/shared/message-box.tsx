@@ -5,7 +5,7 @@ import type { Ref } from 'preact';
  * (`onEnter`), Shift+Enter adds a line, and Enter that ends an input method's composition (a
  * Japanese or Chinese word being typed) only ends the composition.
  */
-export function MessageBox(props: { boxRef: Ref<HTMLTextAreaElement>; rows: number; value: string; placeholder: string; disabled?: boolean; onInput(text: string): void; onEnter(e: Event): void }) {
+export function MessageBox(props: { boxRef: Ref<HTMLTextAreaElement>; rows: number; value: string; placeholder: string; disabled?: boolean; onInput(text: string): void; onEnter(e: Event): void; onPaste?(e: ClipboardEvent): void }) {
   return (
     <>
       <label for="message" class="visually-hidden">
@@ -19,6 +19,7 @@ export function MessageBox(props: { boxRef: Ref<HTMLTextAreaElement>; rows: numb
         disabled={props.disabled}
         placeholder={props.placeholder}
         onInput={(e) => props.onInput(e.currentTarget.value)}
+        onPaste={props.onPaste}
         onKeyDown={(e) => {
           if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) props.onEnter(e);
         }}

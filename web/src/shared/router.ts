@@ -4,8 +4,10 @@ import { useEffect, useState } from 'preact/hooks';
  * The app's places; the server serves the page at each (src/web/web.routes.ts, WEB_PATHS):
  * a new chat (`/`), a conversation (`/c/<id>`), the user's sessions (`/sessions`), deep research
  * (`/research`, one run at `/research/<conversationId>`), group chats (`/groups`, one at
- * `/g/<groupChatId>`, an invite link at `/join/<token>`), settings (`/settings`) and the admin
- * pages (`/admin`).
+ * `/g/<groupChatId>`, an invite link at `/join/<token>`), settings (`/settings`), the admin
+ * pages (`/admin`), the file library (`/files`), memories (`/memories`), and the service's pages:
+ * news (`/news`), support (`/support`, one conversation at `/support/<threadId>`), mini apps
+ * (`/apps`) and release notes (`/whats-new`).
  */
 export type Route =
   | { name: 'new' }
@@ -16,13 +18,20 @@ export type Route =
   | { name: 'group'; id: string }
   | { name: 'join'; token: string }
   | { name: 'settings' }
-  | { name: 'admin' };
+  | { name: 'admin' }
+  | { name: 'files' }
+  | { name: 'memories' }
+  | { name: 'news' }
+  | { name: 'support'; id?: string }
+  | { name: 'apps' }
+  | { name: 'whats-new' };
 
 const PLACES: [RegExp, (id: string) => Route][] = [
   [/^\/c\/([^/]+)$/, (id) => ({ name: 'conversation', id })],
   [/^\/research\/([^/]+)$/, (id) => ({ name: 'research', id })],
   [/^\/g\/([^/]+)$/, (id) => ({ name: 'group', id })],
   [/^\/join\/([^/]+)$/, (token) => ({ name: 'join', token })],
+  [/^\/support\/([^/]+)$/, (id) => ({ name: 'support', id })],
 ];
 const PAGES: Record<string, Route> = {
   '/sessions': { name: 'sessions' },
@@ -30,6 +39,12 @@ const PAGES: Record<string, Route> = {
   '/groups': { name: 'groups' },
   '/settings': { name: 'settings' },
   '/admin': { name: 'admin' },
+  '/files': { name: 'files' },
+  '/memories': { name: 'memories' },
+  '/news': { name: 'news' },
+  '/support': { name: 'support' },
+  '/apps': { name: 'apps' },
+  '/whats-new': { name: 'whats-new' },
 };
 
 export function routeOf(path: string): Route {

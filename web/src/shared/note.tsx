@@ -10,7 +10,7 @@ export function Note({ error, done }: { error?: string; done?: string }) {
           {error}
         </p>
       )}
-      <p role="status" class="hint admin-status">
+      <p role="status" class="hint note-status">
         {!error && done}
       </p>
     </>

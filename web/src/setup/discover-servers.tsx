@@ -1,0 +1,133 @@
+import { useState } from 'preact/hooks';
+import { ApiError, call } from '../shared/api';
+
+/** One connection a found server would make (admin/discoverServers). */
+export interface Offer {
+  name: string;
+  kind: 'chat' | 'embeddings' | 'images' | 'stt' | 'tts';
+  api: string;
+  baseUrl: string;
+  models: string[];
+  voices?: string[];
+  addCommand: string;
+}
+interface FoundServer {
+  server: string;
+  label: string;
+  version: string | null;
+  host: string;
+  port: number;
+  connections: Offer[];
+}
+interface Discovery {
+  servers: FoundServer[];
+  unrecognised: { host: string; port: number }[];
+  ports: number[];
+}
+
+const KINDS: Record<Offer['kind'], string> = { chat: 'Chat', embeddings: 'Embeddings (searching documents by meaning)', images: 'Images', stt: 'Speech to text', tts: 'Text to speech' };
+const where = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+/**
+ * SEAM, until the connections operations land: how an offered connection is added. For now the
+ * page shows the `parley connection add` command the server gave for it; with
+ * `admin/addConnection` in place this becomes a button that sends the offer's name, kind, api and
+ * baseUrl (web/test/setup.test.ts checks what is shown here).
+ */
+function AddConnection({ offer }: { offer: Offer }) {
+  return (
+    <div class="setup-add">
+      <p>To add it, run this on the machine Parley runs on:</p>
+      <pre>
+        <code>{offer.addCommand}</code>
+      </pre>
+    </div>
+  );
+}
+
+function ServerCard({ s }: { s: FoundServer }) {
+  const id = `server-${s.port}`;
+  return (
+    <li class="setup-server" aria-labelledby={id}>
+      <h4 id={id}>
+        {s.label}
+        {s.version ? ` ${s.version}` : ''} <span class="hint">at {where(s.host, s.port)}</span>
+      </h4>
+      {s.connections.map((c) => (
+        <div key={c.kind} class="setup-offer">
+          <h5>{KINDS[c.kind]}</h5>
+          {c.models.length ? (
+            <ul class="setup-models" aria-label={`${KINDS[c.kind]} models`}>
+              {c.models.map((m) => (
+                <li key={m}>
+                  <code>{m}</code>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <p class="hint">
+              No models yet{s.server === 'ollama' ? <>: pull one first, e.g. <code>ollama pull llama3.2:3b</code></> : ''}.
+            </p>
+          )}
+          {c.voices?.length ? <p class="hint">Voices: {c.voices.join(', ')}</p> : null}
+          <AddConnection offer={c} />
+        </div>
+      ))}
+    </li>
+  );
+}
+
+/** "Look for servers on this machine": what answers on the server's loopback, with its models. */
+export function DiscoverServers() {
+  const [found, setFound] = useState<Discovery>();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const look = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      setFound(await call<Discovery>('admin/discoverServers'));
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : 'Parley could not be reached. Try again.');
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="setup-discover">
+      <button type="button" onClick={look} disabled={busy}>
+        Look for servers on this machine
+      </button>
+      <p role="status" class="hint">
+        {busy ? 'Looking…' : found ? `Looked on ports ${found.ports.join(', ')} of the machine Parley runs on.` : ''}
+      </p>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {found && (
+        <section aria-labelledby="setup-found">
+          <h3 id="setup-found">{found.servers.length ? `Found ${found.servers.length === 1 ? 'one server' : `${found.servers.length} servers`}` : 'No AI server found'}</h3>
+          {found.servers.length ? (
+            <ul class="setup-servers">
+              {found.servers.map((s) => (
+                <ServerCard key={`${s.host}:${s.port}`} s={s} />
+              ))}
+            </ul>
+          ) : (
+            <p>
+              Nothing answered as an AI server. Start one on this machine (Ollama, llama.cpp's <code>llama-server</code>, LM Studio, vLLM, LocalAI, Speaches or
+              Kokoro) and look again; a server on another port is found once <code>PARLEY_DISCOVER_PORTS</code> names it.
+            </p>
+          )}
+          {found.unrecognised.map((u) => (
+            <p key={u.port} class="hint">
+              Something answered at {where(u.host, u.port)}, but not as an AI server Parley knows.
+            </p>
+          ))}
+        </section>
+      )}
+    </div>
+  );
+}
