@@ -187,6 +187,9 @@ describe('connections', () => {
     expect(userinfo.body.message).toContain('put the credential in its own field');
     expect(userinfo.body.message).not.toContain('pw');
     expect((await ctx.json('admin/addConnection', { name: 'gone', kind: 'chat', baseUrl: openai.url }, admin(ctx))).status).toBe(409);
+    // Added without a default model (as found on this machine): its first listed chat model.
+    const found = await ctx.json('admin/addConnection', { name: 'found', kind: 'chat', baseUrl: openai.url }, admin(ctx));
+    expect(found.body.connection.options).toEqual({ model: 'small' });
     const local = await ctx.json('admin/addConnection', { name: 'public-only', kind: 'chat', baseUrl: 'http://127.0.0.1:11434/v1', allowPrivate: false }, admin(ctx));
     expect(local).toMatchObject({ status: 400, body: { message: expect.stringContaining('does not allow that (allowPrivate)') } });
     expect((await ctx.json('admin/addConnection', { name: 'env-mine', kind: 'chat', baseUrl: openai.url }, admin(ctx))).status).toBe(400);
