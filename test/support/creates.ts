@@ -160,11 +160,13 @@ export const creates: Record<string, CreateBound> = {
   'chat/stream': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
   'chat/streamDeepResearch': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
   'news/markRead': { kind: 'bounded', why: 'one read mark per post, and posts are written by admins' },
+  'chat/importConversation': { kind: 'bounded', why: 'one conversation of bounded size a request, under the write rate limit (as chat/stream makes one a turn)' },
   'credits/grantAdReward': { kind: 'bounded', why: 'writes only with PARLEY_ENV=development (a test server)' },
 };
 
 /** Operations that make no row a user could pile up: reads, changes and deletions of what exists, one row per user. */
 export const NOT_CREATING = new Set([
+  'server/getCapabilities',
   'auth/listApiKeys', 'auth/revokeApiKey', 'auth/getSession', 'auth/signOut', 'auth/listSessions', 'auth/revokeSession', 'auth/listProviders',
   // One preferences row per user, written in place.
   'preferences/get', 'preferences/update', 'preferences/getAccountType', 'preferences/setAccountType', 'subscription/getStatus',
