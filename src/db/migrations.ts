@@ -26,6 +26,7 @@ import m0021 from '../../migrations/0021_memories.sql' with { type: 'text' };
 import m0022 from '../../migrations/0022_feedback.sql' with { type: 'text' };
 import m0023 from '../../migrations/0023_support.sql' with { type: 'text' };
 import m0024 from '../../migrations/0024_file_embeddings.sql' with { type: 'text' };
+import m0025 from '../../migrations/0025_file_vectors_version.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -58,4 +59,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0022_feedback', sql: m0022 },
   { tag: '0023_support', sql: m0023 },
   { tag: '0024_file_embeddings', sql: m0024 },
+  { tag: '0025_file_vectors_version', sql: m0025 },
 ];

@@ -13,6 +13,7 @@ import p0006 from '../../../migrations/pg/0006_memories.sql' with { type: 'text'
 import p0007 from '../../../migrations/pg/0007_feedback.sql' with { type: 'text' };
 import p0008 from '../../../migrations/pg/0008_support.sql' with { type: 'text' };
 import p0009 from '../../../migrations/pg/0009_file_embeddings.sql' with { type: 'text' };
+import p0010 from '../../../migrations/pg/0010_file_vectors_version.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -25,6 +26,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0007_feedback', sql: p0007 },
   { tag: '0008_support', sql: p0008 },
   { tag: '0009_file_embeddings', sql: p0009 },
+  { tag: '0010_file_vectors_version', sql: p0010 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

@@ -1,0 +1,140 @@
+import { codeWords, popcount32 } from './embeddings-vectors';
+import type { ChunkKey } from './embeddings.store';
+
+/**
+ * What a search keeps of one document's vectors between searches: each chunk's sign bits
+ * (`codes`, `codeWords(dims)` words a chunk) and its `seq`. Kept for one `version` of the
+ * document's vectors (`files.vectors_version`, bumped in the transaction that changes them), so
+ * a version read from the database that differs means the codes are stale, whichever instance
+ * changed them.
+ */
+export type FileCodes = { fileId: string; version: number; model: string; dims: number; codes: Int32Array; seqs: Int32Array; bytes: number };
+
+/** A Map entry, its key and the typed arrays' headers: what an entry costs beyond its arrays. */
+const ENTRY_OVERHEAD = 200;
+
+export const codesBytes = (fileId: string, chunks: number, dims: number): number => ENTRY_OVERHEAD + fileId.length * 2 + chunks * (codeWords(dims) + 1) * 4;
+
+/**
+ * The process's codes, least recently used first, within `PARLEY_EMBEDDINGS_INDEX_MB`
+ * (docs/files.md, "Semantic search"). Nothing in it decides what a user may read: a search asks
+ * the database which documents those are, and only looks their codes up here.
+ */
+export interface EmbeddingsIndex {
+  readonly capBytes: number;
+  /** Bytes held now. */
+  bytes(): number;
+  /** The codes of this version of the document's vectors of `model`, marked as just used. */
+  get(fileId: string, version: number, model: string, dims: number): FileCodes | undefined;
+  /**
+   * Keep `entry`, making room by dropping the least recently used documents that are not in
+   * `keep` (those the search at hand uses): false, and nothing kept, when it cannot fit.
+   */
+  put(entry: FileCodes, keep: ReadonlySet<string>): boolean;
+}
+
+export function createEmbeddingsIndex(capBytes: number): EmbeddingsIndex {
+  const entries = new Map<string, FileCodes>();
+  let held = 0;
+  const drop = (fileId: string) => {
+    const old = entries.get(fileId);
+    if (!old) return;
+    entries.delete(fileId);
+    held -= old.bytes;
+  };
+  return {
+    capBytes,
+    bytes: () => held,
+    get(fileId, version, model, dims) {
+      const entry = entries.get(fileId);
+      if (!entry) return undefined;
+      if (entry.version !== version || entry.model !== model || entry.dims !== dims) {
+        drop(fileId);
+        return undefined;
+      }
+      // Map keeps insertion order: moved to the end, it is the most recently used.
+      entries.delete(fileId);
+      entries.set(fileId, entry);
+      return entry;
+    },
+    put(entry, keep) {
+      drop(entry.fileId);
+      if (entry.bytes > capBytes) return false;
+      for (const fileId of entries.keys()) {
+        if (held + entry.bytes <= capBytes) break;
+        if (!keep.has(fileId)) drop(fileId);
+      }
+      if (held + entry.bytes > capBytes) return false;
+      entries.set(entry.fileId, entry);
+      held += entry.bytes;
+      return true;
+    },
+  };
+}
+
+/**
+ * The `depth` chunks whose codes differ least from `query`'s (Hamming distance), among the
+ * documents given: the candidates whose exact vectors are then read and scored. A max-heap of
+ * distances keeps them, the farthest at its root, so a chunk costs one comparison unless it is
+ * nearer than the farthest kept.
+ */
+export function nearestCodes(docs: FileCodes[], query: Int32Array, depth: number): ChunkKey[] {
+  const words = query.length;
+  const dist = new Int32Array(depth);
+  const doc = new Int32Array(depth);
+  const pos = new Int32Array(depth);
+  let size = 0;
+  const siftDown = () => {
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let most = i;
+      if (l < size && dist[l]! > dist[most]!) most = l;
+      if (r < size && dist[r]! > dist[most]!) most = r;
+      if (most === i) return;
+      swap(i, most);
+      i = most;
+    }
+  };
+  const swap = (a: number, b: number) => {
+    let t = dist[a]!;
+    dist[a] = dist[b]!;
+    dist[b] = t;
+    t = doc[a]!;
+    doc[a] = doc[b]!;
+    doc[b] = t;
+    t = pos[a]!;
+    pos[a] = pos[b]!;
+    pos[b] = t;
+  };
+  for (let d = 0; d < docs.length; d++) {
+    const codes = docs[d]!.codes;
+    const chunks = docs[d]!.seqs.length;
+    for (let c = 0, at = 0; c < chunks; c++, at += words) {
+      let h = 0;
+      for (let w = 0; w < words; w++) h += popcount32(codes[at + w]! ^ query[w]!);
+      if (size < depth) {
+        // Filling: sift up.
+        let i = size++;
+        dist[i] = h;
+        doc[i] = d;
+        pos[i] = c;
+        while (i > 0) {
+          const parent = (i - 1) >> 1;
+          if (dist[parent]! >= dist[i]!) break;
+          swap(i, parent);
+          i = parent;
+        }
+      } else if (h < dist[0]!) {
+        dist[0] = h;
+        doc[0] = d;
+        pos[0] = c;
+        siftDown();
+      }
+    }
+  }
+  const out: ChunkKey[] = [];
+  for (let i = 0; i < size; i++) out.push({ fileId: docs[doc[i]!]!.fileId, seq: docs[doc[i]!]!.seqs[pos[i]!]! });
+  return out;
+}
