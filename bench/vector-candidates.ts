@@ -2,7 +2,7 @@
  * The ways to search 100,000 vectors, measured on the same vectors in the same run before one was
  * chosen (docs/files.md, "Semantic search"; bench/RESULTS.md, "Files: semantic search"):
  *
- *   node_modules/.bin/bun run bench/vector-candidates.ts [--size 100000] [--dims 384,1536] [--uniform]
+ *   node_modules/.bin/bun run bench/vector-candidates.ts [--size 100000] [--dims 384,1536] [--uniform] [--only exact,bits]
  *
  * (`cd bench && npm install` first: sqlite-vec and usearch are benchmark-only dependencies.)
  *
@@ -184,6 +184,8 @@ const arg = (name: string) => (Bun.argv.includes(name) ? Bun.argv[Bun.argv.index
 const size = Number(arg('--size') ?? 100_000);
 const uniform = Bun.argv.includes('--uniform');
 const dimsList = (arg('--dims') ?? '384,1536').split(',').map(Number);
+// The exact candidate comes first whatever is asked: it is what the others are measured against.
+const only: readonly Candidate[] | undefined = arg('--only') ? (['exact', ...arg('--only')!.split(',').filter((c) => c !== 'exact')] as Candidate[]) : undefined;
 const dir = mkdtempSync(join(tmpdir(), 'parley-bench-candidates-'));
 const loadAtStart = loadNow();
 const ms = (n: number) => (n >= 100 ? `${Math.round(n).toLocaleString('en')} ms` : `${n.toFixed(1)} ms`);
@@ -204,7 +206,7 @@ try {
     db.close();
     let truth: number[][] = [];
     let exactP50 = NaN;
-    for (const candidate of CANDIDATES) {
+    for (const candidate of only ?? CANDIDATES) {
       const spec: Spec = { path, dims, size, candidate, uniform };
       let m: Measured;
       try {

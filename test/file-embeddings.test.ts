@@ -356,6 +356,25 @@ describe('a changed model', () => {
     expect(embeddings.requests.filter((r) => r.model === 'other-embed' && r.input.includes(PHYSICIAN)).length).toBe(2);
     expect(idsOf((await search(ctx2, ann, 'doctor', 'semantic')).body)).toEqual([file.id]);
   });
+
+  test('new dimensions: every chunk is embedded again in the background, and the index of a running search follows', async () => {
+    const { ctx, ann, dataDir } = await setup();
+    const files = [await upload(ctx, ann, longText('engines and cars', 3), 'cars.txt'), await upload(ctx, ann, longText('moss on stones', 3), 'moss.txt')];
+    await ctx.deps.fileText.idle();
+    // The server restarts asking for 64 floats; it searches before the background pass has run, and keeps the codes it read.
+    const ctx2 = await createTestContext({ sameDatabaseAs: ctx, config: { dataDir, ...on({ embeddingsDimensions: 64 }) } });
+    expect((await search(ctx2, ann, 'car engines', 'semantic')).body.hits).toEqual([]);
+    ctx2.deps.fileText.wake();
+    await ctx2.deps.fileText.idle();
+    const chunks = await chunksOf(ctx2);
+    expect(chunks.length).toBeGreaterThan(4);
+    for (const c of chunks) {
+      expect(c.embedding_model).toBe('fake-embed#64');
+      expect(decodeVector(c.embedding!).length).toBe(64);
+    }
+    expect(idsOf((await search(ctx2, ann, 'car engines', 'semantic')).body)[0]).toBe(files[0].id);
+    expect(idsOf((await search(ctx2, ann, 'moss stones', 'semantic')).body)[0]).toBe(files[1].id);
+  });
 });
 
 describe('the search_files tool', () => {
