@@ -70,14 +70,6 @@ export function writeSignBits(v: Float32Array, out: Int32Array, at: number): voi
   }
 }
 
-/** Set bits of a 32-bit word (the classic SWAR count: JavaScript has no popcount). */
-export function popcount32(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
-
 /**
  * The `k` best items seen, in a min-heap: the worst kept is at the root, so each new item costs
  * one comparison unless it beats it (then log k). An equal score does not displace one kept.
