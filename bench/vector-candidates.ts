@@ -105,15 +105,12 @@ async function measure(spec: Spec): Promise<Measured> {
     const codes = new Int32Array(size * words);
     readAll(db, (id, v) => writeSignBits(v, codes, (id - 1) * words));
     const doc: FileCodes = { fileId: 'all', version: 0, model: '', dims, codes, seqs: Int32Array.from({ length: size }, (_, i) => i + 1), bytes: 0 };
-    const code = new Int32Array(words);
-    search = (q) => {
-      writeSignBits(q, code, 0);
-      return rerank(
+    search = (q) =>
+      rerank(
         db,
         q,
-        nearestCodes([doc], code, BITS_DEPTH).map((k) => k.seq),
+        nearestCodes([doc], q, BITS_DEPTH).map((k) => k.seq),
       );
-    };
   } else if (spec.candidate === 'int8') {
     const bytes = new Int8Array(size * dims);
     readAll(db, (id, v) => {

@@ -1,4 +1,4 @@
-import { codeWords } from './embeddings-vectors';
+import { codeWords, writeSignBits } from './embeddings-vectors';
 import type { ChunkKey } from './embeddings.store';
 
 /**
@@ -9,6 +9,9 @@ import type { ChunkKey } from './embeddings.store';
  * changed them.
  */
 export type FileCodes = { fileId: string; version: number; model: string; dims: number; codes: Int32Array; seqs: Int32Array; bytes: number };
+
+/** Chunks nearest by Hamming distance that are scored against the query's floats, per candidate kept. */
+const WIDEN = 8;
 
 /** A Map entry, its key and the typed arrays' headers: what an entry costs beyond its arrays. */
 const ENTRY_OVERHEAD = 200;
@@ -83,17 +86,37 @@ const BITS16 = (() => {
 })();
 
 /**
- * The `depth` chunks whose codes differ least from `query`'s (Hamming distance), among the
- * documents given: the candidates whose exact vectors are then read and scored. A max-heap of
- * distances keeps them, the farthest at its root, so a chunk costs one comparison unless it is
- * nearer than the farthest kept.
+ * The `depth` likeliest nearest chunks to `query` among the documents given: the candidates whose
+ * exact vectors are then read and scored. Two steps, both on the bits alone:
+ * 1. the `depth × WIDEN` chunks whose bits differ least from the query's (Hamming distance), in a
+ *    max-heap with the farthest at its root, so a chunk costs one comparison unless it is nearer;
+ * 2. those scored against the query's floats rather than its bits (each set bit counts +q[i],
+ *    each clear one −q[i], summed a byte at a time from tables of the 256 values of each byte):
+ *    an estimate of the dot product that keeps the query's precision, so it ranks the close
+ *    calls of step 1 better; the best `depth` of them are the candidates.
+ * Measured (bench/vector-candidates.ts): at 250,000 chunks, step 1 alone to 100 candidates found
+ * 0.87 of the exact top 10.
  */
-export function nearestCodes(docs: FileCodes[], query: Int32Array, depth: number): ChunkKey[] {
-  const words = query.length;
-  const dist = new Int32Array(depth);
-  const doc = new Int32Array(depth);
-  const pos = new Int32Array(depth);
+export function nearestCodes(docs: FileCodes[], query: Float32Array, depth: number): ChunkKey[] {
+  const words = codeWords(query.length);
+  const code = new Int32Array(words);
+  writeSignBits(query, code, 0);
+  const wide = depth * WIDEN;
+  const dist = new Int32Array(wide);
+  const doc = new Int32Array(wide);
+  const pos = new Int32Array(wide);
   let size = 0;
+  const swap = (a: number, b: number) => {
+    let t = dist[a]!;
+    dist[a] = dist[b]!;
+    dist[b] = t;
+    t = doc[a]!;
+    doc[a] = doc[b]!;
+    doc[b] = t;
+    t = pos[a]!;
+    pos[a] = pos[b]!;
+    pos[b] = t;
+  };
   const siftDown = () => {
     let i = 0;
     for (;;) {
@@ -107,28 +130,16 @@ export function nearestCodes(docs: FileCodes[], query: Int32Array, depth: number
       i = most;
     }
   };
-  const swap = (a: number, b: number) => {
-    let t = dist[a]!;
-    dist[a] = dist[b]!;
-    dist[b] = t;
-    t = doc[a]!;
-    doc[a] = doc[b]!;
-    doc[b] = t;
-    t = pos[a]!;
-    pos[a] = pos[b]!;
-    pos[b] = t;
-  };
   for (let d = 0; d < docs.length; d++) {
     const codes = docs[d]!.codes;
     const chunks = docs[d]!.seqs.length;
     for (let c = 0, at = 0; c < chunks; c++, at += words) {
       let h = 0;
       for (let w = 0; w < words; w++) {
-        const x = codes[at + w]! ^ query[w]!;
+        const x = codes[at + w]! ^ code[w]!;
         h += BITS16[x & 0xffff]! + BITS16[x >>> 16]!;
       }
-      if (size < depth) {
-        // Filling: sift up.
+      if (size < wide) {
         let i = size++;
         dist[i] = h;
         doc[i] = d;
@@ -147,7 +158,37 @@ export function nearestCodes(docs: FileCodes[], query: Int32Array, depth: number
       }
     }
   }
-  const out: ChunkKey[] = [];
-  for (let i = 0; i < size; i++) out.push({ fileId: docs[doc[i]!]!.fileId, seq: docs[doc[i]!]!.seqs[pos[i]!]! });
-  return out;
+  const tables = byteTables(query);
+  const bytesPerCode = words * 4;
+  const scored: { score: number; key: ChunkKey }[] = [];
+  for (let i = 0; i < size; i++) {
+    const entry = docs[doc[i]!]!;
+    // Little-endian: byte j of a code holds the signs of dimensions 8j to 8j + 7.
+    const bytes = new Uint8Array(entry.codes.buffer, entry.codes.byteOffset + pos[i]! * bytesPerCode, bytesPerCode);
+    let score = 0;
+    for (let j = 0; j < bytesPerCode; j++) score += tables[(j << 8) | bytes[j]!]!;
+    scored.push({ score, key: { fileId: entry.fileId, seq: entry.seqs[pos[i]!]! } });
+  }
+  return scored
+    .sort((a, b) => b.score - a.score)
+    .slice(0, depth)
+    .map((s) => s.key);
+}
+
+/** For each byte of a code, the query's share of the dot product for each of its 256 values. */
+function byteTables(query: Float32Array): Float32Array {
+  const bytes = codeWords(query.length) * 4;
+  const t = new Float32Array(bytes * 256);
+  for (let j = 0; j < bytes; j++) {
+    const q = (k: number) => (8 * j + k < query.length ? query[8 * j + k]! : 0);
+    let none = 0;
+    for (let k = 0; k < 8; k++) none -= q(k);
+    t[j << 8] = none;
+    // A value is the one without its lowest set bit, with that dimension's sign turned to +.
+    for (let b = 1; b < 256; b++) {
+      const low = 31 - Math.clz32(b & -b);
+      t[(j << 8) | b] = t[(j << 8) | (b & (b - 1))]! + 2 * q(low);
+    }
+  }
+  return t;
 }

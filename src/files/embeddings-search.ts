@@ -103,9 +103,7 @@ export async function searchByVector(
   }
   if (missing.length) await scanAndIndex(deps, { files: missing, inUse: new Set(files.map((f) => f.fileId)), model, query, keep });
   if (held.length) {
-    const code = new Int32Array(codeWords(query.length));
-    writeSignBits(query, code, 0);
-    const candidates = nearestCodes(held, code, Math.max(MIN_CANDIDATES, input.limit * CANDIDATES_PER_HIT));
+    const candidates = nearestCodes(held, query, Math.max(MIN_CANDIDATES, input.limit * CANDIDATES_PER_HIT));
     const score = createScorer(query);
     for (let i = 0; i < candidates.length; i += KEYS_PER_READ) {
       const rows = await deps.store.read((tx) => readChunkVectors(tx, candidates.slice(i, i + KEYS_PER_READ)));
