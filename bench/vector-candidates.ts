@@ -10,8 +10,9 @@
  * them) are written to a SQLite file as float32 BLOBs keyed by rowid, which every candidate reads
  * from, each in a child process of its own so that its peak RSS is its own:
  * - exact: every vector in one Float32Array, a dot product each: the truth, and the floor of an exact scan;
- * - bits: each vector's sign bits in memory (Parley's `nearestCodes`), the 100 nearest by Hamming
- *   distance read back from SQLite and scored exactly;
+ * - bits: each vector's sign bits in memory, candidates as Parley picks them (`nearestCodes`,
+ *   `candidateDepth`: 100 at 100,000 vectors, one in a thousand past that) read back from SQLite
+ *   and scored exactly;
  * - int8: each vector scaled to bytes in memory, an integer dot product each, the 40 best read
  *   back and scored exactly;
  * - sqlite-vec float / bit: the extension's `vec0` table of float[D] (its exact k-nearest), or of
@@ -26,7 +27,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codeWords, dot, writeSignBits } from '../src/files/embeddings-vectors';
-import { nearestCodes, type FileCodes } from '../src/files/embeddings-index';
+import { candidateDepth, nearestCodes, type FileCodes } from '../src/files/embeddings-index';
 import { nearTopic, QUERY_NOISE, randomStream, CHUNK_NOISE, TOPICS } from './lib/vectors';
 import { percentile } from './lib/stats';
 import { describeMachine, loadNow } from './lib/report';
@@ -109,7 +110,7 @@ async function measure(spec: Spec): Promise<Measured> {
       rerank(
         db,
         q,
-        nearestCodes([doc], q, BITS_DEPTH).map((k) => k.seq),
+        nearestCodes([doc], q, candidateDepth(size, 10)).map((k) => k.seq),
       );
   } else if (spec.candidate === 'int8') {
     const bytes = new Int8Array(size * dims);

@@ -4,7 +4,7 @@ import { searchFileChunks, type ChunkHit } from './file-text.store';
 import { embeddingModelKey, embeddingsEnabled, EmbeddingsError, embedTexts } from './embeddings-client';
 import { countChunks, findChunkHits, listSearchableFiles, readChunkVectors, readVectorPage, type ChunkKey } from './embeddings.store';
 import { codeWords, createDecoder, createScorer, dot, TopK, writeSignBits } from './embeddings-vectors';
-import { codesBytes, nearestCodes, type FileCodes } from './embeddings-index';
+import { candidateDepth, codesBytes, nearestCodes, type FileCodes } from './embeddings-index';
 
 export type SearchMode = 'text' | 'semantic' | 'hybrid';
 
@@ -19,12 +19,6 @@ const PAGE_CHARS = 2 * 1024 * 1024;
 const MAX_PAGE_ROWS = 2000;
 /** Documents whose chunks one statement counts (SQLite binds at most 32,766 values). */
 const FILES_PER_COUNT = 1000;
-/**
- * Candidates read back and scored exactly, per hit asked and at least: enough for a recall@10 of
- * at least 0.95 against the exact scan, measured (bench/file-search.ts, bench/RESULTS.md).
- */
-const CANDIDATES_PER_HIT = 10;
-const MIN_CANDIDATES = 100;
 /** Candidates one statement reads back. */
 const KEYS_PER_READ = 500;
 /** A search's query is one short text: a server slower than this is failing, and text search answers instead. */
@@ -103,7 +97,8 @@ export async function searchByVector(
   }
   if (missing.length) await scanAndIndex(deps, { files: missing, inUse: new Set(files.map((f) => f.fileId)), model, query, keep });
   if (held.length) {
-    const candidates = nearestCodes(held, query, Math.max(MIN_CANDIDATES, input.limit * CANDIDATES_PER_HIT));
+    const chunks = held.reduce((n, doc) => n + doc.seqs.length, 0);
+    const candidates = nearestCodes(held, query, candidateDepth(chunks, input.limit));
     const score = createScorer(query);
     for (let i = 0; i < candidates.length; i += KEYS_PER_READ) {
       const rows = await deps.store.read((tx) => readChunkVectors(tx, candidates.slice(i, i + KEYS_PER_READ)));
