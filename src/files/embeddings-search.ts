@@ -96,19 +96,25 @@ export async function searchByVector(
     else missing.push(f);
   }
   if (missing.length) await scanAndIndex(deps, { files: missing, inUse: new Set(files.map((f) => f.fileId)), model, query, keep });
+  const read = new Map<string, ChunkHit>();
   if (held.length) {
     const chunks = held.reduce((n, doc) => n + doc.seqs.length, 0);
     const candidates = nearestCodes(held, query, candidateDepth(chunks, input.limit));
     const score = createScorer(query);
     for (let i = 0; i < candidates.length; i += KEYS_PER_READ) {
       const rows = await deps.store.read((tx) => readChunkVectors(tx, candidates.slice(i, i + KEYS_PER_READ)));
-      for (const row of rows) if (row.model === model) keep(score(row.embedding), row.fileId, Number(row.seq));
+      for (const row of rows) {
+        if (row.model !== model) continue;
+        keep(score(row.embedding), row.fileId, Number(row.seq));
+        read.set(chunkKey(row), { fileId: row.fileId, filename: row.filename, seq: row.seq, page: row.page, content: row.content });
+      }
     }
   }
   const ranked = best.sorted();
-  const found = await deps.store.read((tx) => findChunkHits(tx, ranked.map((r) => r.item)));
-  const byKey = new Map(found.map((h) => [chunkKey(h), h]));
-  return ranked.flatMap((r) => byKey.get(chunkKey(r.item)) ?? []);
+  // Hits among the candidates came with their text; those of documents read whole did not.
+  const unread = ranked.map((r) => r.item).filter((k) => !read.has(chunkKey(k)));
+  for (const hit of unread.length ? await deps.store.read((tx) => findChunkHits(tx, unread)) : []) read.set(chunkKey(hit), hit);
+  return ranked.flatMap((r) => read.get(chunkKey(r.item)) ?? []);
 }
 
 /**

@@ -95,11 +95,12 @@ export function* readVectorPage({ db, t }: Tx, page: { fileIds: string[] } | { f
 }
 
 /**
- * The stored vectors of the chunks named (the candidates of a search), in no particular order:
- * one statement, a document's chunks together (`file_id = ? AND seq IN (…)`), each a range of
- * the (file_id, seq) index on both databases.
+ * The stored vectors of the chunks named (the candidates of a search), with what a hit shows, in
+ * no particular order: one statement, a document's chunks together (`file_id = ? AND seq IN
+ * (…)`), each a range of the (file_id, seq) index on both databases. The text comes along: SQLite
+ * reads it anyway to reach the vector after it in the row, and the search needs no other read.
  */
-export function* readChunkVectors({ db, t }: Tx, keys: ChunkKey[]): Work<VectorRow[]> {
+export function* readChunkVectors({ db, t }: Tx, keys: ChunkKey[]): Work<(VectorRow & ChunkHit)[]> {
   if (!keys.length) return [];
   const c = t.fileChunks;
   const byFile = new Map<string, number[]>();
@@ -110,11 +111,12 @@ export function* readChunkVectors({ db, t }: Tx, keys: ChunkKey[]): Work<VectorR
   }
   const rows = yield* allRows(
     db
-      .select({ fileId: c.fileId, seq: c.seq, model: c.embeddingModel, embedding: c.embedding })
+      .select({ fileId: c.fileId, seq: c.seq, model: c.embeddingModel, embedding: c.embedding, filename: t.files.filename, page: c.page, content: c.content })
       .from(c)
+      .innerJoin(t.files, eq(t.files.id, c.fileId))
       .where(and(or(...[...byFile].map(([fileId, seqs]) => and(eq(c.fileId, fileId), inArray(c.seq, seqs)))), isNotNull(c.embedding))),
   );
-  return rows as VectorRow[];
+  return rows as (VectorRow & ChunkHit)[];
 }
 
 /** The chunks named, with their file's name, in no particular order. */
