@@ -171,7 +171,8 @@ async function scanAndIndex(
         const b = building.get(id);
         building.delete(id);
         if (!b) offer(id, new Int32Array(0), new Int32Array(0));
-        else if (b.whole) offer(id, b.codes.slice(0, b.n * words), b.seqs.slice(0, b.n));
+        // Every chunk counted had a vector (the usual case): the arrays are kept as they are, not copied.
+        else if (b.whole) offer(id, b.n === b.seqs.length ? b.codes : b.codes.slice(0, b.n * words), b.n === b.seqs.length ? b.seqs : b.seqs.slice(0, b.n));
       }
     }
   }
