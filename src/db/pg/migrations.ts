@@ -16,6 +16,7 @@ import p0009 from '../../../migrations/pg/0009_file_embeddings.sql' with { type:
 import p0010 from '../../../migrations/pg/0010_widget_thread_sizes.sql' with { type: 'text' };
 import p0011 from '../../../migrations/pg/0011_conversation_shares.sql' with { type: 'text' };
 import p0012 from '../../../migrations/pg/0012_setup_tokens.sql' with { type: 'text' };
+import p0013 from '../../../migrations/pg/0013_imported_conversations.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -31,6 +32,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0010_widget_thread_sizes', sql: p0010 },
   { tag: '0011_conversation_shares', sql: p0011 },
   { tag: '0012_setup_tokens', sql: p0012 },
+  { tag: '0013_imported_conversations', sql: p0013 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */
