@@ -8,6 +8,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** A 429's or 503's `Retry-After`, in seconds. */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -26,7 +28,8 @@ export function post(operation: string, body: unknown = {}, init: { signal?: Abo
 /** Read an error envelope into an ApiError (or a plain one for what is not an envelope). */
 export async function failure(res: Response): Promise<ApiError> {
   const envelope = (await res.json().catch(() => undefined)) as { code?: string; message?: string } | undefined;
-  return new ApiError(res.status, envelope?.code ?? 'HTTP_ERROR', envelope?.message ?? `The server answered ${res.status}.`);
+  const retryAfter = Number(res.headers.get('retry-after')) || undefined;
+  return new ApiError(res.status, envelope?.code ?? 'HTTP_ERROR', envelope?.message ?? `The server answered ${res.status}.`, retryAfter);
 }
 
 /** Fired when the server says the session is gone (expired, ended on another device): the app shows the sign-in page. */
