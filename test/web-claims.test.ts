@@ -32,6 +32,8 @@ const CLAIMS: { words: RegExp; needs: string[] }[] = [
   { words: /No news yet/, needs: ['news/list', 'news/markRead'] },
   { words: /Export all as/, needs: ['chat/listConversations', 'chat/getConversation'] },
   { words: /Import from ChatGPT/, needs: ['chat/importConversation'] },
+  { words: /Offer to share/, needs: ['chat/shareConversation', 'chat/listSentShares', 'chat/withdrawShare'] },
+  { words: /Offered to you/, needs: ['chat/listPendingShares', 'chat/acceptShare', 'chat/declineShare'] },
 ];
 
 /** What a page must never say of the server: that it cannot do something yet. */

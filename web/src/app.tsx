@@ -4,6 +4,7 @@ import { lazyView } from './shared/lazy';
 import { navigate, useRoute, type Route } from './shared/router';
 import { SignIn } from './auth/sign-in';
 import { ConversationList } from './chat/conversation-list';
+import { useShareOffers } from './chat/share-offers';
 import { Chat } from './chat/chat';
 import { Research } from './research/research';
 import { Groups, Group, JoinGroup } from './groups/groups';
@@ -52,7 +53,7 @@ export function App() {
 }
 
 /** The main area for the route; `visit` changes when the user goes somewhere, so a view starts afresh. */
-function View({ route, visit, onActivity }: { route: Route; visit: number; onActivity(): void }) {
+function View({ route, visit, userId, onActivity }: { route: Route; visit: number; userId: string; onActivity(): void }) {
   switch (route.name) {
     case 'sessions':
       return <Sessions />;
@@ -81,7 +82,7 @@ function View({ route, visit, onActivity }: { route: Route; visit: number; onAct
     case 'whats-new':
       return <WhatsNewPage key={visit} />;
     default:
-      return <Chat key={visit} conversationId={route.name === 'conversation' ? route.id : undefined} onActivity={onActivity} />;
+      return <Chat key={visit} conversationId={route.name === 'conversation' ? route.id : undefined} userId={userId} onActivity={onActivity} />;
   }
 }
 
@@ -90,6 +91,7 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
   const [conversations, setConversations] = useState<Conversation[]>([]);
   const [listOpen, setListOpen] = useState(false);
   const [help, setHelp] = useState(false);
+  const shares = useShareOffers();
   const openHelp = useCallback(() => setHelp(true), []);
   useShortcuts(openHelp);
   const refresh = useCallback(() => {
@@ -114,16 +116,24 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
 
   return (
     <div class="layout">
-      <TopBar user={user} route={route} visit={visit} listOpen={listOpen} onToggleList={() => setListOpen(!listOpen)} onSignOut={signOut} onHelp={openHelp} />
+      <TopBar user={user} route={route} visit={visit} offers={shares.offers.length} listOpen={listOpen} onToggleList={() => setListOpen(!listOpen)} onSignOut={signOut} onHelp={openHelp} />
       <nav id="conversations" class={`sidebar${listOpen ? ' open' : ''}`} aria-label="Conversations">
-        <ConversationList conversations={conversations} current={current} onChanged={refresh} onDeleted={(id) => (id === current ? navigate('/') : undefined, refresh())} />
+        <ConversationList
+          conversations={conversations}
+          userId={user.id}
+          offers={shares.offers}
+          onOffersAnswered={shares.refresh}
+          current={current}
+          onChanged={refresh}
+          onDeleted={(id) => (id === current ? navigate('/') : undefined, refresh())}
+        />
       </nav>
       <div class="banners">
         <OfflineBanner />
         <WhatsNewBanner />
       </div>
       <main class="main">
-        <View route={route} visit={visit} onActivity={refresh} />
+        <View route={route} visit={visit} userId={user.id} onActivity={refresh} />
       </main>
       <HelpDialog open={help} onClose={() => setHelp(false)} />
     </div>

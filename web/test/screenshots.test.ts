@@ -37,7 +37,7 @@ const ANSWER = [
 ];
 
 describe('screenshots of the main pages (docs/screenshots/)', () => {
-  test('sign-in, chat, research, a group, settings, admin, files, memories, news, apps, support, and a phone in dark mode', async () => {
+  test('sign-in, sharing, chat, research, a group, settings, admin, files, memories, news, apps, support, and a phone in dark mode', async () => {
     const signedOut = await world.browser.newContext(DESKTOP);
     const start = await signedOut.newPage();
     await start.goto(`${world.url}/`);
@@ -45,10 +45,24 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
     await shoot(start, 'sign-in');
     await signedOut.close();
 
+    // Bob offers Ann a conversation: his Share… dialog, then the offer atop Ann's list in the chat's picture.
     world.ai.eventDelayMs = 0;
+    world.ai.chatScript = () => ({ deltas: [{ content: 'Plums, butter, flour, sugar and an egg: bake at 180 °C for 45 minutes.' }] });
+    const bob = await world.signedIn(DESKTOP, undefined, 'bob@example.org');
+    await bob.page.getByRole('textbox', { name: 'Message' }).fill("Grandma's plum cake");
+    await bob.page.getByRole('button', { name: 'Send' }).click();
+    await bob.page.locator('.message.assistant').getByText('45 minutes').waitFor();
+    await bob.page.getByRole('button', { name: 'Share…' }).click();
+    await bob.page.getByRole('textbox', { name: 'E-mail address' }).fill(EMAIL);
+    await bob.page.getByRole('button', { name: 'Offer to share' }).click();
+    await bob.page.getByRole('dialog').getByRole('list', { name: 'Offers not accepted yet' }).getByText(EMAIL).waitFor();
+    await shoot(bob.page, 'share');
+    await bob.context.close();
+
     world.ai.chatScript = (body) =>
       body.stream ? { deltas: ANSWER.map((content) => ({ content })) } : { deltas: [{ content: '["sourdough starter", "sourdough baking time"]' }] };
     const { context, page } = await world.signedIn(DESKTOP);
+    await page.getByRole('region', { name: 'Offered to you' }).getByText("Grandma's plum cake", { exact: false }).waitFor();
     await page.getByRole('textbox', { name: 'Message' }).fill('How do I bake sourdough bread?');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.waitForURL(/\/c\/[^/]+$/);
@@ -112,12 +126,12 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
     await page.getByRole('link', { name: /Timer/ }).waitFor();
     await shoot(page, 'apps');
     await page.goto(`${world.url}/support`);
-    await page.getByRole('textbox', { name: 'Subject' }).fill('Sharing a recipe');
-    await page.getByRole('textbox', { name: 'Message' }).fill('How do I share a conversation with my sister?');
+    await page.getByRole('textbox', { name: 'Subject' }).fill('Keeping a recipe');
+    await page.getByRole('textbox', { name: 'Message' }).fill('How do I keep a conversation as a file?');
     await page.getByRole('button', { name: 'Send to support' }).click();
     await page.waitForURL(/\/support\/[^/]+$/);
-    await world.cli(['support', 'reply', page.url().split('/').pop()!, '--message', 'Sharing comes in the next version; export it as Markdown meanwhile.', '--name', 'Sam']);
-    await page.getByText('export it as Markdown meanwhile').waitFor({ timeout: 20_000 });
+    await world.cli(['support', 'reply', page.url().split('/').pop()!, '--message', 'Open it and press Export as Markdown: the file is yours to keep.', '--name', 'Sam']);
+    await page.getByText('the file is yours to keep').waitFor({ timeout: 20_000 });
     await shoot(page, 'support');
     await context.close();
 
@@ -133,6 +147,6 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
     await shoot(phone.page, 'phone-menu');
     await phone.context.close();
 
-    expect(await Array.fromAsync(new Bun.Glob('*.png').scan(OUT))).toEqual(expect.arrayContaining(['sign-in.png', 'chat.png', 'research.png', 'group.png', 'settings.png', 'admin.png', 'files.png', 'memories.png', 'news.png', 'apps.png', 'support.png', 'phone-dark.png', 'phone-menu.png']));
+    expect(await Array.fromAsync(new Bun.Glob('*.png').scan(OUT))).toEqual(expect.arrayContaining(['sign-in.png', 'share.png', 'chat.png', 'research.png', 'group.png', 'settings.png', 'admin.png', 'files.png', 'memories.png', 'news.png', 'apps.png', 'support.png', 'phone-dark.png', 'phone-menu.png']));
   }, 180_000);
 });

@@ -15,9 +15,12 @@ import type { StoredFile } from '../files/upload';
 import { useCapabilities } from '../shared/capabilities';
 import { Recorder } from '../voice/recorder';
 import { asJson, asMarkdown, download, exportOne, fileNameOf } from './transfer';
+import { ShareControls } from './share-button';
 
 interface Props {
   conversationId: string | undefined;
+  /** The signed-in user: whether they own the conversation (and may share it) or it was shared with them. */
+  userId: string;
   /** A message was sent or an answer ended: the list's order and titles change. */
   onActivity(): void;
 }
@@ -27,6 +30,8 @@ type StoredItem = Item & { parts?: unknown[] };
 interface ConversationView {
   id: string;
   title: string;
+  ownerId: string;
+  groupChatId?: string | null;
   branchOf: { conversationId: string; itemId: string } | null;
 }
 
@@ -50,7 +55,7 @@ interface Resend {
 }
 
 /** One conversation: its messages, the answer being written, and the box to write in. */
-export function Chat({ conversationId, onActivity }: Props) {
+export function Chat({ conversationId, userId, onActivity }: Props) {
   const [items, setItems] = useState<StoredItem[]>([]);
   const [conversation, setConversation] = useState<ConversationView>();
   const [loadError, setLoadError] = useState<string>();
@@ -204,7 +209,12 @@ export function Chat({ conversationId, onActivity }: Props) {
     <DropZone class="chat" label="Drop files to send them with your message" onFiles={(files) => void attachments.add(files)}>
       <h2 class="visually-hidden">{conversationId ? 'Conversation' : 'New chat'}</h2>
       {conversation?.branchOf && <BranchedFrom parentId={conversation.branchOf.conversationId} />}
-      {conversationId && conversation && <ExportButtons conversationId={conversationId} title={conversation.title} />}
+      {conversationId && conversation && (
+        <div class="conversation-tools">
+          <ShareControls conversation={conversation} userId={userId} />
+          <ExportButtons conversationId={conversationId} title={conversation.title} />
+        </div>
+      )}
       <div
         class="messages"
         role="log"

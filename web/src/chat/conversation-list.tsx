@@ -1,9 +1,15 @@
 import { useState } from 'preact/hooks';
 import { call, type Conversation } from '../shared/api';
 import { onLinkClick } from '../shared/router';
+import { ShareOffers, type ShareOffer } from './share-offers';
 
 interface Props {
   conversations: Conversation[];
+  /** The signed-in user: a conversation someone else owns was shared with them. */
+  userId: string;
+  /** Conversations offered to the user, shown first, to accept or decline. */
+  offers: ShareOffer[];
+  onOffersAnswered(): void;
   current: string | undefined;
   onChanged(): void;
   onDeleted(id: string): void;
@@ -13,8 +19,12 @@ const titleOf = (c: Conversation) => c.title || 'Untitled conversation';
 /** A research run opens on the research page (its searches, sources and report), a chat in the chat. */
 const pathOf = (c: Conversation) => (c.lastResponse?.kind === 'research' ? `/research/${c.id}` : `/c/${c.id}`);
 
-/** The user's conversations, most recent first; the search filters the titles already listed (the API has no search yet). */
-export function ConversationList({ conversations, current, onChanged, onDeleted }: Props) {
+/**
+ * The user's conversations, most recent first, under the offers waiting for an answer; the search
+ * filters the titles already listed (the API has no search yet). One shared with the user is
+ * marked so, and has no Delete: only its owner deletes it.
+ */
+export function ConversationList({ conversations, userId, offers, onOffersAnswered, current, onChanged, onDeleted }: Props) {
   const [query, setQuery] = useState('');
   const [renaming, setRenaming] = useState<string>();
   const q = query.trim().toLowerCase();
@@ -31,6 +41,7 @@ export function ConversationList({ conversations, current, onChanged, onDeleted 
       <a class="button new-chat" href="/" onClick={onLinkClick('/')}>
         New chat
       </a>
+      <ShareOffers offers={offers} onAnswered={onOffersAnswered} />
       <label class="search">
         <span>Search conversations</span>
         <input type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
@@ -44,15 +55,24 @@ export function ConversationList({ conversations, current, onChanged, onDeleted 
             ) : (
               <>
                 <a href={pathOf(c)} aria-current={c.id === current ? 'page' : undefined} onClick={onLinkClick(pathOf(c))}>
-                  {titleOf(c)}
+                  {c.ownerId === userId ? (
+                    titleOf(c)
+                  ) : (
+                    <>
+                      <span class="title">{titleOf(c)}</span>
+                      <span class="shared-mark">Shared with you</span>
+                    </>
+                  )}
                 </a>
                 <span class="actions">
                   <button type="button" aria-label={`Rename "${titleOf(c)}"`} onClick={() => setRenaming(c.id)}>
                     Rename
                   </button>
-                  <button type="button" aria-label={`Delete "${titleOf(c)}"`} onClick={() => remove(c)}>
-                    Delete
-                  </button>
+                  {c.ownerId === userId && (
+                    <button type="button" aria-label={`Delete "${titleOf(c)}"`} onClick={() => remove(c)}>
+                      Delete
+                    </button>
+                  )}
                 </span>
               </>
             )}

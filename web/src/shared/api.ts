@@ -8,6 +8,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The envelope's `data`, when it has one (a cap's `{reason: "cap", cap, max}`). */
+    readonly data?: Record<string, unknown>,
     /** A 429's or 503's `Retry-After`, in seconds. */
     readonly retryAfter?: number,
   ) {
@@ -27,9 +29,9 @@ export function post(operation: string, body: unknown = {}, init: { signal?: Abo
 
 /** Read an error envelope into an ApiError (or a plain one for what is not an envelope). */
 export async function failure(res: Response): Promise<ApiError> {
-  const envelope = (await res.json().catch(() => undefined)) as { code?: string; message?: string } | undefined;
+  const envelope = (await res.json().catch(() => undefined)) as { code?: string; message?: string; data?: Record<string, unknown> } | undefined;
   const retryAfter = Number(res.headers.get('retry-after')) || undefined;
-  return new ApiError(res.status, envelope?.code ?? 'HTTP_ERROR', envelope?.message ?? `The server answered ${res.status}.`, retryAfter);
+  return new ApiError(res.status, envelope?.code ?? 'HTTP_ERROR', envelope?.message ?? `The server answered ${res.status}.`, envelope?.data, retryAfter);
 }
 
 /** Fired when the server says the session is gone (expired, ended on another device): the app shows the sign-in page. */
@@ -54,6 +56,8 @@ export interface User {
 export interface Conversation {
   id: string;
   title: string;
+  /** Someone else's id in a conversation shared with the user (they write to it; its owner shares and deletes it). */
+  ownerId: string;
   updatedAt: string;
   /** Its latest AI turn: a research run's conversation opens on the research page. */
   lastResponse?: { id: string; kind: 'chat' | 'research'; status: string } | null;

@@ -45,8 +45,9 @@ export const UNREAD_CHANGED = 'parley:unread-changed';
 /**
  * The top bar. On a phone (700 px and less) it is one row: the conversation list's button, the
  * name, and a Menu that holds the places and signing out, so the conversation keeps the screen.
+ * The list's button counts the conversations offered to the user, which wait at the list's top.
  */
-export function TopBar(props: { user: User; route: Route; listOpen: boolean; onToggleList(): void; onSignOut(): void; onHelp(): void; visit: number }) {
+export function TopBar(props: { user: User; route: Route; offers: number; listOpen: boolean; onToggleList(): void; onSignOut(): void; onHelp(): void; visit: number }) {
   const { user, route } = props;
   const [menuOpen, setMenuOpen] = useState(false);
   const unread = useUnread(route);
@@ -56,6 +57,11 @@ export function TopBar(props: { user: User; route: Route; listOpen: boolean; onT
     <header class="topbar">
       <button type="button" class="list-toggle" aria-expanded={props.listOpen} aria-controls="conversations" onClick={props.onToggleList}>
         Conversations
+        {props.offers > 0 && (
+          <span class="badge" aria-label={`, ${props.offers} offered to you`}>
+            {props.offers}
+          </span>
+        )}
       </button>
       <h1 class="brand">Parley</h1>
       <span class="who">{user.name || user.email}</span>
