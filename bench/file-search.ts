@@ -1,26 +1,38 @@
 /**
- * Semantic search of documents against full-text search, in the same run (docs/files.md,
- * "Semantic search"): the time of one search (p50, p95) and the searching process's peak
- * resident memory, with 10,000 and 100,000 chunks of one user, vectors of 384 and 1,536
- * dimensions, on SQLite and (with --pg) PostgreSQL.
+ * Semantic search of documents against full-text search and against the exact scan, in the same
+ * run (docs/files.md, "Semantic search"): the time of one search (p50, p95), recall@10 against
+ * the exact ranking, and the searching process's peak resident memory, with 10,000 and 100,000
+ * chunks of one user, vectors of 384 and 1,536 dimensions, on SQLite and (with --pg) PostgreSQL.
  *
- *   node_modules/.bin/bun run bench/file-search.ts [--pg] [--quick] [--plan]
+ *   node_modules/.bin/bun run bench/file-search.ts [--pg] [--quick] [--plan] [--uniform]
+ *                                                  [--sizes 250000,500000] [--dims 384] [--no-write]
  *
  * --quick: 10,000 chunks only, and RESULTS.md is left alone; --plan: print each database's plan
- * for a page of the vector scan. A full run rewrites its section of bench/RESULTS.md (between
- * markers) and writes bench/results/file-search.json.
+ * for a page of the vector scan; --uniform: vectors uniformly random on the sphere (below);
+ * --sizes / --dims: other libraries (the projection to a million chunks), written to
+ * bench/results/file-search-<sizes>.json and not to RESULTS.md. A full run rewrites its section
+ * of bench/RESULTS.md (between markers) and writes bench/results/file-search.json.
  *
  * The library is written straight into the tables (files, chunks of ~2,000 characters drawn from
- * a 5,000-word vocabulary, a random unit vector each, labelled with the model), as the queue
- * would leave it; another user holds a tenth as many chunks, which a search must not read. Each
- * measurement runs in a child process of its own, so that its peak memory is the search's and not
- * the seeding's: it opens the database, runs one search to warm up, then `runs` searches:
+ * a 5,000-word vocabulary, a unit vector each, labelled with the model), as the queue would leave
+ * it; another user holds a tenth as many chunks, which a search must not read. Vectors are drawn
+ * as embeddings fall (bench/lib/vectors.ts): each document has a topic, each chunk is its topic
+ * plus noise, a query is a topic plus more noise; the searching user's documents cover the
+ * topics in turn. With --uniform every vector and query is uniformly random instead: no
+ * neighbour stands out, the worst case for any index that does not read every vector.
+ *
+ * Each measurement runs in a child process of its own, so that its peak memory is the search's and
+ * not the seeding's: it opens the database, runs one search to warm up (for the semantic search,
+ * the one that reads every vector and builds the index: "first search"), then `runs` searches:
  * - text: `searchFileChunks`, two vocabulary words (each in ~5% of the chunks), the baseline;
- * - semantic: `searchByVector`, a random unit query vector (the scan alone);
+ * - exact: `searchByVector` with the index off (`PARLEY_EMBEDDINGS_INDEX_MB=0`): every vector
+ *   read and scored, as before the index; its top 10 are the truth recall is measured against;
+ * - semantic: `searchByVector` with the index (the default 64 MB): candidates by sign bits, their
+ *   vectors read back and scored;
  * - hybrid: `searchDocuments` as `files/searchFiles` runs it by default: the query embedded by a
  *   local fake server (test/fakes/openai-embeddings.ts), both searches, fused.
- * The database file (or PostgreSQL's) is in the page cache after the warm-up: these are warm
- * figures. A library larger than the free memory is read from the disk at every search.
+ * The exact and semantic children draw the same query vectors. The database file (or
+ * PostgreSQL's) is in the page cache after the warm-up: these are warm figures.
  */
 import { execSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -42,9 +54,11 @@ import { silentLogger } from '../src/log';
 import type { AppDeps } from '../src/deps';
 import { newId } from '../src/ids';
 import { searchFileChunks } from '../src/files/file-text.store';
-import { countReadableChunks, readVectorPage } from '../src/files/embeddings.store';
+import { countChunks, readVectorPage } from '../src/files/embeddings.store';
+import { createEmbeddingsIndex } from '../src/files/embeddings-index';
 import { searchByVector, searchDocuments } from '../src/files/embeddings-search';
-import { encodeVector, normaliseVector } from '../src/files/embeddings-vectors';
+import { encodeVector } from '../src/files/embeddings-vectors';
+import { CHUNK_NOISE, nearTopic, QUERY_NOISE, randomStream, TOPICS } from './lib/vectors';
 import { startFakeEmbeddings } from '../test/fakes/openai-embeddings';
 import { startPostgres } from '../test/support/postgres';
 import { percentile } from './lib/stats';
@@ -57,24 +71,14 @@ const CHUNKS_PER_FILE = 100;
 const VOCABULARY = 5000;
 const WORDS_PER_CHUNK = 280;
 
-type Mode = 'text' | 'semantic' | 'hybrid';
+const uniform = Bun.argv.includes('--uniform');
+
+type Mode = 'text' | 'exact' | 'semantic' | 'hybrid';
 type Target = { kind: 'sqlite'; path: string } | { kind: 'pg'; url: string };
-type Spec = { target: Target; dims: number; mode: Mode; runs: number };
-type Measured = { p50: number; p95: number; runs: number; hits: number; baseRssMB: number; peakRssMB: number };
+type Spec = { target: Target; dims: number; size: number; mode: Mode; runs: number; uniform: boolean };
+type Measured = { p50: number; p95: number; runs: number; hits: number; firstMs: number; baseRssMB: number; peakRssMB: number; endRssMB: number; found: string[][] };
 
 // --- the vocabulary and the library ---
-
-/** A deterministic random stream (mulberry32), so runs seed the same library. */
-function randomStream(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ner', 'sto', 'va', 'quin', 'dra', 'pel', 'tor', 'zu', 'ben', 'chi', 'gro', 'fa', 'wil'];
 const vocabulary = (() => {
@@ -94,22 +98,17 @@ function chunkText(rnd: () => number): string {
   return words.join(' ');
 }
 
-function unitVector(rnd: () => number, dims: number): Float32Array {
-  const v = new Float32Array(dims);
-  for (let i = 0; i < dims; i++) v[i] = rnd() - 0.5;
-  return normaliseVector(v);
-}
-
 type ChunkRow = { id: string; file_id: string; seq: number; page: null; start_char: number; content: string; embedding: string; embedding_model: string };
 
-/** The chunks of `files` new files of `userId`, a file at a time. */
-function* libraryFiles(userId: string, files: number, dims: number, rnd: () => number) {
+/** The chunks of `files` new files of `userId`, a file at a time; the searching user's n-th file is of topic n mod TOPICS. */
+function* libraryFiles(userId: string, files: number, dims: number, rnd: () => number, firstFile: number) {
   for (let f = 0; f < files; f++) {
+    const topic = userId === USER ? (firstFile + f) % TOPICS : Math.floor(rnd() * TOPICS);
     const fileId = newId();
     const file = { id: fileId, user_id: userId, sha256: 'bench-blob', filename: `doc-${fileId}.txt`, mime_type: 'text/plain', kind: 'document', size: 1, text_status: 'ready', text_chars: CHUNKS_PER_FILE * 1800, created_at: Date.now() };
     const chunks: ChunkRow[] = [];
     for (let seq = 0; seq < CHUNKS_PER_FILE; seq++) {
-      chunks.push({ id: newId(), file_id: fileId, seq, page: null, start_char: seq * 1800, content: chunkText(rnd), embedding: encodeVector(unitVector(rnd, dims)), embedding_model: MODEL });
+      chunks.push({ id: newId(), file_id: fileId, seq, page: null, start_char: seq * 1800, content: chunkText(rnd), embedding: encodeVector(nearTopic(rnd, dims, topic, CHUNK_NOISE, uniform)), embedding_model: MODEL });
     }
     yield { file, chunks };
   }
@@ -138,10 +137,10 @@ async function grow(target: Target, handle: Db | BunSQL, dims: number, from: num
         insertFile.run(file as never);
         for (const c of chunks) insertChunk.run(c as never);
       });
-      for (const { file, chunks } of libraryFiles(userId, files, dims, rnd)) insert(file, chunks);
+      for (const { file, chunks } of libraryFiles(userId, files, dims, rnd, from / CHUNKS_PER_FILE)) insert(file, chunks);
     } else {
       const sql = handle as BunSQL;
-      for (const { file, chunks } of libraryFiles(userId, files, dims, rnd)) {
+      for (const { file, chunks } of libraryFiles(userId, files, dims, rnd, from / CHUNKS_PER_FILE)) {
         await sql`INSERT INTO files ${sql(file)}`;
         for (let i = 0; i < chunks.length; i += 50) await sql`INSERT INTO file_chunks ${sql(chunks.slice(i, i + 50))}`;
       }
@@ -180,7 +179,7 @@ async function printPlan(target: Target, handle: Db | BunSQL): Promise<void> {
       : ({ db: drizzle({ client: handle as BunSQL, schema: pgSchema }), t: pgSchema, dialect: 'pg' } as unknown as Tx);
   const sqlOf = (work: Generator<unknown>) => (work.next().value as { query: { toSQL(): { sql: string; params: unknown[] } } }).query.toSQL();
   const queries: [string, { sql: string; params: unknown[] }][] = [
-    ['count', sqlOf(countReadableChunks(tx, { userId: USER }))],
+    ['count', sqlOf(countChunks(tx, ids))],
     ['files', sqlOf(readVectorPage(tx, { fileIds: ids }))],
     ['range', sqlOf(readVectorPage(tx, { fileId: ids[0]!, fromSeq: 0, toSeq: 50 }))],
   ];
@@ -205,26 +204,42 @@ const statusMB = (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(
 async function measure(spec: Spec): Promise<Measured> {
   const store: Store = spec.target.kind === 'sqlite' ? sqliteStore(openDatabase(spec.target.path)) : pgStore(connectPg(spec.target.url, 2));
   const fake = spec.mode === 'hybrid' ? startFakeEmbeddings({ dims: spec.dims }) : undefined;
-  const config = testConfig({ embeddingsBaseUrl: fake?.url ?? 'http://127.0.0.1:9/v1', embeddingsModel: MODEL });
-  const deps = { config, store, log: silentLogger } as AppDeps;
+  const config = testConfig({ embeddingsBaseUrl: fake?.url ?? 'http://127.0.0.1:9/v1', embeddingsModel: MODEL, ...(spec.mode === 'exact' ? { embeddingsIndexMb: 0 } : {}) });
+  const deps = { config, store, log: silentLogger, embeddingsIndex: createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20) } as AppDeps;
   const rnd = randomStream(99);
   const words = () => `${vocabulary[Math.floor(rnd() * VOCABULARY)]} ${vocabulary[Math.floor(rnd() * VOCABULARY)]}`;
-  const once = async (): Promise<number> => {
-    if (spec.mode === 'text') return (await store.read((tx) => searchFileChunks(tx, { userId: USER, query: words(), limit: 10 }))).length;
-    if (spec.mode === 'semantic') return (await searchByVector(deps, { userId: USER, vector: unitVector(rnd, spec.dims), limit: 10 })).length;
-    return (await searchDocuments(deps, { userId: USER, query: words(), limit: 10 })).hits.length;
+  const topicsUsed = Math.min(TOPICS, spec.size / CHUNKS_PER_FILE);
+  const keys = (hits: { fileId: string; seq: number }[]) => hits.map((h) => `${h.fileId}:${h.seq}`);
+  const once = async (): Promise<string[]> => {
+    if (spec.mode === 'text') return keys(await store.read((tx) => searchFileChunks(tx, { userId: USER, query: words(), limit: 10 })));
+    if (spec.mode === 'hybrid') return keys((await searchDocuments(deps, { userId: USER, query: words(), limit: 10 })).hits);
+    const vector = nearTopic(rnd, spec.dims, Math.floor(rnd() * topicsUsed), QUERY_NOISE, spec.uniform);
+    return keys(await searchByVector(deps, { userId: USER, vector, limit: 10 }));
   };
   const baseRssMB = statusMB('VmRSS');
-  await once();
+  const first = performance.now();
+  const found = [await once()];
+  const firstMs = performance.now() - first;
   const times: number[] = [];
-  let hits = 0;
   for (let i = 0; i < spec.runs; i++) {
     const start = performance.now();
-    hits = await once();
+    found.push(await once());
     times.push(performance.now() - start);
   }
   fake?.stop();
-  return { p50: percentile(times, 50), p95: percentile(times, 95), runs: spec.runs, hits, baseRssMB, peakRssMB: statusMB('VmHWM') };
+  return { p50: percentile(times, 50), p95: percentile(times, 95), runs: spec.runs, hits: found.at(-1)!.length, firstMs, baseRssMB, peakRssMB: statusMB('VmHWM'), endRssMB: statusMB('VmRSS'), found };
+}
+
+/** The share of the exact top 10s that the semantic search found, over the same queries. */
+function recallOf(exact: Measured, approx: Measured): number {
+  let hit = 0;
+  let all = 0;
+  exact.found.slice(0, approx.found.length).forEach((truth, i) => {
+    const got = new Set(approx.found[i]);
+    all += truth.length;
+    hit += truth.filter((k) => got.has(k)).length;
+  });
+  return all ? hit / all : 1;
 }
 
 function runChild(spec: Spec): Measured {
@@ -242,14 +257,18 @@ if (Bun.argv.includes('--child')) {
 const quick = Bun.argv.includes('--quick');
 const withPg = Bun.argv.includes('--pg');
 const showPlan = Bun.argv.includes('--plan');
-const SIZES = quick ? [10_000] : [10_000, 100_000];
-const DIMS = [384, 1536];
-const runsFor = (size: number) => (size >= 100_000 ? 10 : 30);
+const listArg = (name: string) => (Bun.argv.includes(name) ? Bun.argv[Bun.argv.indexOf(name) + 1]!.split(',').map(Number) : undefined);
+const custom = !!(listArg('--sizes') ?? listArg('--dims')) || uniform;
+const write = !quick && !Bun.argv.includes('--no-write');
+const SIZES = listArg('--sizes') ?? (quick ? [10_000] : [10_000, 100_000]);
+const DIMS = listArg('--dims') ?? [384, 1536];
+const MODES = ['text', 'exact', 'semantic', 'hybrid'] as const;
+const runsFor = (size: number, mode: Mode) => (mode === 'exact' && size > 100_000 ? 5 : size >= 100_000 ? 10 : 30);
 const started = Date.now();
 const loadAtStart = loadNow();
 const dir = mkdtempSync(join(tmpdir(), 'parley-bench-search-'));
 const pg = withPg ? await startPostgres() : undefined;
-type Result = { db: string; dims: number; size: number; mode: Mode; dbMB?: number } & Measured;
+type Result = { db: string; dims: number; size: number; mode: Mode; dbMB?: number; recall?: number } & Omit<Measured, 'found'>;
 const results: Result[] = [];
 const ms = (n: number) => (n >= 100 ? `${Math.round(n).toLocaleString('en')} ms` : `${n.toFixed(1)} ms`);
 try {
@@ -264,10 +283,17 @@ try {
         const dbMB = open.target.kind === 'sqlite' ? sizeMB(open.target.path) : Math.round(Number((await (open.handle as BunSQL)`SELECT pg_database_size(current_database()) AS n`)[0].n) / 2 ** 20);
         console.log(`${kind}, ${dims} dimensions, ${size.toLocaleString('en')} chunks (+${(size / 10).toLocaleString('en')} of another user): seeded in ${((performance.now() - seedStart) / 1000).toFixed(0)} s${dbMB ? `, ${dbMB} MB on disk` : ''}`);
         if (showPlan) await printPlan(open.target, open.handle);
-        for (const mode of ['text', 'semantic', 'hybrid'] as const) {
-          const m = runChild({ target: open.target, dims, mode, runs: runsFor(size) });
-          results.push({ db: kind, dims, size, mode, dbMB, ...m });
-          console.log(`  ${mode.padEnd(8)} p50 ${ms(m.p50)}, p95 ${ms(m.p95)}; RSS ${m.baseRssMB.toFixed(0)} MB before, peak ${m.peakRssMB.toFixed(0)} MB (${m.runs} searches, ${m.hits} hits)`);
+        const measured = new Map<Mode, Measured>();
+        for (const mode of MODES) {
+          const m = runChild({ target: open.target, dims, size, mode, runs: runsFor(size, mode), uniform });
+          measured.set(mode, m);
+          // The exact child ran fewer searches past 100,000 chunks: recall over the queries both ran.
+          const recall = mode === 'semantic' ? recallOf(measured.get('exact')!, m) : undefined;
+          const { found: _, ...figures } = m;
+          results.push({ db: kind, dims, size, mode, dbMB, recall, ...figures });
+          console.log(
+            `  ${mode.padEnd(8)} p50 ${ms(m.p50)}, p95 ${ms(m.p95)}; first ${ms(m.firstMs)}; RSS ${m.baseRssMB.toFixed(0)} MB before, peak ${m.peakRssMB.toFixed(0)} MB, ${m.endRssMB.toFixed(0)} MB after (${m.runs} searches, ${m.hits} hits)${recall === undefined ? '' : `; recall@10 ${recall.toFixed(3)}`}`,
+          );
         }
       }
       await open.close();
@@ -279,20 +305,26 @@ try {
 }
 
 const machine = describeMachine('none (in-process searches)', loadAtStart);
-if (!quick) {
+if (write) {
   const benchDir = import.meta.dir;
   const commit = headCommit(benchDir);
   mkdirSync(join(benchDir, 'results'), { recursive: true });
-  writeFileSync(join(benchDir, 'results', 'file-search.json'), JSON.stringify({ startedAt: new Date(started).toISOString(), commit, machine, results }, null, 2) + '\n');
+  const name = custom ? `file-search-${uniform ? 'uniform-' : ''}${SIZES.join('-')}-${DIMS.join('-')}.json` : 'file-search.json';
+  writeFileSync(join(benchDir, 'results', name), JSON.stringify({ startedAt: new Date(started).toISOString(), commit, machine, uniform, results }, null, 2) + '\n');
+  console.log(`wrote bench/results/${name}`);
+}
+if (write && !custom) {
+  const benchDir = import.meta.dir;
+  const commit = headCommit(benchDir);
   const table = [
-    '| Database | Dimensions | Chunks | Full-text p50 / p95 | Semantic p50 / p95 | Hybrid p50 / p95 | Peak RSS: full-text / semantic / hybrid | Database size |',
-    '|---|---|---|---|---|---|---|---|',
+    '| Database | Dimensions | Chunks | Full-text p50 | Exact scan p50 / p95 | Semantic p50 / p95 | Exact ÷ semantic | Recall@10 | First search | Hybrid p50 / p95 | Peak RSS: full-text / exact / semantic / hybrid | Database size |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...DIMS.flatMap((dims) =>
       (withPg ? ['sqlite', 'pg'] : ['sqlite']).flatMap((db) =>
         SIZES.map((size) => {
           const of = (mode: Mode) => results.find((r) => r.db === db && r.dims === dims && r.size === size && r.mode === mode)!;
-          const [t, s, h] = [of('text'), of('semantic'), of('hybrid')];
-          return `| ${db === 'pg' ? 'PostgreSQL' : 'SQLite'} | ${dims} | ${size.toLocaleString('en')} | ${ms(t.p50)} / ${ms(t.p95)} | ${ms(s.p50)} / ${ms(s.p95)} | ${ms(h.p50)} / ${ms(h.p95)} | ${t.peakRssMB.toFixed(0)} / ${s.peakRssMB.toFixed(0)} / ${h.peakRssMB.toFixed(0)} MB | ${t.dbMB ? `${t.dbMB.toLocaleString('en')} MB` : ''} |`;
+          const [t, e, s, h] = [of('text'), of('exact'), of('semantic'), of('hybrid')];
+          return `| ${db === 'pg' ? 'PostgreSQL' : 'SQLite'} | ${dims} | ${size.toLocaleString('en')} | ${ms(t.p50)} | ${ms(e.p50)} / ${ms(e.p95)} | ${ms(s.p50)} / ${ms(s.p95)} | ${(e.p50 / s.p50).toFixed(0)}× | ${s.recall!.toFixed(3)} | ${ms(s.firstMs)} | ${ms(h.p50)} / ${ms(h.p95)} | ${t.peakRssMB.toFixed(0)} / ${e.peakRssMB.toFixed(0)} / ${s.peakRssMB.toFixed(0)} / ${h.peakRssMB.toFixed(0)} MB | ${t.dbMB ? `${t.dbMB.toLocaleString('en')} MB` : ''} |`;
         }),
       ),
     ),

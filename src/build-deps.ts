@@ -15,6 +15,7 @@ import { createOpacityGuess } from './images/opacity-guess';
 import { createTurnstile } from './http/turnstile';
 import { createGroupFanout } from './groups/group-fanout';
 import { createBlobStorage } from './files/blob-storage';
+import { createEmbeddingsIndex } from './files/embeddings-index';
 import { createFileTextQueue } from './files/extract-pending';
 import { sqliteStore } from './db/store';
 import type { Store } from './db/work';
@@ -60,5 +61,6 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     // Touches nothing until the first upload: a server without files makes no directory.
     files,
     fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, imageConversions }),
+    embeddingsIndex: base.embeddingsIndex ?? createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20),
   };
 }

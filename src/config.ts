@@ -590,6 +590,12 @@ export const settings = {
     doc: "Seconds one embeddings request for a document's chunks may take; a failed request leaves the chunks for a later pass (full-text search works meanwhile). A search's own query waits at most 15 seconds; then a hybrid search answers by words alone (a semantic one: 502).",
     parse: int(1, 3600),
   }),
+  embeddingsIndexMb: setting({
+    env: 'PARLEY_EMBEDDINGS_INDEX_MB',
+    default: '64',
+    doc: "Memory for the semantic search index: the sign bits of each chunk's vector, kept per document between searches (52 bytes a chunk at 384 dimensions, 196 at 1,536: 64 MB hold about 1.2 million and 340,000 chunks). Documents that do not fit are read from the database and compared exactly at every search, as slow as without an index (docs/files.md, \"Semantic search\"). 0: no index, every search reads every vector.",
+    parse: int(0, 65536),
+  }),
   // --- widgets, credits, images, push ---
   newsBodyMaxChars: setting({
     env: 'PARLEY_NEWS_BODY_MAX_CHARS',

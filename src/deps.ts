@@ -16,6 +16,7 @@ import type { Turnstile } from './http/turnstile';
 import type { GroupFanout } from './groups/group-fanout';
 import type { BlobStorage } from './files/blob-storage';
 import type { FileTextQueue } from './files/extract-pending';
+import type { EmbeddingsIndex } from './files/embeddings-index';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -68,4 +69,6 @@ export interface AppDeps {
   files: BlobStorage;
   /** Documents into searchable text after their upload, one at a time (`createFileTextQueue`). */
   fileText: FileTextQueue;
+  /** The sign bits of documents' vectors kept between semantic searches, within `PARLEY_EMBEDDINGS_INDEX_MB` (`createEmbeddingsIndex`). */
+  embeddingsIndex: EmbeddingsIndex;
 }

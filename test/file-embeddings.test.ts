@@ -194,6 +194,86 @@ describe('semantic search', () => {
   });
 });
 
+describe('the index of sign bits kept between searches', () => {
+  /** The exact ranking, computed here from the stored vectors: what every search must answer. */
+  async function exactRanking(ctx: TestContext, as: TestUser, query: string, limit: number): Promise<string[]> {
+    const q = normaliseVector(fakeEmbedding(query, 256));
+    const rows = await ctx.query<ChunkRow & { user_id: string }>(
+      sql`SELECT c.file_id, c.seq, c.embedding, c.embedding_model, c.content, f.user_id FROM file_chunks c JOIN files f ON f.id = c.file_id WHERE f.user_id = ${as.user.id} AND c.embedding IS NOT NULL`,
+    );
+    return rows
+      .map((r) => ({ key: `${r.file_id}:${r.content.slice(0, 500)}`, score: decodeVector(r.embedding!).reduce((sum, x, i) => sum + x * q[i]!, 0) }))
+      .filter((r) => r.score > 0)
+      .sort((a, b) => b.score - a.score)
+      .slice(0, limit)
+      .map((r) => r.key);
+  }
+  const keysOf = (body: any): string[] => body.hits.map((h: any) => `${h.fileId}:${h.excerpt}`);
+  const TOPICS = ['tides and harbours', 'moss on stones', 'engines and cars', 'invoices from the doctor', 'orchards in spring'];
+
+  test("the first search (every vector read) and the next ones (sign bits, then the candidates' vectors) answer the exact ranking's top k", async () => {
+    const { ctx, ann, bob } = await setup();
+    for (const [i, topic] of TOPICS.entries()) await upload(ctx, ann, longText(topic, 4 + i), `${i}.txt`);
+    await upload(ctx, bob, longText('engines and cars', 5), 'bob.txt');
+    await ctx.deps.fileText.idle();
+    expect(ctx.deps.embeddingsIndex.bytes()).toBe(0);
+    for (const query of ['car engines', 'doctor invoices spring', 'stones word1x3 word2x9', 'harbour tide word0x1']) {
+      const exact = await exactRanking(ctx, ann, query, 5);
+      expect(exact.length).toBe(5);
+      for (let round = 0; round < 2; round++) {
+        const found = await ctx.json('files/searchFiles', { query, mode: 'semantic', limit: 5 }, ann);
+        expect(keysOf(found.body)).toEqual(exact);
+      }
+    }
+    // The codes are held now (Ann's five documents; Bob's were never searched).
+    expect(ctx.deps.embeddingsIndex.bytes()).toBeGreaterThan(0);
+  });
+
+  test('with no room for the index (PARLEY_EMBEDDINGS_INDEX_MB=0) every search reads every vector, and answers the same', async () => {
+    const { ctx, ann } = await setup(on({ embeddingsIndexMb: 0 }));
+    for (const [i, topic] of TOPICS.entries()) await upload(ctx, ann, longText(topic, 3), `${i}.txt`);
+    await ctx.deps.fileText.idle();
+    for (let round = 0; round < 2; round++) {
+      const found = await ctx.json('files/searchFiles', { query: 'car engines', mode: 'semantic', limit: 4 }, ann);
+      expect(keysOf(found.body)).toEqual(await exactRanking(ctx, ann, 'car engines', 4));
+    }
+    expect(ctx.deps.embeddingsIndex.bytes()).toBe(0);
+  });
+
+  test('another instance adds, re-reads and deletes documents: the codes this one kept never answer for them', async () => {
+    const { ctx: one, ann, bob, dataDir } = await setup();
+    const two = await createTestContext({ sameDatabaseAs: one, config: { dataDir, ...on() } });
+    const engines = await upload(one, ann, longText('engines and cars', 3), 'engines.txt');
+    const moss = await upload(one, ann, longText('moss on stones', 3), 'moss.txt');
+    await one.deps.fileText.idle();
+    // Instance one keeps the codes of both documents.
+    expect(idsOf((await search(one, ann, 'car engines', 'semantic')).body)[0]).toBe(engines.id);
+    expect(idsOf((await search(one, ann, 'car engines', 'semantic')).body)[0]).toBe(engines.id);
+
+    // Instance two: a new document about cars, Ann's engines deleted, a document of Bob's.
+    const cars = await upload(two, ann, 'The automobile and its engine: cars, cars, cars.', 'cars.txt');
+    const bobs = await upload(two, bob, 'Car engines of every kind.', 'bob.txt');
+    await two.deps.fileText.idle();
+    expect((await two.json('files/deleteFile', { fileId: engines.id }, ann)).status).toBe(200);
+    const found = idsOf((await search(one, ann, 'car engines', 'semantic')).body);
+    expect(found[0]).toBe(cars.id);
+    expect(found).not.toContain(engines.id);
+    expect(found).not.toContain(bobs.id);
+    expect(keysOf((await one.json('files/searchFiles', { query: 'car engines', mode: 'semantic', limit: 5 }, ann)).body)).toEqual(await exactRanking(one, ann, 'car engines', 5));
+
+    // A document whose vectors another instance fills later: this one held it without codes, and reads them once they change.
+    embeddings.fail = (r) => (r.input.some((text) => text.startsWith('Section')) ? { fail: 500 } : undefined);
+    const late = await upload(one, ann, longText('tides and harbours', 2), 'late.txt');
+    await one.deps.fileText.idle();
+    expect(idsOf((await search(one, ann, 'tides harbours', 'semantic')).body)).not.toContain(late.id);
+    embeddings.fail = () => undefined;
+    two.deps.fileText.wake();
+    await two.deps.fileText.idle();
+    expect(idsOf((await search(one, ann, 'tides harbours', 'semantic')).body)[0]).toBe(late.id);
+    expect(idsOf((await search(one, ann, 'moss stones', 'semantic')).body)[0]).toBe(moss.id);
+  });
+});
+
 describe('when the embeddings server fails', () => {
   test('the file is still ready and found by words; the failure says nothing of the server; a later pass fills the vectors', async () => {
     const { ctx, ann } = await setup();
@@ -275,6 +355,25 @@ describe('a changed model', () => {
     expect((await chunksOf(ctx2, file.id))[0]!.embedding_model).toBe('other-embed');
     expect(embeddings.requests.filter((r) => r.model === 'other-embed' && r.input.includes(PHYSICIAN)).length).toBe(2);
     expect(idsOf((await search(ctx2, ann, 'doctor', 'semantic')).body)).toEqual([file.id]);
+  });
+
+  test('new dimensions: every chunk is embedded again in the background, and the index of a running search follows', async () => {
+    const { ctx, ann, dataDir } = await setup();
+    const files = [await upload(ctx, ann, longText('engines and cars', 3), 'cars.txt'), await upload(ctx, ann, longText('moss on stones', 3), 'moss.txt')];
+    await ctx.deps.fileText.idle();
+    // The server restarts asking for 64 floats; it searches before the background pass has run, and keeps the codes it read.
+    const ctx2 = await createTestContext({ sameDatabaseAs: ctx, config: { dataDir, ...on({ embeddingsDimensions: 64 }) } });
+    expect((await search(ctx2, ann, 'car engines', 'semantic')).body.hits).toEqual([]);
+    ctx2.deps.fileText.wake();
+    await ctx2.deps.fileText.idle();
+    const chunks = await chunksOf(ctx2);
+    expect(chunks.length).toBeGreaterThan(4);
+    for (const c of chunks) {
+      expect(c.embedding_model).toBe('fake-embed#64');
+      expect(decodeVector(c.embedding!).length).toBe(64);
+    }
+    expect(idsOf((await search(ctx2, ann, 'car engines', 'semantic')).body)[0]).toBe(files[0].id);
+    expect(idsOf((await search(ctx2, ann, 'moss stones', 'semantic')).body)[0]).toBe(files[1].id);
   });
 });
 

@@ -29,7 +29,8 @@ import m0024 from '../../migrations/0024_file_embeddings.sql' with { type: 'text
 import m0025 from '../../migrations/0025_widget_thread_sizes.sql' with { type: 'text' };
 import m0026 from '../../migrations/0026_conversation_shares.sql' with { type: 'text' };
 import m0027 from '../../migrations/0027_setup_tokens.sql' with { type: 'text' };
-import m0028 from '../../migrations/0028_imported_conversations.sql' with { type: 'text' };
+import m0028 from '../../migrations/0028_file_vectors_version.sql' with { type: 'text' };
+import m0029 from '../../migrations/0029_imported_conversations.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -65,5 +66,6 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0025_widget_thread_sizes', sql: m0025 },
   { tag: '0026_conversation_shares', sql: m0026 },
   { tag: '0027_setup_tokens', sql: m0027 },
-  { tag: '0028_imported_conversations', sql: m0028 },
+  { tag: '0028_file_vectors_version', sql: m0028 },
+  { tag: '0029_imported_conversations', sql: m0029 },
 ];

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../deps';
 import { releaseLease, tryAcquireLease } from '../tasks/lease.store';
 import { embeddingModelKey, embeddingsEnabled, EmbeddingsError, embedTexts } from './embeddings-client';
-import { listChunksToEmbed, saveEmbeddings } from './embeddings.store';
+import { listChunksToEmbed, saveEmbeddings, type ChunkToEmbed } from './embeddings.store';
 import { encodeVector } from './embeddings-vectors';
 
 type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle'>;
@@ -61,24 +61,24 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
  * the fault is the request's (a `dimensions` the model lacks, a model that does not embed), not
  * the texts': nothing is recorded and the pass stops.
  */
-async function embedBatch(deps: Deps, model: string, chunks: { id: string; content: string }[]): Promise<{ embedded: number; refused: number }> {
+async function embedBatch(deps: Deps, model: string, chunks: ChunkToEmbed[]): Promise<{ embedded: number; refused: number }> {
   try {
     const vectors = await embedTexts(deps.config, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
-    await deps.store.write((tx) => saveEmbeddings(tx, model, chunks.map((c, i) => ({ id: c.id, embedding: encodeVector(vectors[i]!) }))));
+    await deps.store.write((tx) => saveEmbeddings(tx, model, chunks.map((c, i) => ({ id: c.id, fileId: c.fileId, embedding: encodeVector(vectors[i]!) }))));
     return { embedded: chunks.length, refused: 0 };
   } catch (err) {
     if (!(err instanceof EmbeddingsError && err.refused)) throw err;
   }
-  const rows: { id: string; embedding: string | null }[] = [];
+  const rows: { id: string; fileId: string; embedding: string | null }[] = [];
   let lastRefusal: EmbeddingsError | undefined;
   for (const chunk of chunks) {
     try {
       const [vector] = await embedTexts(deps.config, [chunk.content], { signal: deps.lifecycle.signal });
-      rows.push({ id: chunk.id, embedding: encodeVector(vector!) });
+      rows.push({ id: chunk.id, fileId: chunk.fileId, embedding: encodeVector(vector!) });
     } catch (err) {
       if (!(err instanceof EmbeddingsError && err.refused)) throw err;
       lastRefusal = err;
-      rows.push({ id: chunk.id, embedding: null });
+      rows.push({ id: chunk.id, fileId: chunk.fileId, embedding: null });
     }
   }
   if (rows.every((r) => r.embedding === null)) throw lastRefusal!;

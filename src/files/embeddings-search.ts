@@ -2,8 +2,9 @@ import type { AppDeps } from '../deps';
 import { AppError, notSetUp } from '../http/errors';
 import { searchFileChunks, type ChunkHit } from './file-text.store';
 import { embeddingModelKey, embeddingsEnabled, EmbeddingsError, embedTexts } from './embeddings-client';
-import { countReadableChunks, findChunkHits, readVectorPage, type ChunkKey } from './embeddings.store';
-import { createScorer, TopK } from './embeddings-vectors';
+import { countChunks, findChunkHits, listSearchableFiles, readChunkVectors, readVectorPage, type ChunkKey } from './embeddings.store';
+import { codeWords, createDecoder, createScorer, dot, TopK, writeSignBits } from './embeddings-vectors';
+import { candidateDepth, codesBytes, nearestCodes, type FileCodes } from './embeddings-index';
 
 export type SearchMode = 'text' | 'semantic' | 'hybrid';
 
@@ -16,6 +17,10 @@ export type SearchMode = 'text' | 'semantic' | 'hybrid';
  */
 const PAGE_CHARS = 2 * 1024 * 1024;
 const MAX_PAGE_ROWS = 2000;
+/** Documents whose chunks one statement counts (SQLite binds at most 32,766 values). */
+const FILES_PER_COUNT = 1000;
+/** Candidates one statement reads back. */
+const KEYS_PER_READ = 500;
 /** A search's query is one short text: a server slower than this is failing, and text search answers instead. */
 const QUERY_TIMEOUT_MS = 15_000;
 /** How deep each list goes before the two are fused, and reciprocal rank fusion's constant (60, as in its paper). */
@@ -60,33 +65,115 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
 
 /**
  * The chunks whose vectors are closest to `vector` (cosine similarity: both are of length 1, so
- * a dot product), among those of the configured model in documents the user may read. The
- * documents' chunks are counted first (from an index), then their vectors read a page at a time
- * and only the best `limit` kept, so memory stays at one page whatever the library's size, and
- * other requests run between pages. Chunks sharing nothing with the query (similarity 0 or less)
- * are left out.
+ * a dot product), among those of the configured model in documents the user may read, which the
+ * database lists at every search (docs/files.md, "How a search reads the vectors").
+ *
+ * The sign bits of each document's vectors are kept in memory (src/files/embeddings-index.ts):
+ * the chunks whose bits differ least from the query's are the candidates, and only their vectors
+ * are read back and scored exactly. Documents whose bits are not held (new, changed since, or
+ * over `PARLEY_EMBEDDINGS_INDEX_MB`) have every vector read a page at a time and scored exactly,
+ * their bits kept for the next search when they fit. Chunks sharing nothing with the query
+ * (similarity 0 or less) are left out.
  */
-export async function searchByVector(deps: Pick<AppDeps, 'config' | 'store'>, input: { userId: string; conversationId?: string; vector: Float32Array; limit: number }): Promise<ChunkHit[]> {
+export async function searchByVector(
+  deps: Pick<AppDeps, 'config' | 'store' | 'embeddingsIndex'>,
+  input: { userId: string; conversationId?: string; vector: Float32Array; limit: number },
+): Promise<ChunkHit[]> {
   const model = embeddingModelKey(deps.config);
-  const score = createScorer(input.vector);
+  const query = input.vector;
   const best = new TopK<ChunkKey>(input.limit);
-  const pageRows = Math.max(100, Math.min(MAX_PAGE_ROWS, Math.floor(PAGE_CHARS / (Math.ceil((input.vector.length * 4) / 3) * 4))));
-  const files = await deps.store.read((tx) => countReadableChunks(tx, { userId: input.userId, conversationId: input.conversationId }));
-  for (const page of planPages(files, pageRows)) {
-    // SQLite answers at once, and awaiting a settled promise lets no other request in: a scan of
-    // seconds would hold the whole server. Between pages, whatever waits runs first.
-    await new Promise((resolve) => setImmediate(resolve));
-    const rows = await deps.store.read((tx) => readVectorPage(tx, page));
-    for (const row of rows) {
-      if (row.model !== model) continue;
-      const s = score(row.embedding);
-      if (s !== undefined && s > 0) best.push(s, { fileId: row.fileId, seq: Number(row.seq) });
+  const keep = (score: number | undefined, fileId: string, seq: number) => {
+    if (score !== undefined && score > 0) best.push(score, { fileId, seq });
+  };
+  const files = await deps.store.read((tx) => listSearchableFiles(tx, { userId: input.userId, conversationId: input.conversationId }));
+  const held: FileCodes[] = [];
+  const missing: { fileId: string; version: number }[] = [];
+  for (const f of files) {
+    const codes = deps.embeddingsIndex.get(f.fileId, f.version, model, query.length);
+    if (codes) held.push(codes);
+    else missing.push(f);
+  }
+  if (missing.length) await scanAndIndex(deps, { files: missing, inUse: new Set(files.map((f) => f.fileId)), model, query, keep });
+  const read = new Map<string, ChunkHit>();
+  if (held.length) {
+    const chunks = held.reduce((n, doc) => n + doc.seqs.length, 0);
+    const candidates = nearestCodes(held, query, candidateDepth(chunks, input.limit));
+    const score = createScorer(query);
+    for (let i = 0; i < candidates.length; i += KEYS_PER_READ) {
+      const rows = await deps.store.read((tx) => readChunkVectors(tx, candidates.slice(i, i + KEYS_PER_READ)));
+      for (const row of rows) {
+        if (row.model !== model) continue;
+        keep(score(row.embedding), row.fileId, Number(row.seq));
+        read.set(chunkKey(row), { fileId: row.fileId, filename: row.filename, seq: row.seq, page: row.page, content: row.content });
+      }
     }
   }
   const ranked = best.sorted();
-  const found = await deps.store.read((tx) => findChunkHits(tx, ranked.map((r) => r.item)));
-  const byKey = new Map(found.map((h) => [chunkKey(h), h]));
-  return ranked.flatMap((r) => byKey.get(chunkKey(r.item)) ?? []);
+  // Hits among the candidates came with their text; those of documents read whole did not.
+  const unread = ranked.map((r) => r.item).filter((k) => !read.has(chunkKey(k)));
+  for (const hit of unread.length ? await deps.store.read((tx) => findChunkHits(tx, unread)) : []) read.set(chunkKey(hit), hit);
+  return ranked.flatMap((r) => read.get(chunkKey(r.item)) ?? []);
+}
+
+/**
+ * Every vector of `files` read, a page at a time, and scored exactly; each document's sign bits
+ * built on the way and offered to the index once its last page is read (the index keeps them if
+ * they fit without dropping a document this search uses). Memory stays at a page and the bits of
+ * the documents in it, whatever the library's size, and other requests run between pages.
+ */
+async function scanAndIndex(
+  deps: Pick<AppDeps, 'store' | 'embeddingsIndex'>,
+  input: { files: { fileId: string; version: number }[]; inUse: ReadonlySet<string>; model: string; query: Float32Array; keep: (score: number | undefined, fileId: string, seq: number) => void },
+): Promise<void> {
+  const { model, query } = input;
+  const dims = query.length;
+  const words = codeWords(dims);
+  const decode = createDecoder(dims);
+  const pageRows = Math.max(100, Math.min(MAX_PAGE_ROWS, Math.floor(PAGE_CHARS / (Math.ceil((dims * 4) / 3) * 4))));
+  const version = new Map(input.files.map((f) => [f.fileId, f.version]));
+  const offer = (fileId: string, codes: Int32Array, seqs: Int32Array) =>
+    deps.embeddingsIndex.put({ fileId, version: version.get(fileId)!, model, dims, codes, seqs, bytes: codesBytes(fileId, seqs.length, dims) }, input.inUse);
+  for (let i = 0; i < input.files.length; i += FILES_PER_COUNT) {
+    const ids = input.files.slice(i, i + FILES_PER_COUNT).map((f) => f.fileId);
+    const counts = await deps.store.read((tx) => countChunks(tx, ids));
+    const chunks = new Map(counts.map((c) => [c.fileId, c.chunks]));
+    // A document without chunks (an empty text, a failed one) is held too, so it is not counted again.
+    for (const id of ids) if (!chunks.has(id)) offer(id, new Int32Array(0), new Int32Array(0));
+    const building = new Map<string, { codes: Int32Array; seqs: Int32Array; n: number; whole: boolean }>();
+    for (const page of planPages(counts, pageRows)) {
+      // SQLite answers at once, and awaiting a settled promise lets no other request in: a scan of
+      // seconds would hold the whole server. Between pages, whatever waits runs first.
+      await new Promise((resolve) => setImmediate(resolve));
+      const rows = await deps.store.read((tx) => readVectorPage(tx, page));
+      for (const row of rows) {
+        if (row.model !== model) continue;
+        const v = decode(row.embedding);
+        if (!v) continue;
+        const seq = Number(row.seq);
+        input.keep(dot(query, v), row.fileId, seq);
+        let b = building.get(row.fileId);
+        if (!b) {
+          const n = chunks.get(row.fileId) ?? 0;
+          b = { codes: new Int32Array(n * words), seqs: new Int32Array(n), n: 0, whole: true };
+          building.set(row.fileId, b);
+        }
+        // More chunks than counted: the text was read again meanwhile, and its version moved on.
+        if (b.n === b.seqs.length) b.whole = false;
+        else {
+          writeSignBits(v, b.codes, b.n * words);
+          b.seqs[b.n++] = seq;
+        }
+      }
+      const done = 'fileIds' in page ? page.fileIds : page.toSeq === Number.MAX_SAFE_INTEGER ? [page.fileId] : [];
+      for (const id of done) {
+        const b = building.get(id);
+        building.delete(id);
+        if (!b) offer(id, new Int32Array(0), new Int32Array(0));
+        // Every chunk counted had a vector (the usual case): the arrays are kept as they are, not copied.
+        else if (b.whole) offer(id, b.n === b.seqs.length ? b.codes : b.codes.slice(0, b.n * words), b.n === b.seqs.length ? b.seqs : b.seqs.slice(0, b.n));
+      }
+    }
+  }
 }
 
 /**

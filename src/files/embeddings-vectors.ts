@@ -26,21 +26,48 @@ export function decodeVector(base64: string): Float32Array {
 }
 
 /**
- * Scores stored vectors against one query vector. Each is decoded into the same scratch buffer,
- * so a scan of 100,000 vectors allocates nothing per row; a vector of another length (a model
- * that changed under the same name) scores undefined.
+ * Decodes stored vectors of `dims` floats, each into the same scratch buffer, so a scan of
+ * 100,000 vectors allocates nothing per row; a vector of another length (a model that changed
+ * under the same name) decodes to undefined. The view is overwritten by the next call.
  */
-export function createScorer(query: Float32Array): (base64: string) => number | undefined {
-  const dims = query.length;
+export function createDecoder(dims: number): (base64: string) => Float32Array | undefined {
   const encodedLength = Math.ceil((dims * 4) / 3) * 4;
   const scratch = Buffer.alloc(dims * 4);
   const view = new Float32Array(scratch.buffer, scratch.byteOffset, dims);
+  return (base64) => (base64.length === encodedLength && scratch.write(base64, 'base64') === dims * 4 ? view : undefined);
+}
+
+export function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
+  return sum;
+}
+
+/** Scores stored vectors against one query vector (`createDecoder`: undefined for another length). */
+export function createScorer(query: Float32Array): (base64: string) => number | undefined {
+  const decode = createDecoder(query.length);
   return (base64) => {
-    if (base64.length !== encodedLength || scratch.write(base64, 'base64') !== dims * 4) return undefined;
-    let dot = 0;
-    for (let i = 0; i < dims; i++) dot += query[i]! * view[i]!;
-    return dot;
+    const v = decode(base64);
+    return v && dot(query, v);
   };
+}
+
+/** 32-bit words that hold one sign bit a dimension. */
+export const codeWords = (dims: number): number => (dims + 31) >>> 5;
+
+/**
+ * A vector's sign bits (bit i set when v[i] > 0), written at `out[at…]`: what the search index
+ * keeps of each vector, 1/32 of its floats. The fraction of bits two codes differ in estimates
+ * the angle between their vectors (angle / π), so the nearest codes hold the nearest vectors.
+ */
+export function writeSignBits(v: Float32Array, out: Int32Array, at: number): void {
+  const words = codeWords(v.length);
+  for (let w = 0; w < words; w++) {
+    let bits = 0;
+    const end = Math.min(32, v.length - w * 32);
+    for (let b = 0; b < end; b++) if (v[w * 32 + b]! > 0) bits |= 1 << b;
+    out[at + w] = bits;
+  }
 }
 
 /**

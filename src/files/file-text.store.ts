@@ -24,7 +24,8 @@ export function* saveFileText(
     const slice = chunks.slice(i, i + 500).map((c, j) => ({ id: newId(), fileId, seq: i + j, page: c.page ?? null, startChar: c.startChar, content: c.content }));
     yield* exec(db.insert(t.fileChunks).values(slice));
   }
-  yield* exec(db.update(t.files).set({ textStatus: 'ready', textError: null, textChars: totalChars }).where(eq(t.files.id, fileId)));
+  // Its vectors went with the old chunks: searches drop the codes they kept of them.
+  yield* exec(db.update(t.files).set({ textStatus: 'ready', textError: null, textChars: totalChars, vectorsVersion: sql`${t.files.vectorsVersion} + 1` }).where(eq(t.files.id, fileId)));
 }
 
 export function* failFileText({ db, t }: Tx, fileId: string, error: string): Work<void> {

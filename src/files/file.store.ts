@@ -37,7 +37,7 @@ export function* lockUserFiles(tx: Tx, userId: string): Work<void> {
   yield* serializeOn(tx, `files:${userId}`);
 }
 
-export type NewFile = Omit<FileRow, 'id' | 'createdAt' | 'source' | 'textStatus' | 'textError' | 'textChars'> &
+export type NewFile = Omit<FileRow, 'id' | 'createdAt' | 'source' | 'textStatus' | 'textError' | 'textChars' | 'vectorsVersion'> &
   Partial<Pick<FileRow, 'source' | 'textStatus'>>;
 
 export function* insertFile({ db, t }: Tx, file: NewFile, now: number): Work<FileRow> {

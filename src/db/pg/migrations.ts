@@ -16,7 +16,8 @@ import p0009 from '../../../migrations/pg/0009_file_embeddings.sql' with { type:
 import p0010 from '../../../migrations/pg/0010_widget_thread_sizes.sql' with { type: 'text' };
 import p0011 from '../../../migrations/pg/0011_conversation_shares.sql' with { type: 'text' };
 import p0012 from '../../../migrations/pg/0012_setup_tokens.sql' with { type: 'text' };
-import p0013 from '../../../migrations/pg/0013_imported_conversations.sql' with { type: 'text' };
+import p0013 from '../../../migrations/pg/0013_file_vectors_version.sql' with { type: 'text' };
+import p0014 from '../../../migrations/pg/0014_imported_conversations.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -32,7 +33,8 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0010_widget_thread_sizes', sql: p0010 },
   { tag: '0011_conversation_shares', sql: p0011 },
   { tag: '0012_setup_tokens', sql: p0012 },
-  { tag: '0013_imported_conversations', sql: p0013 },
+  { tag: '0013_file_vectors_version', sql: p0013 },
+  { tag: '0014_imported_conversations', sql: p0014 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

@@ -37,6 +37,11 @@ export const files = sqliteTable(
     textStatus: text('text_status', { enum: ['none', 'pending', 'ready', 'failed'] }).notNull().default('none'),
     textError: text('text_error'),
     textChars: integer('text_chars'),
+    /**
+     * Moves on in every transaction that changes the document's chunks or their vectors: a search
+     * index that kept codes of another version reads them again (src/files/embeddings-index.ts).
+     */
+    vectorsVersion: integer('vectors_version').notNull().default(0),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [index('files_user_idx').on(t.userId, t.createdAt), index('files_sha256_idx').on(t.sha256), index('files_text_status_idx').on(t.textStatus)],

@@ -1,0 +1,1 @@
+ALTER TABLE "files" ADD COLUMN "vectors_version" bigint DEFAULT 0 NOT NULL;
