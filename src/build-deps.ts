@@ -20,6 +20,7 @@ import { createFileTextQueue } from './files/extract-pending';
 import { sqliteStore } from './db/store';
 import type { Store } from './db/work';
 import { newId } from './ids';
+import { noopUsage } from './usage/usage.types';
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one
@@ -63,5 +64,7 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     files,
     fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, imageConversions, connections }),
     embeddingsIndex: base.embeddingsIndex ?? createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20),
+    // Nothing is metered yet: calls reserve and settle through this seam (src/usage/usage.types.ts).
+    usage: base.usage ?? noopUsage,
   };
 }

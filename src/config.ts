@@ -201,6 +201,18 @@ export const settings = {
     doc: 'Branched conversations one user may keep (`chat/branchConversation`, which copies the items); one more: 409.',
     parse: int(1, 1_000_000),
   }),
+  importsMaxPerUser: setting({
+    env: 'PARLEY_IMPORTS_MAX_PER_USER',
+    default: '5000',
+    doc: 'Imported conversations one user may keep (`chat/importConversation`); one more: 409 (deleting imported conversations makes room).',
+    parse: int(1, 10_000_000),
+  }),
+  importQuotaBytes: setting({
+    env: 'PARLEY_IMPORT_QUOTA_BYTES',
+    default: String(256 * 1024 * 1024),
+    doc: "Bytes one user's imported conversations may hold together: each message's content in UTF-8 plus 256 for its row, and the title; an import past it: 409 (deleting imported conversations makes room).",
+    parse: int(1024),
+  }),
   pushTokensMaxPerUser: setting({
     env: 'PARLEY_PUSH_TOKENS_MAX_PER_USER',
     default: '20',

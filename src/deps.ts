@@ -16,6 +16,7 @@ import type { Turnstile } from './http/turnstile';
 import type { GroupFanout } from './groups/group-fanout';
 import type { BlobStorage } from './files/blob-storage';
 import type { FileTextQueue } from './files/extract-pending';
+import type { Usage } from './usage/usage.types';
 import type { EmbeddingsIndex } from './files/embeddings-index';
 
 /**
@@ -74,4 +75,6 @@ export interface AppDeps {
   fileText: FileTextQueue;
   /** The sign bits of documents' vectors kept between semantic searches, within `PARLEY_EMBEDDINGS_INDEX_MB` (`createEmbeddingsIndex`). */
   embeddingsIndex: EmbeddingsIndex;
+  /** Usage metering and quotas: every model call reserves before it goes upstream and settles after (src/usage/usage.types.ts). */
+  usage: Usage;
 }

@@ -153,6 +153,12 @@ export const creates: Record<string, CreateBound> = {
     },
     held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM conversation_shares WHERE sharer_id = ${u.user.id}`),
   },
+  'chat/importConversation': {
+    kind: 'cap',
+    cap: 'importsMaxPerUser',
+    inputs: async (_ctx, _u, n) => many(n, (i) => ({ title: `imported ${i}`, messages: [{ role: 'user', content: `question ${i}` }, { role: 'assistant', content: 'answer' }] })),
+    held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM conversations WHERE owner_id = ${u.user.id} AND imported_bytes IS NOT NULL`),
+  },
   'chat/acceptShare': { kind: 'bounded', why: 'one writer row per offer received, and offers are capped per owner' },
   'files/upload': { kind: 'bounded', why: 'PARLEY_FILES_MAX_PER_USER and PARLEY_FILES_QUOTA_BYTES (test/files.test.ts)' },
   'support/sendMessage': { kind: 'bounded', why: 'messages of a conversation with the admins: the write rate limit' },
@@ -160,13 +166,11 @@ export const creates: Record<string, CreateBound> = {
   'chat/stream': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
   'chat/streamDeepResearch': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
   'news/markRead': { kind: 'bounded', why: 'one read mark per post, and posts are written by admins' },
-  'chat/importConversation': { kind: 'bounded', why: 'one conversation of bounded size a request, under the write rate limit (as chat/stream makes one a turn)' },
   'credits/grantAdReward': { kind: 'bounded', why: 'writes only with PARLEY_ENV=development (a test server)' },
 };
 
 /** Operations that make no row a user could pile up: reads, changes and deletions of what exists, one row per user. */
 export const NOT_CREATING = new Set([
-  'server/getCapabilities',
   'auth/listApiKeys', 'auth/revokeApiKey', 'auth/getSession', 'auth/signOut', 'auth/listSessions', 'auth/revokeSession', 'auth/listProviders',
   // One preferences row per user, written in place.
   'preferences/get', 'preferences/update', 'preferences/getAccountType', 'preferences/setAccountType', 'subscription/getStatus',
@@ -182,7 +186,7 @@ export const NOT_CREATING = new Set([
   'groupChat/deleteGroupChat', 'groupChat/subscribeToGroup', 'groupChat/leaveGroup', 'groupChat/listMembers', 'groupChat/listMessages',
   'groupChat/listGroupChats', 'groupChat/setIntelligentResponses',
   'support/listThreads', 'support/getThread', 'support/closeThread',
-  'releaseNotes/list', 'news/list', 'miniApps/list',
+  'releaseNotes/list', 'news/list', 'miniApps/list', 'server/getCapabilities',
   'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
   // Public, before any account exists: they make the one first admin and nothing while one exists.
   'setup/getStatus', 'setup/checkToken', 'setup/createAdmin',
