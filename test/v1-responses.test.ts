@@ -4,6 +4,9 @@ import { modelList, startFakeOpenAI, toolCallsThenAnswer } from './fakes/openai'
 import { v1, v1Json, V1Stream, type V1Frame } from './support/v1';
 import { endInterruptedApiResponses, RESTART_MESSAGE } from '../src/openai-compat/background-responses';
 import { apiEventLog } from '../src/openai-compat/api-events';
+import { pruneExpired } from '../src/tasks/prune-expired';
+import { sql } from 'drizzle-orm';
+import { HOUR_MS, DAY_MS } from '../src/time';
 
 /**
  * `/v1/responses` through HTTP against the fake OpenAI-compatible upstream: whole, streamed
@@ -232,5 +235,34 @@ describe('/v1/responses in the background', () => {
     expect(rest.at(-1)!.data).toMatchObject({ type: 'response.failed', response: { status: 'failed', error: { code: 'server_error', message: RESTART_MESSAGE } } });
     expect((await v1Json(ctx2, 'GET', `/v1/responses/${id}`, undefined, ann)).body.status).toBe('failed');
     await ctx2.close();
+  });
+
+  test('retention: an unkept response goes PARLEY_V1_RESPONSE_RETENTION_HOURS after it ended; a kept one stays, losing its events after PARLEY_EVENT_RETENTION_DAYS', async () => {
+    const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { ...config, v1ResponseRetentionHours: 24, eventRetentionDays: 7 } });
+    const ann = ctx.users[0]!;
+    openai.chatScript = () => ({ deltas: [{ content: 'Kept or not.' }] });
+    const make = async (store: boolean) => {
+      const id = (await v1Json(ctx, 'POST', '/v1/responses', { model: 'env-ai/small', input: 'Go', background: true, store }, ann)).body.id as string;
+      await until(async () => (await v1Json(ctx, 'GET', `/v1/responses/${id}`, undefined, ann)).body.status === 'completed', 'the response completes');
+      return id;
+    };
+    const unkept = await make(false);
+    const kept = await make(true);
+    const recent = await make(false);
+    const endedAgo = (id: string, ms: number) => ctx.query(sql`UPDATE api_responses SET finished_at = ${Date.now() - ms} WHERE id = ${id}`);
+    await endedAgo(unkept, 25 * HOUR_MS);
+    await endedAgo(kept, 25 * HOUR_MS);
+    await endedAgo(recent, 23 * HOUR_MS);
+    await pruneExpired(ctx.deps);
+    expect((await v1Json(ctx, 'GET', `/v1/responses/${unkept}`, undefined, ann)).status).toBe(404);
+    expect((await v1Json(ctx, 'GET', `/v1/responses/${kept}`, undefined, ann)).body.status).toBe('completed');
+    expect((await v1Json(ctx, 'GET', `/v1/responses/${recent}`, undefined, ann)).body.status).toBe('completed');
+    const events = async (id: string) => (await ctx.query<{ n: number }>(sql`SELECT count(*) AS n FROM api_response_events WHERE response_id = ${id}`))[0]!.n;
+    expect(Number(await events(kept))).toBeGreaterThan(0);
+    await endedAgo(kept, 8 * DAY_MS);
+    await pruneExpired(ctx.deps);
+    expect((await v1Json(ctx, 'GET', `/v1/responses/${kept}`, undefined, ann)).body.status).toBe('completed');
+    expect(Number(await events(kept))).toBe(0);
+    await ctx.close();
   });
 });

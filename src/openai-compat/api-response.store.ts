@@ -67,13 +67,14 @@ export function* listInterruptedApiResponses({ db, t }: Tx, now: number, all: bo
 }
 
 /**
- * Retention: responses kept in no conversation, ended before `before`, go whole (their events
- * with them); those kept in a conversation lose their events only, as Parley's own turns do.
+ * Retention (src/tasks/prune-expired.ts): responses kept in no conversation, ended before
+ * `unkeptBefore`, go whole (their events with them); the events of those kept in a conversation
+ * go once they ended before `eventsBefore`, as the events of Parley's own turns do.
  */
-export function* pruneApiResponses({ db, t }: Tx, before: number): Work<{ responses: number; events: number }> {
-  const ended = and(isNotNull(t.apiResponses.finishedAt), lt(t.apiResponses.finishedAt, before));
-  const responses = yield* execCount(db.delete(t.apiResponses).where(and(ended, isNull(t.apiResponses.conversationId))));
-  const kept = db.select({ id: t.apiResponses.id }).from(t.apiResponses).where(ended);
+export function* pruneApiResponses({ db, t }: Tx, unkeptBefore: number, eventsBefore: number): Work<{ responses: number; events: number }> {
+  const endedBefore = (when: number) => and(isNotNull(t.apiResponses.finishedAt), lt(t.apiResponses.finishedAt, when));
+  const responses = yield* execCount(db.delete(t.apiResponses).where(and(endedBefore(unkeptBefore), isNull(t.apiResponses.conversationId))));
+  const kept = db.select({ id: t.apiResponses.id }).from(t.apiResponses).where(endedBefore(eventsBefore));
   const events = yield* execCount(db.delete(t.apiResponseEvents).where(inArray(t.apiResponseEvents.responseId, kept)));
   return { responses, events };
 }
