@@ -3,6 +3,7 @@ import { createTestContext, until, type TestContext, type TestUser } from './hel
 import { updateUser } from '../src/account/account.store';
 import { modelList, startFakeOpenAI, toolCallsThenAnswer } from './fakes/openai';
 import { startFakeAnthropic } from './fakes/anthropic';
+import { startFakeEmbeddings } from './fakes/openai-embeddings';
 import { v1, v1Json, V1Stream } from './support/v1';
 import { QuotaError, type Usage, type UsageReport } from '../src/usage/usage.types';
 
@@ -18,9 +19,11 @@ setDefaultTimeout(30_000);
 const openai = startFakeOpenAI();
 openai.gets['/v1/models'] = modelList(['small', 'other']);
 const claude = startFakeAnthropic({ apiKey: 'sk-ant-v1' });
+const embedder = startFakeEmbeddings({ dims: 4 });
 afterAll(() => {
   openai.stop();
   claude.stop();
+  embedder.stop();
 });
 
 /** A usage seam that records what it is told, and refuses once `refuse` is set. */
@@ -271,5 +274,31 @@ describe('/v1/chat/completions on an Anthropic connection', () => {
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: 'x' } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x is here' }] },
     ]);
+  });
+});
+
+describe('/v1/embeddings', () => {
+  test('through the embeddings connection: its model swapped in, the vectors as the server gave them, its tokens metered; another model 404', async () => {
+    const usage = recordingUsage();
+    const ctx = await createTestContext({
+      users: [{ email: 'ann@example.org' }],
+      config: { aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', rateLimitAi: undefined, embeddingsBaseUrl: embedder.url, embeddingsModel: 'embed-small' },
+      deps: { usage },
+    });
+    const ann = ctx.users[0]!;
+    const model = (await v1Json(ctx, 'GET', '/v1/models', undefined, ann)).body.data.map((m: any) => m.id).find((id: string) => id.includes('embed-small'));
+    const { status, body } = await v1Json(ctx, 'POST', '/v1/embeddings', { model, input: ['a red car', 'a blue car'] }, ann);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ object: 'list', model, usage: { prompt_tokens: expect.any(Number) } });
+    expect(body.data.map((d: any) => d.embedding.length)).toEqual([4, 4]);
+    expect(embedder.requests.at(-1)!).toMatchObject({ model: 'embed-small', input: ['a red car', 'a blue car'] });
+    expect(usage.calls.map((c) => c.op)).toEqual(['reserve', 'settle']);
+    expect(usage.calls[0]!.kind).toBe('embeddings');
+    expect(usage.calls[1]!.report).toMatchObject({ model, inputTokens: body.usage.prompt_tokens, estimated: false });
+    const other = await v1Json(ctx, 'POST', '/v1/embeddings', { model: 'text-embedding-3-large', input: 'x' }, ann);
+    expect(other.status).toBe(404);
+    expect(other.body.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found' });
+    const empty = await v1Json(ctx, 'POST', '/v1/embeddings', { model, input: [] }, ann);
+    expect(empty.body.error).toMatchObject({ type: 'invalid_request_error', param: 'input' });
   });
 });
