@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, type ApiKey } from '../shared/api';
 import { useOutcome, when } from './settings-shared';
+import { OpenAiDoor } from './openai-door';
 
 interface NewKey {
   name: string;
@@ -57,8 +58,10 @@ export function ApiKeysSection() {
     <section class="settings-section" aria-labelledby="keys-title">
       <h3 id="keys-title">API keys</h3>
       <p class="hint">
-        A key lets a program use Parley as you: it sends the key in an <code>x-api-key</code> header. Revoke a key you no longer use.
+        A key lets a program use Parley as you: it sends the key in an <code>x-api-key</code> header (or as <code>Authorization: Bearer</code>). Revoke a key
+        you no longer use.
       </p>
+      <OpenAiDoor />
       <form class="inline-form" onSubmit={create}>
         <label for="key-name">Name of the new key</label>
         <input id="key-name" ref={nameInput} value={name} maxLength={100} required autoComplete="off" onInput={(e) => setName(e.currentTarget.value)} />
