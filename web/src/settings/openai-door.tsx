@@ -1,4 +1,5 @@
-import { useRef, useState } from 'preact/hooks';
+import { useRef } from 'preact/hooks';
+import { useCopy } from './settings-shared';
 
 /**
  * How to reach Parley from apps and libraries made for OpenAI's API (docs/openai-api.md): the base
@@ -8,18 +9,7 @@ import { useRef, useState } from 'preact/hooks';
 export function OpenAiDoor() {
   const baseUrl = `${location.origin}/v1`;
   const box = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState('');
-
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(baseUrl);
-      setCopied('Copied');
-    } catch {
-      // Without clipboard access (an insecure origin, a refused permission) the user copies by hand.
-      box.current?.select();
-      setCopied('Copying was refused: the address is selected, copy it with your keyboard.');
-    }
-  };
+  const { copied, copy } = useCopy(box, 'the address');
 
   return (
     <div class="openai-door" role="group" aria-labelledby="openai-door-title">

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, type ApiKey } from '../shared/api';
-import { useOutcome, when } from './settings-shared';
+import { useCopy, useOutcome, when } from './settings-shared';
 import { OpenAiDoor } from './openai-door';
 
 interface NewKey {
@@ -99,22 +99,11 @@ export function ApiKeysSection() {
 /** The secret of a key just created, with a way to copy it; it takes the focus so no one misses it. */
 function FreshKey({ fresh, onDismiss }: { fresh: NewKey; onDismiss(): void }) {
   const box = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState('');
+  const { copied, copy } = useCopy(box, 'the key');
   useEffect(() => {
     box.current?.focus();
     box.current?.select();
   }, [fresh]);
-
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(fresh.key);
-      setCopied('Copied');
-    } catch {
-      // Without clipboard access (an insecure origin, a refused permission) the user copies by hand.
-      box.current?.select();
-      setCopied('Copying was refused: the key is selected, copy it with your keyboard.');
-    }
-  };
 
   return (
     <div class="fresh-key" role="group" aria-labelledby="fresh-key-title">
