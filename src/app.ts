@@ -37,6 +37,8 @@ import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/
 import { fileOperations } from './files/file.routes';
 import { serverInfoOperations } from './server-info/server-info.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
+import { mcpOperations } from './mcp/mcp.routes';
+import { MCP_CALLBACK_PATH, MCP_CLIENT_METADATA_PATH, mcpOAuthOpenApiPaths, mcpOAuthRoutes } from './mcp/mcp-oauth.routes';
 
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [
@@ -68,6 +70,7 @@ export const operations: readonly AnyOperation[] = [
   ...newsOperations,
   ...miniAppOperations,
   ...serverInfoOperations,
+  ...mcpOperations,
 ];
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */
@@ -83,6 +86,8 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     ...ops.map((op) => [`/api/${op.path}`, 'POST'] as const),
     ...['/api/health', '/api/openapi.json', '/api/docs'].map((page) => [page, PAGE_METHODS] as const),
     [LOGIN_LINK_PATH, `${PAGE_METHODS}, POST`],
+    [MCP_CALLBACK_PATH, PAGE_METHODS],
+    [MCP_CLIENT_METADATA_PATH, PAGE_METHODS],
   ]);
   const allowOf = (path: string) =>
     allowed.get(path) ?? (OAUTH_PAGE.test(path) || FILE_CONTENT_PATH.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
@@ -91,7 +96,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths }, undefined, deps.config));
+      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths, ...mcpOAuthOpenApiPaths }, undefined, deps.config));
     }
     return openapi;
   };
@@ -129,7 +134,8 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .get('/api/docs', page(() => reply((docs ??= docsPage(ops)), 'text/html; charset=utf-8')))
     .use(oauthRoutes(deps))
     .use(loginLinkRoutes(deps))
-    .use(fileContentRoutes(deps));
+    .use(fileContentRoutes(deps))
+    .use(mcpOAuthRoutes(deps));
   // The web app is a client like any other (docs/architecture.md): its routes only hand out files.
   if (deps.config.web) app.use(webRoutes(deps));
 

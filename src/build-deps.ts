@@ -21,6 +21,7 @@ import { sqliteStore } from './db/store';
 import type { Store } from './db/work';
 import { newId } from './ids';
 import { noopUsage } from './usage/usage.types';
+import { createMcp } from './mcp/mcp';
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one
@@ -66,5 +67,7 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     embeddingsIndex: base.embeddingsIndex ?? createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20),
     // Nothing is metered yet: calls reserve and settle through this seam (src/usage/usage.types.ts).
     usage: base.usage ?? noopUsage,
+    // Connects nothing until a turn, a test or an operation asks for a server.
+    mcp: base.mcp ?? createMcp({ config, store, sealer: connections.sealer, log, now, instanceId }),
   };
 }

@@ -18,6 +18,7 @@ import type { BlobStorage } from './files/blob-storage';
 import type { FileTextQueue } from './files/extract-pending';
 import type { Usage } from './usage/usage.types';
 import type { EmbeddingsIndex } from './files/embeddings-index';
+import type { Mcp } from './mcp/mcp';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -77,4 +78,6 @@ export interface AppDeps {
   embeddingsIndex: EmbeddingsIndex;
   /** Usage metering and quotas: every model call reserves before it goes upstream and settles after (src/usage/usage.types.ts). */
   usage: Usage;
+  /** MCP servers' tools: connections per (server, user), the breaker, users' OAuth sessions (`createMcp`, docs/mcp.md). */
+  mcp: Mcp;
 }

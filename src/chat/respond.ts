@@ -9,6 +9,7 @@ import { CANCEL_TOPIC, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo, turnLe
 import { findLease } from '../tasks/lease.store';
 import { serializeOn, type Tx, type Work } from '../db/work';
 import { chatTools } from './chat.tools';
+import { mcpTools } from '../mcp/mcp.tools';
 import { memoryForTurn } from '../memory/memory.prompt';
 import { filePartOf, filesIntoMessage, offersFileTools, type FilePart } from '../files/files-for-turn';
 import { attachFiles } from '../files/file.store';
@@ -124,14 +125,18 @@ async function runResponse(
       // would mean OpenAI's own paid search on every turn, which nobody configured.
       webSearch: response.kind === 'chat' && ai.name !== 'openai-responses',
       messages: resume ? [] : await buildMessages(deps, response, memory?.message),
-      tools: chatTools(deps, {
-        userId: response.userId,
-        conversationId: response.conversationId,
-        responseId: response.id,
-        memories: !!memory,
-        files: await offersFileTools(deps, response.userId, response.conversationId),
-        images: await deps.connections.images(),
-      }),
+      tools: [
+        ...chatTools(deps, {
+          userId: response.userId,
+          conversationId: response.conversationId,
+          responseId: response.id,
+          memories: !!memory,
+          files: await offersFileTools(deps, response.userId, response.conversationId),
+          images: await deps.connections.images(),
+        }),
+        // The MCP servers' tools this user may call (src/mcp/), until the tool registry gathers every source.
+        ...(await mcpTools(deps, { userId: response.userId, signal })),
+      ],
       signal,
       onCursor: (c) => writer.setCursor(c),
       onToolOutput: (toolOutput) => writer.recordToolOutput(toolOutput),
@@ -207,6 +212,9 @@ const KEPT_EVENTS = new Set<AiEvent['type']>([
   'image_generation.completed',
   'edit_image.completed',
   'history.completed',
+  // An MCP call and what it showed (its images are the user's files).
+  'mcp_call.in_progress',
+  'mcp_call.completed',
 ]);
 
 /**
