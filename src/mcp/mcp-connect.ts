@@ -1,4 +1,4 @@
-import { Client, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, type AuthProvider, type ElicitRequest, type ElicitResult, type Transport } from '@modelcontextprotocol/client';
+import { Client, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, type AuthProvider, type OAuthClientProvider, type ElicitRequest, type ElicitResult, type Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { VERSION } from '../version';
 import { mcpFetch, type McpFetchOptions } from './mcp-fetch';
@@ -23,7 +23,7 @@ export interface ConnectOptions {
   timeoutMs: number;
   maxBytes: number;
   guard?: McpFetchOptions['guard'];
-  auth?: AuthProvider;
+  auth?: AuthProvider | OAuthClientProvider;
   /** The era a previous connection found, so stdio servers are not probed (a second process) every time. */
   era?: 'modern' | 'legacy';
   /** Answers a form elicitation (`parley mcp check`); without it the client offers none and servers do not ask. */

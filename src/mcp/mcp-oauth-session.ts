@@ -34,11 +34,14 @@ export interface SessionOptions {
   preregistered?: { client_id: string; client_secret?: string };
   /** Makes the `state` of a new sign-in. */
   newState?: () => string;
+  /** Called when the flow sends the user to the authorization server (`parley mcp check` follows it itself). */
+  onRedirect?: (url: URL) => Promise<void>;
 }
 
 export const CLIENT_NAME = 'Parley';
 
-function providerOf(session: OAuthSession, opts: SessionOptions): OAuthClientProvider {
+/** The SDK's view of a session: an `OAuthClientProvider` reading and writing `session`. */
+export function sessionProvider(session: OAuthSession, opts: SessionOptions): OAuthClientProvider {
   return {
     get redirectUrl() {
       return opts.redirectUrl;
@@ -65,8 +68,9 @@ function providerOf(session: OAuthSession, opts: SessionOptions): OAuthClientPro
     saveTokens: (tokens) => {
       session.tokens = tokens;
     },
-    redirectToAuthorization: (url) => {
+    redirectToAuthorization: async (url) => {
       session.authorizationUrl = url.href;
+      await opts.onRedirect?.(url);
     },
     saveCodeVerifier: (verifier) => {
       session.codeVerifier = verifier;
@@ -97,7 +101,7 @@ export function runAuth(
   session: OAuthSession,
   opts: SessionOptions & { serverUrl: string; fetchFn: FetchLike; code?: string; iss?: string; scope?: string; resourceMetadataUrl?: URL; fresh?: boolean },
 ): Promise<AuthResult> {
-  return auth(providerOf(session, opts), {
+  return auth(sessionProvider(session, opts), {
     serverUrl: opts.serverUrl,
     fetchFn: opts.fetchFn,
     ...(opts.code !== undefined ? { authorizationCode: opts.code, iss: opts.iss } : {}),

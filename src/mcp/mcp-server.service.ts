@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { McpServerRow } from '../db/schema';
 import type { AppDeps } from '../deps';
+import type { Sealer } from '../connections/seal';
 import { checkCap } from '../http/user-caps';
 import { isoOrNull } from '../ids';
 import { maskUrl } from '../mask-secrets';
@@ -50,6 +51,9 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
 /** Headers the transport sets itself. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'connection', 'transfer-encoding']);
 
+/** What the rules need: the server's deps, or the CLI's (which has no app). */
+export type McpServiceDeps = Pick<AppDeps, 'store' | 'config' | 'now' | 'mcp'> & { connections: { sealer: Sealer } };
+
 const ownerOf = (actor: McpActor) => (actor.kind === 'user' ? actor.userId : null);
 
 function checkName(name: string): string {
@@ -88,7 +92,7 @@ function checkPairs(pairs: Record<string, string>, what: 'header' | 'environment
 }
 
 /** A user's server must be reachable without entering this machine or its LAN (unless the admin allows it): checked now, and again on every request. */
-async function checkReach(deps: AppDeps, url: string): Promise<void> {
+async function checkReach(deps: McpServiceDeps, url: string): Promise<void> {
   const settings = await readMcpSettings(deps.store);
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   try {
@@ -101,16 +105,16 @@ async function checkReach(deps: AppDeps, url: string): Promise<void> {
   }
 }
 
-async function sealSecrets(deps: AppDeps, secrets: { headers?: Record<string, string> | null; env?: Record<string, string> | null }): Promise<string | null> {
+async function sealSecrets(deps: McpServiceDeps, secrets: { headers?: Record<string, string> | null; env?: Record<string, string> | null }): Promise<string | null> {
   const kept = Object.fromEntries(Object.entries(secrets).filter(([, v]) => v && Object.keys(v).length));
   return Object.keys(kept).length ? deps.connections.sealer.seal(JSON.stringify(kept)) : null;
 }
 
-async function mayUseOwnServers(deps: AppDeps): Promise<void> {
+async function mayUseOwnServers(deps: McpServiceDeps): Promise<void> {
   if (!(await readMcpSettings(deps.store)).userServers) throw new McpRefusal("This server's admin does not let users add their own MCP servers.", 403);
 }
 
-export async function addMcpServer(deps: AppDeps, actor: McpActor, input: McpServerInput): Promise<McpServerRow> {
+export async function addMcpServer(deps: McpServiceDeps, actor: McpActor, input: McpServerInput): Promise<McpServerRow> {
   const name = checkName(input.name);
   const transport = input.transport ?? 'http';
   if (transport === 'stdio' && actor.kind !== 'cli')
@@ -154,13 +158,13 @@ export async function addMcpServer(deps: AppDeps, actor: McpActor, input: McpSer
   });
 }
 
-export async function findOwnMcpServer(deps: AppDeps, actor: McpActor, ref: string): Promise<McpServerRow> {
+export async function findOwnMcpServer(deps: McpServiceDeps, actor: McpActor, ref: string): Promise<McpServerRow> {
   const row = await deps.store.read((tx) => findMcpServerByRef(tx, ref, ownerOf(actor)));
   if (!row) throw new McpRefusal(`No MCP server ${ref}.`, 404);
   return row;
 }
 
-export async function updateMcpServer(deps: AppDeps, actor: McpActor, ref: string, input: McpServerUpdate): Promise<McpServerRow> {
+export async function updateMcpServer(deps: McpServiceDeps, actor: McpActor, ref: string, input: McpServerUpdate): Promise<McpServerRow> {
   const current = await findOwnMcpServer(deps, actor, ref);
   if (actor.kind === 'user') await mayUseOwnServers(deps);
   if (input.command !== undefined && (actor.kind !== 'cli' || current.transport !== 'stdio'))
@@ -198,17 +202,17 @@ export async function updateMcpServer(deps: AppDeps, actor: McpActor, ref: strin
 }
 
 /** Its users' sessions go with it; turns already calling it finish their call. */
-export async function removeMcpServer(deps: AppDeps, actor: McpActor, ref: string): Promise<McpServerRow> {
+export async function removeMcpServer(deps: McpServiceDeps, actor: McpActor, ref: string): Promise<McpServerRow> {
   const row = await findOwnMcpServer(deps, actor, ref);
   await deps.store.write((tx) => deleteMcpServer(tx, row.id));
   await deps.mcp.changed(row.id);
   return row;
 }
 
-export const listMcpServers = (deps: AppDeps, actor: McpActor) => deps.store.read((tx) => listMcpServerRows(tx, ownerOf(actor)));
+export const listMcpServers = (deps: McpServiceDeps, actor: McpActor) => deps.store.read((tx) => listMcpServerRows(tx, ownerOf(actor)));
 
 /** What an admin, or the user who owns it, is shown of a server: never a secret's value. */
-export async function mcpServerView(deps: AppDeps, row: McpServerRow, opts: { admin: boolean }) {
+export async function mcpServerView(deps: McpServiceDeps, row: McpServerRow, opts: { admin: boolean }) {
   const secrets = row.secrets ? (JSON.parse(await deps.connections.sealer.open(row.secrets)) as { headers?: Record<string, string>; env?: Record<string, string> }) : {};
   const health = deps.mcp.health(row.id);
   const breaker = deps.mcp.breaker.state(row.id);
