@@ -25,6 +25,16 @@ async function open(opts: CommonOptions): Promise<McpServiceDeps & { close(): Pr
   return { config, store, now: Date.now, mcp, connections: { sealer }, close: () => mcp.close() };
 }
 
+/** Runs `fn` with the CLI's deps, closing the MCP connections it made (a stdio server's process) after. */
+async function withDeps(opts: CommonOptions, fn: (deps: McpServiceDeps) => Promise<void>): Promise<void> {
+  const deps = await open(opts);
+  try {
+    await fn(deps);
+  } finally {
+    await deps.close();
+  }
+}
+
 const refused = async <T>(fn: () => Promise<T>): Promise<T> => {
   try {
     return await fn();
@@ -83,6 +93,19 @@ const serverOptions = (cmd: Command) =>
     .option('--approval <approval>', 'never | ask (each call waits for the user\'s approval)')
     .option('--timeout <seconds>', 'seconds a call may go without an answer or progress');
 
+/** The fields `add` and `set` take alike. */
+const fieldsOf = async (opts: ServerOpts) => ({
+  url: opts.url,
+  command: opts.command ? [opts.command, ...(opts.arg ?? [])] : undefined,
+  headers: await pairsOf(opts.header, 'header'),
+  env: await pairsOf(opts.env, 'env'),
+  auth: opts.auth,
+  oauthClientId: opts.clientId,
+  oauthClientSecret: await secretOf(opts.clientSecret),
+  approval: opts.approval,
+  timeoutS: timeoutOf(opts.timeout),
+});
+
 const timeoutOf = (raw: string | undefined) => {
   if (raw === undefined) return undefined;
   const n = Number(raw);
@@ -100,28 +123,17 @@ export function mcpCommands(program: Command) {
     .action(
       runAction(async (name: string, opts: ServerOpts) => {
         if (!!opts.url === !!opts.command) throw new CliError('give --url (a remote server) or --command (a stdio server)');
-        const deps = await open(opts);
-        try {
+        await withDeps(opts, async (deps) => {
           const row = await refused(async () =>
             addMcpServer(deps, CLI, {
               name,
               transport: opts.command ? 'stdio' : 'http',
-              url: opts.url,
-              command: opts.command ? [opts.command, ...(opts.arg ?? [])] : undefined,
-              headers: await pairsOf(opts.header, 'header'),
-              env: await pairsOf(opts.env, 'env'),
-              auth: opts.auth,
-              oauthClientId: opts.clientId,
-              oauthClientSecret: await secretOf(opts.clientSecret),
-              approval: opts.approval,
-              timeoutS: timeoutOf(opts.timeout),
+              ...(await fieldsOf(opts)),
               enabled: !opts.disabled,
             }),
           );
           output(opts, await mcpServerView(deps, row, { admin: true }), `added ${row.name} (${row.transport})`);
-        } finally {
-          await deps.close();
-        }
+        });
       }),
     );
 
@@ -129,13 +141,10 @@ export function mcpCommands(program: Command) {
     .description("list the admin's MCP servers (header values and secrets never shown)")
     .action(
       runAction(async (opts: CommonOptions) => {
-        const deps = await open(opts);
-        try {
+        await withDeps(opts, async (deps) => {
           const rows = await Promise.all((await listMcpServers(deps, CLI)).map((r) => mcpServerView(deps, r, { admin: true })));
           output(opts, rows, rows.length ? rows.map(line).join('\n') : 'no MCP servers');
-        } finally {
-          await deps.close();
-        }
+        });
       }),
     );
 
@@ -150,8 +159,7 @@ export function mcpCommands(program: Command) {
     .action(
       runAction(async (ref: string, opts: ServerOpts & { users?: string; usersPrivate?: string }) => {
         if (opts.enabled && opts.disabled) throw new CliError('--enabled or --disabled, not both');
-        const deps = await open(opts);
-        try {
+        await withDeps(opts, async (deps) => {
           if (opts.users !== undefined || opts.usersPrivate !== undefined) {
             const flag = (v: string | undefined) => (v === undefined ? undefined : v === 'on' ? true : v === 'off' ? false : (() => { throw new CliError('--users and --users-private take on or off'); })());
             const settings = await writeMcpSettings(deps.store, { userServers: flag(opts.users), userServersAllowPrivate: flag(opts.usersPrivate) }, Date.now());
@@ -159,23 +167,13 @@ export function mcpCommands(program: Command) {
           }
           const change: McpServerUpdate = {
             name: opts.name,
-            url: opts.url,
-            command: opts.command ? [opts.command, ...(opts.arg ?? [])] : undefined,
-            headers: await pairsOf(opts.header, 'header'),
-            env: await pairsOf(opts.env, 'env'),
-            auth: opts.auth,
-            oauthClientId: opts.clientId,
-            oauthClientSecret: await secretOf(opts.clientSecret),
-            approval: opts.approval,
-            timeoutS: timeoutOf(opts.timeout),
+            ...(await fieldsOf(opts)),
             enabled: opts.enabled || opts.disabled ? !!opts.enabled : undefined,
           };
           for (const k of Object.keys(change) as (keyof McpServerUpdate)[]) if (change[k] === undefined) delete change[k];
           const row = await refused(() => updateMcpServer(deps, CLI, ref, change));
           output(opts, await mcpServerView(deps, row, { admin: true }), `changed ${row.name}`);
-        } finally {
-          await deps.close();
-        }
+        });
       }),
     );
 
@@ -184,8 +182,7 @@ export function mcpCommands(program: Command) {
     .argument('<name>', 'its name or id')
     .action(
       runAction(async (ref: string, opts: CommonOptions) => {
-        const deps = await open(opts);
-        try {
+        await withDeps(opts, async (deps) => {
           const row = await refused(() => findOwnMcpServer(deps, CLI, ref));
           // As nobody in particular: a server that wants each user's sign-in says so.
           const r = await deps.mcp.test(row, `cli-${newId()}`);
@@ -195,9 +192,7 @@ export function mcpCommands(program: Command) {
             r.ok ? `${row.name}: ${r.transport}, protocol ${r.protocolVersion}, ${r.latencyMs} ms, ${r.tools.length} tools: ${r.tools.map((t) => t.name).join(', ')}` : `${row.name}: ${r.error} (${r.latencyMs} ms)`,
           );
           if (!r.ok) process.exitCode = 1;
-        } finally {
-          await deps.close();
-        }
+        });
       }),
     );
 
@@ -206,13 +201,10 @@ export function mcpCommands(program: Command) {
     .argument('<name>', 'its name or id')
     .action(
       runAction(async (ref: string, opts: CommonOptions) => {
-        const deps = await open(opts);
-        try {
+        await withDeps(opts, async (deps) => {
           const row = await refused(() => removeMcpServer(deps, CLI, ref));
           output(opts, { removed: true, name: row.name }, `removed ${row.name}`);
-        } finally {
-          await deps.close();
-        }
+        });
       }),
     );
 
