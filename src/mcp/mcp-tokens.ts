@@ -26,8 +26,8 @@ import { McpError, mcpErrorOf } from './mcp-errors';
 export interface McpTokens {
   /** The access token to send now, or undefined when the user has not signed in (or must again). */
   access(server: McpServerRow, userId: string): Promise<string | undefined>;
-  /** Refresh now (the server answered 401 to the token it was given). */
-  refreshAfter401(server: McpServerRow, userId: string): Promise<void>;
+  /** The server answered 401 to `failed`: refresh, unless the session holds a newer token already. */
+  refreshAfter401(server: McpServerRow, userId: string, failed?: string): Promise<void>;
   /** Start a sign-in: the URL the user's browser opens. */
   start(server: McpServerRow, userId: string): Promise<string>;
   /** The callback: exchange the code for tokens. Returns the server and user it was for. */
@@ -63,8 +63,15 @@ export function createMcpTokens(deps: TokenDeps): McpTokens {
   let refreshes = 0;
   const keyOf = (serverId: string, userId: string) => `${serverId}:${userId}`;
 
-  // The jitter is fixed per (server, user): the same session refreshes at the same moment on every instance.
-  const jitterOf = (key: string) => (parseInt(sha256(key).slice(0, 8), 16) / 0xffffffff) * deps.refreshEarlyMs * 0.1;
+  /**
+   * How long before expiry a token is refreshed: PARLEY_MCP_REFRESH_EARLY_S plus up to a tenth of
+   * it, fixed per (server, user) so every instance plans the same moment; never more than half the
+   * token's life (it was saved at `updatedAt`), or a short-lived token would be due at once, forever.
+   */
+  const earlyOf = (row: McpTokenRow, key: string) => {
+    const jitter = (parseInt(sha256(key).slice(0, 8), 16) / 0xffffffff) * deps.refreshEarlyMs * 0.1;
+    return Math.min(deps.refreshEarlyMs + jitter, (row.expiresAt! - row.updatedAt) / 2);
+  };
 
   async function sessionOf(row: McpTokenRow): Promise<OAuthSession | undefined> {
     if (!row.tokens) return undefined;
@@ -146,7 +153,7 @@ export function createMcpTokens(deps: TokenDeps): McpTokens {
       let row = await readRow(server.id, userId);
       if (!row?.tokens) return undefined;
       const now = deps.now();
-      if (row.expiresAt !== null && now >= row.expiresAt - deps.refreshEarlyMs - jitterOf(keyOf(server.id, userId))) {
+      if (row.expiresAt !== null && now >= row.expiresAt - earlyOf(row, keyOf(server.id, userId))) {
         const pending = refresh(server, userId, row.updatedAt);
         // Still valid: use it while the refresh runs. Expired: wait for the new one.
         if (now < row.expiresAt - 5_000) pending.catch(() => undefined);
@@ -158,9 +165,12 @@ export function createMcpTokens(deps: TokenDeps): McpTokens {
       }
       return (await sessionOf(row))?.tokens?.access_token;
     },
-    async refreshAfter401(server, userId) {
+    async refreshAfter401(server, userId, failed) {
       const row = await readRow(server.id, userId);
-      if (row?.tokens) await refresh(server, userId, row.updatedAt);
+      if (!row?.tokens) return;
+      // Refreshed meanwhile (another turn, another instance): the retry takes the new token.
+      if (failed !== undefined && (await sessionOf(row))?.tokens?.access_token !== failed) return;
+      await refresh(server, userId, row.updatedAt);
     },
     async start(server, userId) {
       const opts = await deps.session(server);

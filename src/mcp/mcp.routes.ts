@@ -21,7 +21,8 @@ async function refused<T>(fn: () => Promise<T>): Promise<T> {
     if (err instanceof McpError) throw new AppError('BAD_REQUEST', { message: err.message });
     if (!(err instanceof McpRefusal)) throw err;
     const code = ({ 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 400: 'BAD_REQUEST' } as const)[err.status];
-    throw new AppError(code, { message: err.message });
+    // The spec's 403 keeps its fixed message: the sentence goes in `data.detail`.
+    throw new AppError(code, { message: err.message, ...(err.status === 403 ? { data: { detail: err.message } } : {}) });
   }
 }
 

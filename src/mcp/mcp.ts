@@ -122,6 +122,15 @@ export function createMcp(deps: McpDeps): Mcp {
     fetchFor: (server) => async (url, init) => mcpFetch({ maxBytes: OAUTH_MAX_BYTES, serverName: server.name, guard: await guardOf(server) })(url, init),
   });
 
+  /** The user's token on every request; after a 401, a refresh (unless the token sent is already replaced). */
+  const bearerOf = (server: McpServerRow, userId: string) => {
+    let sent: string | undefined;
+    return {
+      token: async () => (sent = await tokens.access(server, userId)),
+      onUnauthorized: () => tokens.refreshAfter401(server, userId, sent),
+    };
+  };
+
   async function connect(server: McpServerRow, userId: string): Promise<Connected> {
     const secrets = await secretsOf(server);
     if (server.auth === 'oauth' && !(await tokens.access(server, userId)))
@@ -135,7 +144,7 @@ export function createMcp(deps: McpDeps): Mcp {
         guard: await guardOf(server),
         era: eras.get(eraKey),
         elicit: deps.elicit,
-        auth: server.auth === 'oauth' ? { token: () => tokens.access(server, userId), onUnauthorized: () => tokens.refreshAfter401(server, userId) } : undefined,
+        auth: server.auth === 'oauth' ? bearerOf(server, userId) : undefined,
         onStderr: (line) => log.info('mcp server stderr', { server: server.name, line }),
         onListChanged: () => pool.drop(server.id, userId),
       },
