@@ -16,6 +16,7 @@ import type { Config } from '../src/config';
 import { addMcpServer } from '../src/mcp/mcp-server.service';
 import { everythingStdio, filesystemStdio, memoryStdio, startEverythingHttp, type RunningServer } from './support/mcp-servers';
 import { toolNameOf } from '../src/mcp/mcp.tools';
+import { startModernMcp } from './fakes/mcp-modern';
 import { updateUser } from '../src/account/account.store';
 
 setDefaultTimeout(60_000);
@@ -158,6 +159,20 @@ describe('remote servers (server-everything over HTTP)', () => {
     await ctx.json('admin/addMcpServer', { name: 'older', url: sse.url }, admin);
     const tested = await ctx.json('admin/testMcpServer', { id: 'older' }, admin);
     expect(tested.body).toMatchObject({ ok: true, transport: 'sse' });
+  });
+
+  test('a 2026-07-28 server (the official server SDK, refusing 2025 clients) is spoken to in its protocol; one that takes both gets 2026-07-28', async () => {
+    const { ctx, admin, ann } = await setup();
+    for (const [name, legacy] of [['modern', 'reject'], ['both', 'stateless']] as const) {
+      const modern = startModernMcp(legacy);
+      running.push(modern);
+      await ctx.json('admin/addMcpServer', { name, url: modern.url }, admin);
+      const tested = await ctx.json('admin/testMcpServer', { id: name }, admin);
+      expect(tested.body).toMatchObject({ ok: true, protocolVersion: '2026-07-28', transport: 'streamable-http', serverInfo: { name: 'modern-fake' } });
+    }
+    openai.chatScript = toolCallsThenAnswer([{ id: 'm1', name: 'mcp__modern__shout', args: { text: 'quiet' } }], 'Loud.');
+    await chat(ctx, ann, 'Shout.');
+    expect(toolOutputs()).toEqual(['QUIET']);
   });
 
   test('an address where nothing answers: the test says so in words', async () => {
