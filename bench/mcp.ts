@@ -17,7 +17,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createTestContext } from '../test/helpers';
 import { everythingStdio, startEverythingHttp } from '../test/support/mcp-servers';
 import { addMcpServer } from '../src/mcp/mcp-server.service';
-import { mcpTools } from '../src/mcp/mcp.tools';
+import { mcpToolSource } from '../src/mcp/mcp.tools';
 
 const CALLS = Number(process.argv[2] ?? 400);
 const WARM = 30;
@@ -28,7 +28,9 @@ async function measure(label: string, transport: () => Transport, add: Parameter
   const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }] });
   const ann = ctx.users[0]!;
   await addMcpServer(ctx.deps, { kind: 'cli' }, add);
-  const tool = (await mcpTools(ctx.deps, { userId: ann.user.id })).find((t) => t.name === `mcp__${add.name}__echo`)!;
+  // The tool as the registry hands it to a turn (src/tools/).
+  const turn = { deps: ctx.deps, kind: 'chat', user: { id: ann.user.id, subscriptionTier: '', enableMemories: false }, conversationId: 'bench', responseId: 'bench', provider: 'openai-chat' } as const;
+  const tool = (await mcpToolSource.tools(turn)).find((t) => t.name === `mcp__${add.name}__echo`)!;
   const direct = new Client({ name: 'bench', version: '1' }, { versionNegotiation: { mode: 'auto' } });
   await direct.connect(transport());
   const args = { message: 'the same words, every call' };

@@ -19,6 +19,7 @@ import type { FileTextQueue } from './files/extract-pending';
 import type { Usage } from './usage/usage.types';
 import type { EmbeddingsIndex } from './files/embeddings-index';
 import type { Mcp } from './mcp/mcp';
+import type { ToolRegistry } from './tools/registry';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -80,4 +81,6 @@ export interface AppDeps {
   usage: Usage;
   /** MCP servers' tools: connections per (server, user), the breaker, users' OAuth sessions (`createMcp`, docs/mcp.md). */
   mcp: Mcp;
+  /** The tools the model may call, contributed by each domain (src/tools/; docs/architecture.md, "Tools"). */
+  tools: ToolRegistry;
 }

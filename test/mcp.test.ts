@@ -22,7 +22,7 @@ import { updateUser } from '../src/account/account.store';
 setDefaultTimeout(60_000);
 
 const openai = startFakeOpenAI();
-const running: RunningServer[] = [];
+const running: Pick<RunningServer, 'stop'>[] = [];
 const contexts: TestContext[] = [];
 afterAll(async () => {
   openai.stop();
@@ -73,6 +73,17 @@ describe('a stdio server of the admin (server-everything)', () => {
       { type: 'mcp_call.completed', itemId: 'c1', content: [{ type: 'text', text: 'Echo: hello from the model' }] },
     ]);
     expect(toolOutputs()).toEqual(['Echo: hello from the model']);
+  });
+
+  test('its tools come through the tool registry: left out first, whole, when a turn\'s tools pass PARLEY_TOOLS_MAX_TOKENS', async () => {
+    const { ctx, ann } = await setup({ toolsMaxTokens: 1000 });
+    await addMcpServer(ctx.deps, { kind: 'cli' }, { name: 'everything', transport: 'stdio', command: everythingStdio() });
+    expect(ctx.deps.tools.sources().map((s) => s.id)).toContain('mcp');
+
+    await chat(ctx, ann, 'Hello.');
+    const offered = toolNames(chatRequests()[0]);
+    expect(offered).toContain('generate_canvas');
+    expect(offered.filter((n) => n.startsWith('mcp__'))).toEqual([]);
   });
 
   test('an image result becomes the user\'s file; the event names it and the model is told', async () => {

@@ -1,27 +1,27 @@
 import type { Tool } from '@modelcontextprotocol/client';
-import type { AiTool } from '../ai/ai.types';
 import type { AppDeps } from '../deps';
 import type { McpServerRow } from '../db/schema';
+import type { SourceTool, ToolSource, ToolTurn } from '../tools/tool.types';
 import { mcpErrorOf } from './mcp-errors';
 import { mapResult } from './mcp-result';
 
 /**
- * The MCP tool source: every tool of the servers a user may use, offered to the model under a
- * name of its own, `mcp__<server>__<tool>`, within the providers' rules for function names
- * (`[a-zA-Z0-9_-]`, at most 64 characters: OpenAI's limit, the strictest). A call streams
- * `mcp_call.in_progress`, then `mcp_call.completed` with what it showed, or `mcp_call.error`
- * with a sentence; the model reads the result's text, or why there is none (docs/mcp.md).
+ * The MCP tool source (src/tools/): every tool of the servers a user may use, offered to the
+ * model under a name of its own, `mcp__<server>__<tool>`, within the providers' rules for
+ * function names (`[a-zA-Z0-9_-]`, at most 64 characters: OpenAI's limit, the strictest). A call
+ * streams `mcp_call.in_progress`, then `mcp_call.completed` with what it showed, or
+ * `mcp_call.error` with a sentence; the model reads the result's text, or why there is none
+ * (docs/mcp.md). Default priority: when a turn's tools do not fit its budget, the servers'
+ * tools go before Parley's own.
  */
-export interface McpToolDef extends AiTool {
-  source: 'mcp';
-  /** `ask`: the user approves each call first (the server's setting). */
-  approval: 'never' | 'ask';
-  /** Tokens its schema costs in a request (about: characters / 4). */
-  sizeHint: number;
-  /** What the web app shows: `<server>: <tool title>`. */
-  label: string;
-  serverId: string;
-}
+export const mcpToolSource: ToolSource = {
+  id: 'mcp',
+  label: 'MCP servers',
+  async tools(turn) {
+    const listed = await turn.deps.mcp.toolsFor(turn.user.id, { serverIds: serversAllowed(turn) });
+    return listed.flatMap(({ server, tools }) => tools.map((tool) => toolOf(turn.deps, server, tool, turn)));
+  },
+};
 
 export const NAME_MAX = 64;
 
@@ -34,37 +34,27 @@ export function toolNameOf(server: string, tool: string): string {
   return `${name.slice(0, NAME_MAX - hash.length - 1)}_${hash}`;
 }
 
-export async function mcpTools(deps: AppDeps, ctx: { userId: string; serverIds?: readonly string[]; signal?: AbortSignal }): Promise<McpToolDef[]> {
-  const listed = await deps.mcp.toolsFor(ctx.userId, { serverIds: ctx.serverIds });
-  const out: McpToolDef[] = [];
-  const seen = new Set<string>();
-  for (const { server, tools } of listed)
-    for (const tool of tools) {
-      const name = toolNameOf(server.name, tool.name);
-      if (seen.has(name)) continue;
-      seen.add(name);
-      out.push(toolDef(deps, server, tool, name, ctx));
-    }
-  return out;
+/** An assistant that names MCP servers gets those only; otherwise every server the user may use. */
+function serversAllowed(turn: ToolTurn): readonly string[] | undefined {
+  const ids = turn.assistant?.mcpServerIds;
+  return ids?.length ? ids : undefined;
 }
 
-function toolDef(deps: AppDeps, server: McpServerRow, tool: Tool, name: string, ctx: { userId: string; signal?: AbortSignal }): McpToolDef {
+function toolOf(deps: AppDeps, server: McpServerRow, tool: Tool, turn: Pick<ToolTurn, 'user' | 'signal'>): SourceTool {
   const parameters = (tool.inputSchema ?? { type: 'object', properties: {} }) as Record<string, unknown>;
   const description = (tool.description || tool.title || tool.name).slice(0, 1024);
+  const userId = turn.user.id;
   return {
-    name,
+    name: toolNameOf(server.name, tool.name),
     description: `${description} (MCP server ${server.name})`,
     parameters,
-    source: 'mcp',
     approval: server.approval,
-    sizeHint: Math.ceil((name.length + description.length + JSON.stringify(parameters).length) / 4),
     label: `${server.name}: ${tool.title ?? tool.annotations?.title ?? tool.name}`,
-    serverId: server.id,
     async run(args, emit, callId, callKey) {
       emit({ type: 'mcp_call.in_progress', itemId: callId, server: server.name, tool: tool.name, arguments: args });
       try {
-        const result = await deps.mcp.call(server, ctx.userId, tool.name, args, { signal: ctx.signal });
-        const mapped = await mapResult(deps, result, { userId: ctx.userId, callKey, maxChars: deps.config.mcpResultMaxChars });
+        const result = await deps.mcp.call(server, userId, tool.name, args, { signal: turn.signal });
+        const mapped = await mapResult(deps, result, { userId, callKey, maxChars: deps.config.mcpResultMaxChars });
         if (result.isError) {
           emit({ type: 'mcp_call.error', itemId: callId, error: mapped.text.slice(0, 2000) });
           return `The tool reported an error:\n${mapped.text}`;

@@ -44,9 +44,9 @@ export function startFakeMcpOAuth(upstream: string): FakeMcpOAuth {
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
-    async fetch(req) {
+    async fetch(req): Promise<Response> {
       const url = new URL(req.url);
-      const base = `http://127.0.0.1:${server.port}`;
+      const base: string = `http://127.0.0.1:${server.port}`;
       if (url.pathname.startsWith('/.well-known/oauth-protected-resource')) return Response.json({ resource: `${base}/mcp`, authorization_servers: [base] });
       if (url.pathname === '/.well-known/oauth-authorization-server')
         return Response.json({
