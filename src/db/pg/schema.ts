@@ -50,3 +50,5 @@ export const setupTokens = tables.setupTokens!;
 export const connections = tables.connections!;
 export const modelSettings = tables.modelSettings!;
 export const serverSettings = tables.serverSettings!;
+export const mcpServers = tables.mcpServers!;
+export const mcpTokens = tables.mcpTokens!;

@@ -19,3 +19,4 @@ export * from './support';
 export * from './setup';
 export * from './connections';
 export * from './api-responses';
+export * from './mcp';
