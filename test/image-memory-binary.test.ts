@@ -13,8 +13,8 @@ setDefaultTimeout(120_000);
 /**
  * The server's peak resident memory (VmHWM) while it converts hostile images on its default
  * settings must stay under the issue's bound: 300 MB, where a 1 GB board keeps room for the OS
- * and a second conversion. The server itself holds ~120 MB once the codec is loaded; the default
- * pixel limit leaves each conversion ~120 MB at most (docs/extras.md has the figures).
+ * and a second conversion. The server itself holds ~95 MB once the codec is loaded; the largest
+ * image the default pixel limit allows takes ~130 MB more at its peak (docs/extras.md has the figures).
  */
 const PEAK_MB = 300;
 
