@@ -106,6 +106,14 @@ describe('connections', () => {
     expect(text(await chat(ctx, { message: 'Hi' }))).toBe('Default Claude.');
     const bad = await ctx.json('admin/setDefaultModels', { chat: 'nothing/here' }, admin(ctx));
     expect(bad.status).toBe(400);
+
+    // Its connection disabled, then removed: the defaults fall back to the first connection's, and a turn without a model still goes.
+    await ctx.json('admin/updateConnection', { id: 'claude', enabled: false }, admin(ctx));
+    expect((await ctx.json('chat/listModels', {}, ann(ctx))).body.defaults).toEqual({ chat: 'env-ai/small', research: 'env-ai/o4-mini-deep-research', group: 'env-ai/small', title: 'env-ai/small' });
+    await ctx.json('admin/removeConnection', { id: 'claude' }, admin(ctx));
+    expect((await ctx.json('chat/listModels', {}, ann(ctx))).body.default).toBe('env-ai/small');
+    openai.chatScript = () => ({ deltas: [{ content: 'Back to the local model.' }] });
+    expect(text(await chat(ctx, { message: 'Hi again' }))).toBe('Back to the local model.');
   });
 
   test('without environment settings: no model until an admin connects one, then its model for chat and research alike', async () => {
