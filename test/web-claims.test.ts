@@ -64,6 +64,12 @@ describe('what the web app says the server does', () => {
     expect(said).toEqual([]);
   });
 
+  test('no emoji in the app: a system without an emoji font shows an empty box (controls use the inline icons of shared/icons.tsx)', async () => {
+    const styles = await Promise.all([...new Bun.Glob('**/*.css').scanSync(webSrc)].map(async (path) => ({ path, text: await Bun.file(join(webSrc, path)).text() })));
+    const emoji = [...sources, ...styles].flatMap(({ path, text }) => text.split('\n').flatMap((line, i) => (/\p{Extended_Pictographic}/u.test(line) ? [`${path}:${i + 1}: ${line.trim()}`] : [])));
+    expect(emoji).toEqual([]);
+  });
+
   test('the check would have caught the old Settings wording', () => {
     expect(NOT_YET.test("Your choice is kept for when this server remembers facts across chats; it does not yet, so nothing is saved either way.")).toBe(true);
   });
