@@ -34,6 +34,9 @@ const CLAIMS: { words: RegExp; needs: string[] }[] = [
   { words: /Import from ChatGPT/, needs: ['chat/importConversation'] },
   { words: /Offer to share/, needs: ['chat/shareConversation', 'chat/listSentShares', 'chat/withdrawShare'] },
   { words: /Offered to you/, needs: ['chat/listPendingShares', 'chat/acceptShare', 'chat/declineShare'] },
+  { words: /Add a connection/, needs: ['admin/listConnections', 'admin/addConnection', 'admin/updateConnection', 'admin/removeConnection', 'admin/testConnection'] },
+  { words: /Look for servers on this machine/, needs: ['admin/discoverServers', 'admin/addConnection'] },
+  { words: /Save defaults/, needs: ['admin/listModelSettings', 'admin/setModelSettings', 'admin/setDefaultModels'] },
 ];
 
 /** What a page must never say of the server: that it cannot do something yet. */
