@@ -116,9 +116,10 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
       await item.getByRole('button', { name: `Test ${name}` }).click();
       await item.getByRole('status').getByText(/^Models: /).waitFor();
     }
-    // The section at the top of the page's scrolling area, in a window tall enough for it.
+    // The section at the top of the page's scrolling area, in a window tall enough for it; the window itself back at its top, so the top bar shows.
     const shootSection = async (heading: string, name: string) => {
       await page.getByRole('heading', { name: heading, exact: true, level: 3 }).evaluate((h) => (h as unknown as { scrollIntoView(o: unknown): void }).scrollIntoView({ block: 'start' }));
+      await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
       await shoot(page, name);
     };
     await page.setViewportSize({ width: 1200, height: 1040 });
