@@ -6,6 +6,8 @@ import { checkOAuthPublicUrl } from './oauth-check';
 import { probeProviders } from './probes';
 import { checkPermissions } from './storage-checks';
 import { checkPostgres } from './postgres-check';
+import { checkEmbeddingsIndex } from '../files/embeddings-check';
+import type { IndexState } from '../files/embeddings-index';
 
 export type { Check } from './checks';
 
@@ -14,14 +16,17 @@ export type { Check } from './checks';
  * undefined when the settings did not parse; `configError` then says why, and the checks that
  * need no settings still run against `dataDir`.
  */
-export async function runDoctor(opts: { config?: Config; configError?: string; dataDir: string }): Promise<Check[]> {
+export async function runDoctor(opts: DoctorInput): Promise<Check[]> {
   return (await runChecks(opts)).map(masked);
 }
 
 /** A check as it may be printed (CLI) or answered (admin/doctor): URLs' user info and credential parameters masked. */
 const masked = (c: Check): Check => ({ ...c, detail: maskSecretsIn(c.detail), ...(c.fix ? { fix: maskSecretsIn(c.fix) } : {}) });
 
-async function runChecks(opts: { config?: Config; configError?: string; dataDir: string }): Promise<Check[]> {
+/** `embeddingsIndex`: the running server's semantic search index (admin/doctor), which `parley doctor` cannot see. */
+type DoctorInput = { config?: Config; configError?: string; dataDir: string; embeddingsIndex?: IndexState };
+
+async function runChecks(opts: DoctorInput): Promise<Check[]> {
   const checks: Check[] = [];
   if (opts.config) checks.push(checkConfigSense(opts.config));
   else checks.push({ name: 'config', status: 'fail', detail: opts.configError ?? 'unreadable', fix: 'fix the setting named above (docs/configuration.md)' });
@@ -35,6 +40,8 @@ async function runChecks(opts: { config?: Config; configError?: string; dataDir:
   checks.push(await checkImageCodec());
   if (opts.config) checks.push(...(await probeProviders(opts.config)));
   if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
+  const index = opts.config && checkEmbeddingsIndex(opts.config, opts.embeddingsIndex);
+  if (index) checks.push(index);
   return checks;
 }
 

@@ -1,0 +1,3 @@
+ALTER TABLE `file_chunks` ADD `embedding_code` text;--> statement-breakpoint
+CREATE INDEX `file_chunks_codes_idx` ON `file_chunks` (`file_id`,`embedding_model`,`seq`,`embedding_code`);--> statement-breakpoint
+CREATE INDEX `file_chunks_uncoded_idx` ON `file_chunks` (`file_id`) WHERE "file_chunks"."embedding" IS NOT NULL AND "file_chunks"."embedding_code" IS NULL;
