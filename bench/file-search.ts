@@ -282,7 +282,7 @@ async function measure(spec: Spec): Promise<Measured> {
     if (spec.mode === 'hybrid') return keys((await searchDocuments(deps, { userId: USER, query: words(), limit: 10 })).hits);
     const vector = nearTopic(rnd, spec.dims, Math.floor(rnd() * topicsUsed), QUERY_NOISE, spec.uniform);
     if (spec.mode === 'exact') return keys(await exactSearch(store, vector, 10));
-    return keys(await searchByVector(deps, { userId: USER, vector, limit: 10 }));
+    return keys(await searchByVector(deps, { userId: USER, model: MODEL, vector, limit: 10 }));
   };
   const baseRssMB = statusMB('VmRSS');
   const first = performance.now();

@@ -18,6 +18,7 @@ import { startFakeOpenAI } from './fakes/openai';
 import { codeWords, decodeVector, encodeSignBits, normaliseVector } from '../src/files/embeddings-vectors';
 import { codesBytes, createEmbeddingsIndex } from '../src/files/embeddings-index';
 import { NearestCodes } from '../src/files/embeddings-nearest';
+import { CHECK_EVERY_MS, PROBE_TEXT } from '../src/files/embeddings-model';
 import { updateUser } from '../src/account/account.store';
 import type { Config } from '../src/config';
 import type { AppDeps } from '../src/deps';
@@ -39,12 +40,13 @@ beforeEach(() => {
   embeddings.fail = () => undefined;
   embeddings.ignoreEncodingFormat = false;
   embeddings.maxInputChars = 32_000;
+  embeddings.weights = 0;
 });
 
 const KEY = 'sk-embed-secret-123';
 const on = (extra: Partial<Config> = {}): Partial<Config> => ({ embeddingsBaseUrl: embeddings.url, embeddingsApiKey: KEY, embeddingsModel: 'fake-embed', ...extra });
 
-async function setup(config: Partial<Config> = on(), extra: { deps?: Partial<AppDeps>; log?: Logger } = {}) {
+async function setup(config: Partial<Config> = on(), extra: { deps?: Partial<AppDeps>; log?: Logger; now?: () => number } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-embeddings-'));
   dirs.push(dataDir);
   const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], config: { dataDir, ...config }, ...extra });
@@ -82,9 +84,11 @@ describe('embedding documents', () => {
     const chunks = await chunksOf(ctx, file.id);
     expect(chunks.length).toBeGreaterThanOrEqual(3);
     expect(embeddings.requests.length).toBe(Math.ceil(chunks.length / 2));
-    for (const r of embeddings.requests) {
+    for (const [i, r] of embeddings.requests.entries()) {
       expect(r).toMatchObject({ model: 'fake-embed', encodingFormat: 'base64', authorization: `Bearer ${KEY}` });
-      expect(r.input.length).toBeLessThanOrEqual(2);
+      // The process's first request carries the probe text too: the model's fingerprint.
+      expect(r.input.filter((text) => text !== PROBE_TEXT).length).toBeLessThanOrEqual(2);
+      expect(r.input.includes(PROBE_TEXT)).toBe(i === 0);
       expect(r.dimensions).toBeUndefined();
     }
     for (const c of chunks) {
@@ -470,6 +474,47 @@ describe('a changed model', () => {
     }
     expect(idsOf((await search(ctx2, ann, 'car engines', 'semantic')).body)[0]).toBe(files[0].id);
     expect(idsOf((await search(ctx2, ann, 'moss stones', 'semantic')).body)[0]).toBe(files[1].id);
+  });
+});
+
+describe('a model swapped under the same name', () => {
+  test('is noticed by its fingerprint (the probe text rides along every few minutes): its chunks are embedded again, the two models are never compared, and other instances follow', async () => {
+    let clock = Date.now();
+    const { log, lines } = captureLog();
+    const { ctx: one, ann, dataDir } = await setup(on(), { log, now: () => clock });
+    const physician = await upload(one, ann, PHYSICIAN, 'visit.txt');
+    await upload(one, ann, GARDEN, 'garden.txt');
+    await one.deps.fileText.idle();
+    const two = await createTestContext({ sameDatabaseAs: one, config: { dataDir, ...on() }, now: () => clock });
+    const fingerprints = () => one.query<{ model: string; generation: number | string }>(sql`SELECT model, generation FROM embedding_models`);
+    expect((await fingerprints()).map((r) => [r.model, Number(r.generation)])).toEqual([['fake-embed', 1]]);
+    for (const ctx of [one, two]) expect(idsOf((await search(ctx, ann, 'doctor invoicing', 'semantic')).body)).toEqual([physician.id]);
+
+    // llama.cpp restarted with another model file: the same name, other vectors.
+    embeddings.weights = 7;
+    const probes = () => embeddings.requests.filter((r) => r.input.includes(PROBE_TEXT)).length;
+    const before = probes();
+    await search(one, ann, 'doctor invoicing', 'semantic');
+    // Checked a few minutes after the last check, not at every request.
+    expect(probes()).toBe(before);
+    clock += CHECK_EVERY_MS;
+    // Checked now: another model. No stored vector is of it yet, so nothing is compared with its query.
+    expect((await search(one, ann, 'doctor invoicing', 'semantic')).body.hits).toEqual([]);
+    expect(probes()).toBe(before + 1);
+    const changed = lines.filter((l) => l.includes('the embeddings model answers otherwise than before under the same name'));
+    expect(changed.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: 'warn', model: 'fake-embed', generation: 2 })]);
+    // The search woke the background pass, which embeds every chunk again with the new model.
+    await one.deps.fileText.idle();
+    const chunks = await chunksOf(one);
+    for (const c of chunks) {
+      expect(c.embedding_model).toBe('fake-embed@2');
+      expect([...decodeVector(c.embedding!)]).toEqual([...normaliseVector(fakeEmbedding(c.content, 256, 7))]);
+    }
+    expect(idsOf((await search(one, ann, 'doctor invoicing', 'semantic')).body)).toEqual([physician.id]);
+    // The other instance finds the new fingerprint recorded at its own check, and takes its label: no third generation.
+    expect(idsOf((await search(two, ann, 'doctor invoicing', 'semantic')).body)).toEqual([physician.id]);
+    expect((await fingerprints()).map((r) => [r.model, Number(r.generation)])).toEqual([['fake-embed', 2]]);
+    expect(lines.filter((l) => l.includes('answers otherwise')).length).toBe(1);
   });
 });
 

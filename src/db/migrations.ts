@@ -31,6 +31,7 @@ import m0026 from '../../migrations/0026_conversation_shares.sql' with { type: '
 import m0027 from '../../migrations/0027_setup_tokens.sql' with { type: 'text' };
 import m0028 from '../../migrations/0028_file_vectors_version.sql' with { type: 'text' };
 import m0029 from '../../migrations/0029_file_chunk_codes.sql' with { type: 'text' };
+import m0030 from '../../migrations/0030_embedding_models.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -68,4 +69,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0027_setup_tokens', sql: m0027 },
   { tag: '0028_file_vectors_version', sql: m0028 },
   { tag: '0029_file_chunk_codes', sql: m0029 },
+  { tag: '0030_embedding_models', sql: m0030 },
 ];

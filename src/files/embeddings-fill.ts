@@ -1,6 +1,7 @@
 import type { AppDeps } from '../deps';
 import { releaseLease, tryAcquireLease } from '../tasks/lease.store';
-import { embeddingModelKey, embeddingsEnabled, EmbeddingsError, embedTexts } from './embeddings-client';
+import { embeddingsEnabled, EmbeddingsError } from './embeddings-client';
+import { currentModelLabel, embedLabelled } from './embeddings-model';
 import { listChunksToEmbed, listUncodedVectors, saveCodes, saveEmbeddings, type ChunkToEmbed } from './embeddings.store';
 import { decodeVector, encodeSignBits, encodeVector } from './embeddings-vectors';
 
@@ -33,7 +34,7 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
   const result: FillResult = { embedded: 0, refused: 0, more: false, failed: false };
   if (!embeddingsEnabled(deps.config)) return result;
   if (!fileId && !(await deps.store.write((tx) => tryAcquireLease(tx, FILL_LEASE, deps.instanceId, LEASE_MS, deps.now())))) return result;
-  const model = embeddingModelKey(deps.config);
+  let model = await currentModelLabel(deps);
   const batch = deps.config.embeddingsBatch;
   try {
     if (!fileId && (await fillCodes(deps)).more) {
@@ -47,9 +48,11 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
       }
       const chunks = await deps.store.read((tx) => listChunksToEmbed(tx, model, batch, fileId));
       if (!chunks.length) break;
-      const saved = await embedBatch(deps, model, chunks);
+      const saved = await embedBatch(deps, chunks);
       result.embedded += saved.embedded;
       result.refused += saved.refused;
+      // The model's fingerprint was checked along: another model under its name has a label of its own.
+      model = saved.model;
     }
   } catch (err) {
     result.failed = true;
@@ -90,20 +93,22 @@ const stored = (v: Float32Array) => ({ embedding: encodeVector(v), code: encodeS
  * the fault is the request's (a `dimensions` the model lacks, a model that does not embed), not
  * the texts': nothing is recorded and the pass stops.
  */
-async function embedBatch(deps: Deps, model: string, chunks: ChunkToEmbed[]): Promise<{ embedded: number; refused: number }> {
+async function embedBatch(deps: Deps, chunks: ChunkToEmbed[]): Promise<{ embedded: number; refused: number; model: string }> {
   try {
-    const vectors = await embedTexts(deps.config, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
-    await deps.store.write((tx) => saveEmbeddings(tx, model, chunks.map((c, i) => ({ id: c.id, fileId: c.fileId, ...stored(vectors[i]!) }))));
-    return { embedded: chunks.length, refused: 0 };
+    const { vectors, label } = await embedLabelled(deps, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
+    await deps.store.write((tx) => saveEmbeddings(tx, label, chunks.map((c, i) => ({ id: c.id, fileId: c.fileId, ...stored(vectors[i]!) }))));
+    return { embedded: chunks.length, refused: 0, model: label };
   } catch (err) {
     if (!(err instanceof EmbeddingsError && err.refused)) throw err;
   }
   const rows: { id: string; fileId: string; embedding: string | null; code: string | null }[] = [];
   let lastRefusal: EmbeddingsError | undefined;
+  let model = await currentModelLabel(deps);
   for (const chunk of chunks) {
     try {
-      const [vector] = await embedTexts(deps.config, [chunk.content], { signal: deps.lifecycle.signal });
-      rows.push({ id: chunk.id, fileId: chunk.fileId, ...stored(vector!) });
+      const { vectors, label } = await embedLabelled(deps, [chunk.content], { signal: deps.lifecycle.signal });
+      model = label;
+      rows.push({ id: chunk.id, fileId: chunk.fileId, ...stored(vectors[0]!) });
     } catch (err) {
       if (!(err instanceof EmbeddingsError && err.refused)) throw err;
       lastRefusal = err;
@@ -114,5 +119,5 @@ async function embedBatch(deps: Deps, model: string, chunks: ChunkToEmbed[]): Pr
   await deps.store.write((tx) => saveEmbeddings(tx, model, rows));
   const refused = rows.filter((r) => r.embedding === null).length;
   deps.log.warn('embeddings server refused document chunks', { model, chunks: refused, upstream: lastRefusal?.detail });
-  return { embedded: rows.length - refused, refused };
+  return { embedded: rows.length - refused, refused, model };
 }

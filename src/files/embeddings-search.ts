@@ -1,7 +1,8 @@
 import type { AppDeps } from '../deps';
 import { AppError, notSetUp } from '../http/errors';
 import { searchFileChunks, type ChunkHit } from './file-text.store';
-import { embeddingModelKey, embeddingsEnabled, EmbeddingsError, embedTexts } from './embeddings-client';
+import { embeddingsEnabled, EmbeddingsError } from './embeddings-client';
+import { embedLabelled } from './embeddings-model';
 import { listSearchableFiles, readChunkVectors, type ChunkKey } from './embeddings.store';
 import { createScorer, TopK } from './embeddings-vectors';
 import { candidateDepth, type FileCodes } from './embeddings-index';
@@ -39,15 +40,19 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
     return { mode: 'text', hits: await byWords(input.limit) };
   }
   let vector: Float32Array;
+  let model: string;
   try {
-    [vector] = (await embedTexts(deps.config, [input.query], { timeoutMs: QUERY_TIMEOUT_MS })) as [Float32Array];
+    const embedded = await embedLabelled(deps, [input.query], { timeoutMs: QUERY_TIMEOUT_MS });
+    [vector, model] = [embedded.vectors[0]!, embedded.label];
+    // Another model under the configured name: its chunks are embedded again now, not at the next upload.
+    if (embedded.changed) deps.fileText.wake();
   } catch (err) {
     if (!(err instanceof EmbeddingsError)) throw err;
     deps.log.warn('embedding a search query failed', { error: err.message, ...(err.detail ? { upstream: err.detail } : {}) });
     if (mode === 'semantic') throw new AppError('BAD_GATEWAY', { message: err.message, cause: err });
     return { mode: 'text', hits: await byWords(input.limit) };
   }
-  const scope = { userId: input.userId, conversationId: input.conversationId };
+  const scope = { userId: input.userId, conversationId: input.conversationId, model };
   if (mode === 'semantic') return { mode, hits: await searchByVector(deps, { ...scope, vector, limit: input.limit }) };
   const depth = Math.max(input.limit, FUSE_DEPTH);
   const words = await byWords(depth);
@@ -57,8 +62,9 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
 
 /**
  * The chunks whose vectors are closest to `vector` (cosine similarity: both are of length 1, so
- * a dot product), among those of the configured model in documents the user may read, which the
- * database lists at every search (docs/files.md, "How a search reads the vectors").
+ * a dot product), among those labelled `model` (src/files/embeddings-model.ts) in documents the
+ * user may read, which the database lists at every search (docs/files.md, "How a search reads
+ * the vectors").
  *
  * The sign bits (codes) of each document's vectors are kept in memory (src/files/
  * embeddings-index.ts); those of documents not held are read from the database, their codes only
@@ -68,11 +74,10 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
  * the query (similarity 0 or less) are left out.
  */
 export async function searchByVector(
-  deps: Pick<AppDeps, 'config' | 'store' | 'embeddingsIndex' | 'log' | 'now'>,
-  input: { userId: string; conversationId?: string; vector: Float32Array; limit: number },
+  deps: Pick<AppDeps, 'store' | 'embeddingsIndex' | 'log' | 'now'>,
+  input: { userId: string; conversationId?: string; model: string; vector: Float32Array; limit: number },
 ): Promise<ChunkHit[]> {
-  const model = embeddingModelKey(deps.config);
-  const query = input.vector;
+  const { model, vector: query } = input;
   const files = await deps.store.read((tx) => listSearchableFiles(tx, { userId: input.userId, conversationId: input.conversationId }));
   const held: FileCodes[] = [];
   const missing: { fileId: string; version: number }[] = [];

@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
-import { allRows, exec, type Tx, type Work } from '../db/work';
+import { allRows, exec, execCount, getRow, type Tx, type Work } from '../db/work';
 import type { ChunkHit } from './file-text.store';
 
 // Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike. Vectors are
@@ -178,4 +178,32 @@ export function* readChunkVectors({ db, t }: Tx, keys: ChunkKey[]): Work<(Vector
       .where(and(or(...[...byFile].map(([fileId, seqs]) => and(eq(c.fileId, fileId), inArray(c.seq, seqs)))), isNotNull(c.embedding))),
   );
   return rows as (VectorRow & ChunkHit)[];
+}
+
+export type ModelFingerprint = { model: string; generation: number; probe: string; since: number };
+
+/** What the model answered for the probe text, as last recorded (src/files/embeddings-model.ts). */
+export function* findModelFingerprint({ db, t }: Tx, model: string): Work<ModelFingerprint | undefined> {
+  const row = yield* getRow(db.select().from(t.embeddingModels).where(eq(t.embeddingModels.model, model)));
+  return row && { ...row, generation: Number(row.generation), since: Number(row.since) };
+}
+
+/** The model's first fingerprint; another instance's, taken at the same moment, wins (nothing written). */
+export function* addModelFingerprint({ db, t }: Tx, row: ModelFingerprint): Work<void> {
+  yield* exec(db.insert(t.embeddingModels).values(row).onConflictDoNothing());
+}
+
+/**
+ * Another model under the same name: the next generation, unless another instance recorded it
+ * first (false: nothing written, read it again).
+ */
+export function* advanceModelGeneration({ db, t }: Tx, row: ModelFingerprint): Work<boolean> {
+  const m = t.embeddingModels;
+  const changed = yield* execCount(
+    db
+      .update(m)
+      .set({ generation: row.generation, probe: row.probe, since: row.since })
+      .where(and(eq(m.model, row.model), eq(m.generation, row.generation - 1))),
+  );
+  return changed > 0;
 }

@@ -18,6 +18,7 @@ import p0011 from '../../../migrations/pg/0011_conversation_shares.sql' with { t
 import p0012 from '../../../migrations/pg/0012_setup_tokens.sql' with { type: 'text' };
 import p0013 from '../../../migrations/pg/0013_file_vectors_version.sql' with { type: 'text' };
 import p0014 from '../../../migrations/pg/0014_file_chunk_codes.sql' with { type: 'text' };
+import p0015 from '../../../migrations/pg/0015_embedding_models.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -35,6 +36,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0012_setup_tokens', sql: p0012 },
   { tag: '0013_file_vectors_version', sql: p0013 },
   { tag: '0014_file_chunk_codes', sql: p0014 },
+  { tag: '0015_embedding_models', sql: p0015 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

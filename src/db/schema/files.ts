@@ -102,6 +102,20 @@ export const fileChunks = sqliteTable(
   ],
 );
 
+/**
+ * What each embeddings model (`model`: its name, and `#<dimensions>` when set) answered for a
+ * fixed probe text (`probe`, its unit vector in base64), so that another model served under the
+ * same name is noticed (src/files/embeddings-model.ts). `generation` counts the models seen under
+ * that name: past the first, chunks' vectors are labelled `<model>@<generation>`, and those of an
+ * earlier one are embedded again. `since`: when this generation was first seen.
+ */
+export const embeddingModels = sqliteTable('embedding_models', {
+  model: text('model').primaryKey(),
+  generation: integer('generation').notNull(),
+  probe: text('probe').notNull(),
+  since: integer('since').notNull(),
+});
+
 export type FileBlob = typeof fileBlobs.$inferSelect;
 export type FileRow = typeof files.$inferSelect;
 export type FileChunk = typeof fileChunks.$inferSelect;
