@@ -94,13 +94,14 @@ export async function searchByVector(
     const heldBytes = held.reduce((n, doc) => n + doc.bytes, 0);
     await readCodes(deps, { files: missing, counts, inUse: new Set(files.map((f) => f.fileId)), heldBytes, model, dims: query.length, nearest });
   }
-  const candidates = nearest.best();
+  // In (file, seq) order, as the rows come: of two chunks scored alike, the earlier document's is kept.
+  const candidates = nearest.best().sort(byKey);
   const best = new TopK<ChunkHit>(input.limit);
   const score = createScorer(query);
   let chars = 0;
   for (let i = 0; i < candidates.length; i += KEYS_PER_READ) {
     const rows = await deps.store.read((tx) => readChunkVectors(tx, candidates.slice(i, i + KEYS_PER_READ)));
-    for (const row of rows) {
+    for (const row of rows.sort(byKey)) {
       chars += row.embedding.length + row.content.length;
       const s = row.model === model ? score(row.embedding) : undefined;
       if (s !== undefined && s > 0) best.push(s, { fileId: row.fileId, filename: row.filename, seq: row.seq, page: row.page, content: row.content });
@@ -111,6 +112,7 @@ export async function searchByVector(
 }
 
 const chunkKey = (k: ChunkKey) => `${k.fileId}:${Number(k.seq)}`;
+const byKey = (a: ChunkKey, b: ChunkKey) => (a.fileId < b.fileId ? -1 : a.fileId > b.fileId ? 1 : a.seq - b.seq);
 
 /**
  * Reciprocal rank fusion: each list gives a chunk 1 / (60 + its rank); the sums rank the fused
