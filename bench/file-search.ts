@@ -83,7 +83,8 @@ const indexMb = Bun.argv.includes('--index-mb') ? Number(Bun.argv[Bun.argv.index
 type Mode = 'text' | 'exact' | 'semantic' | 'hybrid';
 type Target = { kind: 'sqlite'; path: string } | { kind: 'pg'; url: string };
 type Spec = { target: Target; dims: number; size: number; mode: Mode; runs: number; uniform: boolean; indexMb?: number };
-type Measured = { p50: number; p95: number; runs: number; hits: number; firstMs: number; baseRssMB: number; peakRssMB: number; endRssMB: number; found: string[][] };
+/** `stallMs`: the longest the event loop went without running a timer due every millisecond, during the first search and during the others. */
+type Measured = { p50: number; p95: number; runs: number; hits: number; firstMs: number; baseRssMB: number; peakRssMB: number; endRssMB: number; stallMs: { first: number; later: number }; found: string[][] };
 
 // --- the vocabulary and the library ---
 
@@ -285,17 +286,35 @@ async function measure(spec: Spec): Promise<Measured> {
     return keys(await searchByVector(deps, { userId: USER, model: MODEL, vector, limit: 10 }));
   };
   const baseRssMB = statusMB('VmRSS');
+  // What another request would wait: the gaps between ticks of a timer due every millisecond.
+  let last = performance.now();
+  let stall = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    stall = Math.max(stall, now - last);
+    last = now;
+  }, 1);
+  const stallSince = () => {
+    const s = Math.max(stall, performance.now() - last);
+    stall = 0;
+    return s;
+  };
   const first = performance.now();
   const found = [await once()];
   const firstMs = performance.now() - first;
+  const firstStall = stallSince();
+  await Bun.sleep(5);
+  stallSince();
   const times: number[] = [];
   for (let i = 0; i < spec.runs; i++) {
     const start = performance.now();
     found.push(await once());
     times.push(performance.now() - start);
   }
+  const stallMs = { first: firstStall, later: stallSince() };
+  clearInterval(ticker);
   fake?.stop();
-  return { p50: percentile(times, 50), p95: percentile(times, 95), runs: spec.runs, hits: found.at(-1)!.length, firstMs, baseRssMB, peakRssMB: statusMB('VmHWM'), endRssMB: statusMB('VmRSS'), found };
+  return { p50: percentile(times, 50), p95: percentile(times, 95), runs: spec.runs, hits: found.at(-1)!.length, firstMs, baseRssMB, peakRssMB: statusMB('VmHWM'), endRssMB: statusMB('VmRSS'), stallMs, found };
 }
 
 /** The share of the exact top 10s that the semantic search found, over the same queries. */
@@ -370,7 +389,7 @@ try {
           const { found: _, ...figures } = m;
           results.push({ db: kind, dims, size, mode, dbMB, recall, ...figures });
           console.log(
-            `  ${mode.padEnd(8)} p50 ${ms(m.p50)}, p95 ${ms(m.p95)}; first ${ms(m.firstMs)}; RSS ${m.baseRssMB.toFixed(0)} MB before, peak ${m.peakRssMB.toFixed(0)} MB, ${m.endRssMB.toFixed(0)} MB after (${m.runs} searches, ${m.hits} hits)${recall === undefined ? '' : `; recall@10 ${recall.toFixed(3)}`}`,
+            `  ${mode.padEnd(8)} p50 ${ms(m.p50)}, p95 ${ms(m.p95)}; first ${ms(m.firstMs)}; RSS ${m.baseRssMB.toFixed(0)} MB before, peak ${m.peakRssMB.toFixed(0)} MB, ${m.endRssMB.toFixed(0)} MB after (${m.runs} searches, ${m.hits} hits)${recall === undefined ? '' : `; recall@10 ${recall.toFixed(3)}`}; longest stall ${ms(m.stallMs.first)} (first), ${ms(m.stallMs.later)}`,
           );
         }
       }
@@ -395,14 +414,14 @@ if (write && !custom) {
   const benchDir = import.meta.dir;
   const commit = headCommit(benchDir);
   const table = [
-    '| Database | Dimensions | Chunks | Full-text p50 | Exact scan p50 / p95 | Semantic p50 / p95 | Exact ÷ semantic | Recall@10 | First search | Hybrid p50 / p95 | Peak RSS: full-text / exact / semantic / hybrid | Database size |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| Database | Dimensions | Chunks | Full-text p50 | Exact scan p50 / p95 | Semantic p50 / p95 | Exact ÷ semantic | Recall@10 | First search | Semantic longest stall: first / later | Hybrid p50 / p95 | Peak RSS: full-text / exact / semantic / hybrid | Database size |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...DIMS.flatMap((dims) =>
       (withPg ? ['sqlite', 'pg'] : ['sqlite']).flatMap((db) =>
         SIZES.map((size) => {
           const of = (mode: Mode) => results.find((r) => r.db === db && r.dims === dims && r.size === size && r.mode === mode)!;
           const [t, e, s, h] = [of('text'), of('exact'), of('semantic'), of('hybrid')];
-          return `| ${db === 'pg' ? 'PostgreSQL' : 'SQLite'} | ${dims} | ${size.toLocaleString('en')} | ${ms(t.p50)} | ${ms(e.p50)} / ${ms(e.p95)} | ${ms(s.p50)} / ${ms(s.p95)} | ${(e.p50 / s.p50).toFixed(0)}× | ${s.recall!.toFixed(3)} | ${ms(s.firstMs)} | ${ms(h.p50)} / ${ms(h.p95)} | ${t.peakRssMB.toFixed(0)} / ${e.peakRssMB.toFixed(0)} / ${s.peakRssMB.toFixed(0)} / ${h.peakRssMB.toFixed(0)} MB | ${t.dbMB ? `${t.dbMB.toLocaleString('en')} MB` : ''} |`;
+          return `| ${db === 'pg' ? 'PostgreSQL' : 'SQLite'} | ${dims} | ${size.toLocaleString('en')} | ${ms(t.p50)} | ${ms(e.p50)} / ${ms(e.p95)} | ${ms(s.p50)} / ${ms(s.p95)} | ${(e.p50 / s.p50).toFixed(0)}× | ${s.recall!.toFixed(3)} | ${ms(s.firstMs)} | ${ms(s.stallMs.first)} / ${ms(s.stallMs.later)} | ${ms(h.p50)} / ${ms(h.p95)} | ${t.peakRssMB.toFixed(0)} / ${e.peakRssMB.toFixed(0)} / ${s.peakRssMB.toFixed(0)} / ${h.peakRssMB.toFixed(0)} MB | ${t.dbMB ? `${t.dbMB.toLocaleString('en')} MB` : ''} |`;
         }),
       ),
     ),

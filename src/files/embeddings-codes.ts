@@ -21,6 +21,9 @@ const CODE_PAGE_ROWS = 8192;
 const VECTOR_PAGE_CHARS = 2 * 1024 * 1024;
 const MAX_VECTOR_PAGE_ROWS = 2000;
 
+/** What a row read costs beside its code or vector: the object, its document's id, its number. */
+export const ROW_BYTES = 150;
+
 type Deps = Pick<AppDeps, 'store' | 'embeddingsIndex' | 'log' | 'now'>;
 type Version = { fileId: string; version: number };
 
@@ -99,7 +102,7 @@ export async function readCodes(
         return b;
       };
       // A long read (the first search of a large library) is collected as it goes, not only after.
-      if (index.noteRead(codes.length * (codes[0]?.code.length ?? 0) + vectors.length * (vectors[0]?.embedding.length ?? 0))) await collectNow();
+      if (index.noteRead(codes.length * (ROW_BYTES + (codes[0]?.code.length ?? 0)) + vectors.length * (ROW_BYTES + (vectors[0]?.embedding.length ?? 0)))) await collectNow();
       for (const row of codes) {
         const b = doc(row.fileId);
         if (b && readCode(row.code, b.codes, b.n * words)) b.seqs[b.n++] = Number(row.seq);

@@ -38,12 +38,13 @@ export interface EmbeddingsIndex {
   noteOverCap(over: Omit<OverCap, 'at'>, at: number): boolean;
   state(): IndexState;
   /**
-   * What a search read from the database (codes, candidates' vectors and text), in characters:
-   * garbage once it answered, which the collector lets pile up (strings it does not weigh by
-   * their size) well past the index itself. True when searches have read COLLECT_AFTER_CHARS since
-   * the last time it said so: a collection is due (src/http/collect-soon.ts).
+   * What a search read from the database (codes, candidates' vectors and text, the rows holding
+   * them), in bytes: garbage once it answered, which the collector lets pile up (strings it does
+   * not weigh by their size) well past the index itself. True when searches have read
+   * COLLECT_AFTER_BYTES since the last time it said so: a collection is due
+   * (src/http/collect-soon.ts).
    */
-  noteRead(chars: number): boolean;
+  noteRead(bytes: number): boolean;
 }
 
 /**
@@ -53,7 +54,7 @@ export interface EmbeddingsIndex {
  * six or seven searches); the first search after a start reads every code (30 MB at 1,536
  * dimensions) and is collected as it reads.
  */
-const COLLECT_AFTER_CHARS = 8 * 2 ** 20;
+const COLLECT_AFTER_BYTES = 8 * 2 ** 20;
 
 export type OverCap = { documents: number; chunks: number; bytes: number; at: number };
 export type IndexState = { capBytes: number; bytes: number; documents: number; chunks: number; over?: OverCap };
@@ -104,9 +105,9 @@ export function createEmbeddingsIndex(capBytes: number): EmbeddingsIndex {
       over = { ...o, at };
       return first;
     },
-    noteRead(chars) {
-      read += chars;
-      if (read < COLLECT_AFTER_CHARS) return false;
+    noteRead(bytes) {
+      read += bytes;
+      if (read < COLLECT_AFTER_BYTES) return false;
       read = 0;
       return true;
     },

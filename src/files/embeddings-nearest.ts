@@ -100,7 +100,8 @@ export class NearestCodes {
   private keep(s: number, file: number, seq: number, codes: Int32Array, at: number): void {
     this.slotFile[s] = file;
     this.slotSeq[s] = seq;
-    this.slotCode.set(codes.subarray(at, at + this.words), s * this.words);
+    const { words, slotCode } = this;
+    for (let w = 0, to = s * words; w < words; w++) slotCode[to + w] = codes[at + w]!;
   }
 
   private push(h: number, file: number, seq: number, codes: Int32Array, at: number): void {

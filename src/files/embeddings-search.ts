@@ -7,7 +7,7 @@ import { listSearchableFiles, readChunkVectors, type ChunkKey } from './embeddin
 import { createScorer, TopK } from './embeddings-vectors';
 import { candidateDepth, type FileCodes } from './embeddings-index';
 import { NearestCodes } from './embeddings-nearest';
-import { countCodes, readCodes } from './embeddings-codes';
+import { countCodes, readCodes, ROW_BYTES } from './embeddings-codes';
 import { collectSoon } from '../http/collect-soon';
 
 export type SearchMode = 'text' | 'semantic' | 'hybrid';
@@ -98,16 +98,16 @@ export async function searchByVector(
   const candidates = nearest.best().sort(byKey);
   const best = new TopK<ChunkHit>(input.limit);
   const score = createScorer(query);
-  let chars = 0;
+  let read = 0;
   for (let i = 0; i < candidates.length; i += KEYS_PER_READ) {
     const rows = await deps.store.read((tx) => readChunkVectors(tx, candidates.slice(i, i + KEYS_PER_READ)));
     for (const row of rows.sort(byKey)) {
-      chars += row.embedding.length + row.content.length;
+      read += ROW_BYTES + row.embedding.length + row.content.length + row.filename.length;
       const s = row.model === model ? score(row.embedding) : undefined;
       if (s !== undefined && s > 0) best.push(s, { fileId: row.fileId, filename: row.filename, seq: row.seq, page: row.page, content: row.content });
     }
   }
-  if (deps.embeddingsIndex.noteRead(chars)) collectSoon();
+  if (deps.embeddingsIndex.noteRead(read)) collectSoon();
   return best.sorted().map((r) => r.item);
 }
 
