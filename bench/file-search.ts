@@ -55,6 +55,8 @@ import { sqliteStore } from '../src/db/store';
 import type { Store, Tx } from '../src/db/work';
 import { testConfig } from '../src/config';
 import { silentLogger } from '../src/log';
+import { createConnections } from '../src/connections/resolver';
+import { createMemoryBus } from '../src/pubsub/bus';
 import type { AppDeps } from '../src/deps';
 import { newId } from '../src/ids';
 import { searchFileChunks } from '../src/files/file-text.store';
@@ -273,7 +275,8 @@ async function measure(spec: Spec): Promise<Measured> {
   const store: Store = spec.target.kind === 'sqlite' ? sqliteStore(openDatabase(spec.target.path)) : pgStore(connectPg(spec.target.url, 2));
   const fake = spec.mode === 'hybrid' ? startFakeEmbeddings({ dims: spec.dims }) : undefined;
   const config = testConfig({ embeddingsBaseUrl: fake?.url ?? 'http://127.0.0.1:9/v1', embeddingsModel: MODEL, ...(spec.indexMb !== undefined ? { embeddingsIndexMb: spec.indexMb } : {}) });
-  const deps = { config, store, log: silentLogger, now: Date.now, embeddingsIndex: createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20) } as AppDeps;
+  const connections = createConnections({ config, store, bus: createMemoryBus(), now: Date.now, instanceId: 'bench' });
+  const deps = { config, store, log: silentLogger, now: Date.now, connections, embeddingsIndex: createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20) } as AppDeps;
   const rnd = randomStream(99);
   const words = () => `${vocabulary[Math.floor(rnd() * VOCABULARY)]} ${vocabulary[Math.floor(rnd() * VOCABULARY)]}`;
   const topicsUsed = Math.min(TOPICS, spec.size / CHUNKS_PER_FILE);

@@ -5,6 +5,7 @@ import { openConfiguredDatabase, PendingMigrationsError } from '../src/db/open-d
 import type { SQL } from 'bun';
 import { newId } from '../src/ids';
 import { createClusterBus } from '../src/pubsub/cluster-bus';
+import { createMemoryBus, type Bus } from '../src/pubsub/bus';
 import { pgTransport } from '../src/pubsub/pg-transport';
 import { redisTransport } from '../src/pubsub/redis-transport';
 import { CREDENTIALS_TOPIC } from '../src/auth/credential-relay';
@@ -74,7 +75,7 @@ function withEnvFile(path: string): Record<string, string | undefined> {
  * binary swapped in, an admin command run before the restart) left data the new version then
  * tripped over. Migrations are for `parley migrate`, or for `parley serve` at start.
  */
-export async function openCliStore(opts: CommonOptions): Promise<{ config: Config; store: Store; env: Record<string, string | undefined> }> {
+export async function openCliStore(opts: CommonOptions): Promise<{ config: Config; store: Store; bus: Bus; env: Record<string, string | undefined> }> {
   const { config, env } = cliSettings(opts);
   let open;
   try {
@@ -83,12 +84,13 @@ export async function openCliStore(opts: CommonOptions): Promise<{ config: Confi
     if (err instanceof PendingMigrationsError) throw new CliError(err.message);
     throw err;
   }
-  const tellOthers = open.sql ? relayCredentialChanges(config, open.sql) : async () => {};
+  const relay = open.sql ? relayCredentialChanges(config, open.sql) : undefined;
   closers.push(async () => {
-    await tellOthers();
+    await relay?.close();
     await open.close();
   });
-  return { config, store: open.store, env };
+  // On PostgreSQL what this command publishes (a connection changed) reaches the running instances.
+  return { config, store: open.store, bus: relay?.bus ?? createMemoryBus(), env };
 }
 
 /**
@@ -96,15 +98,18 @@ export async function openCliStore(opts: CommonOptions): Promise<{ config: Confi
  * told to them on the cluster bus (src/auth/credential-relay.ts), so their caches forget it and
  * its open streams end at once. Returns what sends the last messages before the command exits.
  */
-function relayCredentialChanges(config: Config, sql: SQL): () => Promise<void> {
+function relayCredentialChanges(config: Config, sql: SQL): { bus: Bus; close: () => Promise<void> } {
   const from = newId();
   const bus = createClusterBus(config.redisUrl ? redisTransport(config.redisUrl) : pgTransport(sql), { instanceId: from });
   const off = onCredentialsChanged((userId, where) => {
     if (userId !== undefined && where === 'here') bus.publish(CREDENTIALS_TOPIC, { userId, from });
   });
-  return async () => {
-    off();
-    await bus.close();
+  return {
+    bus,
+    close: async () => {
+      off();
+      await bus.close();
+    },
   };
 }
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../src/config';
 import { renderChecks, runDoctor } from '../src/ops/doctor';
 import { cliConfig, common, output, runAction, type CommonOptions } from './context';
+import { connectionLinesOf } from './connection';
 
 export function doctorCommand(program: Command) {
   common(program.command('doctor'))
@@ -18,7 +19,9 @@ export function doctorCommand(program: Command) {
         }
         // A bad unrelated setting must not hide the data directory's checks.
         const dataDir = config?.dataDir ?? loadConfig({ PARLEY_DATA_DIR: process.env.PARLEY_DATA_DIR }, { '--data-dir': opts.dataDir }).dataDir;
-        const checks = await runDoctor({ config, configError, dataDir });
+        // Before the file checks: the database this opens is closed again when they look at its files.
+        const connectionLines = config && (await connectionLinesOf(config));
+        const checks = await runDoctor({ config, configError, dataDir, connectionLines });
         output(opts, { ok: !checks.some((c) => c.status === 'fail'), checks }, renderChecks(checks));
         if (checks.some((c) => c.status === 'fail')) process.exitCode = 1;
       }),

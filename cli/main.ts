@@ -13,6 +13,7 @@ import { supportCommands } from './support';
 import { doctorCommand } from './doctor';
 import { feedbackCommands } from './feedback';
 import { newsCommands } from './news';
+import { connectionCommands } from './connection';
 import { miniAppCommands } from './miniapps';
 import { discoverCommand } from './discover';
 
@@ -40,6 +41,7 @@ supportCommands(program);
 doctorCommand(program);
 feedbackCommands(program);
 newsCommands(program);
+connectionCommands(program);
 miniAppCommands(program);
 // After the `connection` group's own commands: it joins that group (cli/discover.ts).
 discoverCommand(program);

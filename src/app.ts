@@ -25,6 +25,7 @@ import { notificationOperations } from './notifications/notification.routes';
 import { groupOperations } from './groups/group.routes';
 import { supportOperations } from './support/support.routes';
 import { adminOperations } from './admin/admin.routes';
+import { connectionOperations } from './connections/connections.routes';
 import { setupOperations } from './setup/setup.routes';
 import { discoverOperations } from './setup/discover.routes';
 import { adminServiceOperations } from './admin/admin-service.routes';
@@ -59,6 +60,7 @@ export const operations: readonly AnyOperation[] = [
   ...groupOperations,
   ...supportOperations,
   ...adminOperations,
+  ...connectionOperations,
   ...setupOperations,
   ...discoverOperations,
   ...adminServiceOperations,

@@ -4,7 +4,7 @@ import type { Logger } from './log';
 import type { AppDeps } from './deps';
 import { noopNotifier } from './notifications/notifier';
 import { createExpoNotifier } from './notifications/research-push';
-import { createAiProvider } from './ai/provider';
+import { createConnections } from './connections/resolver';
 import { createTaskRunner } from './tasks/runner';
 import { EventLog } from './chat/event-log';
 import { createMemoryBus } from './pubsub/bus';
@@ -20,6 +20,21 @@ import { createFileTextQueue } from './files/extract-pending';
 import { sqliteStore } from './db/store';
 import type { Store } from './db/work';
 import { newId } from './ids';
+import { noopUsage } from './usage/usage.types';
+import { createToolRegistry } from './tools/registry';
+import type { ToolSource } from './tools/tool.types';
+import { memoryToolSource } from './memory/memory.tools';
+import { fileToolSource } from './files/file.tools';
+import { imageToolSource } from './files/image.tools';
+import { canvasToolSource } from './widgets/canvas.tool';
+import { historyToolSource } from './chat/history.tools';
+import { webSearchToolSource } from './ai/web-search-tool';
+
+/**
+ * Parley's own tool sources, in the order their tools are offered (src/tools/). A domain that
+ * adds tools adds its source here.
+ */
+export const builtinToolSources: readonly ToolSource[] = [memoryToolSource, fileToolSource, imageToolSource, canvasToolSource, historyToolSource, webSearchToolSource];
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one
@@ -35,6 +50,7 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
   const bus = base.bus ?? createMemoryBus((topic, err) => log.error('bus listener failed', { topic, cause: String(err) }));
   const instanceId = base.instanceId ?? newId();
   const files = base.files ?? createBlobStorage(config);
+  const connections = base.connections ?? createConnections({ config, store, bus, now, instanceId });
   // One turnstile for the work that holds much memory: image decodes and document reads.
   const imageConversions = base.imageConversions ?? createTurnstile(config.imageConcurrency);
   return {
@@ -44,7 +60,7 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     now,
     lifecycle,
     notifier: base.notifier ?? (base.push ? createExpoNotifier({ store, log, push: base.push, config }) : noopNotifier),
-    ai: 'ai' in base ? base.ai : createAiProvider(config),
+    connections,
     tasks: base.tasks ?? createTaskRunner({ maxPerUser: config.researchMaxPerUser, maxTotal: config.researchMaxTotal, log }),
     bus,
     events: base.events ?? new EventLog(store, now, bus),
@@ -60,7 +76,10 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     imageOpacity: base.imageOpacity ?? createOpacityGuess(),
     // Touches nothing until the first upload: a server without files makes no directory.
     files,
-    fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, imageConversions }),
+    fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, imageConversions, connections }),
     embeddingsIndex: base.embeddingsIndex ?? createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20),
+    // Nothing is metered yet: calls reserve and settle through this seam (src/usage/usage.types.ts).
+    usage: base.usage ?? noopUsage,
+    tools: base.tools ?? createToolRegistry(builtinToolSources),
   };
 }

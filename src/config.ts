@@ -201,6 +201,18 @@ export const settings = {
     doc: 'Branched conversations one user may keep (`chat/branchConversation`, which copies the items); one more: 409.',
     parse: int(1, 1_000_000),
   }),
+  importsMaxPerUser: setting({
+    env: 'PARLEY_IMPORTS_MAX_PER_USER',
+    default: '5000',
+    doc: 'Imported conversations one user may keep (`chat/importConversation`); one more: 409 (deleting imported conversations makes room).',
+    parse: int(1, 10_000_000),
+  }),
+  importQuotaBytes: setting({
+    env: 'PARLEY_IMPORT_QUOTA_BYTES',
+    default: String(256 * 1024 * 1024),
+    doc: "Bytes one user's imported conversations may hold together: each message's content in UTF-8 plus 256 for its row, and the title; an import past it: 409 (deleting imported conversations makes room).",
+    parse: int(1024),
+  }),
   pushTokensMaxPerUser: setting({
     env: 'PARLEY_PUSH_TOKENS_MAX_PER_USER',
     default: '20',
@@ -324,12 +336,27 @@ export const settings = {
   oauthAuthentikClientId: oauthRow('AUTHENTIK', 'Authentik', 'client id'),
   oauthAuthentikClientSecret: oauthRow('AUTHENTIK', 'Authentik', 'client secret'),
   oauthAuthentikBaseUrl: oauthRow('AUTHENTIK', 'Authentik', 'base URL', 'e.g. `https://auth.example.org`'),
+  // --- connections ---
+  secretKey: setting({
+    env: 'PARLEY_SECRET_KEY',
+    default: '',
+    doc: "The key that seals connections' credentials in the database (AES-256-GCM): 32 random bytes in base64 (`openssl rand -base64 32`). Empty: a key file `secret.key` in the data directory, made on first need (mode 0600). Instances on PostgreSQL that do not share a data directory each need this key, identical on all. Not in database backups: keep it with them (docs/connections.md).",
+    parse: optStr,
+    secret: true,
+  }),
+  secretKeyPrevious: setting({
+    env: 'PARLEY_SECRET_KEY_PREVIOUS',
+    default: '',
+    doc: 'Earlier values of `PARLEY_SECRET_KEY`, comma-separated: credentials sealed with them stay readable until `parley connection rotate-key` seals them again with the current key (docs/connections.md, "Rotating the key").',
+    parse: list,
+    secret: true,
+  }),
   // --- chat & research ---
   aiProvider: setting({
     env: 'PARLEY_AI_PROVIDER',
     default: 'none',
-    doc: '`openai-responses` (OpenAI Responses API, background mode), `openai-chat` (any OpenAI-compatible Chat Completions server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter; Parley runs the research loop itself) or `none` (AI operations answer with an in-stream error).',
-    parse: oneOf('openai-responses', 'openai-chat', 'none'),
+    doc: '`openai-responses` (OpenAI Responses API, background mode), `openai-chat` (any OpenAI-compatible Chat Completions server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter; Parley runs the research loop itself), `anthropic` (the Anthropic Messages API; `PARLEY_AI_BASE_URL` empty: `https://api.anthropic.com`) or `none` (no AI server from the environment: chat uses the connections an admin adds, docs/connections.md). Seeds the connection `env-ai` at each start.',
+    parse: oneOf('openai-responses', 'openai-chat', 'anthropic', 'none'),
   }),
   aiBaseUrl: setting({
     env: 'PARLEY_AI_BASE_URL',
@@ -452,6 +479,13 @@ export const settings = {
     default: '2000',
     doc: 'At most this many tokens (estimated on the safe side) of a user\'s memories go into a chat or research turn\'s system message: all of them while they fit, else the most recently updated. Where the model\'s context window is known (`PARLEY_AI_CONTEXT_TOKENS`, or asked of the server), a request that would not fit also cuts them to an eighth of the prompt\'s room before older turns are left out.',
     parse: int(50, 1_000_000),
+  }),
+  // --- tools (docs/architecture.md, "Tools") ---
+  toolsMaxTokens: setting({
+    env: 'PARLEY_TOOLS_MAX_TOKENS',
+    default: '8000',
+    doc: 'At most this many tokens (estimated) of tool definitions go into one turn\'s request: Parley\'s own tools take about 1,500; MCP servers may offer dozens more. Past it, whole sources are left out, the lowest priority first (MCP servers before Parley\'s own tools), and the log says which. The context budget may still leave every tool out of a request that would not fit the model\'s window (docs/ai-providers.md).',
+    parse: int(0, 1_000_000),
   }),
   // --- voice (docs/voice.md) ---
   sttBaseUrl: setting({
@@ -789,9 +823,13 @@ export function loadConfig(
 }
 
 /** A config for tests and tools: defaults, overridden by the given values. */
+/** The sealing key of test apps (32 bytes of 7, in base64). */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
+
 export function testConfig(overrides: Partial<Config> = {}): Config {
   // Push is off unless a test asks for it: the Expo SDK fixes its base URL once per process.
-  return { ...loadConfig({}), pushEnabled: false, ...overrides };
+  // A fixed sealing key: a test's credentials never make a key file in the working directory.
+  return { ...loadConfig({}), pushEnabled: false, secretKey: TEST_SECRET_KEY, ...overrides };
 }
 
 export const settingList = settings as Record<string, Setting<unknown>>;

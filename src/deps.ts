@@ -3,7 +3,7 @@ import type { Db } from './db/connection';
 import type { Store } from './db/work';
 import type { Logger } from './log';
 import type { Notifier } from './notifications/notifier';
-import type { AiProvider } from './ai/ai.types';
+import type { Connections } from './connections/resolver';
 import type { TaskRunner } from './tasks/runner';
 import type { EventLog } from './chat/event-log';
 import type { PushClient } from './notifications/expo-client';
@@ -16,7 +16,9 @@ import type { Turnstile } from './http/turnstile';
 import type { GroupFanout } from './groups/group-fanout';
 import type { BlobStorage } from './files/blob-storage';
 import type { FileTextQueue } from './files/extract-pending';
+import type { Usage } from './usage/usage.types';
 import type { EmbeddingsIndex } from './files/embeddings-index';
+import type { ToolRegistry } from './tools/registry';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -38,8 +40,11 @@ export interface AppDeps {
   now: () => number;
   /** Push notifications (deep-research status); `noopNotifier` when push is not set up. */
   notifier: Notifier;
-  /** The configured AI provider (`createAiProvider`); undefined when PARLEY_AI_PROVIDER is `none`. */
-  ai: AiProvider | undefined;
+  /**
+   * Every outside service (AI servers, embeddings, images, speech, search) as connection rows,
+   * and the resolver from a model to its provider (`createConnections`, docs/connections.md).
+   */
+  connections: Connections;
   /** Background tasks (AI turns), with concurrency caps. */
   tasks: TaskRunner;
   /** Persisted, replayable events of AI responses and their live fan-out. */
@@ -71,4 +76,8 @@ export interface AppDeps {
   fileText: FileTextQueue;
   /** The sign bits of documents' vectors kept between semantic searches, within `PARLEY_EMBEDDINGS_INDEX_MB` (`createEmbeddingsIndex`). */
   embeddingsIndex: EmbeddingsIndex;
+  /** Usage metering and quotas: every model call reserves before it goes upstream and settles after (src/usage/usage.types.ts). */
+  usage: Usage;
+  /** The tools the model may call, contributed by each domain (src/tools/; docs/architecture.md, "Tools"). */
+  tools: ToolRegistry;
 }

@@ -47,6 +47,8 @@ export async function startServer(
     throw err;
   });
   const deps = buildDeps({ config, db: database.db, store: database.store, bus: realtime.bus, instanceId, log, push });
+  // The environment's settings become (or refresh) their connection rows before anything resolves a model.
+  await deps.connections.ready();
   const app = createApp(deps, opts.extraOperations ? [...operations, ...opts.extraOperations] : operations);
   // On SQLite this process is the only one: every unfinished turn was its previous process's.
   const recovered = await resumeInterruptedResponses(deps, database.dialect === 'sqlite' ? 'any' : 'orphan');

@@ -38,6 +38,11 @@ const validInput = (path: string): unknown =>
     'admin/createApiKey': { userId: plain.user.id, name: 'k' },
     'admin/revokeApiKey': { keyId: plain.keyId },
     'admin/downloadBackup': { name: 'parley-2026-01-01T00-00-00-000Z.db' },
+    'admin/addConnection': { name: 'local', kind: 'chat', baseUrl: 'http://127.0.0.1:11434/v1' },
+    'admin/updateConnection': { id: 'local', enabled: false },
+    'admin/removeConnection': { id: 'local' },
+    'admin/testConnection': { id: 'local' },
+    'admin/setModelSettings': { id: 'local/llama3', hidden: true },
     'admin/postNews': { title: 'Hello', body: 'World' },
     'admin/deleteNews': { id: 'none' },
     'admin/getSupportThread': { threadId: 'none' },
@@ -53,6 +58,8 @@ describe('administration API', () => {
       [
         'admin/createApiKey', 'admin/createBackup', 'admin/createUser', 'admin/discoverServers', 'admin/doctor', 'admin/downloadBackup', 'admin/getSettings',
         'admin/grantCredits', 'admin/listApiKeys', 'admin/listBackups', 'admin/listUsers', 'admin/revokeApiKey', 'admin/updateUser',
+        'admin/listConnections', 'admin/addConnection', 'admin/updateConnection', 'admin/removeConnection', 'admin/testConnection',
+        'admin/listModelSettings', 'admin/setModelSettings', 'admin/setDefaultModels',
         // The service's pages (src/admin/admin-service.routes.ts).
         'admin/listNews', 'admin/postNews', 'admin/deleteNews', 'admin/listSupportThreads', 'admin/getSupportThread', 'admin/replySupport',
         'admin/listMiniApps', 'admin/addMiniApp', 'admin/updateMiniApp', 'admin/removeMiniApp',

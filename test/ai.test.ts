@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test';
-import { createAiProvider } from '../src/ai/provider';
+import { providerFromEnv as createAiProvider } from '../src/connections/adapters';
 import { testConfig } from '../src/config';
 import type { AiEvent, AiTool, UpstreamCursor } from '../src/ai/ai.types';
 import { AiError } from '../src/ai/ai.types';

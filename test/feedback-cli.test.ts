@@ -113,7 +113,7 @@ describe('parley feedback export', () => {
       comment: null,
       question: 'What is 2 + 2?',
       answer: 'Four.',
-      model: 'chat-model',
+      model: 'env-ai/chat-model',
       userId: s.ann.user.id,
       userEmail: 'ann@example.org',
       conversationId: s.chat.conversationId,
@@ -127,7 +127,7 @@ describe('parley feedback export', () => {
       comment: COMMENT,
       question: 'Research cats',
       answer: 'Cats sleep a lot, say the sources.',
-      model: 'research-model',
+      model: 'env-ai/research-model',
       itemId: s.research.id,
       groupChatId: null,
     });

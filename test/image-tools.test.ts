@@ -175,7 +175,7 @@ describe('generate_image', () => {
 
   test('the same call run again (a restart) finds its image instead of making a second', async () => {
     const { ctx, ann } = await setup();
-    const [generate] = imageTools(ctx.deps, { userId: ann.user.id, responseId: 'resp-1' });
+    const [generate] = imageTools(ctx.deps, { userId: ann.user.id, responseId: 'resp-1', images: await ctx.deps.connections.images() });
     const events: AiEvent[] = [];
     const first = await generate!.run({ prompt: 'A kite' }, (e) => events.push(e), 'call_1', 'up_1:call_1');
     const again = await generate!.run({ prompt: 'A kite' }, (e) => events.push(e), 'call_1', 'up_1:call_1');

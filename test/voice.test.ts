@@ -255,7 +255,7 @@ describe('audio/transcribe', () => {
       defined: false,
       code: 'SERVICE_UNAVAILABLE',
       status: 503,
-      message: 'Speech to text is not set up on this server: its admin sets PARLEY_STT_BASE_URL (and PARLEY_STT_API_KEY, PARLEY_STT_MODEL as needed; see docs/voice.md).',
+      message: 'Speech to text is not set up on this server: its admin sets PARLEY_STT_BASE_URL (and PARLEY_STT_API_KEY, PARLEY_STT_MODEL as needed; see docs/voice.md), or adds a stt connection (docs/connections.md).',
       data: {},
     });
     expect(u.counter.read).toBe(0);

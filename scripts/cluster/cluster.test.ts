@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { buildBinaryOnce } from '../../test/build-binary';
 import { textEvents } from '../../test/fakes/openai';
+import { startFakeAnthropic } from '../../test/fakes/anthropic';
 import { TAKEOVER_BOUND_MS as TAKEOVER_MS } from '../../src/chat/turn-leases';
 import { CANCELLED_MESSAGE, RESTART_MESSAGE } from '../../src/chat/respond';
 import { startCluster, type BusKind, type Cluster, type Provider, type User } from './harness';
@@ -634,4 +635,35 @@ scenario(
     });
   },
   10_000,
+);
+
+// 7. ---------------------------------------------------------------------------------------------
+
+scenario(
+  '7. a connection added on one instance answers on the others at once (the bus tells them; the key is shared)',
+  async () => {
+    const admin = cluster.createUser('conn-admin');
+    await cluster.sql`UPDATE users SET is_admin = true WHERE email = ${admin.email}`;
+    const claude = startFakeAnthropic({ apiKey: 'sk-ant-cluster' });
+    try {
+      // The others have read their connections already: what they hold must be dropped.
+      for (const i of [2, 3]) expect((await call(url(i), 'chat/listModels', {}, admin.key)).status).toBe(200);
+      const added = await call(url(1), 'admin/addConnection', { name: 'claude', kind: 'chat', api: 'anthropic', baseUrl: claude.url, credential: claude.apiKey }, admin.key);
+      expect(added.status).toBe(200);
+      for (const i of [2, 3]) {
+        claude.script = () => ({ blocks: [{ type: 'text', text: `Claude via ${i}.` }] });
+        const stream = await mustStream(url(i), 'chat/stream', { message: 'Hi', model: 'claude/claude-sonnet-4-6' }, admin.key);
+        await stream.ended;
+        const text = stream.frames.filter((f) => f.data?.type === 'text.delta').map((f) => f.data.delta).join('');
+        expect({ instance: i, text }).toEqual({ instance: i, text: `Claude via ${i}.` });
+      }
+      // Disabled on one, refused on the others.
+      expect((await call(url(3), 'admin/updateConnection', { id: 'claude', enabled: false }, admin.key)).status).toBe(200);
+      const refused = await call(url(1), 'chat/stream', { message: 'Hi', model: 'claude/claude-sonnet-4-6' }, admin.key);
+      expect(refused.status).toBe(400);
+    } finally {
+      claude.stop();
+    }
+  },
+  60_000,
 );

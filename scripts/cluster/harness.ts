@@ -17,6 +17,9 @@ import { freePort } from '../../test/support/free-port';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/fakes/openai';
 
 export type BusKind = 'postgres' | 'redis';
+
+/** The instances' shared sealing key (32 bytes in base64). */
+const CLUSTER_SECRET_KEY = Buffer.alloc(32, 9).toString('base64');
 export type Provider = 'openai-responses' | 'openai-chat';
 
 /** Generous: three binaries start at once on two shared cores, and migrate an empty database. */
@@ -132,6 +135,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       PARLEY_AI_API_KEY: 'fake',
       PARLEY_AI_MODEL: 'fake-model',
       PARLEY_RESEARCH_MODEL: 'fake-model',
+      // Each instance has a data directory of its own: the connections' credentials need one key on all (docs/connections.md).
+      PARLEY_SECRET_KEY: CLUSTER_SECRET_KEY,
       // Three instances, each with its own pool, the LISTEN connection and the CLI: within the test server's 50.
       PARLEY_DATABASE_POOL: '8',
       ...opts.env,

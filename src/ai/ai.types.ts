@@ -113,7 +113,11 @@ export interface UpstreamCursor {
 export interface StreamChatOptions {
   model?: string;
   messages: AiMessage[];
-  /** Let the model search the web (OpenAI: `web_search_preview`; chat servers: the search provider). */
+  /**
+   * Let the model search the web with the provider's own hosted tool (OpenAI Responses:
+   * `web_search_preview`). Other providers have none and ignore it: their `web_search` is a
+   * function like any other, from the tool registry (src/tools/, source `web_search`).
+   */
   webSearch?: boolean;
   /** Deep research: the research model, and on `openai-chat` Parley's own search → read → report loop. */
   research?: boolean;
@@ -129,10 +133,22 @@ export interface StreamChatOptions {
   onToolOutput?: (toolOutput: ToolCallOutput) => void;
   /** A problem the turn survives (a failed web search), with details for the operator's log. */
   warn?: (msg: string, fields: Record<string, unknown>) => void;
+  /** The tokens the turn cost, as the provider reported them (providers that report usage call it once, at the end). */
+  onUsage?: (usage: TokenUsage) => void;
+}
+
+/** A turn's token counts as its provider reported them, all rounds added up. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input read from the provider's prompt cache (Anthropic: the cached system message). */
+  cacheReadTokens: number;
+  /** Input written to the prompt cache. */
+  cacheWriteTokens: number;
 }
 
 export interface AiProvider {
-  readonly name: 'openai-responses' | 'openai-chat';
+  readonly name: 'openai-responses' | 'openai-chat' | 'anthropic';
   /** Whether `resumeFrom` works (the upstream keeps running without us). */
   readonly canResume: boolean;
   /**
@@ -171,4 +187,4 @@ export class AiError extends Error {
 export class AnswerCutError extends AiError {}
 
 export const NO_PROVIDER_MESSAGE =
-  'No AI provider is configured on this server. Set PARLEY_AI_PROVIDER to openai-responses or openai-chat, with PARLEY_AI_BASE_URL, PARLEY_AI_API_KEY and PARLEY_AI_MODEL (see docs/configuration.md).';
+  'No AI server is connected to this server. Its admin adds one (the Admin page, or `parley connection add`; docs/connections.md), or sets PARLEY_AI_PROVIDER to openai-chat, openai-responses or anthropic with PARLEY_AI_BASE_URL, PARLEY_AI_API_KEY and PARLEY_AI_MODEL.';

@@ -40,11 +40,12 @@ export function describeUpstream(err: unknown, signal?: AbortSignal): AiError {
   const redirect = refusedRedirectOf(err);
   if (redirect) return new AiError(refusedRedirectMessage('The AI provider', 'PARLEY_AI_BASE_URL'), redirect.message);
   if (err instanceof OpenAI.APIConnectionError) return new AiError('The AI provider could not be reached.', detail);
-  if (err instanceof OpenAI.APIError && err.status) return new AiError(`${refusal(err.status, detail)} (HTTP ${err.status}).`, detail);
+  if (err instanceof OpenAI.APIError && err.status) return new AiError(`${refusalOf(err.status, detail)} (HTTP ${err.status}).`, detail);
   return new AiError('The AI provider failed.', detail);
 }
 
-function refusal(status: number, detail: string): string {
+/** What an upstream's HTTP status means, said to the user (any provider's). */
+export function refusalOf(status: number, detail: string): string {
   if (status === 401 || status === 403) return 'The AI provider refused Parley’s API key';
   if (status === 404) return 'The AI provider does not know this model or address';
   if (status === 429) return 'The AI provider is busy or over its limit; try again later';
@@ -70,6 +71,8 @@ export class IdleLimit {
   constructor(
     private readonly ms: number,
     outer?: AbortSignal,
+    /** How the provider's own errors read (OpenAI's by default). */
+    private readonly describeOther: (err: unknown, signal?: AbortSignal) => AiError = describeUpstream,
   ) {
     this.signal = outer ? AbortSignal.any([outer, this.ac.signal]) : this.ac.signal;
     this.timer = setTimeout(() => this.ac.abort(IDLE), ms);
@@ -92,7 +95,7 @@ export class IdleLimit {
   describe(err: unknown, outer?: AbortSignal): AiError {
     if (this.fired && !outer?.aborted)
       return new AiError(`The AI provider sent nothing for ${Math.round(this.ms / 1000)} seconds, so Parley stopped waiting (PARLEY_AI_IDLE_TIMEOUT_S).`);
-    return describeUpstream(err, outer);
+    return this.describeOther(err, outer);
   }
 }
 

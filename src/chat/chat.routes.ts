@@ -23,7 +23,7 @@ import {
 import { lastResponsesOf, listRunningInConversation } from './response.store';
 import { cancelResponse } from './respond';
 import { ConversationSchema, ItemSchema, conversationView, itemView, decodeCursor, encodeCursor } from './chat.view';
-import { importConversation } from './import.store';
+import { importConversation, MESSAGE_ROW_BYTES } from './import.store';
 
 /** A conversation brought in (chat/importConversation): bounds that keep one request small. */
 export const IMPORT_LIMITS = { messages: 2000, contentChars: 100_000, bodyBytes: 4 * 1024 * 1024 } as const;
@@ -127,12 +127,13 @@ export const chatOperations = [
     path: 'chat/importConversation',
     summary: 'Bring in a conversation from elsewhere (a ChatGPT export, or a Parley JSON export)',
     description:
-      `A new conversation owned by the caller with these messages, in order, at their original times. One conversation a request: a client reads an export file (ChatGPT's \`conversations.json\` is a tree of nodes per conversation; docs/chat.md, "Export and import") and sends each conversation's messages. At most ${IMPORT_LIMITS.messages} messages of ${IMPORT_LIMITS.contentChars} characters, and ${IMPORT_LIMITS.bodyBytes / 1024 / 1024} MiB a request. Tool, system and empty messages are for the client to leave out.`,
+      `A new conversation owned by the caller with these messages, in order, at their original times. One conversation a request: a client reads an export file (ChatGPT's \`conversations.json\` is a tree of nodes per conversation; docs/chat.md, "Export and import") and sends each conversation's messages. At most ${IMPORT_LIMITS.messages} messages of ${IMPORT_LIMITS.contentChars} characters, and ${IMPORT_LIMITS.bodyBytes / 1024 / 1024} MiB a request. Tool, system and empty messages are for the client to leave out. A caller who keeps PARLEY_IMPORTS_MAX_PER_USER imported conversations, or whose imported conversations would pass PARLEY_IMPORT_QUOTA_BYTES with this one (each message counts its content's UTF-8 bytes plus ${MESSAGE_ROW_BYTES}): 409 with \`data: {reason: "cap", cap, max}\`, nothing imported; deleting imported conversations makes room.`,
     input: t.Object({
       title: t.String({ maxLength: 200 }),
       messages: t.Array(ImportedMessage, { minItems: 1, maxItems: IMPORT_LIMITS.messages }),
     }),
     output: t.Object({ conversation: ConversationSchema, itemCount: t.Integer() }),
+    errors: [409],
     rateLimit: 'write',
     maxBodyBytes: IMPORT_LIMITS.bodyBytes,
     handler: async ({ input, user, deps }) => {
@@ -145,6 +146,7 @@ export const chatOperations = [
             messages: input.messages.map((m) => ({ role: m.role, content: m.content, at: m.createdAt ? Date.parse(m.createdAt) : undefined })),
           },
           deps.now(),
+          { maxConversations: deps.config.importsMaxPerUser, quotaBytes: deps.config.importQuotaBytes },
         ),
       );
       return { conversation: conversationView(conversation), itemCount: input.messages.length };

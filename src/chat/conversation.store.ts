@@ -10,7 +10,7 @@ import { allRows, countRows, exec, getRow, hotOr, type Tx, type Work } from '../
 export function* createConversation(tx: Tx, input: { ownerId: string; title?: string; studyMode?: boolean }, now = Date.now()): Work<Conversation> {
   // Every first chat turn waits for this before its request goes upstream: a prepared statement,
   // not drizzle's per-call SQL and RETURNING (bench/RESULTS.md, the real-model figure).
-  const row: Conversation = { id: newId(), ownerId: input.ownerId, title: input.title ?? '', studyMode: input.studyMode ?? false, createdAt: now, updatedAt: now, nextPosition: 0 };
+  const row: Conversation = { id: newId(), ownerId: input.ownerId, title: input.title ?? '', studyMode: input.studyMode ?? false, createdAt: now, updatedAt: now, nextPosition: 0, importedBytes: null };
   yield* hotOr(
     tx,
     (db) => void hot(db).insertConversation.run(row.id, row.ownerId, row.title, row.studyMode ? 1 : 0, now),

@@ -1,15 +1,16 @@
 import type { AppDeps } from '../deps';
 import type { Conversation, ResponseRow } from '../db/schema';
 import { AiError, NO_PROVIDER_MESSAGE, SHUTDOWN_REASON, type AiEvent, type AiImage, type AiMessage, type StreamChatOptions } from '../ai/ai.types';
-import { tooManyRequests } from '../http/errors';
+import { AppError, tooManyRequests } from '../http/errors';
+import type { ChatTarget } from '../connections/resolver';
 import { appendItem, createConversation, findConversationById, listItems } from './conversation.store';
 import { countUnfinishedOfUser, createResponse, eventsAfter, findResponseById, isTerminal, listOrphanedResponses, listUnfinishedResponses, setResponseStatus, toolOutputsOf } from './response.store';
 import { CANCEL_TOPIC, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo, turnLeaseName } from './turn-leases';
 import { findLease } from '../tasks/lease.store';
 import { serializeOn, type Tx, type Work } from '../db/work';
-import { chatTools } from './chat.tools';
+import { findUser } from '../account/account.store';
 import { memoryForTurn } from '../memory/memory.prompt';
-import { filePartOf, filesIntoMessage, offersFileTools, type FilePart } from '../files/files-for-turn';
+import { filePartOf, filesIntoMessage, type FilePart } from '../files/files-for-turn';
 import { attachFiles } from '../files/file.store';
 import type { FileRow } from '../db/schema';
 import { endingEvent, type EventWriter } from './event-log';
@@ -41,6 +42,8 @@ export interface StartInput {
   conversation?: Conversation;
   /** The request that started the turn: the log's lines about it carry it. */
   requestId?: string;
+  /** The caller's subscription tier: the models it may name (docs/connections.md, "Tiers"). */
+  tier?: string;
 }
 
 /**
@@ -49,11 +52,14 @@ export interface StartInput {
  * and `response.created`. The turn itself runs as a background task.
  */
 export async function startResponse(deps: AppDeps, input: StartInput): Promise<ResponseRow> {
-  if (deps.ai && !deps.tasks.hasCapacity(input.userId)) throw tooManyRequests(CAP_RETRY_AFTER_S);
+  // An unknown or forbidden model is a 400 here, before anything is written or streamed.
+  const target = await deps.connections.chat(input.model, input.kind === 'research' ? 'research' : 'chat', { subscriptionTier: input.tier });
+  if (target && !deps.tasks.hasCapacity(input.userId)) throw tooManyRequests(CAP_RETRY_AFTER_S);
   const now = deps.now();
-  const model = input.model ?? (input.kind === 'research' ? deps.config.researchModel : deps.config.aiModel);
+  // The catalogue id: which connection answered stays readable on the response.
+  const model = target?.id ?? input.model ?? '';
   const { response, writer } = await deps.store.write(function* (tx) {
-    if (deps.ai && tx.dialect === 'pg') {
+    if (target && tx.dialect === 'pg') {
       // Several instances share the database: the per-user cap counts the turns running on all of
       // them, one start at a time per user (the lock), so two instances cannot both let one in.
       yield* serializeOn(tx, `turns:${input.userId}`);
@@ -83,11 +89,11 @@ export async function startResponse(deps: AppDeps, input: StartInput): Promise<R
     yield* writer.writeIn(tx);
     return { response, writer };
   });
-  if (!deps.ai) {
+  if (!target) {
     await finish(deps, response, writer, 'failed', NO_PROVIDER_MESSAGE);
     return (await deps.store.read((tx) => findResponseById(tx, response.id)))!;
   }
-  deps.tasks.start({ id: response.id, userId: input.userId, run: (signal) => runResponse(deps, response, writer, signal, undefined, input.requestId) });
+  deps.tasks.start({ id: response.id, userId: input.userId, run: (signal) => runResponse(deps, response, writer, signal, undefined, input.requestId, target) });
   return response;
 }
 
@@ -99,35 +105,42 @@ async function runResponse(
   signal: AbortSignal,
   resume?: { text: string; parts: unknown[] },
   requestId?: string,
+  resolved?: ChatTarget,
 ): Promise<void> {
-  const ai = deps.ai!;
   const where = { requestId, responseId: response.id };
   await deps.store.write((tx) => setResponseStatus(tx, response.id, 'in_progress', deps.now()));
   const output = resume ?? { text: '', parts: [] };
   try {
+    // A resumed turn finds its connection again by the model it recorded (gone: it fails saying so).
+    const target = resolved ?? (await targetOf(deps, response));
+    const ai = target.provider;
+    const user = await deps.store.read((tx) => findUser(tx, response.userId));
     // Off (`enableMemories`): no memory in the prompt and no memory tools (src/memory/).
-    const memory = await memoryForTurn(deps, response.userId);
+    const memory = await memoryForTurn(deps, user);
+    const warn: StreamChatOptions['warn'] = (msg, fields) => deps.log.warn(msg, { ...where, ...fields });
     const streamOpts: StreamChatOptions = {
-      model: response.model,
+      model: target.model,
       research: response.kind === 'research',
-      // Everyday chat may search the web too, through the configured search provider (the
-      // `web_search` function of openai-chat, docs/chat.md). Not on openai-responses: there it
-      // would mean OpenAI's own paid search on every turn, which nobody configured.
-      webSearch: response.kind === 'chat' && ai.name === 'openai-chat',
       messages: resume ? [] : await buildMessages(deps, response, memory?.message),
-      tools: chatTools(deps, {
-        userId: response.userId,
+      // What this user may use now, from every domain's source (src/tools/; everyday chat's
+      // `web_search` among them, docs/chat.md).
+      tools: await deps.tools.forTurn({
+        deps,
+        kind: response.kind,
+        user: { id: response.userId, subscriptionTier: user?.subscriptionTier ?? '', enableMemories: !!memory },
         conversationId: response.conversationId,
         responseId: response.id,
-        memories: !!memory,
-        files: await offersFileTools(deps, response.userId, response.conversationId),
+        provider: ai.name,
+        warn,
       }),
       signal,
       onCursor: (c) => writer.setCursor(c),
       onToolOutput: (toolOutput) => writer.recordToolOutput(toolOutput),
       resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
       toolOutputs: resume ? await deps.store.read((tx) => toolOutputsOf(tx, response.id)) : undefined,
-      warn: (msg, fields) => deps.log.warn(msg, { ...where, ...fields }),
+      warn,
+      // The one place a turn's token counts are recorded (for metering to read later).
+      onUsage: (usage) => deps.log.info('turn usage', { ...where, model: target.id, ...usage }),
     };
     const batches = ai.streamChatBatches ? ai.streamChatBatches(streamOpts) : single(ai.streamChat(streamOpts));
     for await (const batch of batches) {
@@ -161,6 +174,25 @@ async function runResponse(
     }
   }
 }
+
+/** The provider and upstream model a stored response names; an AiError the user can read when it is gone. */
+async function targetOf(deps: AppDeps, response: ResponseRow): Promise<ChatTarget> {
+  let target: ChatTarget | undefined;
+  try {
+    target = await deps.connections.chat(response.model || undefined, response.kind === 'research' ? 'research' : 'chat');
+  } catch (err) {
+    if (err instanceof AppError) throw new AiError(err.message);
+    throw err;
+  }
+  if (!target) throw new AiError(NO_PROVIDER_MESSAGE);
+  return target;
+}
+
+const canResume = (deps: AppDeps, response: ResponseRow) =>
+  targetOf(deps, response).then(
+    (t) => t.provider.canResume,
+    () => false,
+  );
 
 async function* single<T>(events: AsyncIterable<T>): AsyncGenerator<T[]> {
   for await (const e of events) yield [e];
@@ -285,7 +317,7 @@ export async function resumeInterruptedResponses(deps: AppDeps, mode: 'any' | 'o
     // the answer it stores at the end must hold both (a canvas made before the restart too); a
     // failed one keeps it, as a turn failing on its own does.
     const output = await storedOutput(deps, response.id);
-    if (deps.ai?.canResume && response.upstreamId) {
+    if (response.upstreamId && (await canResume(deps, response))) {
       deps.tasks.start({ id: response.id, userId: response.userId, run: (signal) => runResponse(deps, response, writer, signal, output) });
       resumed++;
     } else {

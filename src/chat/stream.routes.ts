@@ -110,7 +110,7 @@ function streamTurn(kind: 'chat' | 'research') {
     }
     const files = await checkedFiles(deps, input.files, user.id, conversation?.id);
     if (!input.message.trim() && !images?.length && !files?.length) return errorOnlyStream('The message is empty.');
-    const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, files, model: input.model, conversation, requestId });
+    const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, files, model: input.model, conversation, requestId, tier: user.subscriptionTier });
     // The turn goes upstream before its stream opens: on SQLite all the turn does before its
     // request is work between awaits that resolve at once, which opening the stream (its stored
     // events read and sent) would otherwise interleave with, delaying the first token by about a

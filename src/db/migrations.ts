@@ -30,8 +30,9 @@ import m0025 from '../../migrations/0025_widget_thread_sizes.sql' with { type: '
 import m0026 from '../../migrations/0026_conversation_shares.sql' with { type: 'text' };
 import m0027 from '../../migrations/0027_setup_tokens.sql' with { type: 'text' };
 import m0028 from '../../migrations/0028_file_vectors_version.sql' with { type: 'text' };
-import m0029 from '../../migrations/0029_file_chunk_codes.sql' with { type: 'text' };
-import m0030 from '../../migrations/0030_embedding_models.sql' with { type: 'text' };
+import m0029 from '../../migrations/0029_imported_conversations.sql' with { type: 'text' };
+import m0030 from '../../migrations/0030_connections.sql' with { type: 'text' };
+import m0031 from '../../migrations/0031_embedding_codes.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -68,6 +69,7 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0026_conversation_shares', sql: m0026 },
   { tag: '0027_setup_tokens', sql: m0027 },
   { tag: '0028_file_vectors_version', sql: m0028 },
-  { tag: '0029_file_chunk_codes', sql: m0029 },
-  { tag: '0030_embedding_models', sql: m0030 },
+  { tag: '0029_imported_conversations', sql: m0029 },
+  { tag: '0030_connections', sql: m0030 },
+  { tag: '0031_embedding_codes', sql: m0031 },
 ];

@@ -12,7 +12,8 @@ const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
  * `parley doctor` runs outside the server: it can only say the cap.
  */
 export function checkEmbeddingsIndex(config: Config, state?: IndexState): Check | undefined {
-  if (!embeddingsEnabled(config)) return undefined;
+  // Embeddings may come from a connection added at runtime: an index holding documents is in use.
+  if (!embeddingsEnabled(config) && !state?.documents) return undefined;
   const name = 'semantic search index';
   const cap = `PARLEY_EMBEDDINGS_INDEX_MB=${config.embeddingsIndexMb}`;
   if (!config.embeddingsIndexMb)

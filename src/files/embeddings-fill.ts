@@ -1,11 +1,12 @@
+import type { Config } from '../config';
 import type { AppDeps } from '../deps';
 import { releaseLease, tryAcquireLease } from '../tasks/lease.store';
-import { embeddingsEnabled, EmbeddingsError } from './embeddings-client';
+import { EmbeddingsError } from './embeddings-client';
 import { currentModelLabel, embedLabelled } from './embeddings-model';
 import { listChunksToEmbed, listUncodedVectors, saveCodes, saveEmbeddings, type ChunkToEmbed } from './embeddings.store';
 import { decodeVector, encodeSignBits, encodeVector } from './embeddings-vectors';
 
-type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle'>;
+type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'connections'>;
 
 /**
  * Chunks one pass embeds at most: the queue reads waiting documents between passes, so a
@@ -32,10 +33,11 @@ export type FillResult = { embedded: number; refused: number; more: boolean; fai
  */
 export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillResult> {
   const result: FillResult = { embedded: 0, refused: 0, more: false, failed: false };
-  if (!embeddingsEnabled(deps.config)) return result;
+  const embeddings = await deps.connections.embeddings();
+  if (!embeddings) return result;
   if (!fileId && !(await deps.store.write((tx) => tryAcquireLease(tx, FILL_LEASE, deps.instanceId, LEASE_MS, deps.now())))) return result;
-  let model = await currentModelLabel(deps);
-  const batch = deps.config.embeddingsBatch;
+  let model = await currentModelLabel(deps, embeddings);
+  const batch = embeddings.embeddingsBatch;
   try {
     if (!fileId && (await fillCodes(deps)).more) {
       result.more = true;
@@ -48,7 +50,7 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
       }
       const chunks = await deps.store.read((tx) => listChunksToEmbed(tx, model, batch, fileId));
       if (!chunks.length) break;
-      const saved = await embedBatch(deps, chunks);
+      const saved = await embedBatch(deps, embeddings, chunks);
       result.embedded += saved.embedded;
       result.refused += saved.refused;
       // The model's fingerprint was checked along: another model under its name has a label of its own.
@@ -93,9 +95,9 @@ const stored = (v: Float32Array) => ({ embedding: encodeVector(v), code: encodeS
  * the fault is the request's (a `dimensions` the model lacks, a model that does not embed), not
  * the texts': nothing is recorded and the pass stops.
  */
-async function embedBatch(deps: Deps, chunks: ChunkToEmbed[]): Promise<{ embedded: number; refused: number; model: string }> {
+async function embedBatch(deps: Deps, embeddings: Config, chunks: ChunkToEmbed[]): Promise<{ embedded: number; refused: number; model: string }> {
   try {
-    const { vectors, label } = await embedLabelled(deps, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
+    const { vectors, label } = await embedLabelled(deps, embeddings, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
     await deps.store.write((tx) => saveEmbeddings(tx, label, chunks.map((c, i) => ({ id: c.id, fileId: c.fileId, ...stored(vectors[i]!) }))));
     return { embedded: chunks.length, refused: 0, model: label };
   } catch (err) {
@@ -103,10 +105,10 @@ async function embedBatch(deps: Deps, chunks: ChunkToEmbed[]): Promise<{ embedde
   }
   const rows: { id: string; fileId: string; embedding: string | null; code: string | null }[] = [];
   let lastRefusal: EmbeddingsError | undefined;
-  let model = await currentModelLabel(deps);
+  let model = await currentModelLabel(deps, embeddings);
   for (const chunk of chunks) {
     try {
-      const { vectors, label } = await embedLabelled(deps, [chunk.content], { signal: deps.lifecycle.signal });
+      const { vectors, label } = await embedLabelled(deps, embeddings, [chunk.content], { signal: deps.lifecycle.signal });
       model = label;
       rows.push({ id: chunk.id, fileId: chunk.fileId, ...stored(vectors[0]!) });
     } catch (err) {

@@ -22,7 +22,7 @@ export const CHECK_EVERY_MS = 5 * 60_000;
 const SAME_MODEL = 0.99;
 
 type State = { label?: string; checkedAt: number };
-// One state per configuration object, as the client is (src/files/embeddings-client.ts).
+// One state per embeddings connection's settings object, as the client is (src/files/embeddings-client.ts).
 const states = new WeakMap<Config, State>();
 
 function stateOf(config: Config): State {
@@ -31,7 +31,7 @@ function stateOf(config: Config): State {
   return state;
 }
 
-type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now'>;
+type Deps = Pick<AppDeps, 'store' | 'log' | 'now'>;
 
 /**
  * What stored vectors of the configured model are labelled with (`file_chunks.embedding_model`):
@@ -41,11 +41,11 @@ type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now'>;
  */
 export const modelLabel = (key: string, generation: number): string => (generation > 1 ? `${key}@${generation}` : key);
 
-/** The label of this process's last check, else the database's (no request is sent for it). */
-export async function currentModelLabel(deps: Deps): Promise<string> {
-  const checked = stateOf(deps.config).label;
+/** The label of this process's last check of `embeddings` (the connection's settings), else the database's (no request is sent for it). */
+export async function currentModelLabel(deps: Deps, embeddings: Config): Promise<string> {
+  const checked = stateOf(embeddings).label;
   if (checked) return checked;
-  const key = embeddingModelKey(deps.config);
+  const key = embeddingModelKey(embeddings);
   const row = await deps.store.read((tx) => findModelFingerprint(tx, key));
   return modelLabel(key, row?.generation ?? 1);
 }
@@ -60,22 +60,22 @@ export async function currentModelLabel(deps: Deps): Promise<string> {
  */
 export async function embedLabelled(
   deps: Deps,
+  embeddings: Config,
   texts: string[],
   opts: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<{ vectors: Float32Array[]; label: string; changed: boolean }> {
-  const state = stateOf(deps.config);
+  const state = stateOf(embeddings);
   const now = deps.now();
-  if (state.label && now - state.checkedAt < CHECK_EVERY_MS) return { vectors: await embedTexts(deps.config, texts, opts), label: state.label, changed: false };
-  const vectors = await embedTexts(deps.config, [...texts, PROBE_TEXT], opts);
+  if (state.label && now - state.checkedAt < CHECK_EVERY_MS) return { vectors: await embedTexts(embeddings, texts, opts), label: state.label, changed: false };
+  const vectors = await embedTexts(embeddings, [...texts, PROBE_TEXT], opts);
   const probe = vectors.pop()!;
-  const settled = await settleFingerprint(deps, probe, now);
+  const settled = await settleFingerprint(deps, embeddingModelKey(embeddings), probe, now);
   state.label = settled.label;
   state.checkedAt = now;
   return { vectors, ...settled };
 }
 
-async function settleFingerprint(deps: Deps, probe: Float32Array, now: number): Promise<{ label: string; changed: boolean }> {
-  const key = embeddingModelKey(deps.config);
+async function settleFingerprint(deps: Deps, key: string, probe: Float32Array, now: number): Promise<{ label: string; changed: boolean }> {
   const encoded = encodeVector(probe);
   const decode = createDecoder(probe.length);
   const settled = await deps.store.write(function* (tx) {

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../deps';
 import { AppError, notSetUp } from '../http/errors';
 import { searchFileChunks, type ChunkHit } from './file-text.store';
-import { embeddingsEnabled, EmbeddingsError } from './embeddings-client';
+import { EmbeddingsError } from './embeddings-client';
 import { embedLabelled } from './embeddings-model';
 import { listSearchableFiles, readChunkVectors, type ChunkKey } from './embeddings.store';
 import { createScorer, TopK } from './embeddings-vectors';
@@ -29,7 +29,8 @@ type SearchInput = { userId: string; conversationId?: string; query: string; lim
  * hybrid search whose query could not be embedded answers by words alone.
  */
 export async function searchDocuments(deps: AppDeps, input: SearchInput): Promise<{ mode: SearchMode; hits: ChunkHit[] }> {
-  const on = embeddingsEnabled(deps.config);
+  const embeddings = await deps.connections.embeddings();
+  const on = !!embeddings;
   const mode = input.mode ?? (on ? 'hybrid' : 'text');
   const byWords = (limit: number) => deps.store.read((tx) => searchFileChunks(tx, { userId: input.userId, query: input.query, conversationId: input.conversationId, limit }));
   // A blank query (a model's empty tool call) has no meaning to embed, and servers refuse it.
@@ -42,7 +43,7 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
   let vector: Float32Array;
   let model: string;
   try {
-    const embedded = await embedLabelled(deps, [input.query], { timeoutMs: QUERY_TIMEOUT_MS });
+    const embedded = await embedLabelled(deps, embeddings!, [input.query], { timeoutMs: QUERY_TIMEOUT_MS });
     [vector, model] = [embedded.vectors[0]!, embedded.label];
     // Another model under the configured name: its chunks are embedded again now, not at the next upload.
     if (embedded.changed) deps.fileText.wake();

@@ -1,4 +1,5 @@
 import type { AiEventImage, AiTool } from '../ai/ai.types';
+import type { Config } from '../config';
 import type { AppDeps } from '../deps';
 import type { FileRow } from '../db/schema';
 import { AppError } from '../http/errors';
@@ -9,6 +10,7 @@ import { findBlob } from './file.store';
 import { contentUrl } from './file.view';
 import { findGeneratedFile } from './generated-image.store';
 import { ImagesError, requestImage, type ImageRequest } from './images-client';
+import type { ToolSource } from '../tools/tool.types';
 
 /** Longest prompt taken (dall-e-3's limit; the GPT image models take more). */
 export const IMAGE_PROMPT_MAX_CHARS = 4000;
@@ -24,19 +26,30 @@ const KEPT_AS = ['png', 'jpg', 'webp', 'gif'];
 
 type Made = { file: FileRow } | { error: string };
 
+/** The image tools, to the registry (src/tools/): offered with an enabled images connection. */
+export const imageToolSource: ToolSource = {
+  id: 'images',
+  label: 'Images',
+  priority: 60,
+  async tools(turn) {
+    return imageTools(turn.deps, { userId: turn.user.id, responseId: turn.responseId, images: await turn.deps.connections.images() });
+  },
+};
+
 /**
  * The function tools that make images (docs/files.md, "Image generation and editing"), offered
- * only when `PARLEY_IMAGES_BASE_URL` is set. An image made is the user's file (`source`
+ * only when an images connection is enabled (`PARLEY_IMAGES_BASE_URL` seeds one). An image made is the user's file (`source`
  * `generated`), kept like an upload (sniffed, re-encoded, within their quota), and named after
  * the call that made it, so a restart that runs the call again finds it rather than pays for a
  * second. A failure is the call's output to the model and an `.error` event, never the turn's end.
  */
-export function imageTools(deps: AppDeps, ctx: { userId: string; responseId: string }): AiTool[] {
-  if (!deps.config.imagesBaseUrl) return [];
-  const model = deps.config.imagesModel;
-  const size = EVENT_SIZES.find((s) => s === deps.config.imagesSize);
+export function imageTools(deps: AppDeps, ctx: { userId: string; responseId: string; images?: Config }): AiTool[] {
+  const images = ctx.images;
+  if (!images?.imagesBaseUrl) return [];
+  const model = images.imagesModel;
+  const size = EVENT_SIZES.find((s) => s === images.imagesSize);
   const nameOf = (callKey: string) => `image-${new Bun.CryptoHasher('sha256').update(`${ctx.responseId}:${callKey}`).digest('hex').slice(0, 16)}`;
-  const make = (callId: string, callKey: string, req: ImageRequest) => makeImage(deps, { userId: ctx.userId, responseId: ctx.responseId, callId }, nameOf(callKey), req);
+  const make = (callId: string, callKey: string, req: ImageRequest) => makeImage(deps, images, { userId: ctx.userId, responseId: ctx.responseId, callId }, nameOf(callKey), req);
   return [
     {
       name: 'generate_image',
@@ -120,7 +133,7 @@ async function editableImage(deps: AppDeps, userId: string, fileId: string): Pro
  * The image asked for, kept as the user's file named `<name>.<ext>`: the one an earlier run of
  * the same call kept, or a new one from the images server.
  */
-async function makeImage(deps: AppDeps, where: { userId: string; responseId: string; callId: string }, name: string, req: ImageRequest): Promise<Made> {
+async function makeImage(deps: AppDeps, images: Config, where: { userId: string; responseId: string; callId: string }, name: string, req: ImageRequest): Promise<Made> {
   const earlier = await deps.store.read((tx) => findGeneratedFile(tx, where.userId, KEPT_AS.map((ext) => `${name}.${ext}`)));
   if (earlier) return { file: earlier };
   const fail = (error: string, detail?: string): Made => {
@@ -129,7 +142,7 @@ async function makeImage(deps: AppDeps, where: { userId: string; responseId: str
   };
   let bytes: Uint8Array;
   try {
-    bytes = await requestImage(deps.config, req);
+    bytes = await requestImage(images, req);
   } catch (err) {
     if (err instanceof ImagesError) return fail(err.message, err.detail);
     deps.log.error('image tool failed', { responseId: where.responseId, itemId: where.callId, cause: err instanceof Error ? err.stack : String(err) });

@@ -9,6 +9,7 @@ import { endAnswer, publishProgress, publishRecorded, recordGroupEvent, seedProg
 import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
 import { AiError, AnswerCutError, type AiEvent, type AiMessage } from '../ai/ai.types';
 import { searchFailureOf } from '../ai/web-search-tool';
+import { findUser } from '../account/account.store';
 
 /** `@ai` (or the configured handle) as a word of its own, in any case. */
 export function mentionsAssistant(text: string, handle: string): boolean {
@@ -42,7 +43,10 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   const where = { requestId, groupId: group.id, replyTo };
   await seedProgressCounter(deps, group.id);
   publishProgress(deps, group.id, { type: 'assistant.started', replyTo });
-  if (!deps.ai) return fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
+  // The group assistant's model (docs/connections.md, "Defaults"); one that is gone is a failure to say.
+  const target = await deps.connections.chat(undefined, 'group').catch((err: Error) => err);
+  if (target instanceof Error) return fail(deps, group, replyTo, 'provider_error', target.message);
+  if (!target) return fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
   // This instance answers: if it dies, another one says so (`endInterruptedAnswers`).
   await deps.store.write((tx) => tryAcquireLease(tx, answerLease(group.id, replyTo), deps.instanceId, ANSWER_LEASE_MS, deps.now()));
 
@@ -55,11 +59,25 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   let cutOff: string | undefined;
   const deadline = AbortSignal.timeout(ANSWER_TIMEOUT_MS);
   try {
-    const turns = deps.ai.streamChat({
+    const warn = (msg: string, fields: Record<string, unknown>) => deps.log.warn(msg, { ...where, ...fields });
+    const asker = await deps.store.read((tx) => findUser(tx, trigger.sender.id));
+    const turns = target.provider.streamChat({
+      model: target.model,
       messages: await contextOf(deps, group),
+      // OpenAI's hosted search (openai-responses); the other providers search through the
+      // registry's `web_search` function, the one group tool today (src/tools/).
       webSearch: true,
+      tools: await deps.tools.forTurn({
+        deps,
+        kind: 'group',
+        user: { id: trigger.sender.id, subscriptionTier: asker?.subscriptionTier ?? '', enableMemories: false },
+        conversationId: group.conversationId,
+        responseId: replyTo,
+        provider: target.provider.name,
+        warn,
+      }),
       signal: deadline,
-      warn: (msg, fields) => deps.log.warn(msg, { ...where, ...fields }),
+      warn,
     });
     for await (const ev of turns) {
       if (ev.type === 'text.delta') {

@@ -3,7 +3,10 @@ import { maskSecretsIn } from '../mask-secrets';
 import { checkConfigSense, checkDataDir, checkDatabase, type Check } from './checks';
 import { checkImageCodec } from './image-check';
 import { checkOAuthPublicUrl } from './oauth-check';
-import { probeProviders } from './probes';
+import { probeModelFit, probeProviders } from './probes';
+import { connectionChecks } from '../connections/connection-health';
+import { checkSecretKey } from './secret-key-check';
+import type { Connections } from '../connections/resolver';
 import { checkPermissions } from './storage-checks';
 import { checkPostgres } from './postgres-check';
 import { checkEmbeddingsIndex } from '../files/embeddings-check';
@@ -20,11 +23,20 @@ export async function runDoctor(opts: DoctorInput): Promise<Check[]> {
   return (await runChecks(opts)).map(masked);
 }
 
+type DoctorInput = {
+  config?: Config;
+  configError?: string;
+  dataDir: string;
+  /** The running server's connections (admin/doctor), tested in place. */
+  connections?: Connections;
+  /** Or their lines, tested beforehand (the CLI, which must close its database before the file checks). */
+  connectionLines?: Check[];
+  /** The running server's semantic search index (admin/doctor), which `parley doctor` cannot see. */
+  embeddingsIndex?: IndexState;
+};
+
 /** A check as it may be printed (CLI) or answered (admin/doctor): URLs' user info and credential parameters masked. */
 const masked = (c: Check): Check => ({ ...c, detail: maskSecretsIn(c.detail), ...(c.fix ? { fix: maskSecretsIn(c.fix) } : {}) });
-
-/** `embeddingsIndex`: the running server's semantic search index (admin/doctor), which `parley doctor` cannot see. */
-type DoctorInput = { config?: Config; configError?: string; dataDir: string; embeddingsIndex?: IndexState };
 
 async function runChecks(opts: DoctorInput): Promise<Check[]> {
   const checks: Check[] = [];
@@ -38,7 +50,9 @@ async function runChecks(opts: DoctorInput): Promise<Check[]> {
   }
   if (opts.config) checks.push(...(await checkPostgres(opts.config)));
   checks.push(await checkImageCodec());
-  if (opts.config) checks.push(...(await probeProviders(opts.config)));
+  // With the database open: each connection (the environment's seeded among them); else the settings' servers.
+  const lines = opts.connectionLines ?? (opts.connections && (await connectionChecks(opts.connections)));
+  if (opts.config) checks.push(...(lines ? [...lines, ...(await probeModelFit(opts.config)), checkSecretKey(opts.config)] : await probeProviders(opts.config)));
   if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
   const index = opts.config && checkEmbeddingsIndex(opts.config, opts.embeddingsIndex);
   if (index) checks.push(index);

@@ -78,11 +78,10 @@ export async function probeSearxng(provider: string | undefined, baseUrl: string
   return { name, status: 'ok', detail: `${url} reachable (${body.results.length} results)` };
 }
 
-/** Probe every provider configured in `config`. */
-export async function probeProviders(config: Config): Promise<Check[]> {
+/** The environment's chat model: does it take tools and images, and its context window. */
+function envTarget(config: Config): CapabilityTarget {
   const str = (env: string) => settingByEnv(config, env) as string | undefined;
-  const models = [str('PARLEY_AI_MODEL'), str('PARLEY_RESEARCH_MODEL')].filter((m): m is string => !!m);
-  const target: CapabilityTarget = {
+  return {
     provider: str('PARLEY_AI_PROVIDER'),
     baseUrl: str('PARLEY_AI_BASE_URL'),
     apiKey: str('PARLEY_AI_API_KEY'),
@@ -91,6 +90,18 @@ export async function probeProviders(config: Config): Promise<Check[]> {
     contextTokens: Number(settingByEnv(config, 'PARLEY_AI_CONTEXT_TOKENS') ?? 0),
     answerTokens: Number(settingByEnv(config, 'PARLEY_AI_ANSWER_TOKENS') ?? 0),
   };
+}
+
+export async function probeModelFit(config: Config): Promise<Check[]> {
+  const target = envTarget(config);
+  return Promise.all([probeCapabilities(target), probeContextWindow(target)]);
+}
+
+/** Probe every provider configured in `config` (doctor without the database). */
+export async function probeProviders(config: Config): Promise<Check[]> {
+  const str = (env: string) => settingByEnv(config, env) as string | undefined;
+  const models = [str('PARLEY_AI_MODEL'), str('PARLEY_RESEARCH_MODEL')].filter((m): m is string => !!m);
+  const target = envTarget(config);
   return Promise.all([
     probeAi({ provider: str('PARLEY_AI_PROVIDER'), baseUrl: str('PARLEY_AI_BASE_URL'), apiKey: str('PARLEY_AI_API_KEY'), models }),
     probeSearxng(str('PARLEY_SEARCH_PROVIDER'), str('PARLEY_SEARXNG_URL')),

@@ -21,15 +21,18 @@ const Capabilities = t.Object({
   memory: t.Object({ maxPerUser: t.Integer({ description: 'How many memories one user may keep (PARLEY_MEMORY_MAX_PER_USER).' }) }),
 });
 
-/** What this server offers beyond chat: what a client shows (a microphone, a search by meaning) follows it. */
-function capabilitiesOf(deps: AppDeps) {
+/** What this server offers beyond chat, from its enabled connections: what a client shows (a microphone, a search by meaning) follows it. */
+async function capabilitiesOf(deps: AppDeps) {
   const c = deps.config;
+  const cx = deps.connections;
+  const [stt, tts, embeddings, images, search, rows] = await Promise.all([cx.speech('stt'), cx.speech('tts'), cx.embeddings(), cx.images(), cx.search(), cx.rows()]);
   return {
     version: VERSION,
-    voice: { transcribe: !!c.sttBaseUrl, speak: !!c.ttsBaseUrl, maxRecordingBytes: c.sttMaxBytes },
-    files: { maxBytes: c.filesMaxBytes, maxFiles: c.filesMaxPerUser, quotaBytes: c.filesQuotaBytes, semanticSearch: !!c.embeddingsBaseUrl },
-    imageGeneration: !!c.imagesBaseUrl,
-    webSearch: c.searchProvider !== 'none' || c.aiProvider === 'openai-responses',
+    voice: { transcribe: !!stt, speak: !!tts, maxRecordingBytes: stt ? Math.min(stt.sttMaxBytes, c.sttMaxBytes) : c.sttMaxBytes },
+    files: { maxBytes: c.filesMaxBytes, maxFiles: c.filesMaxPerUser, quotaBytes: c.filesQuotaBytes, semanticSearch: !!embeddings },
+    imageGeneration: !!images,
+    // A search connection, or a Responses connection (OpenAI searches itself in research).
+    webSearch: !!search || rows.some((r) => r.enabled && r.api === 'openai-responses'),
     memory: { maxPerUser: c.memoryMaxPerUser },
   };
 }
@@ -39,7 +42,7 @@ export const serverInfoOperations = [
     path: 'server/getCapabilities',
     summary: 'What this server can do beyond chat (voice, files, image generation, web search)',
     description:
-      'Read from the server\'s settings: a client hides what is not set up (a microphone without a speech-to-text server) instead of offering it and failing. The same for every user; no secret, address or model name is given.',
+      'Read from the server\'s enabled connections (docs/connections.md): a client hides what is not set up (a microphone without a speech-to-text server) instead of offering it and failing. The same for every user; no secret, address or model name is given.',
     input: t.Object({}),
     output: Capabilities,
     handler: async ({ deps }) => capabilitiesOf(deps),

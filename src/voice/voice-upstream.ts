@@ -40,7 +40,7 @@ export function voiceClient(config: Config, service: VoiceService): OpenAI | und
 /** 503: the feature is off on this server; the message tells its admin what to set. */
 export function notConfigured(service: VoiceService): AppError {
   const prefix = service === 'stt' ? 'PARLEY_STT' : 'PARLEY_TTS';
-  return notSetUp(`${FEATURE[service]} is not set up on this server: its admin sets ${prefix}_BASE_URL (and ${prefix}_API_KEY, ${prefix}_MODEL as needed; see docs/voice.md).`);
+  return notSetUp(`${FEATURE[service]} is not set up on this server: its admin sets ${prefix}_BASE_URL (and ${prefix}_API_KEY, ${prefix}_MODEL as needed; see docs/voice.md), or adds a ${service} connection (docs/connections.md).`);
 }
 
 /**

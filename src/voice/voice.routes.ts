@@ -75,14 +75,15 @@ export const voiceOperations = [
       const { config } = deps;
       // Before the upload is read: a server without transcription need not receive megabytes,
       // and one waiting for its turn holds none of them.
-      if (!config.sttBaseUrl) throw notConfigured('stt');
+      const stt = await deps.connections.speech('stt');
+      if (!stt) throw notConfigured('stt');
       const release = await transcriptionTurn(deps, request.signal);
       let size = 0;
       try {
-        const upload = await receiveAudio(request, { maxFileBytes: config.sttMaxBytes, maxBodyBytes: bodyLimitOf({ maxBodyBytes: transcribeBodyBytes }, config) });
+        const upload = await receiveAudio(request, { maxFileBytes: Math.min(stt.sttMaxBytes, config.sttMaxBytes), maxBodyBytes: bodyLimitOf({ maxBodyBytes: transcribeBodyBytes }, config) });
         size = upload.audio.size;
         const fields = validateFields(upload.fields);
-        return await transcribeAudio(config, upload.audio, { ...fields, signal: request.signal });
+        return await transcribeAudio(stt, upload.audio, { ...fields, signal: request.signal });
       } finally {
         release();
         collectAfterBody(size);
@@ -106,10 +107,12 @@ export const voiceOperations = [
       if ((input.text === undefined) === (input.itemId === undefined)) throw invalidInput([{ path: [], message: 'send either text or itemId' }]);
       const field = input.text !== undefined ? 'text' : 'itemId';
       const text = input.text ?? (await answerText(deps, user.id, input.itemId!));
-      const max = deps.config.ttsMaxChars;
+      const tts = await deps.connections.speech('tts');
+      if (!tts) throw notConfigured('tts');
+      const max = tts.ttsMaxChars;
       const length = charCount(text);
       if (length > max) throw invalidInput([{ path: [field], message: `${length} characters, longer than the ${max} this server reads at once (PARLEY_TTS_MAX_CHARS)` }]);
-      return speakText(deps.config, { text, voice: input.voice, format: input.format ?? 'mp3', signal: request.signal });
+      return speakText(tts, { text, voice: input.voice, format: input.format ?? 'mp3', signal: request.signal });
     },
   }),
 ];

@@ -153,6 +153,12 @@ export const creates: Record<string, CreateBound> = {
     },
     held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM conversation_shares WHERE sharer_id = ${u.user.id}`),
   },
+  'chat/importConversation': {
+    kind: 'cap',
+    cap: 'importsMaxPerUser',
+    inputs: async (_ctx, _u, n) => many(n, (i) => ({ title: `imported ${i}`, messages: [{ role: 'user', content: `question ${i}` }, { role: 'assistant', content: 'answer' }] })),
+    held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM conversations WHERE owner_id = ${u.user.id} AND imported_bytes IS NOT NULL`),
+  },
   'chat/acceptShare': { kind: 'bounded', why: 'one writer row per offer received, and offers are capped per owner' },
   'files/upload': { kind: 'bounded', why: 'PARLEY_FILES_MAX_PER_USER and PARLEY_FILES_QUOTA_BYTES (test/files.test.ts)' },
   'support/sendMessage': { kind: 'bounded', why: 'messages of a conversation with the admins: the write rate limit' },
@@ -180,7 +186,7 @@ export const NOT_CREATING = new Set([
   'groupChat/deleteGroupChat', 'groupChat/subscribeToGroup', 'groupChat/leaveGroup', 'groupChat/listMembers', 'groupChat/listMessages',
   'groupChat/listGroupChats', 'groupChat/setIntelligentResponses',
   'support/listThreads', 'support/getThread', 'support/closeThread',
-  'releaseNotes/list', 'news/list', 'miniApps/list',
+  'releaseNotes/list', 'news/list', 'miniApps/list', 'server/getCapabilities',
   'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
   // Public, before any account exists: they make the one first admin and nothing while one exists.
   'setup/getStatus', 'setup/checkToken', 'setup/createAdmin',

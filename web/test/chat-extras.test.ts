@@ -132,14 +132,14 @@ describe('chat extras with a model server that lists two models', () => {
     const { context, page } = await world.signedIn();
     const picker = page.getByRole('combobox', { name: 'Model' });
     await picker.waitFor();
-    await expect(picker.inputValue()).resolves.toBe('small');
+    await expect(picker.inputValue()).resolves.toBe('env-ai/small');
     await expect(picker.locator('option').allInnerTexts()).resolves.toEqual(['small', 'large']);
-    await picker.selectOption('large');
+    await picker.selectOption({ label: 'large' });
     await say(page, 'Which model are you?');
     expect(chatRequests(world).at(-1).model).toBe('large');
     await page.reload();
-    await expect(page.getByRole('combobox', { name: 'Model' }).inputValue()).resolves.toBe('large');
-    await page.getByRole('combobox', { name: 'Model' }).selectOption('small');
+    await expect(page.getByRole('combobox', { name: 'Model' }).inputValue()).resolves.toBe('env-ai/large');
+    await page.getByRole('combobox', { name: 'Model' }).selectOption({ label: 'small' });
     await say(page, 'And now?');
     expect(chatRequests(world).at(-1).model).toBe('small');
     await context.close();
@@ -198,7 +198,7 @@ describe('chat extras with a vision model and a server that lists no models', ()
     // Asked from the page itself (a response awaited across the reload could be the old page's,
     // whose body is gone once it navigates).
     const listed = await page.evaluate(async () => (await fetch('/api/chat/listModels', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json());
-    expect(listed).toEqual({ models: [{ id: 'small' }], default: 'small' });
+    expect(listed).toMatchObject({ models: [{ id: 'env-ai/small', name: 'small', connection: 'env-ai', available: true }], default: 'env-ai/small' });
     await page.reload();
     await page.getByRole('textbox', { name: 'Message' }).waitFor();
     await expect(page.getByRole('combobox', { name: 'Model' }).count()).resolves.toBe(0);

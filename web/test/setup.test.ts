@@ -66,7 +66,7 @@ afterAll(async () => {
 });
 
 describe('the first run in a browser', () => {
-  test('the printed setup link → the first admin → a llama-server found on this machine, listed with its model; the same link again is refused', async () => {
+  test('the printed setup link → the first admin → a llama-server found on this machine, added with a click → a first answer; the same link again is refused', async () => {
     expect(setupUrl).toStartWith(`${base}/setup#token=`);
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -95,11 +95,21 @@ describe('the first run in a browser', () => {
     expect(await card.getByRole('list', { name: 'Chat models' }).getByRole('listitem').allTextContents()).toEqual([llama.model]);
     expect(await card.locator('.setup-add code').allTextContents()).toEqual([`parley connection add --name llama-cpp-${port} --kind chat --api openai-chat --base-url http://127.0.0.1:${port}/v1`]);
     await expectAccessible(page, 'setup: servers found');
+    // Added with one click: no command, no restart.
+    await card.getByRole('button', { name: `Add llama-cpp-${port}` }).click();
+    await card.getByRole('status').getByText(`Added as llama-cpp-${port}`).waitFor();
 
-    // On into the app, signed in as the admin.
+    // On into the app, signed in as the admin, and a first answer from the server just added.
     await page.getByRole('link', { name: 'Go to Parley' }).click();
     await waitOrExplain(page, page.getByRole('button', { name: 'Sign out' }));
     await page.getByRole('navigation', { name: 'Places' }).getByRole('link', { name: 'Admin' }).waitFor();
+    await page.getByRole('textbox', { name: 'Message' }).fill('Once upon a time');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await waitOrExplain(page, page.locator('.message.assistant .markdown').first());
+    await page.getByRole('button', { name: 'Send' }).waitFor(); // the answer ended
+    expect((await page.locator('.message.assistant .markdown').first().innerText()).trim()).not.toBe('');
+    // The tiny model writes on until its small context is full: the only ending it may have is that one.
+    for (const text of await page.getByRole('alert').allInnerTexts()) expect(text).toContain('cut off');
     await context.close();
 
     // The same link, opened again (another browser): refused, with a page that says why.

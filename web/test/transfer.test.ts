@@ -6,14 +6,20 @@ import { expectAccessible, waitOrExplain, worldForFile } from './harness';
 
 /**
  * Conversations out and in: one exported as Markdown and as JSON from its page, all exported
- * from Settings, the JSON imported back (on another account), and a real-shaped ChatGPT export
- * (`conversations.json`: a tree of nodes per conversation) imported along its current branch.
+ * from Settings, the JSON imported back (on another account), a real-shaped ChatGPT export
+ * (`conversations.json`: a tree of nodes per conversation) imported along its current branch,
+ * and a file past the cap on imported conversations.
  */
 const CHATGPT = join(import.meta.dir, 'fixtures', 'chatgpt-conversations.json');
 const text = async (d: Download) => readFileSync((await d.path())!, 'utf8');
 const list = (page: Page) => page.getByRole('navigation', { name: 'Conversations' });
 
-const world = worldForFile({}, (w) => w.createUser('bob@example.org', 'Bob'));
+// Caps low enough to reach in a test: four imported conversations a user, and two imports a
+// second (the client waits past the rate limit; it stops at the cap).
+const world = worldForFile({ env: { PARLEY_IMPORTS_MAX_PER_USER: '4', PARLEY_RATE_LIMIT_WRITE: '2/s' } }, async (w) => {
+  await w.createUser('bob@example.org', 'Bob');
+  await w.createUser('cy@example.org', 'Cy');
+});
 
 describe('export and import', () => {
   test('export one conversation as Markdown and JSON, all from Settings, and import the JSON on another account', async () => {
@@ -74,6 +80,37 @@ describe('export and import', () => {
     // The image part is not brought in; its text is.
     await list(page).getByRole('link', { name: 'Image of a quince' }).click();
     await page.locator('.message.user').getByText('What fruit is this?').waitFor();
+    await context.close();
+  });
+
+  test('a file past the cap on imported conversations: those before it stay, and the server\'s sentence says which cap stopped it; the rate limit only slows it', async () => {
+    const at = '2024-05-01T10:00:00.000Z';
+    const recipes = Array.from({ length: 6 }, (_, i) => ({
+      id: `r${i}`,
+      title: `Recipe ${i + 1}`,
+      createdAt: at,
+      updatedAt: at,
+      messages: [
+        { role: 'user', content: `Recipe ${i + 1}, please.`, createdAt: at },
+        { role: 'assistant', content: 'Flour, water, salt.', createdAt: at },
+      ],
+    }));
+    const { context, page } = await world.signedIn(undefined, undefined, 'cy@example.org');
+    await page.goto(`${world.url}/settings`);
+    const file = JSON.stringify({ format: 'parley.conversations', version: 1, conversations: recipes });
+    await page.locator('#import-file').setInputFiles({ name: 'recipes.json', mimeType: 'application/json', buffer: Buffer.from(file) });
+    // Four in, past two a second: without waiting out the rate limit the third would have stopped it.
+    await waitOrExplain(
+      page,
+      page
+        .getByRole('alert')
+        .getByText(
+          'Imported 4 of 6 conversation(s). Importing "Recipe 5" failed: You keep 4 imported conversations: the most this server allows is 4 (PARLEY_IMPORTS_MAX_PER_USER). Delete imported conversations you no longer need first (chat/deleteConversation).',
+        ),
+    );
+    for (const n of [1, 2, 3, 4]) await list(page).getByRole('link', { name: `Recipe ${n}` }).waitFor();
+    expect(await list(page).getByRole('link', { name: 'Recipe 5' }).count()).toBe(0);
+    await expectAccessible(page, 'settings after an import stopped by a cap');
     await context.close();
   });
 });

@@ -17,8 +17,9 @@ import p0010 from '../../../migrations/pg/0010_widget_thread_sizes.sql' with { t
 import p0011 from '../../../migrations/pg/0011_conversation_shares.sql' with { type: 'text' };
 import p0012 from '../../../migrations/pg/0012_setup_tokens.sql' with { type: 'text' };
 import p0013 from '../../../migrations/pg/0013_file_vectors_version.sql' with { type: 'text' };
-import p0014 from '../../../migrations/pg/0014_file_chunk_codes.sql' with { type: 'text' };
-import p0015 from '../../../migrations/pg/0015_embedding_models.sql' with { type: 'text' };
+import p0014 from '../../../migrations/pg/0014_imported_conversations.sql' with { type: 'text' };
+import p0015 from '../../../migrations/pg/0015_connections.sql' with { type: 'text' };
+import p0016 from '../../../migrations/pg/0016_embedding_codes.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -35,8 +36,9 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0011_conversation_shares', sql: p0011 },
   { tag: '0012_setup_tokens', sql: p0012 },
   { tag: '0013_file_vectors_version', sql: p0013 },
-  { tag: '0014_file_chunk_codes', sql: p0014 },
-  { tag: '0015_embedding_models', sql: p0015 },
+  { tag: '0014_imported_conversations', sql: p0014 },
+  { tag: '0015_connections', sql: p0015 },
+  { tag: '0016_embedding_codes', sql: p0016 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

@@ -46,3 +46,6 @@ export const answerFeedback = tables.answerFeedback!;
 export const supportThreads = tables.supportThreads!;
 export const supportMessages = tables.supportMessages!;
 export const setupTokens = tables.setupTokens!;
+export const connections = tables.connections!;
+export const modelSettings = tables.modelSettings!;
+export const serverSettings = tables.serverSettings!;

@@ -18,6 +18,12 @@ export const conversations = sqliteTable(
      * every message (bench/RESULTS.md, change 24).
      */
     nextPosition: integer('next_position').notNull().default(0),
+    /**
+     * For a conversation brought in by chat/importConversation: the bytes it counts against the
+     * owner's PARLEY_IMPORT_QUOTA_BYTES (src/chat/import.store.ts), set once at import. Null for
+     * every other conversation, so the imports a user keeps are counted and summed from here.
+     */
+    importedBytes: integer('imported_bytes'),
   },
   (t) => [index('conversations_owner_idx').on(t.ownerId, t.updatedAt)],
 );

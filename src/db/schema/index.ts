@@ -17,3 +17,4 @@ export * from './memories';
 export * from './feedback';
 export * from './support';
 export * from './setup';
+export * from './connections';

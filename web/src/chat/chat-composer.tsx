@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { prepareImage } from './chat-images';
-import { ModelPicker } from './chat-models';
+import { ModelPicker, type ModelChoice } from './chat-models';
 import { MessageBox } from '../shared/message-box';
 import { AttachFileButton, AttachmentList, type Attachments } from '../files/attachments';
 import { filesOf, type StoredFile } from '../files/upload';
@@ -13,7 +13,7 @@ interface Props {
   busy: boolean;
   onSend(message: string, images: string[], files: StoredFile[]): void;
   onStop(): void;
-  models: { ids: string[]; model: string | undefined; choose(id: string): void };
+  models: { choices: ModelChoice[]; model: string | undefined; choose(id: string): void };
   /** The files going with the message: the chat owns them, so a file dropped anywhere on it lands here. */
   attachments: Attachments;
   /** More tools beside the attach buttons (the microphone). */
@@ -121,7 +121,7 @@ export function Composer({ busy, onSend, onStop, models, attachments, tools, ins
         </span>
         <AttachFileButton id="attach-file" onFiles={(files) => void attachments.add(files)} />
         {tools}
-        <ModelPicker ids={models.ids} model={models.model} onChoose={models.choose} />
+        <ModelPicker choices={models.choices} model={models.model} onChoose={models.choose} />
       </div>
     </form>
   );

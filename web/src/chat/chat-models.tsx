@@ -1,12 +1,28 @@
+import { createContext } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call } from '../shared/api';
 
 /** The model the user picked last, in this browser: the next chats start with it. */
 const CHOSEN_KEY = 'parley.model';
 
+interface Model {
+  id: string;
+  /** What to show (the admin may rename a model); servers before connections sent only `id`. */
+  name?: string;
+  connection?: string;
+  /** False when its server did not answer lately: shown, but not chosen. */
+  available?: boolean;
+}
+
 interface ModelList {
-  models: { id: string }[];
+  models: Model[];
   default: string;
+}
+
+export interface ModelChoice {
+  id: string;
+  label: string;
+  available: boolean;
 }
 
 /**
@@ -21,25 +37,38 @@ export function useModels() {
     // Without the list the page still chats, with the server's model: nothing to tell the user.
     call<ModelList>('chat/listModels').then(setList, () => undefined);
   }, []);
-  const ids = list?.models.map((m) => m.id) ?? [];
+  const models = list?.models ?? [];
+  const ids = models.map((m) => m.id);
   const several = ids.length > 1;
   const model = several ? (chosen && ids.includes(chosen) ? chosen : list!.default) : undefined;
   const choose = (id: string) => {
     localStorage.setItem(CHOSEN_KEY, id);
     setChosen(id);
   };
-  return { ids: several ? ids : [], model, choose };
+  // Names alone while one server serves them all; with several, which one serves each.
+  const servers = new Set(models.map((m) => m.connection)).size;
+  const choices: ModelChoice[] = models.map((m) => ({
+    id: m.id,
+    label: `${m.name ?? m.id}${servers > 1 && m.connection ? ` · ${m.connection}` : ''}${m.available === false ? ' (unavailable)' : ''}`,
+    available: m.available !== false,
+  }));
+  // An answer names its model by catalogue id (`connection/model`): shown as the picker shows it.
+  const names = new Map(models.map((m) => [m.id, `${m.name ?? m.id}${servers > 1 && m.connection ? ` · ${m.connection}` : ''}`]));
+  return { choices: several ? choices : [], model, choose, names };
 }
 
-export function ModelPicker({ ids, model, onChoose }: { ids: string[]; model: string | undefined; onChoose(id: string): void }) {
-  if (ids.length < 2) return null;
+/** Catalogue id → the name people see; an id no longer offered is shown as it is. */
+export const ModelNames = createContext<Map<string, string>>(new Map());
+
+export function ModelPicker({ choices, model, onChoose }: { choices: ModelChoice[]; model: string | undefined; onChoose(id: string): void }) {
+  if (choices.length < 2) return null;
   return (
     <label class="model-picker">
       <span>Model</span>
       <select value={model} onChange={(e) => onChoose(e.currentTarget.value)}>
-        {ids.map((id) => (
-          <option key={id} value={id}>
-            {id}
+        {choices.map((c) => (
+          <option key={c.id} value={c.id} disabled={!c.available && c.id !== model}>
+            {c.label}
           </option>
         ))}
       </select>

@@ -1,4 +1,4 @@
-import { call, type Conversation } from '../shared/api';
+import { ApiError, call, type Conversation } from '../shared/api';
 
 /**
  * Conversations out and in (docs/chat.md, "Export and import"). Out: Markdown to read, or JSON
@@ -114,15 +114,37 @@ export function parseImport(text: string): Importable[] {
   throw new Error('This file is neither a Parley export nor ChatGPT\'s conversations.json.');
 }
 
-/** Bring the conversations in, one request each; those without a message are skipped. */
-export async function importConversations(list: Importable[], onProgress?: (done: number) => void): Promise<{ imported: number; skipped: number }> {
+/** How an import went: `stopped` is the refusal that ended it (a cap reached), with the conversation refused. */
+export interface ImportOutcome {
+  imported: number;
+  skipped: number;
+  stopped?: { error: unknown; title: string };
+}
+
+/**
+ * Bring the conversations in, one request each, in the file's order; those without a message are
+ * skipped. Past the write rate limit (a file of hundreds) it waits as the server says and goes on;
+ * any other refusal (a cap on what imports keep, docs/chat.md) stops it, what came in staying in.
+ */
+export async function importConversations(list: Importable[], onProgress?: (done: number, waitSeconds?: number) => void): Promise<ImportOutcome> {
   let imported = 0;
   let skipped = 0;
   for (const c of list) {
     if (!c.messages.length) skipped++;
     else {
       // The server takes at most 2,000 messages a conversation: a longer one keeps its latest.
-      await call('chat/importConversation', { title: c.title.slice(0, 200), messages: c.messages.slice(-2000) });
+      const body = { title: c.title.slice(0, 200), messages: c.messages.slice(-2000) };
+      for (;;) {
+        try {
+          await call('chat/importConversation', body);
+          break;
+        } catch (error) {
+          if (!(error instanceof ApiError && error.status === 429)) return { imported, skipped, stopped: { error, title: c.title } };
+          const wait = error.retryAfter ?? 1;
+          onProgress?.(imported + skipped, wait);
+          await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+        }
+      }
       imported++;
     }
     onProgress?.(imported + skipped);

@@ -28,9 +28,13 @@ export function ConversationsSection() {
     outcome.clear();
     try {
       const list = parseImport(await file.text());
-      const r = await importConversations(list, (n) => setBusy(`Importing… ${n} of ${list.length}`));
-      outcome.done(`Imported ${r.imported} conversation(s)${r.skipped ? `; ${r.skipped} without messages were skipped` : ''}.`);
-      dispatchEvent(new Event(CONVERSATIONS_CHANGED));
+      const r = await importConversations(list, (n, wait) => setBusy(`Importing… ${n} of ${list.length}${wait ? ` (the server asks to wait ${wait} s)` : ''}`));
+      const skipped = r.skipped ? `; ${r.skipped} without messages were skipped` : '';
+      if (r.imported) dispatchEvent(new Event(CONVERSATIONS_CHANGED));
+      // Stopped mid-file (a cap on what imports keep): what came in, and the server's sentence
+      // saying which cap and how to make room.
+      if (r.stopped) outcome.failed(r.stopped.error, `Imported ${r.imported} of ${list.length} conversation(s)${skipped}. Importing "${r.stopped.title}"`);
+      else outcome.done(`Imported ${r.imported} conversation(s)${skipped}.`);
     } catch (err) {
       outcome.failed(err, 'Importing');
     } finally {

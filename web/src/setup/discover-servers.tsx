@@ -29,15 +29,32 @@ const KINDS: Record<Offer['kind'], string> = { chat: 'Chat', embeddings: 'Embedd
 const where = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
 /**
- * SEAM, until the connections operations land: how an offered connection is added. For now the
- * page shows the `parley connection add` command the server gave for it; with
- * `admin/addConnection` in place this becomes a button that sends the offer's name, kind, api and
- * baseUrl (web/test/setup.test.ts checks what is shown here).
+ * Adding an offered connection: one click sends its name, kind, api and base URL to
+ * `admin/addConnection` (a chat server without a model named gets its first listed one); the
+ * command doing the same from a shell stays beside it.
  */
 function AddConnection({ offer }: { offer: Offer }) {
+  const [state, setState] = useState<{ added?: boolean; busy?: boolean; error?: string }>({});
+  const add = async () => {
+    setState({ busy: true });
+    try {
+      await call('admin/addConnection', { name: offer.name, kind: offer.kind, api: offer.api, baseUrl: offer.baseUrl });
+      setState({ added: true });
+    } catch (err) {
+      setState({ error: err instanceof ApiError ? err.message : 'The connection could not be added.' });
+    }
+  };
   return (
     <div class="setup-add">
-      <p>To add it, run this on the machine Parley runs on:</p>
+      {state.added ? (
+        <p role="status">Added as {offer.name}: its models are in the chat's model list.</p>
+      ) : (
+        <button type="button" onClick={add} disabled={state.busy}>
+          Add {offer.name}
+        </button>
+      )}
+      {state.error && <p role="alert">{state.error}</p>}
+      <p>Or from a shell, on the machine Parley runs on:</p>
       <pre>
         <code>{offer.addCommand}</code>
       </pre>

@@ -10,6 +10,8 @@ export class ApiError extends Error {
     message: string,
     /** The envelope's `data`, when it has one (a cap's `{reason: "cap", cap, max}`). */
     readonly data?: Record<string, unknown>,
+    /** A 429's or 503's `Retry-After`, in seconds. */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -28,7 +30,8 @@ export function post(operation: string, body: unknown = {}, init: { signal?: Abo
 /** Read an error envelope into an ApiError (or a plain one for what is not an envelope). */
 export async function failure(res: Response): Promise<ApiError> {
   const envelope = (await res.json().catch(() => undefined)) as { code?: string; message?: string; data?: Record<string, unknown> } | undefined;
-  return new ApiError(res.status, envelope?.code ?? 'HTTP_ERROR', envelope?.message ?? `The server answered ${res.status}.`, envelope?.data);
+  const retryAfter = Number(res.headers.get('retry-after')) || undefined;
+  return new ApiError(res.status, envelope?.code ?? 'HTTP_ERROR', envelope?.message ?? `The server answered ${res.status}.`, envelope?.data, retryAfter);
 }
 
 /** Fired when the server says the session is gone (expired, ended on another device): the app shows the sign-in page. */

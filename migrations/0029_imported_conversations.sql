@@ -1,0 +1,1 @@
+ALTER TABLE `conversations` ADD `imported_bytes` integer;

@@ -1,0 +1,64 @@
+/**
+ * The seam between the callers of models (chat turns, research rounds, group answers, `/v1`,
+ * embeddings, images, speech) and usage metering with its quotas (src/usage/). A caller reserves
+ * before anything goes upstream — refused there when the user has neither allowance nor credits
+ * left — and settles with what the provider reported once the call is over, or releases when the
+ * call never reached the provider. `noopUsage` meters nothing and refuses nothing.
+ */
+
+export type UsageKind = 'chat' | 'research' | 'group' | 'title' | 'v1' | 'embeddings' | 'images' | 'stt' | 'tts';
+
+export interface UsageCaller {
+  userId: string;
+  /** The API key the request came with, when it came with one (usage is shown per key too). */
+  apiKeyId?: string;
+  /** The assistant that answered, when one did. */
+  assistantId?: string;
+}
+
+export interface UsageReport {
+  connectionId?: string;
+  /** The catalogue id (`<connection>/<model>`) or the upstream model id. */
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  cachedTokens?: number;
+  reasoningTokens?: number;
+  /** Seconds of audio transcribed, characters spoken, images made: what a non-token call is counted in. */
+  units?: number;
+  /** True when Parley counted because the provider reported nothing. */
+  estimated: boolean;
+}
+
+export interface Reservation {
+  readonly id: string;
+}
+
+/** A request refused before anything went upstream: `message` says which limit, `resetAt` when it resets (ms). */
+export class QuotaError extends Error {
+  constructor(
+    message: string,
+    readonly limit: string,
+    readonly resetAt?: number,
+  ) {
+    super(message);
+    this.name = 'QuotaError';
+  }
+}
+
+export interface Usage {
+  /** Before an upstream call; throws `QuotaError` when the call may not be made. */
+  reserve(caller: UsageCaller, kind: UsageKind, estimate: UsageReport): Promise<Reservation>;
+  /** After the call: what it really used. */
+  settle(reservation: Reservation, actual: UsageReport): Promise<void>;
+  /** The call never reached the provider: nothing is owed. */
+  release(reservation: Reservation): Promise<void>;
+}
+
+const NONE: Reservation = { id: 'none' };
+
+export const noopUsage: Usage = {
+  reserve: async () => NONE,
+  settle: async () => {},
+  release: async () => {},
+};
