@@ -37,6 +37,7 @@ import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/
 import { fileOperations } from './files/file.routes';
 import { serverInfoOperations } from './server-info/server-info.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
+import { MCP_METHODS, MCP_PATH, mcpRoutes } from './mcp-server/mcp.routes';
 
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [
@@ -83,6 +84,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     ...ops.map((op) => [`/api/${op.path}`, 'POST'] as const),
     ...['/api/health', '/api/openapi.json', '/api/docs'].map((page) => [page, PAGE_METHODS] as const),
     [LOGIN_LINK_PATH, `${PAGE_METHODS}, POST`],
+    [MCP_PATH, MCP_METHODS],
   ]);
   const allowOf = (path: string) =>
     allowed.get(path) ?? (OAUTH_PAGE.test(path) || FILE_CONTENT_PATH.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
@@ -129,7 +131,9 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .get('/api/docs', page(() => reply((docs ??= docsPage(ops)), 'text/html; charset=utf-8')))
     .use(oauthRoutes(deps))
     .use(loginLinkRoutes(deps))
-    .use(fileContentRoutes(deps));
+    .use(fileContentRoutes(deps))
+    // Parley as an MCP server, beside the operations (docs/mcp-server.md).
+    .use(mcpRoutes(deps));
   // The web app is a client like any other (docs/architecture.md): its routes only hand out files.
   if (deps.config.web) app.use(webRoutes(deps));
 
