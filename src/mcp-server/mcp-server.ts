@@ -6,6 +6,7 @@ import { registerResearchTools } from './research.tools';
 import { registerSearchTools } from './search.tools';
 import { registerMemoryTools } from './memory.tools';
 import { registerReportResources } from './report.resources';
+import { registerResearchPrompt } from './research.prompt';
 import type { McpCaller } from './mcp-tool';
 
 const INSTRUCTIONS =
@@ -35,6 +36,7 @@ export function createParleyMcpHandler(deps: AppDeps): McpHttpHandler {
       // Read now rather than from the credential: a preference changed a moment ago counts.
       if ((await deps.store.read((tx) => findUser(tx, caller.user.id)))?.enableMemories) registerMemoryTools(server, deps, caller);
       registerReportResources(server, deps, caller);
+      registerResearchPrompt(server);
       return server;
     },
     {
