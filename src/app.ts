@@ -38,6 +38,9 @@ import { fileOperations } from './files/file.routes';
 import { serverInfoOperations } from './server-info/server-info.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
 import { MCP_METHODS, MCP_PATH, mcpRoutes } from './mcp-server/mcp.routes';
+import { OAUTH_ROUTES, oauthRoutes as mcpOAuthRoutes } from './mcp-server/oauth/oauth.routes';
+import { oauthConsentOperations } from './mcp-server/oauth/oauth-consent.routes';
+import { mcpOpenApiPaths } from './mcp-server/mcp-openapi';
 
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [
@@ -69,6 +72,7 @@ export const operations: readonly AnyOperation[] = [
   ...newsOperations,
   ...miniAppOperations,
   ...serverInfoOperations,
+  ...oauthConsentOperations,
 ];
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */
@@ -85,6 +89,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     ...['/api/health', '/api/openapi.json', '/api/docs'].map((page) => [page, PAGE_METHODS] as const),
     [LOGIN_LINK_PATH, `${PAGE_METHODS}, POST`],
     [MCP_PATH, MCP_METHODS],
+    ...Object.entries(OAUTH_ROUTES),
   ]);
   const allowOf = (path: string) =>
     allowed.get(path) ?? (OAUTH_PAGE.test(path) || FILE_CONTENT_PATH.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
@@ -93,7 +98,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths }, undefined, deps.config));
+      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths, ...mcpOpenApiPaths }, undefined, deps.config));
     }
     return openapi;
   };
@@ -133,7 +138,8 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .use(loginLinkRoutes(deps))
     .use(fileContentRoutes(deps))
     // Parley as an MCP server, beside the operations (docs/mcp-server.md).
-    .use(mcpRoutes(deps));
+    .use(mcpRoutes(deps))
+    .use(mcpOAuthRoutes(deps));
   // The web app is a client like any other (docs/architecture.md): its routes only hand out files.
   if (deps.config.web) app.use(webRoutes(deps));
 

@@ -1,5 +1,4 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { Principal } from '../auth/authenticate';
 import type { User } from '../db/schema';
 import type { Limits } from '../http/shared-limits';
 import { AppError } from '../http/errors';
@@ -7,7 +6,6 @@ import { AppError } from '../http/errors';
 /** Who calls, for every tool and resource of one MCP request (src/mcp-server/mcp-server.ts). */
 export interface McpCaller {
   user: User;
-  principal: Principal;
   /** The HTTP request's id: the log lines of a research it starts carry it. */
   requestId: string;
   /** The server's per-user rate limits (the `ai` bucket for a research start). */

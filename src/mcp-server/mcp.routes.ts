@@ -37,7 +37,7 @@ export function mcpRoutes(deps: AppDeps) {
       const token = bearer || apiKey?.trim();
       if (!token) throw new OAuthError(OAuthErrorCode.InvalidToken, 'An API key or an access token is required.');
       const verified = await verifyMcpToken(deps, token);
-      caller = { user: verified.auth.principal.user, principal: verified.auth.principal, requestId: newId(), limits };
+      caller = { user: verified.user, requestId: newId(), limits };
       authInfo = { ...verified.info, extra: { caller } };
     } catch (err) {
       return bearerAuthChallengeResponse(err, { resourceMetadataUrl });

@@ -48,3 +48,7 @@ export const setupTokens = tables.setupTokens!;
 export const connections = tables.connections!;
 export const modelSettings = tables.modelSettings!;
 export const serverSettings = tables.serverSettings!;
+export const oauthClients = tables.oauthClients!;
+export const oauthCodes = tables.oauthCodes!;
+export const oauthGrants = tables.oauthGrants!;
+export const oauthTokens = tables.oauthTokens!;

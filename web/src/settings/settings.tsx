@@ -3,10 +3,11 @@ import { onLinkClick } from '../shared/router';
 import { PreferencesSection } from './settings-preferences';
 import { AccountSection } from './settings-account';
 import { ApiKeysSection } from './settings-keys';
+import { OtherAppsSection } from './settings-other-apps';
 import { BookmarksSection } from './settings-bookmarks';
 import { ConversationsSection } from './settings-conversations';
 
-/** The user's settings: preferences, account, API keys, bookmarks, and the way to the sessions page. */
+/** The user's settings: preferences, account, API keys, MCP clients, bookmarks, and the way to the sessions page. */
 export function Settings() {
   return (
     <section class="page settings" aria-labelledby="settings-title">
@@ -21,6 +22,7 @@ export function Settings() {
       <PreferencesSection />
       <AccountSection />
       <ApiKeysSection />
+      <OtherAppsSection />
       <BookmarksSection />
       <ConversationsSection />
     </section>
