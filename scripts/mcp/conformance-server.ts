@@ -9,9 +9,13 @@
  *   node_modules/.bin/bun run scripts/mcp/conformance-server.ts [--binary dist/parley] [--scenario NAME]
  *
  * The suite's client sends no credential and has no option for one, while Parley's `/mcp` needs
- * one: a small proxy in front of the server adds the key, and passes everything else on as sent
- * (the DNS-rebinding scenario's Host and Origin too). Runs under the pinned Bun, since the suite
- * needs a newer Node than Debian's.
+ * one: a small proxy in front of the server adds it, and passes everything else on as sent (the
+ * DNS-rebinding scenario's Host and Origin too). The suite runs twice, once per kind of credential
+ * (`--credential key` or `oauth` for one): the API key, then an OAuth access token the script gets
+ * as an MCP client does (registration, PKCE, the user's consent through the mcpAccess/* operations,
+ * the code traded at the token endpoint). The suite has no server scenarios for authorization
+ * itself (its auth scenarios test clients); test/mcp-server-oauth.test.ts covers that. Runs under
+ * the pinned Bun, since the suite needs a newer Node than Debian's.
  */
 import { join } from 'node:path';
 import { useRunTempDir } from '../lib/run-temp-dir';
@@ -27,6 +31,28 @@ const dataDir = newDataDir('parley-mcp');
 const key = createUserWithKey(cmd, dataDir, 'conformance@example.org');
 const server = await startServer(cmd, dataDir);
 
+/** An OAuth access token for the user, got the way an MCP client gets one (docs/mcp-server.md, "OAuth"). */
+async function oauthAccessToken(): Promise<string> {
+  const redirect = 'http://127.0.0.1:9/callback';
+  const post = async (path: string, body: string, type: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': type, ...headers }, body });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as Record<string, string>;
+  };
+  const client = await post('/mcp/oauth/register', JSON.stringify({ client_name: 'conformance', redirect_uris: [redirect], token_endpoint_auth_method: 'none' }), 'application/json');
+  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
+  const codeChallenge = new Bun.CryptoHasher('sha256').update(verifier).digest('base64url');
+  const request = { clientId: client.client_id, redirectUri: redirect, responseType: 'code', codeChallenge, codeChallengeMethod: 'S256', scope: 'mcp' };
+  const approved = await post('/api/mcpAccess/approveAuthorization', JSON.stringify(request), 'application/json', { 'x-api-key': key });
+  const code = new URL(approved.redirectTo!).searchParams.get('code')!;
+  const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirect, client_id: client.client_id!, code_verifier: verifier });
+  return (await post('/mcp/oauth/token', form.toString(), 'application/x-www-form-urlencoded')).access_token!;
+}
+
+const credentials: Record<string, () => Promise<string>> = { key: async () => key, oauth: oauthAccessToken };
+const only = flag('credential', '');
+let token = '';
+
 // The suite asks loopback addresses only (its DNS-rebinding scenario insists), as the proxy is.
 const proxy = Bun.serve({
   hostname: '127.0.0.1',
@@ -35,7 +61,7 @@ const proxy = Bun.serve({
   async fetch(request) {
     const url = new URL(request.url);
     const headers = new Headers(request.headers);
-    if (!headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
+    if (!headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
     const upstream = await fetch(`${server.url}${url.pathname}${url.search}`, {
       method: request.method,
       headers,
@@ -49,8 +75,14 @@ const proxy = Bun.serve({
 
 const scenario = flag('scenario', '');
 const args = ['server', '--url', `http://127.0.0.1:${proxy.port}/mcp`, '--suite', 'all', '--expected-failures', knownFailures, ...(scenario ? ['--scenario', scenario] : [])];
-const run = Bun.spawn([process.execPath, suite, ...args], { cwd: process.env.TMPDIR, stdout: 'inherit', stderr: 'inherit', env: process.env });
-const code = await run.exited;
+let code = 0;
+for (const [kind, get] of Object.entries(credentials)) {
+  if (only && only !== kind) continue;
+  token = await get();
+  console.log(`\n== the server scenarios with ${kind === 'key' ? 'an API key' : 'an OAuth access token'} ==`);
+  const run = Bun.spawn([process.execPath, suite, ...args], { cwd: process.env.TMPDIR, stdout: 'inherit', stderr: 'inherit', env: process.env });
+  code ||= await run.exited;
+}
 proxy.stop(true);
 server.proc.kill('SIGTERM');
 await server.proc.exited;
