@@ -70,6 +70,7 @@ describe('discovery', () => {
       token_endpoint: `${BASE}/mcp/oauth/token`,
       registration_endpoint: `${BASE}/mcp/oauth/register`,
       code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
     });
     expect((await handle(ctx, '/.well-known/oauth-protected-resource')).status).toBe(200);
     // Listed in /api/openapi.json for generated clients, numbers typed as numbers.
@@ -216,6 +217,7 @@ describe('tokens that no longer work', () => {
       expect(challenge).toStartWith('Bearer ');
       expect(challenge).toContain('error="invalid_token"');
       expect(challenge).toContain(`resource_metadata="${BASE}/.well-known/oauth-protected-resource/mcp"`);
+      expect(challenge).toContain('scope="mcp"');
       return challenge;
     };
     for (const made_up of ['pma_nothing', 'pmr_nothing', 'pk_nothing', 'nothing']) await challengeOf(await mcpWith(ctx, made_up));
@@ -301,7 +303,8 @@ describe('the SDK client with its OAuth provider', () => {
     };
     const approved = await ctx.json('mcpAccess/approveAuthorization', request, ann);
     expect(approved.status).toBe(200);
-    await first.finishAuth(new URL(approved.body.redirectTo).searchParams.get('code')!);
+    // The callback's parameters as the client's listener gets them: `code`, and `iss` checked against the issuer (RFC 9207).
+    await first.finishAuth(new URL(approved.body.redirectTo).searchParams);
     const client = new Client({ name: 'editor', version: '1' });
     await client.connect(transport());
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('start_research');

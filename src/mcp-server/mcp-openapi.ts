@@ -82,6 +82,7 @@ export const mcpOpenApiPaths = {
                 ['token_endpoint', { type: 'string' }],
                 ['registration_endpoint', { type: 'string' }],
                 ['revocation_endpoint', { type: 'string' }],
+                ['authorization_response_iss_parameter_supported', { type: 'boolean' }],
                 ...['scopes_supported', 'response_types_supported', 'response_modes_supported', 'grant_types_supported', 'code_challenge_methods_supported', 'token_endpoint_auth_methods_supported', 'revocation_endpoint_auth_methods_supported'].map((k) => [k, strings]),
               ],
             ),

@@ -7,7 +7,7 @@ import { newId } from '../ids';
 import { createParleyMcpHandler } from './mcp-server';
 import { verifyMcpToken } from './mcp-auth';
 import type { McpCaller } from './mcp-tool';
-import { baseUrlOf, protectedResourceMetadataUrl } from './oauth/oauth-metadata';
+import { baseUrlOf, MCP_SCOPE, protectedResourceMetadataUrl } from './oauth/oauth-metadata';
 
 export const MCP_PATH = '/mcp';
 /** The methods `/mcp` answers (GET and DELETE: 405 from the SDK, the 2025 session operations a stateless server has not). */
@@ -40,7 +40,10 @@ export function mcpRoutes(deps: AppDeps) {
       caller = { user: verified.user, requestId: newId(), limits };
       authInfo = { ...verified.info, extra: { caller } };
     } catch (err) {
-      return bearerAuthChallengeResponse(err, { resourceMetadataUrl });
+      // A fault of Parley's own (the database) is not the client's credential: the usual 500.
+      if (!(err instanceof OAuthError)) throw err;
+      // The scope a client should ask for is named too (the MCP authorization spec's SHOULD).
+      return bearerAuthChallengeResponse(err, { resourceMetadataUrl, requiredScopes: [MCP_SCOPE] });
     }
     return handler.fetch(request, { authInfo });
   });

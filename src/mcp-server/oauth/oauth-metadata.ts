@@ -54,5 +54,7 @@ export function authorizationServerMetadata(base: string) {
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
+    // RFC 9207: the redirect back carries `iss`, so a client talking to several servers can tell whose code it got.
+    authorization_response_iss_parameter_supported: true,
   };
 }
