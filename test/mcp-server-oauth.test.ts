@@ -261,6 +261,34 @@ describe('tokens that no longer work', () => {
   });
 });
 
+describe('bounds', () => {
+  test('registration is open but bounded: past the cap of clients nobody allowed, 429 until some go; a client refreshing in a loop keeps three access tokens', async () => {
+    let clock = Date.now();
+    const ctx = await createTestContext({ now: () => clock, config: { mcpOAuthMaxPendingClients: 10 }, users: [{ email: 'ann@example.org', name: 'Ann' }] });
+    const ann = ctx.users[0]!;
+    const clients = [];
+    for (let i = 0; i < 10; i++) clients.push((await register(ctx)).body);
+    const refused = await handle(ctx, '/mcp/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) });
+    expect([refused.status, ((await refused.json()) as any).error, refused.headers.get('retry-after')]).toEqual([429, 'temporarily_unavailable', '3600']);
+    // Once a user allows one of them, it no longer counts.
+    const { verifier, challenge } = pkce();
+    const code = await consent(ctx, ann, clients[0].client_id, challenge);
+    let tokens = (await (await form(ctx, '/mcp/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clients[0].client_id, code_verifier: verifier })).json()) as any;
+    expect((await register(ctx)).status).toBe(201);
+
+    const first = tokens.access_token;
+    const issued = [first];
+    for (let i = 0; i < 5; i++) {
+      clock += 1000;
+      tokens = (await (await form(ctx, '/mcp/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clients[0].client_id })).json()) as any;
+      issued.push(tokens.access_token);
+    }
+    expect(await ctx.count('oauth_tokens')).toBe(3 + 1);
+    // The newest three work (a process of the client still holding one it replaced goes on), the older do not.
+    expect(await Promise.all(issued.map(async (t) => (await mcpWith(ctx, t)).status))).toEqual([401, 401, 401, 200, 200, 200]);
+  });
+});
+
 describe('the SDK client with its OAuth provider', () => {
   test('discovers, registers, sends the user to consent, trades the code and lists the tools; an hour on, refreshes by itself', async () => {
     let clock = Date.now();

@@ -5,7 +5,7 @@ import { readBody, readBoundedBody } from '../../http/body';
 import { SMALL_BODY_BYTES } from '../../http/operation';
 import { hashSecret, sameHash } from '../../auth/tokens';
 import type { OAuthClient } from '../../db/schema';
-import { createClient, createGrant, findClient, revokeByToken, rotateRefresh, takeCode } from './oauth.store';
+import { countPendingClients, createClient, createGrant, findClient, revokeByToken, rotateRefresh, takeCode } from './oauth.store';
 import { ACCESS_TTL_MS, issueTokens, newClientSecret } from './oauth-tokens';
 import { authorizationServerMetadata, baseUrlOf, OAUTH_PATHS, protectedResourceMetadata } from './oauth-metadata';
 import { isOwnResource } from './oauth-authorize';
@@ -57,7 +57,10 @@ export function oauthRoutes(deps: AppDeps) {
       try {
         return await fn(request);
       } catch (err) {
-        if (err instanceof OAuthFailure) return json({ error: err.error, error_description: err.description }, err.status, err.status === 401 ? { 'www-authenticate': 'Basic realm="parley"' } : {});
+        if (err instanceof OAuthFailure) {
+          const headers: Record<string, string> = err.status === 401 ? { 'www-authenticate': 'Basic realm="parley"' } : err.status === 429 ? { 'retry-after': '3600' } : {};
+          return json({ error: err.error, error_description: err.description }, err.status, headers);
+        }
         throw err;
       }
     });
@@ -87,6 +90,9 @@ async function register(deps: AppDeps, request: Request): Promise<Response> {
   }
   const checked = checkClientMetadata(body);
   if ('error' in checked) throw new OAuthFailure(checked.error, checked.description);
+  // Open to anyone, so bounded: unused registrations are deleted a day on (src/tasks/prune-expired.ts).
+  if ((await deps.store.read((tx) => countPendingClients(tx))) >= deps.config.mcpOAuthMaxPendingClients)
+    throw new OAuthFailure('temporarily_unavailable', 'Too many applications registered without being allowed yet: try again later.', 429);
   const secret = checked.authMethod === 'none' ? undefined : newClientSecret();
   const client = await deps.store.write((tx) =>
     createClient(tx, { name: checked.name, redirectUris: checked.redirectUris, authMethod: checked.authMethod, secretHash: secret ? hashSecret(secret) : null, clientUri: checked.clientUri }, deps.now()),

@@ -1,10 +1,18 @@
-import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import { allRows, exec, getRow, type Tx, type Work } from '../../db/work';
 import type { OAuthClient, OAuthGrant } from '../../db/schema';
 import { newId } from '../../ids';
 
 export function* createClient({ db, t }: Tx, row: Omit<OAuthClient, 'id' | 'createdAt'>, now: number): Work<OAuthClient> {
   return (yield* getRow(db.insert(t.oauthClients).values({ id: newId(), ...row, createdAt: now }).returning()))!;
+}
+
+/** A client no user has allowed (yet): no grant, in force or ended, names it. */
+const neverAllowed = (t: Tx['t']) => sql`NOT EXISTS (SELECT 1 FROM ${t.oauthGrants} WHERE ${t.oauthGrants.clientId} = ${t.oauthClients.id})`;
+
+/** How many registered clients no user has allowed yet (the cap on open registration). */
+export function* countPendingClients({ db, t }: Tx): Work<number> {
+  return Number((yield* getRow(db.select({ n: sql<number>`count(*)` }).from(t.oauthClients).where(neverAllowed(t))))?.n ?? 0);
 }
 
 export function* findClient({ db, t }: Tx, id: string): Work<OAuthClient | undefined> {
@@ -53,6 +61,9 @@ export function* createGrant(tx: Tx, input: { clientId: string; userId: string; 
   return grant;
 }
 
+/** Access tokens of one grant alive at once, at most: the newest, and those it replaced shortly before. */
+const ACCESS_TOKENS_KEPT = 3;
+
 export type FoundToken = { kind: 'access' | 'refresh'; expiresAt: number; grant: OAuthGrant };
 
 /** A token of a grant not revoked, by its hash; undefined when unknown, expired or revoked. */
@@ -78,6 +89,18 @@ export function* rotateRefresh(tx: Tx, hash: string, clientId: string, tokens: I
   if (!old || old.expiresAt <= now) return undefined;
   const grant = yield* getRow(db.select().from(t.oauthGrants).where(eq(t.oauthGrants.id, old.grantId)));
   if (!grant || grant.revokedAt != null || grant.clientId !== clientId) return undefined;
+  // Access tokens it replaced keep working until they expire (another process of the client may
+  // still hold one), but only the last few: a client refreshing in a loop piles up no rows.
+  const older = yield* allRows(
+    db
+      .select({ hash: t.oauthTokens.hash })
+      .from(t.oauthTokens)
+      .where(and(eq(t.oauthTokens.grantId, grant.id), eq(t.oauthTokens.kind, 'access')))
+      .orderBy(desc(t.oauthTokens.expiresAt))
+      .limit(1_000_000)
+      .offset(ACCESS_TOKENS_KEPT - 1),
+  );
+  if (older.length) yield* exec(db.delete(t.oauthTokens).where(inArray(t.oauthTokens.hash, older.map((o) => o.hash))));
   yield* insertTokens(tx, grant.id, tokens);
   yield* exec(db.update(t.oauthGrants).set({ lastUsedAt: now }).where(eq(t.oauthGrants.id, grant.id)));
   return grant;
@@ -133,7 +156,6 @@ export function* pruneOAuth({ db, t }: Tx, now: number, unusedClientMs: number, 
   n += (yield* allRows(db.delete(t.oauthCodes).where(lt(t.oauthCodes.expiresAt, now)).returning({ h: t.oauthCodes.hash }))).length;
   n += (yield* allRows(db.delete(t.oauthTokens).where(lt(t.oauthTokens.expiresAt, now)).returning({ h: t.oauthTokens.hash }))).length;
   n += (yield* allRows(db.delete(t.oauthGrants).where(lt(t.oauthGrants.revokedAt, now - revokedGrantMs)).returning({ id: t.oauthGrants.id }))).length;
-  const unused = sql`NOT EXISTS (SELECT 1 FROM ${t.oauthGrants} WHERE ${t.oauthGrants.clientId} = ${t.oauthClients.id})`;
-  n += (yield* allRows(db.delete(t.oauthClients).where(and(lt(t.oauthClients.createdAt, now - unusedClientMs), unused)).returning({ id: t.oauthClients.id }))).length;
+  n += (yield* allRows(db.delete(t.oauthClients).where(and(lt(t.oauthClients.createdAt, now - unusedClientMs), neverAllowed(t))).returning({ id: t.oauthClients.id }))).length;
   return n;
 }
