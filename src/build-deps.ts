@@ -21,6 +21,20 @@ import { sqliteStore } from './db/store';
 import type { Store } from './db/work';
 import { newId } from './ids';
 import { noopUsage } from './usage/usage.types';
+import { createToolRegistry } from './tools/registry';
+import type { ToolSource } from './tools/tool.types';
+import { memoryToolSource } from './memory/memory.tools';
+import { fileToolSource } from './files/file.tools';
+import { imageToolSource } from './files/image.tools';
+import { canvasToolSource } from './widgets/canvas.tool';
+import { historyToolSource } from './chat/history.tools';
+import { webSearchToolSource } from './ai/web-search-tool';
+
+/**
+ * Parley's own tool sources, in the order their tools are offered (src/tools/). A domain that
+ * adds tools adds its source here.
+ */
+export const builtinToolSources: readonly ToolSource[] = [memoryToolSource, fileToolSource, imageToolSource, canvasToolSource, historyToolSource, webSearchToolSource];
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one
@@ -66,5 +80,6 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     embeddingsIndex: base.embeddingsIndex ?? createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20),
     // Nothing is metered yet: calls reserve and settle through this seam (src/usage/usage.types.ts).
     usage: base.usage ?? noopUsage,
+    tools: base.tools ?? createToolRegistry(builtinToolSources),
   };
 }

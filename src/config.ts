@@ -487,6 +487,13 @@ export const settings = {
     doc: 'At most this many tokens (estimated on the safe side) of a user\'s memories go into a chat or research turn\'s system message: all of them while they fit, else the most recently updated. Where the model\'s context window is known (`PARLEY_AI_CONTEXT_TOKENS`, or asked of the server), a request that would not fit also cuts them to an eighth of the prompt\'s room before older turns are left out.',
     parse: int(50, 1_000_000),
   }),
+  // --- tools (docs/architecture.md, "Tools") ---
+  toolsMaxTokens: setting({
+    env: 'PARLEY_TOOLS_MAX_TOKENS',
+    default: '8000',
+    doc: 'At most this many tokens (estimated) of tool definitions go into one turn\'s request: Parley\'s own tools take about 1,500; MCP servers may offer dozens more. Past it, whole sources are left out, the lowest priority first (MCP servers before Parley\'s own tools), and the log says which. The context budget may still leave every tool out of a request that would not fit the model\'s window (docs/ai-providers.md).',
+    parse: int(0, 1_000_000),
+  }),
   // --- voice (docs/voice.md) ---
   sttBaseUrl: setting({
     env: 'PARLEY_STT_BASE_URL',

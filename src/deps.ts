@@ -18,6 +18,7 @@ import type { BlobStorage } from './files/blob-storage';
 import type { FileTextQueue } from './files/extract-pending';
 import type { Usage } from './usage/usage.types';
 import type { EmbeddingsIndex } from './files/embeddings-index';
+import type { ToolRegistry } from './tools/registry';
 
 /**
  * Everything the app needs, built by the caller (server, test or CLI) and passed to createApp.
@@ -77,4 +78,6 @@ export interface AppDeps {
   embeddingsIndex: EmbeddingsIndex;
   /** Usage metering and quotas: every model call reserves before it goes upstream and settles after (src/usage/usage.types.ts). */
   usage: Usage;
+  /** The tools the model may call, contributed by each domain (src/tools/; docs/architecture.md, "Tools"). */
+  tools: ToolRegistry;
 }

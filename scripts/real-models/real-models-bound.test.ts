@@ -11,8 +11,13 @@ import { join } from 'node:path';
 import { llamaServerDir, startLlamaServer, testModelPath } from './llama-server';
 import { createModelContextSource } from '../../src/ai/model-context';
 import { shapeChatMessages, type ChatTurn } from '../../src/ai/shape-chat-messages';
-import { chatTools } from '../../src/chat/chat.tools';
+import { memoryTools } from '../../src/memory/memory.tools';
+import { fileTools } from '../../src/files/file.tools';
+import { imageTools } from '../../src/files/image.tools';
+import { canvasToolSource } from '../../src/widgets/canvas.tool';
+import { historyToolSource } from '../../src/chat/history.tools';
 import { webSearchTool } from '../../src/ai/web-search-tool';
+import type { ToolTurn } from '../../src/tools/tool.types';
 import { testConfig } from '../../src/config';
 import type { AppDeps } from '../../src/deps';
 import type { AiTool } from '../../src/ai/ai.types';
@@ -29,7 +34,15 @@ const templates = readdirSync(join(dir, 'templates'))
 /** Every tool Parley can offer (memories, files, images, canvas, history, web search): their schemas in wire form. */
 const deps = { config: testConfig({ imagesBaseUrl: 'http://images.invalid/v1' }) } as unknown as AppDeps;
 const ids = { userId: 'u', conversationId: 'c', responseId: 'r' };
-const allTools: AiTool[] = [...chatTools(deps, { ...ids, memories: true, files: true }), webSearchTool({ search: async () => [] } as never)];
+const turn = { deps, kind: 'chat', user: { id: 'u', subscriptionTier: '', enableMemories: true }, conversationId: 'c', responseId: 'r', provider: 'openai-chat' } as ToolTurn;
+const allTools: AiTool[] = [
+  ...memoryTools(deps, ids),
+  ...fileTools(deps, ids),
+  ...imageTools(deps, { ...ids, images: deps.config }),
+  ...(await canvasToolSource.tools(turn)),
+  ...(await historyToolSource.tools(turn)),
+  webSearchTool({ search: async () => [] } as never),
+];
 const wireTools = allTools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
 
 const SYSTEM: ChatTurn = { role: 'system', content: 'You are Parley, a helpful assistant. Answer clearly; use Markdown where it helps.' };

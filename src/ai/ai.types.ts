@@ -113,7 +113,11 @@ export interface UpstreamCursor {
 export interface StreamChatOptions {
   model?: string;
   messages: AiMessage[];
-  /** Let the model search the web (OpenAI: `web_search_preview`; chat servers: the search provider). */
+  /**
+   * Let the model search the web with the provider's own hosted tool (OpenAI Responses:
+   * `web_search_preview`). Other providers have none and ignore it: their `web_search` is a
+   * function like any other, from the tool registry (src/tools/, source `web_search`).
+   */
   webSearch?: boolean;
   /** Deep research: the research model, and on `openai-chat` Parley's own search → read → report loop. */
   research?: boolean;

@@ -3,7 +3,6 @@ import { AiError, AnswerCutError, type AiEvent, type AiMessage, type AiProvider,
 import type { ChatClient } from './openai-chat';
 import { runResearch, type ResearchSettings } from './research-loop';
 import type { SearchProvider } from './search';
-import { webSearchTool } from './web-search-tool';
 import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 import { CANCELLED, fetchWithoutBunTimeout, IdleLimit, refusalOf, runTool } from './upstream';
 import { CUT_OFF, CUT_OFF_THINKING, ONLY_THOUGHT } from './openai-chat';
@@ -46,8 +45,7 @@ export function createAnthropicProvider(cfg: AnthropicProviderConfig): AiProvide
     streamChat(opts) {
       const model = opts.model ?? (opts.research ? cfg.researchModel : cfg.model);
       if (opts.research && cfg.research) return runResearch(chat, { ...opts, model }, cfg.search, cfg.research);
-      const tools = [...(opts.tools ?? []), ...(opts.webSearch && cfg.search ? [webSearchTool(cfg.search, opts.warn)] : [])];
-      return streamWithTools(client, cfg, { model, messages: opts.messages, tools, signal: opts.signal, onUsage: opts.onUsage });
+      return streamWithTools(client, cfg, { model, messages: opts.messages, tools: opts.tools, signal: opts.signal, onUsage: opts.onUsage });
     },
   };
 }

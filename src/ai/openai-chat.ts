@@ -5,7 +5,6 @@ import { parseSseBatches } from './sse-parse';
 import { ThinkSplitter } from './think-splitter';
 import { runResearch, type ResearchSettings } from './research-loop';
 import type { SearchProvider } from './search';
-import { webSearchTool } from './web-search-tool';
 import { shapeChatMessages, type ChatTurn } from './shape-chat-messages';
 import { createCapabilities, type Capabilities } from './capabilities';
 import { fitContext, overrunOf, promptRoom, type RenderRequest } from './fit-context';
@@ -52,8 +51,7 @@ export function createChatProvider(cfg: ChatProviderConfig): AiProvider {
     streamChat(opts) {
       const model = opts.model ?? (opts.research ? cfg.researchModel : cfg.model);
       if (opts.research) return runResearch(chat, { ...opts, model }, cfg.search, cfg.research);
-      const tools = [...(opts.tools ?? []), ...(opts.webSearch && cfg.search ? [webSearchTool(cfg.search, opts.warn)] : [])];
-      return chat.stream({ model, messages: opts.messages, tools, signal: opts.signal });
+      return chat.stream({ model, messages: opts.messages, tools: opts.tools, signal: opts.signal });
     },
   };
 }

@@ -1,6 +1,26 @@
 import { newId } from '../ids';
 import { AiError, type AiEvent, type AiTool, type StreamChatOptions, type WebSearchResult } from './ai.types';
 import type { SearchProvider } from './search';
+import type { ToolSource } from '../tools/tool.types';
+
+/**
+ * `web_search`, to the registry (src/tools/): chat turns and group answers, through the search
+ * connection (docs/chat.md, "Web search in chat"). Not on openai-responses, where searching is
+ * OpenAI's own hosted tool (the provider's `webSearch`: group answers and research only, since in
+ * chat it would be OpenAI's paid search on every turn, which nobody configured). Research turns
+ * search in their own loop (research-loop.ts).
+ */
+export const webSearchToolSource: ToolSource = {
+  id: 'web_search',
+  label: 'Web search',
+  priority: 80,
+  kinds: ['chat', 'group'],
+  async tools(turn) {
+    if (turn.provider === 'openai-responses') return [];
+    const search = await turn.deps.connections.search();
+    return search ? [{ ...webSearchTool(search, turn.warn), label: 'Web search' }] : [];
+  },
+};
 
 /** The `web_search` function offered to chat-completions models when a search provider is set. */
 export function webSearchTool(search: SearchProvider, warn?: StreamChatOptions['warn']): AiTool {

@@ -8,9 +8,9 @@ import { countUnfinishedOfUser, createResponse, eventsAfter, findResponseById, i
 import { CANCEL_TOPIC, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo, turnLeaseName } from './turn-leases';
 import { findLease } from '../tasks/lease.store';
 import { serializeOn, type Tx, type Work } from '../db/work';
-import { chatTools } from './chat.tools';
+import { findUser } from '../account/account.store';
 import { memoryForTurn } from '../memory/memory.prompt';
-import { filePartOf, filesIntoMessage, offersFileTools, type FilePart } from '../files/files-for-turn';
+import { filePartOf, filesIntoMessage, type FilePart } from '../files/files-for-turn';
 import { attachFiles } from '../files/file.store';
 import type { FileRow } from '../db/schema';
 import { endingEvent, type EventWriter } from './event-log';
@@ -114,30 +114,31 @@ async function runResponse(
     // A resumed turn finds its connection again by the model it recorded (gone: it fails saying so).
     const target = resolved ?? (await targetOf(deps, response));
     const ai = target.provider;
+    const user = await deps.store.read((tx) => findUser(tx, response.userId));
     // Off (`enableMemories`): no memory in the prompt and no memory tools (src/memory/).
-    const memory = await memoryForTurn(deps, response.userId);
+    const memory = await memoryForTurn(deps, user);
+    const warn: StreamChatOptions['warn'] = (msg, fields) => deps.log.warn(msg, { ...where, ...fields });
     const streamOpts: StreamChatOptions = {
       model: target.model,
       research: response.kind === 'research',
-      // Everyday chat may search the web too, through the configured search provider (the
-      // `web_search` function of openai-chat, docs/chat.md). Not on openai-responses: there it
-      // would mean OpenAI's own paid search on every turn, which nobody configured.
-      webSearch: response.kind === 'chat' && ai.name !== 'openai-responses',
       messages: resume ? [] : await buildMessages(deps, response, memory?.message),
-      tools: chatTools(deps, {
-        userId: response.userId,
+      // What this user may use now, from every domain's source (src/tools/; everyday chat's
+      // `web_search` among them, docs/chat.md).
+      tools: await deps.tools.forTurn({
+        deps,
+        kind: response.kind,
+        user: { id: response.userId, subscriptionTier: user?.subscriptionTier ?? '', enableMemories: !!memory },
         conversationId: response.conversationId,
         responseId: response.id,
-        memories: !!memory,
-        files: await offersFileTools(deps, response.userId, response.conversationId),
-        images: await deps.connections.images(),
+        provider: ai.name,
+        warn,
       }),
       signal,
       onCursor: (c) => writer.setCursor(c),
       onToolOutput: (toolOutput) => writer.recordToolOutput(toolOutput),
       resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
       toolOutputs: resume ? await deps.store.read((tx) => toolOutputsOf(tx, response.id)) : undefined,
-      warn: (msg, fields) => deps.log.warn(msg, { ...where, ...fields }),
+      warn,
       // The one place a turn's token counts are recorded (for metering to read later).
       onUsage: (usage) => deps.log.info('turn usage', { ...where, model: target.id, ...usage }),
     };

@@ -160,7 +160,7 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
     return { row, apiKey: row.credential ? await sealer.open(row.credential) : undefined };
   };
 
-  /** A row's adapter, built once per version (and per search connection, which chat tools use). */
+  /** A row's adapter, built once per version (and per search connection, which the research loop uses). */
   function adapter<T>(row: ConnectionRow, extraKey: string, build: (c: OpenConnection) => T | Promise<T>): Promise<T> {
     const key = `${row.version}:${extraKey}`;
     const hit = adapters.get(row.id);

@@ -6,6 +6,8 @@ import { readableFile } from './file.routes';
 import { readChunks } from './file-text.store';
 import { searchDocuments } from './embeddings-search';
 import { CHUNK_OVERLAP } from './extract-pending';
+import { offersFileTools } from './files-for-turn';
+import type { ToolSource } from '../tools/tool.types';
 
 /** Characters of a document one `read_file` call hands the model, at most (about 2,000 tokens). */
 export const READ_FILE_CHARS = 8000;
@@ -16,6 +18,16 @@ const CHUNKS_PER_PART = 4;
 /** Hits of `search_files` handed to the model, and the excerpt of each. */
 const SEARCH_HITS = 5;
 const HIT_CHARS = 600;
+
+/** The file tools, to the registry (src/tools/): offered when the turn has documents to read. */
+export const fileToolSource: ToolSource = {
+  id: 'files',
+  label: 'Files',
+  priority: 70,
+  async tools(turn) {
+    return (await offersFileTools(turn.deps, turn.user.id, turn.conversationId)) ? fileTools(turn.deps, { userId: turn.user.id, conversationId: turn.conversationId }) : [];
+  },
+};
 
 /**
  * The tools over the user's files (docs/files.md, "In chat and research"): `read_file` reads an

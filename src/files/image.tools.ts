@@ -10,6 +10,7 @@ import { findBlob } from './file.store';
 import { contentUrl } from './file.view';
 import { findGeneratedFile } from './generated-image.store';
 import { ImagesError, requestImage, type ImageRequest } from './images-client';
+import type { ToolSource } from '../tools/tool.types';
 
 /** Longest prompt taken (dall-e-3's limit; the GPT image models take more). */
 export const IMAGE_PROMPT_MAX_CHARS = 4000;
@@ -24,6 +25,16 @@ const EDITABLE: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jp
 const KEPT_AS = ['png', 'jpg', 'webp', 'gif'];
 
 type Made = { file: FileRow } | { error: string };
+
+/** The image tools, to the registry (src/tools/): offered with an enabled images connection. */
+export const imageToolSource: ToolSource = {
+  id: 'images',
+  label: 'Images',
+  priority: 60,
+  async tools(turn) {
+    return imageTools(turn.deps, { userId: turn.user.id, responseId: turn.responseId, images: await turn.deps.connections.images() });
+  },
+};
 
 /**
  * The function tools that make images (docs/files.md, "Image generation and editing"), offered

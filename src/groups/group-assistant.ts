@@ -9,6 +9,7 @@ import { endAnswer, publishProgress, publishRecorded, recordGroupEvent, seedProg
 import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
 import { AiError, AnswerCutError, type AiEvent, type AiMessage } from '../ai/ai.types';
 import { searchFailureOf } from '../ai/web-search-tool';
+import { findUser } from '../account/account.store';
 
 /** `@ai` (or the configured handle) as a word of its own, in any case. */
 export function mentionsAssistant(text: string, handle: string): boolean {
@@ -58,12 +59,25 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   let cutOff: string | undefined;
   const deadline = AbortSignal.timeout(ANSWER_TIMEOUT_MS);
   try {
+    const warn = (msg: string, fields: Record<string, unknown>) => deps.log.warn(msg, { ...where, ...fields });
+    const asker = await deps.store.read((tx) => findUser(tx, trigger.sender.id));
     const turns = target.provider.streamChat({
       model: target.model,
       messages: await contextOf(deps, group),
+      // OpenAI's hosted search (openai-responses); the other providers search through the
+      // registry's `web_search` function, the one group tool today (src/tools/).
       webSearch: true,
+      tools: await deps.tools.forTurn({
+        deps,
+        kind: 'group',
+        user: { id: trigger.sender.id, subscriptionTier: asker?.subscriptionTier ?? '', enableMemories: false },
+        conversationId: group.conversationId,
+        responseId: replyTo,
+        provider: target.provider.name,
+        warn,
+      }),
       signal: deadline,
-      warn: (msg, fields) => deps.log.warn(msg, { ...where, ...fields }),
+      warn,
     });
     for await (const ev of turns) {
       if (ev.type === 'text.delta') {

@@ -1,8 +1,7 @@
 import type { AppDeps } from '../deps';
-import type { Memory } from '../db/schema';
+import type { Memory, User } from '../db/schema';
 import type { AiMessage } from '../ai/ai.types';
 import { estimateTokens } from '../ai/count-tokens';
-import { findUser } from '../account/account.store';
 import { listMemories } from './memory.store';
 import { oneLine } from './memory.rules';
 
@@ -22,12 +21,10 @@ export interface TurnMemory {
   message?: AiMessage;
 }
 
-export async function memoryForTurn(deps: AppDeps, userId: string): Promise<TurnMemory | undefined> {
-  const { user, memories } = await deps.store.read(function* (tx) {
-    const user = yield* findUser(tx, userId);
-    return { user, memories: user?.enableMemories ? yield* listMemories(tx, userId) : [] };
-  });
+/** `user`: the turn's user as read when it began (its switch decides, as it does for the memory tools). */
+export async function memoryForTurn(deps: AppDeps, user: Pick<User, 'id' | 'enableMemories'> | undefined): Promise<TurnMemory | undefined> {
   if (!user?.enableMemories) return undefined;
+  const memories = await deps.store.read((tx) => listMemories(tx, user.id));
   return { message: memoryMessage(memories, deps.config.memoryPromptTokens) };
 }
 

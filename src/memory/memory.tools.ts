@@ -4,6 +4,7 @@ import type { Memory } from '../db/schema';
 import { findUser } from '../account/account.store';
 import { addMemory, deleteMemory, updateMemory } from './memory.store';
 import { MEMORY_MAX_CHARS, fullMessage } from './memory.rules';
+import type { ToolSource } from '../tools/tool.types';
 
 export const MEMORY_OFF = 'Memory is turned off by the user: nothing was saved or changed.';
 
@@ -16,6 +17,16 @@ interface MemoryToolSpec {
   parameters: Record<string, unknown>;
   act(args: Record<string, unknown>, callKey: string): Promise<Outcome>;
 }
+
+/** The memory tools, to the registry (src/tools/): offered while the user's `enableMemories` is on. */
+export const memoryToolSource: ToolSource = {
+  id: 'memory',
+  label: 'Memory',
+  priority: 70,
+  async tools(turn) {
+    return turn.user.enableMemories ? memoryTools(turn.deps, { userId: turn.user.id, responseId: turn.responseId }) : [];
+  },
+};
 
 /**
  * The function tools that let the model keep facts about the user (docs/memory.md): offered only

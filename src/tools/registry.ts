@@ -1,0 +1,120 @@
+import { estimateTokens } from '../ai/count-tokens';
+import type { SourceTool, ToolDef, ToolSource, ToolTurn, TurnKind } from './tool.types';
+
+/**
+ * `deps.tools`: the one registry every domain contributes its tools to (STYLE.md §19; the
+ * contract is src/tools/tool.types.ts, the picture docs/architecture.md, "Tools").
+ */
+export interface ToolRegistry {
+  /** Add a domain's source (at build time). A second source with the same id is a programming error. */
+  register(source: ToolSource): void;
+  /** The sources, in registration order. */
+  sources(): readonly ToolSource[];
+  /** The tools this turn may use, in registration order, within the budget. */
+  forTurn(turn: ToolTurn): Promise<ToolDef[]>;
+}
+
+const DEFAULT_KINDS: readonly TurnKind[] = ['chat', 'research'];
+export const DEFAULT_PRIORITY = 50;
+const SOURCE_ID = /^[a-z0-9_]{1,40}$/;
+
+export function createToolRegistry(initial: readonly ToolSource[] = []): ToolRegistry {
+  const sources: ToolSource[] = [];
+  const registry: ToolRegistry = {
+    register(source) {
+      if (!SOURCE_ID.test(source.id)) throw new Error(`a tool source's id is 1–40 of [a-z0-9_]: "${source.id}"`);
+      if (sources.some((s) => s.id === source.id)) throw new Error(`the tool source "${source.id}" is registered twice`);
+      sources.push(source);
+    },
+    sources: () => sources,
+    async forTurn(turn) {
+      const asked = sources.filter((s) => (s.kinds ?? DEFAULT_KINDS).includes(turn.kind) && assistantAllowsSource(turn, s.id));
+      // Asked together: one slow source (an MCP server listing its tools) is the turn's only wait.
+      const offered = await Promise.all(asked.map((s) => offeredBy(turn, s)));
+      const seen = new Set<string>();
+      const groups: { source: ToolSource; tools: ToolDef[] }[] = [];
+      for (const [i, source] of asked.entries()) {
+        const tools: ToolDef[] = [];
+        for (const tool of offered[i]!) {
+          if (!assistantAllowsTool(turn, source.id, tool.name)) continue;
+          // Names are what the model calls: the first source to offer one keeps it.
+          if (seen.has(tool.name)) {
+            turn.deps.log.warn('a tool name is offered twice: the later one is left out', { source: source.id, tool: tool.name, responseId: turn.responseId });
+            continue;
+          }
+          seen.add(tool.name);
+          tools.push(defOf(source, tool));
+        }
+        if (tools.length) groups.push({ source, tools });
+      }
+      return withinBudget(turn, groups, turn.deps.config.toolsMaxTokens).flatMap((g) => g.tools);
+    },
+  };
+  for (const s of initial) registry.register(s);
+  return registry;
+}
+
+async function offeredBy(turn: ToolTurn, source: ToolSource): Promise<SourceTool[]> {
+  try {
+    return await source.tools(turn);
+  } catch (err) {
+    turn.deps.log.warn('a tool source failed: its tools are left out of this turn', {
+      source: source.id,
+      responseId: turn.responseId,
+      cause: err instanceof Error ? err.message : String(err),
+    });
+    return [];
+  }
+}
+
+function defOf(source: ToolSource, tool: SourceTool): ToolDef {
+  const { label, approval, sizeHint, ...ai } = tool;
+  return {
+    ...ai,
+    source: source.id,
+    label: label ?? tool.name,
+    approval: approval ?? 'never',
+    sizeHint: sizeHint ?? estimateTokens(JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters })),
+  };
+}
+
+/**
+ * The sources whose tools fit `max` tokens together: while they do not, the lowest-priority
+ * source (the last registered among equals) is dropped whole, and the log says which. A source
+ * is dropped whole since half an MCP server's tools, or read_file without search_files, would
+ * confuse the model more than their absence.
+ */
+function withinBudget<G extends { source: ToolSource; tools: ToolDef[] }>(turn: ToolTurn, groups: G[], max: number): G[] {
+  const cost = (g: G) => g.tools.reduce((n, t) => n + t.sizeHint, 0);
+  let total = groups.reduce((n, g) => n + cost(g), 0);
+  if (total <= max) return groups;
+  const byPriority = groups.map((g, i) => ({ g, i })).sort((a, b) => (a.g.source.priority ?? DEFAULT_PRIORITY) - (b.g.source.priority ?? DEFAULT_PRIORITY) || b.i - a.i);
+  const dropped = new Set<G>();
+  for (const { g } of byPriority) {
+    if (total <= max) break;
+    dropped.add(g);
+    total -= cost(g);
+  }
+  turn.deps.log.warn('tools left out of a turn: their definitions would pass PARLEY_TOOLS_MAX_TOKENS', {
+    responseId: turn.responseId,
+    max,
+    sources: [...dropped].map((g) => ({ source: g.source.id, tools: g.tools.length, tokens: cost(g) })),
+  });
+  return groups.filter((g) => !dropped.has(g));
+}
+
+/** An assistant naming sources or tools allows those only; the MCP source is allowed by naming its servers too. */
+function assistantAllowsSource(turn: ToolTurn, sourceId: string): boolean {
+  const a = turn.assistant;
+  if (!a || a.tools === null) return true;
+  if (sourceId === 'mcp' && a.mcpServerIds.length) return true;
+  // A tool named alone lets its source be asked; the tool filter then keeps that tool only.
+  return a.tools.length > 0;
+}
+
+function assistantAllowsTool(turn: ToolTurn, sourceId: string, name: string): boolean {
+  const a = turn.assistant;
+  if (!a || a.tools === null) return true;
+  if (sourceId === 'mcp' && a.mcpServerIds.length) return true;
+  return a.tools.includes(sourceId) || a.tools.includes(name);
+}

@@ -1,0 +1,93 @@
+import type { AiProvider, AiTool, StreamChatOptions } from '../ai/ai.types';
+import type { AppDeps } from '../deps';
+
+/**
+ * The contract between the tool registry (`deps.tools`, registry.ts) and the domains that
+ * contribute tools to it (docs/architecture.md, "Tools: contributed to one registry").
+ *
+ * To contribute tools, a domain writes one `ToolSource` and registers it where the app's
+ * dependencies are built (src/build-deps.ts):
+ *
+ *   export const canvasToolSource: ToolSource = {
+ *     id: 'canvas',
+ *     label: 'Canvas',
+ *     async tools(turn) {
+ *       return [{ name: 'generate_canvas', description: '…', parameters: {…}, run: async (args, emit, callId, callKey) => '…' }];
+ *     },
+ *   };
+ *
+ * `tools(turn)` is asked once per turn (and per round of a group answer), so it returns what this
+ * user may use right now: it may read the database (`turn.deps.store`) or ask a connection, but
+ * should answer quickly; a source that throws is left out of that turn and logged, never the
+ * turn's failure. A source with per-user state (MCP: one connection per user and server) keeps
+ * it itself, keyed by `turn.user.id`.
+ */
+
+/** The kinds of turn that ask for tools. */
+export type TurnKind = 'chat' | 'research' | 'group';
+
+/** What a turn's assistant (src/assistants/) allows; absent: no assistant, every source the admin allows. */
+export interface TurnAssistant {
+  id: string;
+  /**
+   * Source ids (`memory`, `web_search`, `mcp`…) and tool names (`generate_canvas`) it may use;
+   * null: whatever the admin allows.
+   */
+  tools: string[] | null;
+  /** MCP servers (their ids) it may use; read by the MCP source. */
+  mcpServerIds: string[];
+  /** Files this assistant always searches (its knowledge): read by the files source. */
+  knowledgeFileIds: string[];
+}
+
+/** Who and what a turn is, as the sources need it. */
+export interface ToolTurn {
+  deps: AppDeps;
+  kind: TurnKind;
+  user: { id: string; subscriptionTier: string; enableMemories: boolean };
+  conversationId: string;
+  /** The response being written; a group answer: the group message it answers. */
+  responseId: string;
+  /** Which adapter runs the turn: a source may leave out what the provider does itself. */
+  provider: AiProvider['name'];
+  assistant?: TurnAssistant;
+  /** A problem the turn survives (a failed web search), for the operator's log with the turn's ids. */
+  warn?: StreamChatOptions['warn'];
+}
+
+/** A tool as a source offers it: an `AiTool`, with what the registry cannot guess. */
+export interface SourceTool extends AiTool {
+  /** A short name for people (the admin's list, the approval prompt); default: the tool's name. */
+  label?: string;
+  /** 'ask': the source itself asks first for every call (e.g. an MCP server an admin marked so). */
+  approval?: ToolApproval;
+  /** Tokens its definition costs in a request; default: estimated from its JSON. */
+  sizeHint?: number;
+}
+
+export type ToolApproval = 'never' | 'ask';
+
+/** A tool as the registry hands it to a turn. Providers see an `AiTool`. */
+export interface ToolDef extends AiTool {
+  /** The id of the source that contributed it. */
+  source: string;
+  label: string;
+  approval: ToolApproval;
+  sizeHint: number;
+}
+
+export interface ToolSource {
+  /** Unique, `[a-z0-9_]`: what admins switch and assistants name (`memory`, `files`, `mcp`). */
+  id: string;
+  /** For people: the admin's list, the assistant editor. */
+  label: string;
+  /**
+   * When a turn's tools do not fit its budget, sources of the lowest priority are dropped first
+   * (whole). Default 50; the built-in sources are 40–80, so an MCP server's dozens of tools
+   * (default priority) go before a user's memory does.
+   */
+  priority?: number;
+  /** The turns it serves; default chat and research. */
+  kinds?: readonly TurnKind[];
+  tools(turn: ToolTurn): Promise<SourceTool[]>;
+}
