@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import { bearerAuthChallengeResponse, OAuthError, OAuthErrorCode, originValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
 import type { AppDeps } from '../deps';
 import { pageRoute } from '../http/register';
-import { createLimits } from '../http/shared-limits';
+import type { Limits } from '../http/shared-limits';
 import { newId } from '../ids';
 import { createParleyMcpHandler } from './mcp-server';
 import { verifyMcpToken } from './mcp-auth';
@@ -17,13 +17,12 @@ export const MCP_METHODS = 'GET, POST, DELETE';
  * `/mcp`, Parley as an MCP server over streamable HTTP (docs/mcp-server.md). Each request: its
  * `Origin`, when a browser sent one, must be Parley's own or a loopback page's (403 otherwise:
  * DNS rebinding); then its credential (401 with the OAuth challenge without one); then the SDK's
- * handler, with the caller, on a fresh server instance.
+ * handler, with the caller, on a fresh server instance. `limits` are the app's, which the
+ * operations and /v1 take from too (the `ai` bucket, open streams): one budget per user.
  */
-export function mcpRoutes(deps: AppDeps) {
+export function mcpRoutes(deps: AppDeps, limits: Limits) {
   const handler = createParleyMcpHandler(deps);
   deps.lifecycle.onShutdown('mcp handler', () => handler.close());
-  // The server's per-user limits, as the operations' (the `ai` bucket, open streams).
-  const limits = createLimits(deps);
   type Ctx = { request: Request };
   const serve = pageRoute<Ctx>(deps, async ({ request }) => {
     const refused = originValidationResponse(request, allowedOrigins(deps));

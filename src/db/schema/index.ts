@@ -18,4 +18,5 @@ export * from './feedback';
 export * from './support';
 export * from './setup';
 export * from './connections';
+export * from './api-responses';
 export * from './oauth';
