@@ -74,7 +74,7 @@ describe('connecting an MCP client, in Chromium through the compiled binary', ()
     // Settings: the /mcp address to give an application, and the one connected, disconnected.
     await page.goto(`${world.url}/settings`);
     const mcp = page.getByRole('region', { name: 'Use Parley from other apps (MCP)' });
-    await mcp.getByText(`${world.url}/mcp`).waitFor();
+    await expect(mcp.getByLabel("Address of Parley's MCP server").inputValue()).resolves.toBe(`${world.url}/mcp`);
     await mcp.getByText('Editor', { exact: true }).waitFor();
     page.once('dialog', (d) => void d.accept());
     await mcp.getByRole('button', { name: 'Disconnect' }).click();
