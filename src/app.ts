@@ -40,8 +40,10 @@ import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from '.
 import { V1_PATHS, V1_PATTERNS, v1Routes } from './openai-compat/v1.routes';
 import { createLimits } from './http/shared-limits';
 import { openAiErrorOf, openAiErrorResponse } from './http/errors';
+import { mcpOperations } from './mcp/mcp.routes';
+import { MCP_CALLBACK_PATH, MCP_CLIENT_METADATA_PATH, mcpOAuthOpenApiPaths, mcpOAuthRoutes } from './mcp/mcp-oauth.routes';
 import { MCP_METHODS, MCP_PATH, mcpRoutes } from './mcp-server/mcp.routes';
-import { OAUTH_ROUTES, oauthRoutes as mcpOAuthRoutes } from './mcp-server/oauth/oauth.routes';
+import { OAUTH_ROUTES, oauthRoutes as mcpServerOAuthRoutes } from './mcp-server/oauth/oauth.routes';
 import { oauthConsentOperations } from './mcp-server/oauth/oauth-consent.routes';
 import { mcpOpenApiPaths } from './mcp-server/mcp-openapi';
 
@@ -75,6 +77,7 @@ export const operations: readonly AnyOperation[] = [
   ...newsOperations,
   ...miniAppOperations,
   ...serverInfoOperations,
+  ...mcpOperations,
   ...oauthConsentOperations,
 ];
 
@@ -92,6 +95,8 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     ...['/api/health', '/api/openapi.json', '/api/docs'].map((page) => [page, PAGE_METHODS] as const),
     [LOGIN_LINK_PATH, `${PAGE_METHODS}, POST`],
     ...Object.entries(V1_PATHS),
+    [MCP_CALLBACK_PATH, PAGE_METHODS],
+    [MCP_CLIENT_METADATA_PATH, PAGE_METHODS],
     [MCP_PATH, MCP_METHODS],
     ...Object.entries(OAUTH_ROUTES),
   ]);
@@ -106,7 +111,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths, ...mcpOpenApiPaths }, undefined, deps.config));
+      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths, ...mcpOAuthOpenApiPaths, ...mcpOpenApiPaths }, undefined, deps.config));
     }
     return openapi;
   };
@@ -151,6 +156,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .use(v1Routes(deps, limits))
     // Parley as an MCP server, beside the operations (docs/mcp-server.md).
     .use(mcpRoutes(deps, limits))
+    .use(mcpServerOAuthRoutes(deps))
     .use(mcpOAuthRoutes(deps));
   // The web app is a client like any other (docs/architecture.md): its routes only hand out files.
   if (deps.config.web) app.use(webRoutes(deps));

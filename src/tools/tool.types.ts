@@ -53,6 +53,8 @@ export interface ToolTurn {
   assistant?: TurnAssistant;
   /** A problem the turn survives (a failed web search), for the operator's log with the turn's ids. */
   warn?: StreamChatOptions['warn'];
+  /** The turn's end (cancelled, lease lost): a tool waiting on another server (MCP) stops waiting with it. */
+  signal?: AbortSignal;
 }
 
 /** A tool as a source offers it: an `AiTool`, with what the registry cannot guess. */

@@ -19,4 +19,5 @@ export * from './support';
 export * from './setup';
 export * from './connections';
 export * from './api-responses';
+export * from './mcp';
 export * from './oauth';

@@ -6,8 +6,9 @@ import { ApiKeysSection } from './settings-keys';
 import { OtherAppsSection } from './settings-other-apps';
 import { BookmarksSection } from './settings-bookmarks';
 import { ConversationsSection } from './settings-conversations';
+import { McpSection } from './settings-mcp';
 
-/** The user's settings: preferences, account, API keys, MCP clients, bookmarks, and the way to the sessions page. */
+/** The user's settings: preferences, account, API keys, MCP servers, other apps over MCP, bookmarks, and the way to the sessions page. */
 export function Settings() {
   return (
     <section class="page settings" aria-labelledby="settings-title">
@@ -22,6 +23,7 @@ export function Settings() {
       <PreferencesSection />
       <AccountSection />
       <ApiKeysSection />
+      <McpSection />
       <OtherAppsSection />
       <BookmarksSection />
       <ConversationsSection />
