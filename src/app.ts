@@ -42,6 +42,10 @@ import { createLimits } from './http/shared-limits';
 import { openAiErrorOf, openAiErrorResponse } from './http/errors';
 import { mcpOperations } from './mcp/mcp.routes';
 import { MCP_CALLBACK_PATH, MCP_CLIENT_METADATA_PATH, mcpOAuthOpenApiPaths, mcpOAuthRoutes } from './mcp/mcp-oauth.routes';
+import { MCP_METHODS, MCP_PATH, mcpRoutes } from './mcp-server/mcp.routes';
+import { OAUTH_ROUTES, oauthRoutes as mcpServerOAuthRoutes } from './mcp-server/oauth/oauth.routes';
+import { oauthConsentOperations } from './mcp-server/oauth/oauth-consent.routes';
+import { mcpOpenApiPaths } from './mcp-server/mcp-openapi';
 
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [
@@ -74,6 +78,7 @@ export const operations: readonly AnyOperation[] = [
   ...miniAppOperations,
   ...serverInfoOperations,
   ...mcpOperations,
+  ...oauthConsentOperations,
 ];
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */
@@ -92,19 +97,21 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     ...Object.entries(V1_PATHS),
     [MCP_CALLBACK_PATH, PAGE_METHODS],
     [MCP_CLIENT_METADATA_PATH, PAGE_METHODS],
+    [MCP_PATH, MCP_METHODS],
+    ...Object.entries(OAUTH_ROUTES),
   ]);
   const allowOf = (path: string) =>
     allowed.get(path) ??
     V1_PATTERNS.find(([pattern]) => pattern.test(path))?.[1] ??
     (OAUTH_PAGE.test(path) || FILE_CONTENT_PATH.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
-  // One set of per-user limits for the operations and the /v1 door (src/http/shared-limits.ts).
+  // One set of per-user limits for the operations, the /v1 door and /mcp (src/http/shared-limits.ts).
   const limits = createLimits(deps);
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
   let openapi: string | undefined;
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths, ...mcpOAuthOpenApiPaths }, undefined, deps.config));
+      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths, ...mcpOAuthOpenApiPaths, ...mcpOpenApiPaths }, undefined, deps.config));
     }
     return openapi;
   };
@@ -147,6 +154,9 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .use(loginLinkRoutes(deps))
     .use(fileContentRoutes(deps))
     .use(v1Routes(deps, limits))
+    // Parley as an MCP server, beside the operations (docs/mcp-server.md).
+    .use(mcpRoutes(deps, limits))
+    .use(mcpServerOAuthRoutes(deps))
     .use(mcpOAuthRoutes(deps));
   // The web app is a client like any other (docs/architecture.md): its routes only hand out files.
   if (deps.config.web) app.use(webRoutes(deps));

@@ -336,6 +336,13 @@ export const settings = {
   oauthAuthentikClientId: oauthRow('AUTHENTIK', 'Authentik', 'client id'),
   oauthAuthentikClientSecret: oauthRow('AUTHENTIK', 'Authentik', 'client secret'),
   oauthAuthentikBaseUrl: oauthRow('AUTHENTIK', 'Authentik', 'base URL', 'e.g. `https://auth.example.org`'),
+  // --- Parley as an MCP server (docs/mcp-server.md) ---
+  mcpOAuthMaxPendingClients: setting({
+    env: 'PARLEY_MCP_OAUTH_MAX_PENDING_CLIENTS',
+    default: '1000',
+    doc: 'OAuth client registrations of MCP clients (`/mcp/oauth/register`, open to anyone as MCP clients expect) that no user has allowed yet, at most; past it a registration answers 429 until the unused ones are deleted (a day after they registered). Keeps an anonymous flood from filling the disk.',
+    parse: int(10, 1_000_000),
+  }),
   // --- connections ---
   secretKey: setting({
     env: 'PARLEY_SECRET_KEY',

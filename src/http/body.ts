@@ -30,6 +30,23 @@ function decodeUtf8(buf: Uint8Array): string | undefined {
  * holding the bytes only.
  */
 export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const buf = await readBoundedBody(request, maxBytes);
+  // A body must say it is JSON. Without a Content-Type it is refused too: a browser sends a Blob
+  // body with no type and no preflight, so accepting one would let a page on a sibling subdomain
+  // post with the session cookie (SameSite=Lax does not stop same-site requests).
+  if (buf.byteLength) {
+    const type = request.headers.get('content-type');
+    if (type !== 'application/json' && !(type && /^application\/json\s*(;|$)/i.test(type)))
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Content-Type must be application/json' });
+  }
+  return buf;
+}
+
+/**
+ * The body, at most `maxBytes` (413 past it), whatever its type: for the routes that take what
+ * is not JSON and check its type themselves (the OAuth token endpoint's form).
+ */
+export async function readBoundedBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   const headers = request.headers;
   const length = headers.get('content-length');
   if (length !== null && Number(length) > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
@@ -44,14 +61,6 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
     throw request.signal.aborted && !(err instanceof AppError) ? new AppError('CLIENT_CLOSED_REQUEST', { cause: err }) : err;
   }
   if (buf.byteLength > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE');
-  // A body must say it is JSON. Without a Content-Type it is refused too: a browser sends a Blob
-  // body with no type and no preflight, so accepting one would let a page on a sibling subdomain
-  // post with the session cookie (SameSite=Lax does not stop same-site requests).
-  if (buf.byteLength) {
-    const type = headers.get('content-type');
-    if (type !== 'application/json' && !(type && /^application\/json\s*(;|$)/i.test(type)))
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Content-Type must be application/json' });
-  }
   return buf;
 }
 

@@ -5,6 +5,7 @@ import { pruneGroupEvents } from '../groups/group-events.store';
 import { pruneEndedSessions } from '../auth/auth.store';
 import { pruneLoginLinks } from '../auth/login-link.store';
 import { pruneSetupTokens } from '../setup/setup.store';
+import { pruneOAuth } from '../mcp-server/oauth/oauth.store';
 import { releaseLease, tryAcquireLease } from './lease.store';
 import { sweepBlobs } from '../files/sweep-blobs';
 import { pruneApiResponses } from '../openai-compat/api-response.store';
@@ -39,6 +40,8 @@ const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, n
   { name: 'group events', run: (d, now) => d.store.read((tx) => pruneGroupEvents(tx, d.config.groupEventRetentionDays, now)) },
   { name: 'login links', run: async (d, now) => ({ loginLinks: await d.store.read((tx) => pruneLoginLinks(tx, now - DAY_MS)) }) },
   { name: 'setup links', run: async (d, now) => ({ setupLinks: await d.store.read((tx) => pruneSetupTokens(tx, now - DAY_MS)) }) },
+  // MCP clients' expired codes and tokens, grants revoked a month ago, registrations never used after a day.
+  { name: 'mcp oauth', run: async (d, now) => ({ mcpOAuth: await d.store.write((tx) => pruneOAuth(tx, now, DAY_MS, 30 * DAY_MS)) }) },
   // Bytes of files gone with their user (a cascade), or missed by the sweep after a deletion.
   { name: 'file blobs', run: async (d) => ({ blobs: d.files ? await sweepBlobs({ ...d, files: d.files }) : 0 }) },
 ];

@@ -10,6 +10,8 @@ import { insertSupportMessage, insertSupportThread } from '../../src/support/sup
 import { addMemory } from '../../src/memory/memory.store';
 import { findOffer, insertOffer } from '../../src/chat/share.store';
 import { insertMcpServer } from '../../src/mcp/mcp-server.store';
+import { createClient, createGrant } from '../../src/mcp-server/oauth/oauth.store';
+import { issueTokens } from '../../src/mcp-server/oauth/oauth-tokens';
 
 /**
  * The authorisation matrix's registry: ONE ROW PER OPERATION of `operations` (src/app.ts).
@@ -131,6 +133,12 @@ export const authzCases: Record<string, AuthzCase> = {
   'memories/updateMemory': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMemory(ctx, owner), content: 'mine now' })),
   'memories/deleteMemory': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMemory(ctx, owner) })),
   'memories/deleteAllMemories': NO_RESOURCE,
+  // --- MCP clients' OAuth grants (src/mcp-server/oauth/): the client ids are no one's ---
+  'mcpAccess/checkAuthorization': NO_RESOURCE,
+  'mcpAccess/approveAuthorization': NO_RESOURCE,
+  'mcpAccess/denyAuthorization': NO_RESOURCE,
+  'mcpAccess/listGrants': NO_RESOURCE,
+  'mcpAccess/revokeGrant': foreign(404, async ({ ctx, owner }) => ({ grantId: await ownersGrant(ctx, owner) })),
   // --- feedback: an answer in another user's conversation is 403, as a bookmark's conversation ---
   'feedback/setFeedback': foreign(403, async ({ ctx, owner }) => ({ itemId: await ownersAnswer(ctx, owner), rating: 'down' })),
   'feedback/getFeedback': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id })),
@@ -292,6 +300,16 @@ async function theirFile(ctx: TestContext, owner: TestUser): Promise<string> {
     await ctx.store.write(function* (tx) {
       yield* claimBlob(tx, sha256, 5, Date.now());
       return yield* insertFile(tx, { userId: owner.user.id, sha256, filename: 'theirs.txt', mimeType: 'text/plain', kind: 'document', size: 5, width: null, height: null, thumbSha256: null }, Date.now());
+    })
+  ).id;
+}
+
+async function ownersGrant(ctx: TestContext, owner: TestUser): Promise<string> {
+  const now = Date.now();
+  return (
+    await ctx.store.write(function* (tx) {
+      const client = yield* createClient(tx, { name: 'Editor', redirectUris: ['http://127.0.0.1/cb'], authMethod: 'none', secretHash: null, clientUri: null }, now);
+      return yield* createGrant(tx, { clientId: client.id, userId: owner.user.id, scope: 'mcp' }, issueTokens(now).hashes, now);
     })
   ).id;
 }

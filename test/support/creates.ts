@@ -179,6 +179,7 @@ export const creates: Record<string, CreateBound> = {
   'chat/streamDeepResearch': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
   'news/markRead': { kind: 'bounded', why: 'one read mark per post, and posts are written by admins' },
   'credits/grantAdReward': { kind: 'bounded', why: 'writes only with PARLEY_ENV=development (a test server)' },
+  'mcpAccess/approveAuthorization': { kind: 'bounded', why: 'a one-time code that expires after a minute (pruned hourly), under the write rate limit' },
 };
 
 /** Operations that make no row a user could pile up: reads, changes and deletions of what exists, one row per user. */
@@ -201,6 +202,7 @@ export const NOT_CREATING = new Set([
   'releaseNotes/list', 'news/list', 'miniApps/list', 'server/getCapabilities',
   'mcp/listServers', 'mcp/updateServer', 'mcp/removeServer', 'mcp/testServer', 'mcp/disconnectServer',
   'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
+  'mcpAccess/checkAuthorization', 'mcpAccess/denyAuthorization', 'mcpAccess/listGrants', 'mcpAccess/revokeGrant',
   // Public, before any account exists: they make the one first admin and nothing while one exists.
   'setup/getStatus', 'setup/checkToken', 'setup/createAdmin',
 ]);

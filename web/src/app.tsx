@@ -11,6 +11,7 @@ import { Groups, Group, JoinGroup } from './groups/groups';
 import { TopBar } from './shell/top-bar';
 import { HelpDialog, useShortcuts } from './shell/shortcuts';
 import { OfflineBanner, WhatsNewBanner } from './shell/status-banners';
+import { takeReturn } from './oauth/return-after-sign-in';
 
 // Pages most visits never open: chunks of their own (shared/lazy.tsx).
 const Sessions = lazyView(() => import('./auth/sessions').then((m) => m.Sessions));
@@ -29,7 +30,12 @@ function useSession() {
   const [error, setError] = useState<string>();
   useEffect(() => {
     call<{ user: User }>('auth/getSession')
-      .then((s) => setUser(s.user))
+      .then((s) => {
+        // Signed in on the way from an MCP client's consent page: back to it.
+        const back = takeReturn();
+        if (back) location.replace(back);
+        else setUser(s.user);
+      })
       .catch((err) => {
         if (err instanceof ApiError && err.status === 401) setUser(null);
         // A fetch that failed outright (no answer at all): no network, or the server is down; the

@@ -53,3 +53,7 @@ export const modelSettings = tables.modelSettings!;
 export const serverSettings = tables.serverSettings!;
 export const mcpServers = tables.mcpServers!;
 export const mcpTokens = tables.mcpTokens!;
+export const oauthClients = tables.oauthClients!;
+export const oauthCodes = tables.oauthCodes!;
+export const oauthGrants = tables.oauthGrants!;
+export const oauthTokens = tables.oauthTokens!;

@@ -20,3 +20,4 @@ export * from './setup';
 export * from './connections';
 export * from './api-responses';
 export * from './mcp';
+export * from './oauth';

@@ -3,11 +3,12 @@ import { onLinkClick } from '../shared/router';
 import { PreferencesSection } from './settings-preferences';
 import { AccountSection } from './settings-account';
 import { ApiKeysSection } from './settings-keys';
+import { OtherAppsSection } from './settings-other-apps';
 import { BookmarksSection } from './settings-bookmarks';
 import { ConversationsSection } from './settings-conversations';
 import { McpSection } from './settings-mcp';
 
-/** The user's settings: preferences, account, API keys, MCP servers, bookmarks, and the way to the sessions page. */
+/** The user's settings: preferences, account, API keys, MCP servers, other apps over MCP, bookmarks, and the way to the sessions page. */
 export function Settings() {
   return (
     <section class="page settings" aria-labelledby="settings-title">
@@ -23,6 +24,7 @@ export function Settings() {
       <AccountSection />
       <ApiKeysSection />
       <McpSection />
+      <OtherAppsSection />
       <BookmarksSection />
       <ConversationsSection />
     </section>
