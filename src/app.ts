@@ -36,6 +36,7 @@ import { WEB_PATH, webRoutes } from './web/web.routes';
 import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/login-link.routes';
 import { fileOperations } from './files/file.routes';
 import { serverInfoOperations } from './server-info/server-info.routes';
+import { toolOperations } from './tools/tools.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
 
 /** The whole API, one group per domain. */
@@ -56,6 +57,7 @@ export const operations: readonly AnyOperation[] = [
   ...chatOperations,
   ...shareOperations,
   ...streamOperations,
+  ...toolOperations,
   ...modelOperations,
   ...groupOperations,
   ...supportOperations,

@@ -9,6 +9,7 @@ import { CANCEL_TOPIC, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo, turnLe
 import { findLease } from '../tasks/lease.store';
 import { serializeOn, type Tx, type Work } from '../db/work';
 import { findUser } from '../account/account.store';
+import { endPendingApprovals } from '../tools/approval.store';
 import { memoryForTurn } from '../memory/memory.prompt';
 import { filePartOf, filesIntoMessage, type FilePart } from '../files/files-for-turn';
 import { attachFiles } from '../files/file.store';
@@ -132,6 +133,8 @@ async function runResponse(
         responseId: response.id,
         provider: ai.name,
         warn,
+        // "Ask first" tools wait for this user's answer, told in this response's stream.
+        stream: { writer, signal },
       }),
       signal,
       onCursor: (c) => writer.setCursor(c),
@@ -233,6 +236,8 @@ async function finish(
     if (output && (output.text || output.parts.length))
       yield* appendItem(tx, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: [...output.parts, { type: 'response.model', model: response.model }] }, now);
     yield* setResponseStatus(tx, response.id, status, now, error, lastSeq);
+    // A call still waiting for its approval will not run now.
+    yield* endPendingApprovals(tx, response.id, now);
     yield* letTurnGo(tx, deps, response.id);
   }
   const ending = endingEvent(status, error);

@@ -166,6 +166,10 @@ export const creates: Record<string, CreateBound> = {
   'chat/stream': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
   'chat/streamDeepResearch': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
   'news/markRead': { kind: 'bounded', why: 'one read mark per post, and posts are written by admins' },
+  'chat/approveToolCall': {
+    kind: 'bounded',
+    why: 'with scope "conversation", one rule row per conversation, user and tool, replaced in place: at most one per call the model asked about, deleted with the conversation',
+  },
   'credits/grantAdReward': { kind: 'bounded', why: 'writes only with PARLEY_ENV=development (a test server)' },
 };
 
@@ -188,6 +192,7 @@ export const NOT_CREATING = new Set([
   'support/listThreads', 'support/getThread', 'support/closeThread',
   'releaseNotes/list', 'news/list', 'miniApps/list', 'server/getCapabilities',
   'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
+  'chat/listToolRules', 'chat/deleteToolRule',
   // Public, before any account exists: they make the one first admin and nothing while one exists.
   'setup/getStatus', 'setup/checkToken', 'setup/createAdmin',
 ]);

@@ -48,3 +48,5 @@ export const setupTokens = tables.setupTokens!;
 export const connections = tables.connections!;
 export const modelSettings = tables.modelSettings!;
 export const serverSettings = tables.serverSettings!;
+export const toolApprovals = tables.toolApprovals!;
+export const conversationToolRules = tables.conversationToolRules!;
