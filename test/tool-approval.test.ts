@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { createTestContext, until, type TestContext, type TestUser } from './helpers';
-import { readFrames, SseReader, typesOf, type Frame } from './sse';
+import { readFrames, SseReader, typesOf } from './sse';
 import { functionCallEvents, startFakeOpenAI, textEvents, toolCallsThenAnswer } from './fakes/openai';
 import { startFakeSearxng } from './fakes/searxng';
 import { groupWith, send } from './group-helpers';
@@ -76,17 +76,6 @@ const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.
 const toolOutput = () => chatRequests().at(-1)!.messages.find((m: any) => m.role === 'tool')?.content;
 const historyCall = (id = 'h1') => toolCallsThenAnswer([{ id, name: 'search_history', args: { query: 'tea' } }], 'Done.');
 
-/** Read frames until one of `type` (included). */
-async function readUntil(reader: SseReader, type: string): Promise<Frame[]> {
-  const out: Frame[] = [];
-  for (;;) {
-    const f = await reader.next();
-    if (!f) throw new Error(`the stream ended before ${type}: ${typesOf(out).join(', ')}`);
-    out.push(f);
-    if (f.data.type === type) return out;
-  }
-}
-
 const answer = (ctx: TestContext, as: TestUser, responseId: string, itemId: string, decision: 'approve' | 'deny', scope?: 'once' | 'conversation') =>
   ctx.json('chat/approveToolCall', { responseId, itemId, decision, ...(scope ? { scope } : {}) }, as);
 
@@ -96,7 +85,7 @@ describe('ask first, on openai-chat', () => {
     await askFirst(ctx, admin, 'search_history');
     openai.chatScript = historyCall();
     const reader = new SseReader(await ctx.call('chat/stream', { message: 'what tea do I like?' }, ann));
-    const head = await readUntil(reader, 'tool_call.approval_required');
+    const head = await reader.until('tool_call.approval_required');
     const responseId = head[1]!.data.responseId;
     expect(head.at(-1)!.data).toEqual({ type: 'tool_call.approval_required', itemId: 'h1', name: 'search_history', label: 'History search', arguments: { query: 'tea' } });
     // Nothing runs meanwhile: one request upstream, the tool's round not answered.
@@ -121,7 +110,7 @@ describe('ask first, on openai-chat', () => {
     await askFirst(ctx, admin, 'search_history');
     openai.chatScript = historyCall();
     const reader = new SseReader(await ctx.call('chat/stream', { message: 'tea?' }, ann));
-    const head = await readUntil(reader, 'tool_call.approval_required');
+    const head = await reader.until('tool_call.approval_required');
     expect((await answer(ctx, ann, head[1]!.data.responseId, 'h1', 'deny')).body).toEqual({ success: true, status: 'denied' });
     const rest = await reader.all();
     expect(typesOf(rest)).toEqual(['tool_call.approval_resolved', 'content_part.added', 'text.delta', 'done']);
@@ -134,7 +123,7 @@ describe('ask first, on openai-chat', () => {
     await askFirst(ctx, admin, 'search_history');
     openai.chatScript = historyCall();
     const reader = new SseReader(await ctx.call('chat/stream', { message: 'tea?' }, ann));
-    const head = await readUntil(reader, 'tool_call.approval_required');
+    const head = await reader.until('tool_call.approval_required');
     const conversationId = head[0]!.data.conversationId;
     await answer(ctx, ann, head[1]!.data.responseId, 'h1', 'approve', 'conversation');
     await reader.all();
@@ -148,7 +137,7 @@ describe('ask first, on openai-chat', () => {
     // Another conversation asks again.
     openai.chatScript = historyCall('h3');
     const other = new SseReader(await ctx.call('chat/stream', { message: 'tea?' }, ann));
-    const otherHead = await readUntil(other, 'tool_call.approval_required');
+    const otherHead = await other.until('tool_call.approval_required');
     await answer(ctx, ann, otherHead[1]!.data.responseId, 'h3', 'deny', 'conversation');
     await other.all();
     openai.chatScript = historyCall('h4');
@@ -160,7 +149,7 @@ describe('ask first, on openai-chat', () => {
     expect((await ctx.json('chat/deleteToolRule', { conversationId, toolName: 'search_history' }, ann)).body).toEqual({ success: false });
     openai.chatScript = historyCall('h5');
     const asks = new SseReader(await ctx.call('chat/stream', { message: 'tea?', conversationId }, ann));
-    const asked = await readUntil(asks, 'tool_call.approval_required');
+    const asked = await asks.until('tool_call.approval_required');
     await answer(ctx, ann, asked[0]!.data.responseId, 'h5', 'approve');
     await asks.all();
   });
@@ -183,11 +172,11 @@ describe('ask first, on openai-chat', () => {
     await askFirst(ctx, admin, 'search_history');
     openai.chatScript = historyCall();
     const first = new SseReader(await ctx.call('chat/stream', { message: 'tea?' }, ann));
-    const head = await readUntil(first, 'tool_call.approval_required');
+    const head = await first.until('tool_call.approval_required');
     await first.close(); // the phone went into a tunnel
     const responseId = head[1]!.data.responseId;
     const again = new SseReader(await ctx.call('chat/resumeStream', { responseId }, ann));
-    const replayed = await readUntil(again, 'tool_call.approval_required');
+    const replayed = await again.until('tool_call.approval_required');
     expect(replayed).toEqual(head);
     await answer(ctx, ann, responseId, 'h1', 'approve');
     expect(typesOf(await again.all()).at(-1)).toBe('done');
@@ -198,7 +187,7 @@ describe('ask first, on openai-chat', () => {
     await askFirst(ctx, admin, 'search_history');
     openai.chatScript = historyCall();
     const reader = new SseReader(await ctx.call('chat/stream', { message: 'tea?' }, ann));
-    const head = await readUntil(reader, 'tool_call.approval_required');
+    const head = await reader.until('tool_call.approval_required');
     const responseId = head[1]!.data.responseId;
     expect((await answer(ctx, bob, responseId, 'h1', 'approve')).status).toBe(404);
     expect((await answer(ctx, ann, responseId, 'nope', 'approve')).status).toBe(404);
@@ -218,7 +207,7 @@ describe('ask first, on openai-chat', () => {
     await askFirst(ctx, admin, 'search_history');
     openai.chatScript = historyCall();
     const reader = new SseReader(await ctx.call('chat/stream', { message: 'tea?' }, ann));
-    const head = await readUntil(reader, 'tool_call.approval_required');
+    const head = await reader.until('tool_call.approval_required');
     const responseId = head[1]!.data.responseId;
     expect((await ctx.json('chat/cancelResponse', { responseId }, ann)).body.success).toBe(true);
     const rest = await reader.all();
@@ -243,7 +232,7 @@ describe("the admin's switches", () => {
     });
     openai.chatScript = historyCall();
     const reader = new SseReader(await ctx.call('chat/stream', { message: 'tea?' }, ann));
-    const head = await readUntil(reader, 'tool_call.approval_required');
+    const head = await reader.until('tool_call.approval_required');
     await answer(ctx, ann, head[1]!.data.responseId, 'h1', 'approve');
     await reader.all();
 
@@ -303,7 +292,7 @@ describe('ask first across a restart (openai-responses, which resumes its turns)
     const { ctx, admin, ann } = await setup(responsesConfig(), { durable: true });
     await askFirst(ctx, admin, 'search_history');
     const reader = new SseReader(await ctx.call('chat/stream', { message: 'tea?' }, ann));
-    const head = await readUntil(reader, 'tool_call.approval_required');
+    const head = await reader.until('tool_call.approval_required');
     await reader.close();
     await ctx.deps.tasks.shutdown(); // the process "dies" while the call waits
     await ctx.close();
