@@ -27,8 +27,8 @@ export interface BinaryServer {
  */
 export async function startBinaryServer(env: Record<string, string> = {}, users: string[] = [], opts: { admins?: string[] } = {}): Promise<BinaryServer> {
   const out = await buildBinaryOnce();
-  const database = onPg ? { PARLEY_DATABASE_URL: await freshPgDatabase() } : {};
-  const fullEnv = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-bin-server-')), 'data'), ...database, ...env };
+  const database: Record<string, string> = onPg ? { PARLEY_DATABASE_URL: await freshPgDatabase() } : {};
+  const fullEnv: Record<string, string> = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-bin-server-')), 'data'), ...database, ...env };
   const keys: Record<string, string> = {};
   for (const email of ['ann@example.org', ...users, ...(opts.admins ?? [])]) {
     const created = Bun.spawnSync([out, 'user', 'create', '--email', email, ...(opts.admins?.includes(email) ? ['--admin'] : [])], { env: fullEnv });

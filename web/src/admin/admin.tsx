@@ -4,6 +4,7 @@ import { call, type User } from '../shared/api';
 import { AdminUsers } from './admin-users';
 import { AdminBackups, AdminDoctor, AdminSettings } from './admin-server';
 import { AdminMiniApps, AdminNews, AdminSupport } from './admin-service';
+import { AdminTools } from './admin-tools';
 
 /**
  * Administration (`admin/*` operations), for users with the admin flag (`parley user set
@@ -33,6 +34,7 @@ export function Admin() {
       <AdminSupport name={me.name} />
       <AdminNews />
       <AdminMiniApps />
+      <AdminTools />
       <AdminBackups />
       <AdminDoctor />
       <AdminSettings />
