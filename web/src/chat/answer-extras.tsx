@@ -1,5 +1,7 @@
 import type { AnswerExtras } from './answer-parts';
+import { useContext } from 'preact/hooks';
 import { CanvasButton } from './canvas';
+import { ModelNames } from './chat-models';
 
 /** What the assistant did and made besides its text: tools used, documents read, reasoning, images and canvases. */
 export function ExtrasBefore({ extras }: { extras: AnswerExtras }) {
@@ -66,5 +68,6 @@ export function ExtrasAfter({ extras, onOpenCanvas }: { extras: AnswerExtras; on
 
 /** The model's name under the answer, when the server said it. */
 export function ModelName({ model }: { model?: string }) {
-  return model ? <span class="model-name hint">{model}</span> : null;
+  const names = useContext(ModelNames);
+  return model ? <span class="model-name hint">{names.get(model) ?? model}</span> : null;
 }

@@ -1,3 +1,4 @@
+import { createContext } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call } from '../shared/api';
 
@@ -51,8 +52,13 @@ export function useModels() {
     label: `${m.name ?? m.id}${servers > 1 && m.connection ? ` · ${m.connection}` : ''}${m.available === false ? ' (unavailable)' : ''}`,
     available: m.available !== false,
   }));
-  return { choices: several ? choices : [], model, choose };
+  // An answer names its model by catalogue id (`connection/model`): shown as the picker shows it.
+  const names = new Map(models.map((m) => [m.id, `${m.name ?? m.id}${servers > 1 && m.connection ? ` · ${m.connection}` : ''}`]));
+  return { choices: several ? choices : [], model, choose, names };
 }
+
+/** Catalogue id → the name people see; an id no longer offered is shown as it is. */
+export const ModelNames = createContext<Map<string, string>>(new Map());
 
 export function ModelPicker({ choices, model, onChoose }: { choices: ModelChoice[]; model: string | undefined; onChoose(id: string): void }) {
   if (choices.length < 2) return null;

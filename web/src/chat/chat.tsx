@@ -5,7 +5,7 @@ import { forgetPending, pendingResponse, resumeAnswer, sendMessage, type Answer 
 import { adoptAddress, navigate, onLinkClick } from '../shared/router';
 import { Message } from './chat-message';
 import { Composer } from './chat-composer';
-import { useModels } from './chat-models';
+import { ModelNames, useModels } from './chat-models';
 import { imagesOf, sentFilesOf } from './chat-images';
 import { extrasOfParts, type AnswerExtras } from './answer-parts';
 import { AnswerActions, type Rating } from './answer-actions';
@@ -222,6 +222,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
         ref={log}
         onScroll={(e) => (pinned.current = e.currentTarget.scrollHeight - e.currentTarget.scrollTop - e.currentTarget.clientHeight < 40)}
       >
+        <ModelNames.Provider value={models.names}>
         <ol>
         {items.map((item) => (
           <Message
@@ -254,6 +255,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
         {sent !== undefined && <Message role="user" text={sent.text} images={sent.images} files={sent.files} />}
         {answer && (answer.text || busy ? <Message role="assistant" text={answer.text} answer={answer} extras={answer.extras} onOpenCanvas={setCanvas} /> : <Ending answer={answer} />)}
         </ol>
+        </ModelNames.Provider>
       </div>
       {actionError && (
         <p role="alert" class="error chat-action-error">
