@@ -37,6 +37,7 @@ import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/
 import { fileOperations } from './files/file.routes';
 import { serverInfoOperations } from './server-info/server-info.routes';
 import { toolOperations } from './tools/tools.routes';
+import { assistantOperations } from './assistants/assistants.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
 
 /** The whole API, one group per domain. */
@@ -58,6 +59,7 @@ export const operations: readonly AnyOperation[] = [
   ...shareOperations,
   ...streamOperations,
   ...toolOperations,
+  ...assistantOperations,
   ...modelOperations,
   ...groupOperations,
   ...supportOperations,

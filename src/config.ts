@@ -487,6 +487,12 @@ export const settings = {
     doc: 'At most this many tokens (estimated) of tool definitions go into one turn\'s request: Parley\'s own tools take about 1,500; MCP servers may offer dozens more. Past it, whole sources are left out, the lowest priority first (MCP servers before Parley\'s own tools), and the log says which. The context budget may still leave every tool out of a request that would not fit the model\'s window (docs/ai-providers.md).',
     parse: int(0, 1_000_000),
   }),
+  assistantsMaxPerUser: setting({
+    env: 'PARLEY_ASSISTANTS_MAX_PER_USER',
+    default: '100',
+    doc: 'Assistants one user may keep of their own (`assistants/create`; shared ones, made by admins, do not count); one more: 409.',
+    parse: int(1, 1_000_000),
+  }),
   toolApprovalTimeoutS: setting({
     env: 'PARLEY_TOOL_APPROVAL_TIMEOUT_S',
     default: '600',

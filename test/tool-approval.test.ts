@@ -5,33 +5,21 @@
  * The admin's switches: sources and tools marked "ask first", sources off or for some tiers.
  * Through HTTP with the fake OpenAI server, on both stores.
  */
-import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { createTestContext, until, type TestContext, type TestUser } from './helpers';
 import { readFrames, SseReader, typesOf } from './sse';
-import { functionCallEvents, startFakeOpenAI, textEvents, toolCallsThenAnswer } from './fakes/openai';
-import { startFakeSearxng } from './fakes/searxng';
+import { functionCallEvents, textEvents, toolCallsThenAnswer } from './fakes/openai';
 import { groupWith, send } from './group-helpers';
 import type { Config } from '../src/config';
 import { updateUser } from '../src/account/account.store';
 import { findResponseById } from '../src/chat/response.store';
 import { resumeInterruptedResponses } from '../src/chat/respond';
 import { DENIED, DENIED_IN_CONVERSATION, TIMED_OUT } from '../src/tools/ask-first';
+import { fakeAiForFile } from './support/fake-ai-for-file';
 
 setDefaultTimeout(30_000);
 
-const openai = startFakeOpenAI();
-const searxng = startFakeSearxng();
-afterAll(() => {
-  openai.stop();
-  searxng.stop();
-});
-
-beforeEach(() => {
-  openai.requests.length = 0;
-  openai.eventDelayMs = 0;
-  openai.chatScript = () => ({ deltas: [{ content: 'Fine.' }] });
-  openai.responsesScript = () => textEvents('Fine.');
-});
+const { openai, searxng } = fakeAiForFile();
 
 const chatConfig = (extra: Partial<Config> = {}): Partial<Config> => ({
   aiProvider: 'openai-chat',

@@ -56,6 +56,9 @@ export const foreign = (status: 403 | 404, setup: (s: ForeignSetup) => unknown |
   setup,
 });
 
+/** An assistant of the owner's own (private). */
+const ownersAssistant = async (ctx: TestContext, owner: TestUser): Promise<string> => (await ctx.json('assistants/create', { name: 'theirs' }, owner)).body.assistant.id;
+
 export const authzCases: Record<string, AuthzCase> = {
   // --- auth ---
   'auth/createApiKey': NO_RESOURCE,
@@ -136,6 +139,12 @@ export const authzCases: Record<string, AuthzCase> = {
   'files/getFile': foreign(404, async ({ ctx, owner }) => ({ fileId: await theirFile(ctx, owner) })),
   'files/deleteFile': foreign(404, async ({ ctx, owner }) => ({ fileId: await theirFile(ctx, owner) })),
   // --- memories: another user's memory is 403, as a bookmark group ---
+  // --- assistants --- (someone else's own assistant is not seen at all: 404)
+  'assistants/list': NO_RESOURCE,
+  'assistants/create': NO_RESOURCE,
+  'assistants/get': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner) })),
+  'assistants/update': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner), name: 'mine now' })),
+  'assistants/delete': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner) })),
   'memories/listMemories': NO_RESOURCE,
   'memories/addMemory': NO_RESOURCE,
   'memories/updateMemory': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMemory(ctx, owner), content: 'mine now' })),

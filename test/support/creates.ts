@@ -39,6 +39,12 @@ async function conversationWithItems(ctx: TestContext, user: TestUser, n: number
 }
 
 export const creates: Record<string, CreateBound> = {
+  'assistants/create': {
+    kind: 'cap',
+    cap: 'assistantsMaxPerUser',
+    inputs: async (_ctx, _u, n) => many(n, (i) => ({ name: `assistant ${i}` })),
+    held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM assistants WHERE owner_id = ${u.user.id}`),
+  },
   'auth/createApiKey': {
     kind: 'cap',
     cap: 'apiKeysMaxPerUser',
@@ -193,6 +199,7 @@ export const NOT_CREATING = new Set([
   'releaseNotes/list', 'news/list', 'miniApps/list', 'server/getCapabilities',
   'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
   'chat/listToolRules', 'chat/deleteToolRule',
+  'assistants/list', 'assistants/get', 'assistants/update', 'assistants/delete',
   // Public, before any account exists: they make the one first admin and nothing while one exists.
   'setup/getStatus', 'setup/checkToken', 'setup/createAdmin',
 ]);

@@ -50,3 +50,4 @@ export const modelSettings = tables.modelSettings!;
 export const serverSettings = tables.serverSettings!;
 export const toolApprovals = tables.toolApprovals!;
 export const conversationToolRules = tables.conversationToolRules!;
+export const assistants = tables.assistants!;
