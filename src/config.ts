@@ -419,6 +419,12 @@ export const settings = {
     doc: 'Days the events of a finished response are kept for stream replay (`Last-Event-ID`, `chat/resumeStream`); the conversation items stay.',
     parse: int(1, 3650),
   }),
+  v1ResponseRetentionHours: setting({
+    env: 'PARLEY_V1_RESPONSE_RETENTION_HOURS',
+    default: '24',
+    doc: 'Hours a response of the OpenAI-compatible door (`/v1/responses`) made with `background: true` and not `store: true` is kept after it ends, with its events, for `GET /v1/responses/{id}` and resuming its stream; then it is deleted (docs/openai-api.md, "What is stored"). A stored one stays with its conversation; its events go after `PARLEY_EVENT_RETENTION_DAYS`.',
+    parse: int(1, 8760),
+  }),
   researchMaxPerUser: setting({
     env: 'PARLEY_RESEARCH_MAX_PER_USER',
     default: '2',

@@ -51,6 +51,8 @@ export interface FakeOpenAI {
   dropAfter?: number;
   responses: Map<string, FakeResponse>;
   cancelled: string[];
+  /** Chat Completions streams whose client went away before the end (an abort reached the upstream). */
+  aborted: number;
   /** Answer a cancel this many milliseconds late (a busy API; Parley waits up to 5 s). */
   cancelDelayMs: number;
   stop(): void;
@@ -68,6 +70,7 @@ export function startFakeOpenAI(): FakeOpenAI {
     gets: {},
     responses: new Map(),
     cancelled: [],
+    aborted: 0,
     cancelDelayMs: 0,
     stop: () => server.stop(true),
   };
@@ -84,7 +87,7 @@ export function startFakeOpenAI(): FakeOpenAI {
       { type: 'response.created', response: resp('queued') },
       { type: 'response.in_progress', response: resp('in_progress') },
       ...events,
-      ...(terminal?.map((e) => (e.response ? { ...e, response: { ...(e.response as object), id } } : e)) ?? [{ type: 'response.completed', response: resp('completed') }]),
+      ...(terminal?.map((e) => (e.response ? { ...e, response: { ...(e.response as object), id } } : e)) ?? [{ type: 'response.completed', response: { ...resp('completed'), usage: usageOf(body, events) } }]),
     ].map((e, i) => ({ ...e, sequence_number: i }));
     const r: FakeResponse = { id, events: all, produced: 0, cancelled: false, waiters: new Set() };
     fake.responses.set(id, r);
@@ -163,34 +166,56 @@ export function startFakeOpenAI(): FakeOpenAI {
         const turn = fake.chatScript(body);
         if ('fail' in turn) return Response.json({ error: { code: turn.fail, message: turn.message ?? 'fake upstream failure', type: 'server_error' } }, { status: turn.fail });
         const id = `chatcmpl_${++n}`;
+        // Usage as a server reports it: the prompt by its JSON's length, the answer by its deltas.
+        const usage = { prompt_tokens: Math.ceil(JSON.stringify(body.messages ?? []).length / 4), completion_tokens: turn.deltas.length, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
+        usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
         if (!body.stream) {
           const content = turn.deltas.map((d) => d.content ?? '').join('');
           const reasoning = turn.deltas.map((d) => d.reasoning_content ?? '').join('');
+          const toolCalls = turn.deltas.flatMap((d) => (d.tool_calls ?? []) as { index?: number }[]).map(({ index: _index, ...c }) => c);
           return Response.json({
             id,
             object: 'chat.completion',
+            created: 1_700_000_000,
             model: body.model,
-            choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, ...(reasoning ? { reasoning_content: reasoning } : {}) } }],
+            choices: [
+              {
+                index: 0,
+                finish_reason: turn.finish_reason ?? 'stop',
+                message: { role: 'assistant', content: toolCalls.length && !content ? null : content, ...(reasoning ? { reasoning_content: reasoning } : {}), ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+              },
+            ],
+            usage,
           });
         }
         const chunk = (delta: unknown, finish: string | null = null) =>
-          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
         const frames = [
           chunk({ role: 'assistant', content: '' }),
           ...turn.deltas.map((d) => chunk(d)),
           chunk({}, turn.finish_reason ?? 'stop'),
+          ...(body.stream_options?.include_usage ? [`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [], usage })}\n\n`] : []),
           'data: [DONE]\n\n',
         ];
+        let finished = false;
+        const gone = () => {
+          if (!finished) fake.aborted++;
+          finished = true;
+        };
+        req.signal.addEventListener('abort', gone, { once: true });
         return new Response(
           new ReadableStream({
             async start(controller) {
               if (turn.pauseMs) await Bun.sleep(turn.pauseMs);
               for (const f of frames) {
                 if (fake.eventDelayMs) await Bun.sleep(fake.eventDelayMs);
+                if (finished) return;
                 controller.enqueue(enc.encode(f));
               }
+              finished = true;
               controller.close();
             },
+            cancel: gone,
           }),
           { headers: { 'content-type': 'text/event-stream' } },
         );
@@ -205,6 +230,13 @@ export function startFakeOpenAI(): FakeOpenAI {
   });
   fake.url = `http://127.0.0.1:${server.port}/v1`;
   return fake;
+}
+
+/** The usage a completed Responses answer reports: the input by its JSON's length, the output by its text deltas. */
+function usageOf(body: any, events: UpstreamEvent[]) {
+  const input_tokens = Math.ceil(JSON.stringify(body.input ?? '').length / 4);
+  const output_tokens = events.filter((e) => e.type === 'response.output_text.delta').length;
+  return { input_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input_tokens + output_tokens };
 }
 
 // --- builders of upstream Responses events (without sequence numbers) ---

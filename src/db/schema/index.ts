@@ -18,5 +18,6 @@ export * from './feedback';
 export * from './support';
 export * from './setup';
 export * from './connections';
+export * from './api-responses';
 export * from './tools';
 export * from './assistants';
