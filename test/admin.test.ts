@@ -50,6 +50,10 @@ const validInput = (path: string): unknown =>
     'admin/addMiniApp': { name: 'Calc', url: 'https://calc.example.org/' },
     'admin/updateMiniApp': { id: 'none', name: 'Calc' },
     'admin/removeMiniApp': { id: 'none' },
+    'admin/addMcpServer': { name: 'docs', url: 'https://mcp.example.org/mcp' },
+    'admin/updateMcpServer': { id: 'docs', enabled: false },
+    'admin/removeMcpServer': { id: 'docs' },
+    'admin/testMcpServer': { id: 'docs' },
   })[path] ?? {};
 
 describe('administration API', () => {
@@ -65,6 +69,8 @@ describe('administration API', () => {
         // The service's pages (src/admin/admin-service.routes.ts).
         'admin/listNews', 'admin/postNews', 'admin/deleteNews', 'admin/listSupportThreads', 'admin/getSupportThread', 'admin/replySupport',
         'admin/listMiniApps', 'admin/addMiniApp', 'admin/updateMiniApp', 'admin/removeMiniApp',
+        // MCP servers (src/mcp/mcp.routes.ts).
+        'admin/listMcpServers', 'admin/addMcpServer', 'admin/updateMcpServer', 'admin/removeMcpServer', 'admin/testMcpServer', 'admin/setMcpSettings',
       ].sort(),
     );
   });

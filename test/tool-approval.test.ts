@@ -250,6 +250,7 @@ describe("the admin's switches", () => {
       ['canvas', false, null],
       ['history', true, null],
       ['web_search', true, ['PRO']],
+      ['mcp', true, null],
     ]);
   });
 

@@ -59,6 +59,8 @@ export interface ToolTurn {
    * (chat and research turns; a group answer cannot, so it is offered no "ask first" tool).
    */
   stream?: TurnStream;
+  /** The turn's end (cancelled, lease lost): a tool waiting on another server (MCP) stops waiting with it. */
+  signal?: AbortSignal;
 }
 
 /** A tool as a source offers it: an `AiTool`, with what the registry cannot guess. */

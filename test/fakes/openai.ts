@@ -55,10 +55,12 @@ export interface FakeOpenAI {
   aborted: number;
   /** Answer a cancel this many milliseconds late (a busy API; Parley waits up to 5 s). */
   cancelDelayMs: number;
+  /** The key every request must carry (`Authorization: Bearer …`), as a hosted API asks; undefined: none, as a local server. */
+  apiKey?: string;
   stop(): void;
 }
 
-export function startFakeOpenAI(): FakeOpenAI {
+export function startFakeOpenAI(opts: { apiKey?: string } = {}): FakeOpenAI {
   let n = 0;
   const enc = new TextEncoder();
   const fake: FakeOpenAI = {
@@ -72,6 +74,7 @@ export function startFakeOpenAI(): FakeOpenAI {
     cancelled: [],
     aborted: 0,
     cancelDelayMs: 0,
+    apiKey: opts.apiKey,
     stop: () => server.stop(true),
   };
 
@@ -140,6 +143,9 @@ export function startFakeOpenAI(): FakeOpenAI {
       const url = new URL(req.url);
       const body: any = req.method === 'POST' ? await req.json().catch(() => ({})) : undefined;
       fake.requests.push({ path: `${req.method} ${url.pathname}${url.search}`, body });
+      // OpenAI's answer to a missing or wrong key, on every endpoint.
+      if (fake.apiKey !== undefined && req.headers.get('authorization') !== `Bearer ${fake.apiKey}`)
+        return Response.json({ error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }, { status: 401 });
       if (req.method === 'POST' && url.pathname === '/v1/responses') {
         const script = fake.responsesScript(body);
         if ('fail' in script) return Response.json({ error: { message: 'fake upstream failure', type: 'server_error' } }, { status: script.fail });

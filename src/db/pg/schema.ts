@@ -53,3 +53,5 @@ export const serverSettings = tables.serverSettings!;
 export const toolApprovals = tables.toolApprovals!;
 export const conversationToolRules = tables.conversationToolRules!;
 export const assistants = tables.assistants!;
+export const mcpServers = tables.mcpServers!;
+export const mcpTokens = tables.mcpTokens!;

@@ -21,3 +21,4 @@ export * from './connections';
 export * from './api-responses';
 export * from './tools';
 export * from './assistants';
+export * from './mcp';

@@ -6,6 +6,7 @@ import type { Answer } from './turn';
 import type { AnswerExtras } from './answer-parts';
 import { ExtrasAfter, ExtrasBefore, ModelName } from './answer-extras';
 import { ToolApprovals } from './tool-approval';
+import { FileLinks } from '../files/upload';
 
 interface Props {
   role: Item['role'];
@@ -40,17 +41,7 @@ export function Message({ role, text, images = [], answer, onBranch, onEdit, edi
     <li class={`message ${role}`} aria-busy={answer && (answer.state === 'waiting' || answer.state === 'streaming') ? 'true' : undefined}>
       <h3 class="visually-hidden">{who}</h3>
       {images.length > 0 && <MessageImages urls={images} />}
-      {files.length > 0 && (
-        <ul class="sent-files" aria-label="Files sent">
-          {files.map((f) => (
-            <li key={f.fileId}>
-              <a href={`/api/files/${encodeURIComponent(f.fileId)}/content`} target="_blank" rel="noopener">
-                {f.filename}
-              </a>
-            </li>
-          ))}
-        </ul>
-      )}
+      {files.length > 0 && <FileLinks files={files} />}
       {extras && <ExtrasBefore extras={extras} />}
       {answer?.responseId && extras && extras.approvals.length > 0 && <ToolApprovals responseId={answer.responseId} approvals={extras.approvals} />}
       {editing ? (

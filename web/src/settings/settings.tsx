@@ -5,8 +5,9 @@ import { AccountSection } from './settings-account';
 import { ApiKeysSection } from './settings-keys';
 import { BookmarksSection } from './settings-bookmarks';
 import { ConversationsSection } from './settings-conversations';
+import { McpSection } from './settings-mcp';
 
-/** The user's settings: preferences, account, API keys, bookmarks, and the way to the sessions page. */
+/** The user's settings: preferences, account, API keys, MCP servers, bookmarks, and the way to the sessions page. */
 export function Settings() {
   return (
     <section class="page settings" aria-labelledby="settings-title">
@@ -21,6 +22,7 @@ export function Settings() {
       <PreferencesSection />
       <AccountSection />
       <ApiKeysSection />
+      <McpSection />
       <BookmarksSection />
       <ConversationsSection />
     </section>
