@@ -36,6 +36,8 @@ import { WEB_PATH, webRoutes } from './web/web.routes';
 import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/login-link.routes';
 import { fileOperations } from './files/file.routes';
 import { serverInfoOperations } from './server-info/server-info.routes';
+import { toolOperations } from './tools/tools.routes';
+import { assistantOperations } from './assistants/assistants.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
 import { V1_PATHS, V1_PATTERNS, v1Routes } from './openai-compat/v1.routes';
 import { createLimits } from './http/shared-limits';
@@ -65,6 +67,8 @@ export const operations: readonly AnyOperation[] = [
   ...chatOperations,
   ...shareOperations,
   ...streamOperations,
+  ...toolOperations,
+  ...assistantOperations,
   ...modelOperations,
   ...groupOperations,
   ...supportOperations,

@@ -500,6 +500,18 @@ export const settings = {
     doc: 'At most this many tokens (estimated) of tool definitions go into one turn\'s request: Parley\'s own tools take about 1,500; MCP servers may offer dozens more. Past it, whole sources are left out, the lowest priority first (MCP servers before Parley\'s own tools), and the log says which. The context budget may still leave every tool out of a request that would not fit the model\'s window (docs/ai-providers.md).',
     parse: int(0, 1_000_000),
   }),
+  assistantsMaxPerUser: setting({
+    env: 'PARLEY_ASSISTANTS_MAX_PER_USER',
+    default: '100',
+    doc: 'Assistants one user may keep of their own (`assistants/create`; shared ones, made by admins, do not count); one more: 409.',
+    parse: int(1, 1_000_000),
+  }),
+  toolApprovalTimeoutS: setting({
+    env: 'PARLEY_TOOL_APPROVAL_TIMEOUT_S',
+    default: '600',
+    doc: 'How long a call of an "ask first" tool waits for the user\'s answer (`chat/approveToolCall`) before it counts as denied and the model is told so (docs/chat.md, "Tool approval"). The turn keeps its place among the user\'s running turns meanwhile (`PARLEY_RESEARCH_MAX_PER_USER`).',
+    parse: int(1, 86_400),
+  }),
   // --- voice (docs/voice.md) ---
   sttBaseUrl: setting({
     env: 'PARLEY_STT_BASE_URL',

@@ -64,6 +64,8 @@ describe('administration API', () => {
         'admin/grantCredits', 'admin/listApiKeys', 'admin/listBackups', 'admin/listUsers', 'admin/revokeApiKey', 'admin/updateUser',
         'admin/listConnections', 'admin/addConnection', 'admin/updateConnection', 'admin/removeConnection', 'admin/testConnection',
         'admin/listModelSettings', 'admin/setModelSettings', 'admin/setDefaultModels',
+        // The tool switches (src/tools/tools.routes.ts).
+        'admin/getToolSettings', 'admin/setToolSettings',
         // The service's pages (src/admin/admin-service.routes.ts).
         'admin/listNews', 'admin/postNews', 'admin/deleteNews', 'admin/listSupportThreads', 'admin/getSupportThread', 'admin/replySupport',
         'admin/listMiniApps', 'admin/addMiniApp', 'admin/updateMiniApp', 'admin/removeMiniApp',

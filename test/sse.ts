@@ -65,6 +65,17 @@ export class SseReader {
     return out;
   }
 
+  /** Frames until one of `type` (included); the stream ending first is an error naming what came. */
+  async until(type: string): Promise<Frame[]> {
+    const out: Frame[] = [];
+    for (;;) {
+      const f = await this.next();
+      if (!f) throw new Error(`the stream ended before ${type}: ${out.map((o) => o.data.type).join(', ')}`);
+      out.push(f);
+      if (f.data.type === type) return out;
+    }
+  }
+
   /** Disconnect, as a client closing the socket. */
   async close(): Promise<void> {
     await this.reader.cancel();

@@ -3,31 +3,20 @@
  * domain's source; a source of another domain joining; a failing source; the budget; names offered
  * twice. Through HTTP with the fake OpenAI server, whose requests show the tools as sent.
  */
-import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { captureLog, createTestContext, until, type TestUser } from './helpers';
 import { readFrames, typesOf } from './sse';
-import { startFakeOpenAI, textEvents, toolCallsThenAnswer } from './fakes/openai';
-import { startFakeSearxng } from './fakes/searxng';
+import { toolCallsThenAnswer } from './fakes/openai';
 import { groupWith, send } from './group-helpers';
 import type { Config } from '../src/config';
 import { builtinToolSources } from '../src/build-deps';
 import { createToolRegistry } from '../src/tools/registry';
 import type { ToolSource, ToolTurn } from '../src/tools/tool.types';
+import { fakeAiForFile } from './support/fake-ai-for-file';
 
 setDefaultTimeout(30_000);
 
-const openai = startFakeOpenAI();
-const searxng = startFakeSearxng();
-afterAll(() => {
-  openai.stop();
-  searxng.stop();
-});
-
-beforeEach(() => {
-  openai.requests.length = 0;
-  openai.chatScript = () => ({ deltas: [{ content: 'Fine.' }] });
-  openai.responsesScript = () => textEvents('Fine.');
-});
+const { openai, searxng } = fakeAiForFile();
 
 const chatConfig = (extra: Partial<Config> = {}): Partial<Config> => ({
   aiProvider: 'openai-chat',

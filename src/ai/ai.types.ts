@@ -53,6 +53,12 @@ export type AiEvent =
   | { type: 'file_search.in_progress'; itemId: string; query: string }
   | { type: 'file_search.completed'; itemId: string; results: { fileId: string; filename: string; page: number | null }[] }
   | { type: 'widget.created'; widgetId: string; widgetType: string; responseId: string }
+  /**
+   * Parley's own kinds: a call of an "ask first" tool waits for the user's answer
+   * (`chat/approveToolCall`), then how it was answered (docs/chat.md, "Tool approval").
+   */
+  | { type: 'tool_call.approval_required'; itemId: string; name: string; label: string; arguments: Record<string, unknown> }
+  | { type: 'tool_call.approval_resolved'; itemId: string; decision: 'approved' | 'denied'; decidedBy: 'user' | 'timeout' | 'ended' }
   /** Parley's own kinds: a call of an MCP server's tool (docs/mcp.md); `server` and `tool` as the server names them. */
   | { type: 'mcp_call.in_progress'; itemId: string; server: string; tool: string; arguments: Record<string, unknown> }
   | { type: 'mcp_call.completed'; itemId: string; content: McpContent[] }
@@ -191,6 +197,13 @@ export class AiError extends Error {
     super(message);
   }
 }
+
+/**
+ * A tool stopped because its turn did (cancelled, or the server stopping while the tool waited for
+ * the user's approval): not an output to hand the model, but the turn's own end, which the
+ * providers let through (`runTool` turns any other failure into an output).
+ */
+export class ToolInterrupted extends Error {}
 
 /**
  * The model stopped at its output or context limit (`finish_reason: "length"`): the text so far

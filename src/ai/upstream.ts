@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { AiError, type AiEvent, type AiTool } from './ai.types';
+import { AiError, ToolInterrupted, type AiEvent, type AiTool } from './ai.types';
 import { refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 
 /** Helpers both OpenAI providers share: running a function tool the model called, and safe error messages. */
@@ -22,6 +22,7 @@ export async function runTool(
   try {
     return await tool.run(args, emit, call.callId, callKey);
   } catch (err) {
+    if (err instanceof ToolInterrupted) throw err;
     return `The tool failed: ${err instanceof Error ? err.message : String(err)}`;
   }
 }

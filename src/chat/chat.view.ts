@@ -16,6 +16,7 @@ export const ConversationSchema = t.Object({
         'The conversation\'s latest AI turn (chat/listConversations and chat/getConversation only): its response id (for chat/resumeStream), `chat` or `research`, and its status (`queued`, `in_progress`, `completed`, `failed`, `cancelled`); null when none.',
     }),
   ),
+  assistantId: t.Union([t.String(), t.Null()], { description: 'The assistant the conversation goes on with (docs/assistants.md); null: Parley itself.' }),
   groupChatId: t.Optional(
     t.Union([t.String(), t.Null()], {
       description: 'The group chat whose conversation this is (chat/listConversations and chat/getConversation only); null for a one-to-one conversation.',
@@ -40,6 +41,7 @@ export const conversationView = (c: Conversation, branch?: ConversationBranch, e
   title: c.title,
   ownerId: c.ownerId,
   studyMode: c.studyMode,
+  assistantId: c.assistantId ?? null,
   branchOf: branch ? { conversationId: branch.parentConversationId, itemId: branch.parentItemId } : null,
   createdAt: iso(c.createdAt),
   updatedAt: iso(c.updatedAt),

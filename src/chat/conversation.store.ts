@@ -7,16 +7,23 @@ import { allRows, countRows, exec, getRow, hotOr, type Tx, type Work } from '../
 // Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike. The hot
 // ones run SQLite statements prepared once (`hot`, through `hotOr`) and the builder on PostgreSQL.
 
-export function* createConversation(tx: Tx, input: { ownerId: string; title?: string; studyMode?: boolean }, now = Date.now()): Work<Conversation> {
+export function* createConversation(tx: Tx, input: { ownerId: string; title?: string; studyMode?: boolean; assistantId?: string | null }, now = Date.now()): Work<Conversation> {
   // Every first chat turn waits for this before its request goes upstream: a prepared statement,
   // not drizzle's per-call SQL and RETURNING (bench/RESULTS.md, the real-model figure).
-  const row: Conversation = { id: newId(), ownerId: input.ownerId, title: input.title ?? '', studyMode: input.studyMode ?? false, createdAt: now, updatedAt: now, nextPosition: 0, importedBytes: null };
+  const row: Conversation = { id: newId(), ownerId: input.ownerId, title: input.title ?? '', studyMode: input.studyMode ?? false, createdAt: now, updatedAt: now, nextPosition: 0, importedBytes: null, assistantId: input.assistantId ?? null };
   yield* hotOr(
     tx,
     (db) => void hot(db).insertConversation.run(row.id, row.ownerId, row.title, row.studyMode ? 1 : 0, now),
     () => exec(tx.db.insert(tx.t.conversations).values(row)),
   );
+  // Rare beside the plain insert above, which stays as it was (a statement prepared once).
+  if (row.assistantId && tx.dialect === 'sqlite') yield* setConversationAssistant(tx, row.id, row.assistantId);
   return row;
+}
+
+/** The assistant the conversation's next turns use (null: Parley itself). */
+export function* setConversationAssistant({ db, t }: Tx, conversationId: string, assistantId: string | null): Work<void> {
+  yield* exec(db.update(t.conversations).set({ assistantId }).where(eq(t.conversations.id, conversationId)));
 }
 
 // On the hot path of every conversation operation and every message: prepared once

@@ -3,11 +3,14 @@ import type { Conversation, ResponseRow } from '../db/schema';
 import { AiError, NO_PROVIDER_MESSAGE, SHUTDOWN_REASON, type AiEvent, type AiImage, type AiMessage, type StreamChatOptions } from '../ai/ai.types';
 import { AppError, tooManyRequests } from '../http/errors';
 import type { ChatTarget } from '../connections/resolver';
-import { appendItem, createConversation, findConversationById, listItems } from './conversation.store';
+import { appendItem, createConversation, findConversationById, listItems, setConversationAssistant } from './conversation.store';
 import { countUnfinishedOfUser, createResponse, eventsAfter, findResponseById, isTerminal, listOrphanedResponses, listUnfinishedResponses, setResponseStatus, toolOutputsOf } from './response.store';
 import { cancelWhereRunning, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo } from './turn-leases';
 import { serializeOn, type Tx, type Work } from '../db/work';
 import { findUser } from '../account/account.store';
+import { endPendingApprovals } from '../tools/approval.store';
+import { assistantOfConversation } from '../assistants/assistant.store';
+import type { Assistant } from '../db/schema';
 import { memoryForTurn } from '../memory/memory.prompt';
 import { filePartOf, filesIntoMessage, type FilePart } from '../files/files-for-turn';
 import { attachFiles } from '../files/file.store';
@@ -43,6 +46,8 @@ export interface StartInput {
   requestId?: string;
   /** The caller's subscription tier: the models it may name (docs/connections.md, "Tiers"). */
   tier?: string;
+  /** An assistant the caller may use: the conversation (new or not) goes on with it (docs/assistants.md). */
+  assistantId?: string;
 }
 
 /**
@@ -64,7 +69,8 @@ export async function startResponse(deps: AppDeps, input: StartInput): Promise<R
       yield* serializeOn(tx, `turns:${input.userId}`);
       if ((yield* countUnfinishedOfUser(tx, input.userId)) >= deps.config.researchMaxPerUser) throw tooManyRequests(CAP_RETRY_AFTER_S);
     }
-    const conversation = input.conversation ?? (yield* createConversation(tx, { ownerId: input.userId, title: titleOf(input.message) }, now));
+    const conversation = input.conversation ?? (yield* createConversation(tx, { ownerId: input.userId, title: titleOf(input.message), assistantId: input.assistantId }, now));
+    if (input.conversation && input.assistantId && input.conversation.assistantId !== input.assistantId) yield* setConversationAssistant(tx, conversation.id, input.assistantId);
     yield* appendItem(
       tx,
       {
@@ -117,10 +123,12 @@ async function runResponse(
     // Off (`enableMemories`): no memory in the prompt and no memory tools (src/memory/).
     const memory = await memoryForTurn(deps, user);
     const warn: StreamChatOptions['warn'] = (msg, fields) => deps.log.warn(msg, { ...where, ...fields });
+    // The conversation's assistant, as it is now: its instructions and its choice of tools.
+    const assistant = await deps.store.read((tx) => assistantOfConversation(tx, response.conversationId));
     const streamOpts: StreamChatOptions = {
       model: target.model,
       research: response.kind === 'research',
-      messages: resume ? [] : await buildMessages(deps, response, memory?.message),
+      messages: resume ? [] : await buildMessages(deps, response, memory?.message, assistant),
       // What this user may use now, from every domain's source (src/tools/; everyday chat's
       // `web_search` and the MCP servers' tools among them, docs/chat.md, docs/mcp.md).
       tools: await deps.tools.forTurn({
@@ -130,7 +138,10 @@ async function runResponse(
         conversationId: response.conversationId,
         responseId: response.id,
         provider: ai.name,
+        ...(assistant ? { assistant: { id: assistant.id, tools: assistant.tools, mcpServerIds: [], knowledgeFileIds: [] } } : {}),
         warn,
+        // "Ask first" tools wait for this user's answer, told in this response's stream.
+        stream: { writer, signal },
         signal,
       }),
       signal,
@@ -236,6 +247,8 @@ async function finish(
     if (output && (output.text || output.parts.length))
       yield* appendItem(tx, { conversationId: response.conversationId, role: 'assistant', content: output.text, parts: [...output.parts, { type: 'response.model', model: response.model }] }, now);
     yield* setResponseStatus(tx, response.id, status, now, error, lastSeq);
+    // A call still waiting for its approval will not run now.
+    yield* endPendingApprovals(tx, response.id, now);
     yield* letTurnGo(tx, deps, response.id);
   }
   const ending = endingEvent(status, error);
@@ -272,11 +285,13 @@ async function finish(
   }
 }
 
-async function buildMessages(deps: AppDeps, response: ResponseRow, memories?: AiMessage): Promise<AiMessage[]> {
+async function buildMessages(deps: AppDeps, response: ResponseRow, memories?: AiMessage, assistant?: Assistant): Promise<AiMessage[]> {
   const { conversation, all } = await deps.store.read(function* (tx) {
     return { conversation: yield* findConversationById(tx, response.conversationId), all: yield* listItems(tx, response.conversationId) };
   });
-  const system = response.kind === 'research' ? RESEARCH_PROMPT : conversation?.studyMode ? STUDY_PROMPT : SYSTEM_PROMPT;
+  const base = response.kind === 'research' ? RESEARCH_PROMPT : conversation?.studyMode ? STUDY_PROMPT : SYSTEM_PROMPT;
+  // An assistant's instructions come after Parley's own, named as its.
+  const system = assistant?.instructions.trim() ? `${base}\n\nYou answer as the assistant "${assistant.name}". Its instructions:\n${assistant.instructions.trim()}` : base;
   const items = all.filter((i) => i.role === 'user' || i.role === 'assistant');
   const messages: AiMessage[] = [{ role: 'system', content: system }, ...(memories ? [memories] : [])];
   const policy = imageUrlPolicy(deps.config);

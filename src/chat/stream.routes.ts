@@ -10,6 +10,7 @@ import { cancelResponse, startResponse } from './respond';
 import type { AppDeps } from '../deps';
 import type { FileRow, User } from '../db/schema';
 import { canReadFile, canSendFile, findFileById } from '../files/file.store';
+import { usableAssistant } from '../assistants/assistants.routes';
 
 const Image = t.Object({ imageUrl: t.String({ minLength: 1 }), detail: t.Optional(t.Union([t.Literal('auto'), t.Literal('high'), t.Literal('low')])) });
 const TurnInput = t.Object({
@@ -19,6 +20,8 @@ const TurnInput = t.Object({
   images: t.Optional(t.Array(Image, { maxItems: 16 })),
   /** Parley's addition: ids of files sent with the message (docs/files.md, "Access": the caller's own, or one already attached to this conversation). */
   files: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 10 })),
+  /** Parley's addition: the assistant that answers (docs/assistants.md); the conversation keeps it for its later turns. */
+  assistantId: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
 });
 
 /** The data of one frame: `type` selects the event (the spec's deep-research union). */
@@ -28,6 +31,7 @@ const STREAM_DESCRIPTION =
   'Answers `text/event-stream`. Every frame is `event: message` with `id: <responseId>:<seq>` and JSON data whose `type` selects the event: ' +
   '`conversation.created` (only for a new conversation) → `response.created` → output events → `done`, or `error` {message} and the end. ' +
   'An image URL the AI provider must not be given (anything but `data:image/...` and `https:` to a public host, unless `PARLEY_AI_IMAGE_ALLOW_LAN`) → 400 with `issues` before the stream. ' +
+  '`assistantId`: an assistant the caller may use (assistants/list; else 400 with `issues` before the stream): its instructions, model and tools answer, and the conversation keeps it for its later turns. ' +
   '`files`: ids of files the caller may read; the caller\'s own, or another user\'s only in a conversation it is attached to already (else 400 with `issues`, before the stream). ' +
   'Other failures after authentication are in-stream `error` events. The turn runs in the background: a request carrying `Last-Event-ID` resumes ' +
   'that response after that event instead of starting new work. Quiet streams carry `{"type":"keepalive"}` frames (no id) and comment lines. ' +
@@ -89,6 +93,19 @@ async function checkedFiles(deps: AppDeps, ids: string[] | undefined, userId: st
   return found as FileRow[];
 }
 
+/**
+ * The assistant that answers: the one named (400 before the stream when the caller may not use
+ * it), else the one the conversation was started with while the caller may still use it.
+ */
+async function chosenAssistant(deps: AppDeps, user: User, assistantId: string | undefined, conversation: { assistantId: string | null } | undefined) {
+  if (assistantId) {
+    const a = await usableAssistant(deps, user, assistantId);
+    if (!a) throw invalidInput([{ path: ['assistantId'], message: `No assistant ${assistantId} that you may use (assistants/list).` }]);
+    return a;
+  }
+  return conversation?.assistantId ? usableAssistant(deps, user, conversation.assistantId) : undefined;
+}
+
 function streamTurn(kind: 'chat' | 'research') {
   return async ({ input, user, deps, request, requestId }: OpContext<typeof TurnInput.static>) => {
     const images = checkedImages(deps, input.images);
@@ -109,8 +126,21 @@ function streamTurn(kind: 'chat' | 'research') {
       if (!conversation) return errorOnlyStream('The conversation was not found or you cannot write to it.');
     }
     const files = await checkedFiles(deps, input.files, user.id, conversation?.id);
+    const assistant = await chosenAssistant(deps, user, input.assistantId, conversation);
     if (!input.message.trim() && !images?.length && !files?.length) return errorOnlyStream('The message is empty.');
-    const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, files, model: input.model, conversation, requestId, tier: user.subscriptionTier });
+    const response = await startResponse(deps, {
+      userId: user.id,
+      kind,
+      message: input.message,
+      images,
+      files,
+      // The request's model, else the assistant's, else the server's default.
+      model: input.model ?? assistant?.model ?? undefined,
+      conversation,
+      requestId,
+      tier: user.subscriptionTier,
+      ...(input.assistantId ? { assistantId: input.assistantId } : {}),
+    });
     // The turn goes upstream before its stream opens: on SQLite all the turn does before its
     // request is work between awaits that resolve at once, which opening the stream (its stored
     // events read and sent) would otherwise interleave with, delaying the first token by about a

@@ -1,5 +1,7 @@
 import { estimateTokens } from '../ai/count-tokens';
-import type { SourceTool, ToolDef, ToolSource, ToolTurn, TurnKind } from './tool.types';
+import type { SourceTool, ToolApproval, ToolDef, ToolSource, ToolTurn, TurnKind } from './tool.types';
+import { approvalOf, readToolSettings, sourceAllowed } from './tool-settings';
+import { askFirst } from './ask-first';
 
 /**
  * `deps.tools`: the one registry every domain contributes its tools to (STYLE.md §19; the
@@ -12,11 +14,19 @@ export interface ToolRegistry {
   sources(): readonly ToolSource[];
   /** The tools this turn may use, in registration order, within the budget. */
   forTurn(turn: ToolTurn): Promise<ToolDef[]>;
+  /**
+   * Every source with the tools it offers `turn` as things stand, the admin's switches and the
+   * budget aside (the admin's list: an admin marks tools "ask first" from it). A source that fails
+   * or takes longer than a few seconds lists none.
+   */
+  catalogue(turn: ToolTurn): Promise<{ source: ToolSource; tools: ToolDef[] }[]>;
 }
 
 const DEFAULT_KINDS: readonly TurnKind[] = ['chat', 'research'];
 export const DEFAULT_PRIORITY = 50;
 const SOURCE_ID = /^[a-z0-9_]{1,40}$/;
+/** How long the admin's list waits for one source. */
+const CATALOGUE_WAIT_MS = 3000;
 
 export function createToolRegistry(initial: readonly ToolSource[] = []): ToolRegistry {
   const sources: ToolSource[] = [];
@@ -28,7 +38,10 @@ export function createToolRegistry(initial: readonly ToolSource[] = []): ToolReg
     },
     sources: () => sources,
     async forTurn(turn) {
-      const asked = sources.filter((s) => (s.kinds ?? DEFAULT_KINDS).includes(turn.kind) && assistantAllowsSource(turn, s.id));
+      const settings = await turn.deps.store.read(readToolSettings);
+      const asked = sources.filter(
+        (s) => (s.kinds ?? DEFAULT_KINDS).includes(turn.kind) && sourceAllowed(settings.sources[s.id], turn.user.subscriptionTier) && assistantAllowsSource(turn, s.id),
+      );
       // Asked together: one slow source (an MCP server listing its tools) is the turn's only wait.
       const offered = await Promise.all(asked.map((s) => offeredBy(turn, s)));
       const seen = new Set<string>();
@@ -42,12 +55,27 @@ export function createToolRegistry(initial: readonly ToolSource[] = []): ToolReg
             turn.deps.log.warn('a tool name is offered twice: the later one is left out', { source: source.id, tool: tool.name, responseId: turn.responseId });
             continue;
           }
+          const def = defOf(source, tool, approvalOf(settings, source.id, tool.name, tool.approval ?? 'never'));
+          if (def.approval === 'ask' && !turn.stream) {
+            // Nobody to ask (a group's answer is nobody's own turn): an "ask first" tool is not offered.
+            turn.deps.log.info('an "ask first" tool is left out: this turn cannot ask', { source: source.id, tool: tool.name, kind: turn.kind });
+            continue;
+          }
           seen.add(tool.name);
-          tools.push(defOf(source, tool));
+          tools.push(def.approval === 'ask' ? askFirst(turn, turn.stream!, def) : def);
         }
         if (tools.length) groups.push({ source, tools });
       }
       return withinBudget(turn, groups, turn.deps.config.toolsMaxTokens).flatMap((g) => g.tools);
+    },
+    async catalogue(turn) {
+      const settings = await turn.deps.store.read(readToolSettings);
+      return Promise.all(
+        sources.map(async (source) => {
+          const offered = await Promise.race([offeredBy(turn, source), Bun.sleep(CATALOGUE_WAIT_MS).then(() => [] as SourceTool[])]);
+          return { source, tools: offered.map((t) => defOf(source, t, approvalOf(settings, source.id, t.name, t.approval ?? 'never'))) };
+        }),
+      );
     },
   };
   for (const s of initial) registry.register(s);
@@ -67,13 +95,13 @@ async function offeredBy(turn: ToolTurn, source: ToolSource): Promise<SourceTool
   }
 }
 
-function defOf(source: ToolSource, tool: SourceTool): ToolDef {
-  const { label, approval, sizeHint, ...ai } = tool;
+function defOf(source: ToolSource, tool: SourceTool, approval: ToolApproval): ToolDef {
+  const { label, approval: _offered, sizeHint, ...ai } = tool;
   return {
     ...ai,
     source: source.id,
     label: label ?? tool.name,
-    approval: approval ?? 'never',
+    approval,
     sizeHint: sizeHint ?? estimateTokens(JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters })),
   };
 }

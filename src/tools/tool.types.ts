@@ -1,5 +1,6 @@
 import type { AiProvider, AiTool, StreamChatOptions } from '../ai/ai.types';
 import type { AppDeps } from '../deps';
+import type { TurnStream } from './ask-first';
 
 /**
  * The contract between the tool registry (`deps.tools`, registry.ts) and the domains that
@@ -53,6 +54,11 @@ export interface ToolTurn {
   assistant?: TurnAssistant;
   /** A problem the turn survives (a failed web search), for the operator's log with the turn's ids. */
   warn?: StreamChatOptions['warn'];
+  /**
+   * The response's event stream and abort signal, when the turn can ask its user before a call
+   * (chat and research turns; a group answer cannot, so it is offered no "ask first" tool).
+   */
+  stream?: TurnStream;
   /** The turn's end (cancelled, lease lost): a tool waiting on another server (MCP) stops waiting with it. */
   signal?: AbortSignal;
 }

@@ -9,6 +9,7 @@ import { claimBlob, insertFile } from '../../src/files/file.store';
 import { insertSupportMessage, insertSupportThread } from '../../src/support/support.store';
 import { addMemory } from '../../src/memory/memory.store';
 import { findOffer, insertOffer } from '../../src/chat/share.store';
+import { insertApproval } from '../../src/tools/approval.store';
 import { insertMcpServer } from '../../src/mcp/mcp-server.store';
 import { createClient, createGrant } from '../../src/mcp-server/oauth/oauth.store';
 import { issueTokens } from '../../src/mcp-server/oauth/oauth-tokens';
@@ -58,6 +59,9 @@ export const foreign = (status: 403 | 404, setup: (s: ForeignSetup) => unknown |
   setup,
 });
 
+/** An assistant of the owner's own (private). */
+const ownersAssistant = async (ctx: TestContext, owner: TestUser): Promise<string> => (await ctx.json('assistants/create', { name: 'theirs' }, owner)).body.assistant.id;
+
 export const authzCases: Record<string, AuthzCase> = {
   // --- auth ---
   'auth/createApiKey': NO_RESOURCE,
@@ -93,6 +97,16 @@ export const authzCases: Record<string, AuthzCase> = {
   'chat/deleteConversation': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id })),
   'chat/resumeStream': foreign(404, async ({ ctx, owner }) => ({ responseId: await ownersResponse(ctx, owner) })),
   'chat/cancelResponse': foreign(404, async ({ ctx, owner }) => ({ responseId: await ownersResponse(ctx, owner) })),
+  // A call of the owner's turn waiting for the owner's answer.
+  'chat/approveToolCall': foreign(404, async ({ ctx, owner }) => {
+    const responseId = await ownersResponse(ctx, owner);
+    await ctx.store.write((tx) =>
+      insertApproval(tx, { responseId, itemId: 'call_1', callKey: 'r:call_1', toolName: 'search_history', source: 'history', arguments: {}, expiresAt: Date.now() + 60_000 }, Date.now()),
+    );
+    return { responseId, itemId: 'call_1', decision: 'approve' };
+  }),
+  'chat/listToolRules': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id })),
+  'chat/deleteToolRule': foreign(403, async ({ ctx, owner }) => ({ conversationId: (await ownersConversation(ctx, owner)).id, toolName: 'search_history' })),
   // The interface lists no 403/404 for these: another user's conversation is refused inside a 200
   // answer (`success: false` + reason, `canWrite: false`, an in-stream `error` event), which
   // test/chat-conversations.test.ts and test/chat-stream.test.ts check.
@@ -128,6 +142,12 @@ export const authzCases: Record<string, AuthzCase> = {
   'files/getFile': foreign(404, async ({ ctx, owner }) => ({ fileId: await theirFile(ctx, owner) })),
   'files/deleteFile': foreign(404, async ({ ctx, owner }) => ({ fileId: await theirFile(ctx, owner) })),
   // --- memories: another user's memory is 403, as a bookmark group ---
+  // --- assistants --- (someone else's own assistant is not seen at all: 404)
+  'assistants/list': NO_RESOURCE,
+  'assistants/create': NO_RESOURCE,
+  'assistants/get': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner) })),
+  'assistants/update': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner), name: 'mine now' })),
+  'assistants/delete': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner) })),
   'memories/listMemories': NO_RESOURCE,
   'memories/addMemory': NO_RESOURCE,
   'memories/updateMemory': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMemory(ctx, owner), content: 'mine now' })),
@@ -204,6 +224,8 @@ export const authzCases: Record<string, AuthzCase> = {
   'admin/doctor': foreign(403, () => ({})),
   'admin/getSettings': foreign(403, () => ({})),
   'admin/listConnections': foreign(403, () => ({})),
+  'admin/getToolSettings': foreign(403, () => ({})),
+  'admin/setToolSettings': foreign(403, () => ({ sources: [{ id: 'canvas', enabled: false }] })),
   'admin/addConnection': foreign(403, () => ({ name: 'mine', kind: 'chat', baseUrl: 'http://127.0.0.1:11434/v1' })),
   'admin/updateConnection': foreign(403, () => ({ id: 'env-ai', enabled: false })),
   'admin/removeConnection': foreign(403, () => ({ id: 'env-ai' })),

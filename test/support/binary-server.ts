@@ -15,22 +15,30 @@ export interface BinaryServer {
   /** The same as another user made with `users` (by e-mail). */
   postAs(email: string, path: string, body: unknown): Promise<Response>;
   stop(): Promise<void>;
+  /** SIGKILL: the process dies where it stands (no drain, no lease let go). */
+  kill(): Promise<void>;
+  /** `parley serve` again on the same data directory and database, with the same users and keys. */
+  restart(): Promise<BinaryServer>;
 }
 
 /**
  * `parley serve` from the compiled binary on a fresh data dir and port 0, default settings plus
  * `env`; on a PostgreSQL run (PARLEY_TEST_STORE=pg) on a fresh database of the run's server.
  */
-export async function startBinaryServer(env: Record<string, string> = {}, users: string[] = []): Promise<BinaryServer> {
+export async function startBinaryServer(env: Record<string, string> = {}, users: string[] = [], opts: { admins?: string[] } = {}): Promise<BinaryServer> {
   const out = await buildBinaryOnce();
-  const database = onPg ? { PARLEY_DATABASE_URL: await freshPgDatabase() } : {};
-  const fullEnv = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-bin-server-')), 'data'), ...database, ...env };
+  const database: Record<string, string> = onPg ? { PARLEY_DATABASE_URL: await freshPgDatabase() } : {};
+  const fullEnv: Record<string, string> = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'parley-bin-server-')), 'data'), ...database, ...env };
   const keys: Record<string, string> = {};
-  for (const email of ['ann@example.org', ...users]) {
-    const created = Bun.spawnSync([out, 'user', 'create', '--email', email], { env: fullEnv });
+  for (const email of ['ann@example.org', ...users, ...(opts.admins ?? [])]) {
+    const created = Bun.spawnSync([out, 'user', 'create', '--email', email, ...(opts.admins?.includes(email) ? ['--admin'] : [])], { env: fullEnv });
     if (created.exitCode !== 0) throw new Error(`user create failed: ${created.stderr.toString()}`);
     keys[email] = JSON.parse(Bun.spawnSync([out, 'apikey', 'create', '--email', email, '--json'], { env: fullEnv }).stdout.toString()).key;
   }
+  return serve(out, fullEnv, keys);
+}
+
+async function serve(out: string, fullEnv: Record<string, string>, keys: Record<string, string>): Promise<BinaryServer> {
   const key = keys['ann@example.org']!;
   const postWith = (k: string, path: string, body: unknown) =>
     fetch(`${url}/api/${path}`, {
@@ -53,6 +61,11 @@ export async function startBinaryServer(env: Record<string, string> = {}, users:
       proc.kill('SIGTERM');
       await proc.exited;
     },
+    async kill() {
+      proc.kill('SIGKILL');
+      await proc.exited;
+    },
+    restart: () => serve(out, fullEnv, keys),
   };
 }
 

@@ -40,6 +40,12 @@ async function conversationWithItems(ctx: TestContext, user: TestUser, n: number
 }
 
 export const creates: Record<string, CreateBound> = {
+  'assistants/create': {
+    kind: 'cap',
+    cap: 'assistantsMaxPerUser',
+    inputs: async (_ctx, _u, n) => many(n, (i) => ({ name: `assistant ${i}` })),
+    held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM assistants WHERE owner_id = ${u.user.id}`),
+  },
   'auth/createApiKey': {
     kind: 'cap',
     cap: 'apiKeysMaxPerUser',
@@ -178,6 +184,10 @@ export const creates: Record<string, CreateBound> = {
   'chat/stream': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
   'chat/streamDeepResearch': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
   'news/markRead': { kind: 'bounded', why: 'one read mark per post, and posts are written by admins' },
+  'chat/approveToolCall': {
+    kind: 'bounded',
+    why: 'with scope "conversation", one rule row per conversation, user and tool, replaced in place: at most one per call the model asked about, deleted with the conversation',
+  },
   'credits/grantAdReward': { kind: 'bounded', why: 'writes only with PARLEY_ENV=development (a test server)' },
   'mcpAccess/approveAuthorization': { kind: 'bounded', why: 'a one-time code that expires after a minute (pruned hourly), under the write rate limit' },
 };
@@ -203,6 +213,8 @@ export const NOT_CREATING = new Set([
   'mcp/listServers', 'mcp/updateServer', 'mcp/removeServer', 'mcp/testServer', 'mcp/disconnectServer',
   'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
   'mcpAccess/checkAuthorization', 'mcpAccess/denyAuthorization', 'mcpAccess/listGrants', 'mcpAccess/revokeGrant',
+  'chat/listToolRules', 'chat/deleteToolRule',
+  'assistants/list', 'assistants/get', 'assistants/update', 'assistants/delete',
   // Public, before any account exists: they make the one first admin and nothing while one exists.
   'setup/getStatus', 'setup/checkToken', 'setup/createAdmin',
 ]);

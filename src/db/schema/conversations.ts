@@ -1,5 +1,6 @@
 import { sqliteTable, text, integer, index, primaryKey, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { users } from './users';
+import { assistants } from './assistants';
 
 export const conversations = sqliteTable(
   'conversations',
@@ -24,6 +25,8 @@ export const conversations = sqliteTable(
      * every other conversation, so the imports a user keeps are counted and summed from here.
      */
     importedBytes: integer('imported_bytes'),
+    /** The assistant the conversation was started with (docs/assistants.md); its turns use it. Null: Parley itself. */
+    assistantId: text('assistant_id').references(() => assistants.id, { onDelete: 'set null' }),
   },
   (t) => [index('conversations_owner_idx').on(t.ownerId, t.updatedAt)],
 );

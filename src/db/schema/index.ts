@@ -19,5 +19,7 @@ export * from './support';
 export * from './setup';
 export * from './connections';
 export * from './api-responses';
+export * from './tools';
+export * from './assistants';
 export * from './mcp';
 export * from './oauth';

@@ -4,6 +4,7 @@ import { call, type User } from '../shared/api';
 import { AdminUsers } from './admin-users';
 import { AdminBackups, AdminDoctor, AdminSettings } from './admin-server';
 import { AdminMiniApps, AdminNews, AdminSupport } from './admin-service';
+import { AdminTools } from './admin-tools';
 import { AdminMcp } from './admin-mcp';
 import { AdminConnections } from './admin-connections';
 import { AdminModels } from './admin-models';
@@ -16,6 +17,7 @@ const SECTIONS: [string, string][] = [
   ['admin-support', 'Support'],
   ['admin-news', 'News'],
   ['admin-apps', 'Mini apps'],
+  ['admin-tools', 'Tools'],
   ['admin-mcp', 'MCP servers'],
   ['admin-backups', 'Backups'],
   ['admin-doctor', 'Health checks'],
@@ -73,6 +75,7 @@ export function Admin() {
       <AdminSupport name={me.name} />
       <AdminNews />
       <AdminMiniApps />
+      <AdminTools />
       <AdminMcp />
       <AdminBackups />
       <AdminDoctor />

@@ -8,7 +8,7 @@
 export interface Activity {
   /** The tool call's id (`itemId`), so its completion finds it. */
   id: string;
-  kind: 'read_file' | 'file_search' | 'memory' | 'web_search' | 'history' | 'canvas' | 'image';
+  kind: 'read_file' | 'file_search' | 'memory' | 'web_search' | 'history' | 'canvas' | 'image' | 'approval';
   state: 'running' | 'done' | 'failed';
   /** What was done, in words ("Read report.pdf"). */
   label: string;
@@ -22,8 +22,17 @@ export interface MadeImage {
   url: string;
   fileId?: string;
 }
+/** A call of an "ask first" tool waiting for the user's answer (docs/chat.md, "Tool approval"). */
+export interface PendingApproval {
+  itemId: string;
+  name: string;
+  label: string;
+  arguments: Record<string, unknown>;
+}
 export interface AnswerExtras {
   model?: string;
+  /** Calls waiting for the user's answer: an `approval_required` without its `approval_resolved`. */
+  approvals: PendingApproval[];
   reasoning: string;
   activity: Activity[];
   documents: CitedDocument[];
@@ -31,7 +40,7 @@ export interface AnswerExtras {
   canvases: string[];
 }
 
-export const emptyExtras = (): AnswerExtras => ({ reasoning: '', activity: [], documents: [], images: [], canvases: [] });
+export const emptyExtras = (): AnswerExtras => ({ reasoning: '', activity: [], documents: [], images: [], canvases: [], approvals: [] });
 
 const MEMORY_WORDS: Record<string, [string, string]> = {
   save: ['Saving a memory…', 'Saved a memory'],
@@ -145,6 +154,26 @@ export function applyExtra(x: AnswerExtras, data: { type: string; [k: string]: u
       addImages(x, data.images);
       return true;
     }
+    case 'tool_call.approval_required': {
+      const args = data.arguments && typeof data.arguments === 'object' ? (data.arguments as Record<string, unknown>) : {};
+      if (!x.approvals.some((a) => a.itemId === id)) x.approvals = [...x.approvals, { itemId: id, name: str(data.name), label: str(data.label) || str(data.name), arguments: args }];
+      return true;
+    }
+    case 'tool_call.approval_resolved': {
+      const asked = x.approvals.find((a) => a.itemId === id);
+      x.approvals = x.approvals.filter((a) => a.itemId !== id);
+      const label = asked?.label ?? 'A tool';
+      const approved = data.decision === 'approved';
+      const words = approved
+        ? `You allowed ${label}`
+        : data.decidedBy === 'user'
+          ? `You did not allow ${label}`
+          : data.decidedBy === 'timeout'
+            ? `${label} did not run: nobody answered in time`
+            : `${label} did not run`;
+      setActivity(x, { id: `approval:${id}`, kind: 'approval', state: approved ? 'done' : 'failed', label: words });
+      return true;
+    }
     case 'edit_image.error':
       setActivity(x, { id, kind: 'image', state: 'failed', label: 'The image could not be made', detail: str(data.error) });
       return true;
@@ -156,7 +185,8 @@ export function applyExtra(x: AnswerExtras, data: { type: string; [k: string]: u
 export function extrasOfParts(parts: unknown[] | undefined): AnswerExtras {
   const x = emptyExtras();
   for (const p of parts ?? []) if (p && typeof p === 'object' && typeof (p as { type?: unknown }).type === 'string') applyExtra(x, p as { type: string });
-  // A stored answer's tools all ended: nothing of it is still running.
+  // A stored answer's tools all ended: nothing of it is still running, or waiting.
+  x.approvals = [];
   x.activity = x.activity.map((a) => (a.state === 'running' ? { ...a, state: 'done', label: a.label.replace(/^(\w+)ing (.*)…$/, (_, v: string, rest: string) => `${pastOf(v)} ${rest}`) } : a));
   return x;
 }

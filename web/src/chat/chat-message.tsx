@@ -5,6 +5,7 @@ import { Markdown } from '../shared/markdown-view';
 import type { Answer } from './turn';
 import type { AnswerExtras } from './answer-parts';
 import { ExtrasAfter, ExtrasBefore, ModelName } from './answer-extras';
+import { ToolApprovals } from './tool-approval';
 import { FileLinks } from '../files/upload';
 
 interface Props {
@@ -42,6 +43,7 @@ export function Message({ role, text, images = [], answer, onBranch, onEdit, edi
       {images.length > 0 && <MessageImages urls={images} />}
       {files.length > 0 && <FileLinks files={files} />}
       {extras && <ExtrasBefore extras={extras} />}
+      {answer?.responseId && extras && extras.approvals.length > 0 && <ToolApprovals responseId={answer.responseId} approvals={extras.approvals} />}
       {editing ? (
         <EditForm text={text} allowEmpty={images.length > 0 || files.length > 0} onSave={onSaveEdit!} onCancel={onCancelEdit!} />
       ) : role === 'assistant' ? (
@@ -51,7 +53,7 @@ export function Message({ role, text, images = [], answer, onBranch, onEdit, edi
       )}
       {extras && <ExtrasAfter extras={extras} onOpenCanvas={onOpenCanvas} />}
       {role === 'assistant' && <ModelName model={extras?.model} />}
-      {answer?.state === 'waiting' && <p class="hint">Thinking…</p>}
+      {answer?.state === 'waiting' && !extras?.approvals.length && <p class="hint">Thinking…</p>}
       {answer?.state === 'stopped' && <p class="hint">Stopped.</p>}
       {answer?.state === 'failed' && (
         <p role="alert" class="error">

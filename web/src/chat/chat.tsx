@@ -16,6 +16,7 @@ import { useCapabilities } from '../shared/capabilities';
 import { Recorder } from '../voice/recorder';
 import { asJson, asMarkdown, download, exportOne, fileNameOf } from './transfer';
 import { ShareControls } from './share-button';
+import { AssistantPicker, AssistantStarters, useAssistants } from './assistant-picker';
 
 interface Props {
   conversationId: string | undefined;
@@ -32,6 +33,8 @@ interface ConversationView {
   title: string;
   ownerId: string;
   groupChatId?: string | null;
+  /** The assistant it goes on with (docs/assistants.md); null: Parley itself. */
+  assistantId?: string | null;
   branchOf: { conversationId: string; itemId: string } | null;
 }
 
@@ -71,6 +74,9 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
   const showAnswer = (a: Answer) => ((live.current = a), setAnswer(a));
   const [dictated, setDictated] = useState<{ text: string; n: number }>();
   const models = useModels();
+  const assistants = useAssistants();
+  // Who answers a conversation that has no assistant yet ('' : Parley itself).
+  const [chosenAssistant, setChosenAssistant] = useState('');
   const attachments = useAttachments();
   const caps = useCapabilities();
   // One per view: leaving the view (a new visit, signing out) stops following its answer.
@@ -149,7 +155,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
         onAnswer: showAnswer,
       },
       following.current.signal,
-      { model: models.model, images, files: files.map((f) => f.id) },
+      { model: models.model, images, files: files.map((f) => f.id), assistantId: conversation?.assistantId ? undefined : chosenAssistant || undefined },
     ).catch(() => setAnswer({ text: '', state: 'failed', error: 'The message could not be sent.', extras: extrasOfParts([]) }));
     if (id) await finish(id);
   };
@@ -200,6 +206,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
     }
   };
 
+  const starters = assistants.find((a) => a.id === chosenAssistant);
   if (loadError) return <p role="alert" class="page-message">{loadError}</p>;
   // A message's actions wait while an answer is being written: the history is still growing.
   const idle = !busy && sent === undefined && !!conversationId;
@@ -263,6 +270,8 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
         </p>
       )}
       {!conversationId && !items.length && sent === undefined && <p class="hint">Write a message to start a conversation.</p>}
+      {!items.length && sent === undefined && starters && <AssistantStarters assistant={starters} onSend={(text) => void send(text, [])} />}
+      <AssistantPicker assistants={assistants} chosen={chosenAssistant} current={conversationId ? conversation?.assistantId : undefined} onChoose={setChosenAssistant} />
       <Composer
         busy={busy}
         onSend={send}

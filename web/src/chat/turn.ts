@@ -35,6 +35,8 @@ export interface TurnExtras {
   images?: string[];
   /** Uploaded files (documents, images) by id: the model reads a document with `read_file`. */
   files?: string[];
+  /** The assistant to answer (docs/assistants.md): the conversation keeps it. */
+  assistantId?: string;
 }
 
 /** Send a message and follow its answer to the end. */
@@ -45,6 +47,7 @@ export function sendMessage(message: string, conversationId: string | undefined,
     ...(extras.model ? { model: extras.model } : {}),
     ...(extras.images?.length ? { images: extras.images.map((imageUrl) => ({ imageUrl })) } : {}),
     ...(extras.files?.length ? { files: extras.files } : {}),
+    ...(extras.assistantId ? { assistantId: extras.assistantId } : {}),
   };
   return follow(() => post('chat/stream', body, { signal }), { conversationId }, hooks, signal);
 }

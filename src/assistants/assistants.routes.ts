@@ -1,0 +1,214 @@
+import { t } from 'elysia';
+import { defineOperation } from '../http/operation';
+import { AppError, forbidden, invalidInput, notFound } from '../http/errors';
+import { checkCap } from '../http/user-caps';
+import type { AppDeps } from '../deps';
+import type { Assistant, User } from '../db/schema';
+import { iso } from '../ids';
+import {
+  canEditAssistant,
+  canUseAssistant,
+  countOwnAssistants,
+  deleteAssistant,
+  findAssistantById,
+  insertAssistant,
+  listAssistantsFor,
+  updateAssistant,
+  type AssistantFields,
+} from './assistant.store';
+
+// Assistants (docs/assistants.md): thin handlers over assistant.store.ts.
+
+const Name = t.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
+const Description = t.String({ maxLength: 500 });
+const Instructions = t.String({ maxLength: 20_000 });
+const Model = t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()], { description: 'A catalogue id (chat/listModels); null: the server\'s default model.' });
+const Tools = t.Union([t.Array(t.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 }), t.Null()], {
+  description: 'Tool source ids (`memory`, `files`, `web_search`, …: admin/getToolSettings) and tool names it may use; null: whatever the admin allows; []: none.',
+});
+const Starters = t.Array(t.String({ minLength: 1, maxLength: 500 }), { maxItems: 4, description: 'Prompts the web app offers on an empty chat with it.' });
+const Visibility = t.Union([t.Literal('everyone'), t.Literal('tiers')], { description: 'A shared assistant: for every user, or for the users of `tiers`.' });
+const Tiers = t.Array(t.String({ minLength: 1, maxLength: 50 }), { maxItems: 50 });
+
+const AssistantSchema = t.Object({
+  id: t.String(),
+  name: t.String(),
+  description: t.String(),
+  instructions: t.String(),
+  model: t.Union([t.String(), t.Null()]),
+  tools: t.Union([t.Array(t.String()), t.Null()]),
+  starters: t.Array(t.String()),
+  shared: t.Boolean({ description: 'Shared by an admin (true), or the caller\'s own.' }),
+  visibility: t.Union([t.Literal('private'), t.Literal('everyone'), t.Literal('tiers')]),
+  tiers: t.Array(t.String()),
+  canEdit: t.Boolean({ description: 'The caller may change and delete it: their own; a shared one, admins.' }),
+  createdAt: t.String({ format: 'date-time' }),
+  updatedAt: t.String({ format: 'date-time' }),
+});
+
+const viewerOf = (user: User) => ({ id: user.id, subscriptionTier: user.subscriptionTier, isAdmin: user.isAdmin });
+
+const assistantView = (a: Assistant, user: User) => ({
+  id: a.id,
+  name: a.name,
+  description: a.description,
+  instructions: a.instructions,
+  model: a.model,
+  tools: a.tools,
+  starters: a.starters,
+  shared: a.ownerId === null,
+  visibility: a.visibility,
+  tiers: a.tiers,
+  canEdit: canEditAssistant(a, viewerOf(user)),
+  createdAt: iso(a.createdAt),
+  updatedAt: iso(a.updatedAt),
+});
+
+/** An assistant the caller may use: unknown, or not for them, 404. */
+export async function usableAssistant(deps: AppDeps, user: User, id: string): Promise<Assistant | undefined> {
+  const a = await deps.store.read((tx) => findAssistantById(tx, id));
+  return a && canUseAssistant(a, viewerOf(user)) ? a : undefined;
+}
+
+/** One the caller may change: one they cannot see 404, one they see but may not change 403. */
+async function editableAssistant(deps: AppDeps, user: User, id: string): Promise<Assistant> {
+  const a = await usableAssistant(deps, user, id);
+  if (!a) throw notFound();
+  if (!canEditAssistant(a, viewerOf(user))) throw forbidden();
+  return a;
+}
+
+/**
+ * A model the catalogue offers to whoever may use the assistant, else a 400 naming the field: the
+ * caller's tier for their own; every tier for one shared with everyone; each of its tiers for one
+ * shared with some. (The tier is checked again at each turn: models' tiers change.)
+ */
+async function checkModel(deps: AppDeps, model: string | null | undefined, forTiers: (string | undefined)[]): Promise<void> {
+  if (!model) return;
+  try {
+    for (const tier of forTiers) await deps.connections.chat(model, 'chat', tier === undefined ? undefined : { subscriptionTier: tier });
+  } catch (err) {
+    if (err instanceof AppError) throw invalidInput([{ path: ['model'], message: err.message }]);
+    throw err;
+  }
+}
+
+/** The tiers an assistant's model must be open to (undefined: every tier). */
+const tiersFor = (user: User, s: { visibility: string; tiers: string[] }): (string | undefined)[] =>
+  s.visibility === 'private' ? [user.subscriptionTier] : s.visibility === 'tiers' ? s.tiers : [undefined];
+
+const sharing = (shared: boolean, visibility: 'everyone' | 'tiers' | undefined, tiers: string[] | undefined) =>
+  shared ? { visibility: visibility ?? 'everyone', tiers: visibility === 'tiers' ? (tiers ?? []) : [] } : { visibility: 'private' as const, tiers: [] };
+
+export const assistantOperations = [
+  defineOperation({
+    path: 'assistants/list',
+    summary: 'The assistants the caller may use',
+    description: "The caller's own and those admins shared with everyone or with the caller's tier (admins: every shared one), by name. `max`: how many of their own one user may keep (PARLEY_ASSISTANTS_MAX_PER_USER).",
+    input: t.Object({}),
+    output: t.Object({ assistants: t.Array(AssistantSchema), max: t.Integer() }),
+    handler: async ({ user, deps }) => {
+      const rows = await deps.store.read((tx) => listAssistantsFor(tx, user.id));
+      return { assistants: rows.filter((a) => canUseAssistant(a, viewerOf(user))).map((a) => assistantView(a, user)), max: deps.config.assistantsMaxPerUser };
+    },
+  }),
+  defineOperation({
+    path: 'assistants/get',
+    summary: 'One assistant',
+    description: 'Unknown, or one the caller may not use: 404.',
+    input: t.Object({ assistantId: t.String({ minLength: 1, maxLength: 100 }) }),
+    output: t.Object({ assistant: AssistantSchema }),
+    errors: [404],
+    handler: async ({ input, user, deps }) => {
+      const a = await usableAssistant(deps, user, input.assistantId);
+      if (!a) throw notFound();
+      return { assistant: assistantView(a, user) };
+    },
+  }),
+  defineOperation({
+    path: 'assistants/create',
+    summary: 'Save an assistant: instructions, a model and tools under a name',
+    description:
+      'The caller\'s own (only they see it), or with `shared: true` (admins only, else 403) one for every user (`visibility: "everyone"`, the default) or for the users of some subscription tiers (`visibility: "tiers"`, `tiers`). ' +
+      'A model the catalogue does not offer to whoever may use it (the caller\'s tier for their own; every tier, or each of `tiers`, for a shared one): 400 naming `model`. Own assistants past PARLEY_ASSISTANTS_MAX_PER_USER: 409.',
+    input: t.Object({
+      name: Name,
+      description: t.Optional(Description),
+      instructions: t.Optional(Instructions),
+      model: t.Optional(Model),
+      tools: t.Optional(Tools),
+      starters: t.Optional(Starters),
+      shared: t.Optional(t.Boolean()),
+      visibility: t.Optional(Visibility),
+      tiers: t.Optional(Tiers),
+    }),
+    output: t.Object({ assistant: AssistantSchema }),
+    errors: [403, 409],
+    rateLimit: 'write',
+    handler: async ({ input, user, deps }) => {
+      const shared = input.shared === true;
+      if (shared && !user.isAdmin) throw forbidden();
+      const who = sharing(shared, input.visibility, input.tiers);
+      await checkModel(deps, input.model, tiersFor(user, who));
+      const fields: AssistantFields = {
+        ...who,
+        name: input.name.trim(),
+        description: input.description ?? '',
+        instructions: input.instructions ?? '',
+        model: input.model ?? null,
+        tools: input.tools ?? null,
+        starters: input.starters ?? [],
+      };
+      const max = deps.config.assistantsMaxPerUser;
+      const a = await deps.store.write(function* (tx) {
+        if (!shared)
+          yield* checkCap(tx, 'assistantsMaxPerUser', user.id, max, countOwnAssistants(tx, user.id), (n) => [`You keep ${n} assistants`, 'Delete one you no longer use first (assistants/delete).']);
+        return yield* insertAssistant(tx, shared ? null : user.id, fields, deps.now());
+      });
+      return { assistant: assistantView(a, user) };
+    },
+  }),
+  defineOperation({
+    path: 'assistants/update',
+    summary: 'Change an assistant',
+    description:
+      'The fields given change (`model: null`: the default model; `tools: null`: whatever the admin allows). The caller\'s own, or a shared one by an admin: one the caller may use but not change 403, one they may not use 404. `visibility` and `tiers` apply to shared ones only.',
+    input: t.Object({
+      assistantId: t.String({ minLength: 1, maxLength: 100 }),
+      name: t.Optional(Name),
+      description: t.Optional(Description),
+      instructions: t.Optional(Instructions),
+      model: t.Optional(Model),
+      tools: t.Optional(Tools),
+      starters: t.Optional(Starters),
+      visibility: t.Optional(Visibility),
+      tiers: t.Optional(Tiers),
+    }),
+    output: t.Object({ assistant: AssistantSchema }),
+    errors: [403, 404],
+    handler: async ({ input, user, deps }) => {
+      const a = await editableAssistant(deps, user, input.assistantId);
+      const shared = a.ownerId === null;
+      const { assistantId: _, visibility, tiers, ...rest } = input;
+      const change: Partial<AssistantFields> = { ...rest, ...(rest.name ? { name: rest.name.trim() } : {}) };
+      if (shared && (visibility || tiers)) Object.assign(change, sharing(true, visibility ?? (a.visibility as 'everyone' | 'tiers'), tiers ?? a.tiers));
+      const model = change.model === undefined ? a.model : change.model;
+      if (input.model !== undefined || change.visibility) await checkModel(deps, model, tiersFor(user, { visibility: change.visibility ?? a.visibility, tiers: change.tiers ?? a.tiers }));
+      const updated = await deps.store.write((tx) => updateAssistant(tx, a.id, change, deps.now()));
+      return { assistant: assistantView(updated, user) };
+    },
+  }),
+  defineOperation({
+    path: 'assistants/delete',
+    summary: 'Delete an assistant',
+    description: 'Conversations started with it go on with Parley itself. The same refusals as assistants/update.',
+    input: t.Object({ assistantId: t.String({ minLength: 1, maxLength: 100 }) }),
+    output: t.Object({ success: t.Boolean() }),
+    errors: [403, 404],
+    handler: async ({ input, user, deps }) => {
+      const a = await editableAssistant(deps, user, input.assistantId);
+      await deps.store.write((tx) => deleteAssistant(tx, a.id));
+      return { success: true };
+    },
+  }),
+];

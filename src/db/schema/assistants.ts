@@ -1,0 +1,38 @@
+import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core';
+import { users } from './users';
+
+export const ASSISTANT_VISIBILITIES = ['private', 'everyone', 'tiers'] as const;
+export type AssistantVisibility = (typeof ASSISTANT_VISIBILITIES)[number];
+
+/**
+ * A saved assistant (docs/assistants.md): instructions, a model and a choice of tools under a
+ * name. A user's own (`owner_id`, always `private`), or shared by an admin (`owner_id` null) with
+ * everyone or with some subscription tiers. A conversation started with one remembers it
+ * (`conversations.assistant_id`), and each of its turns uses it.
+ */
+export const assistants = sqliteTable(
+  'assistants',
+  {
+    id: text('id').primaryKey(),
+    /** Null: shared by an admin. */
+    ownerId: text('owner_id').references(() => users.id, { onDelete: 'cascade' }),
+    visibility: text('visibility', { enum: ASSISTANT_VISIBILITIES }).notNull(),
+    /** With `visibility: tiers`: the subscription tiers whose users see it. */
+    tiers: text('tiers', { mode: 'json' }).$type<string[]>().notNull(),
+    name: text('name').notNull(),
+    description: text('description').notNull(),
+    /** Added to Parley's own system prompt at every turn. */
+    instructions: text('instructions').notNull(),
+    /** A catalogue id (docs/connections.md); null: the server's default. */
+    model: text('model'),
+    /** Tool source ids and tool names it may use; null: whatever the admin allows. */
+    tools: text('tools', { mode: 'json' }).$type<string[] | null>(),
+    /** Prompts the web app offers on an empty chat (at most 4). */
+    starters: text('starters', { mode: 'json' }).$type<string[]>().notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [index('assistants_owner_idx').on(t.ownerId, t.name)],
+);
+
+export type Assistant = typeof assistants.$inferSelect;

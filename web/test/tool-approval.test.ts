@@ -1,0 +1,70 @@
+import { describe, expect, test } from 'bun:test';
+import type { Page } from 'playwright-core';
+import { EMAIL, expectAccessible, toolThenAnswer, waitOrExplain, worldForFile } from './harness';
+
+/**
+ * "Ask first" in the web app (docs/chat.md, "Tool approval"): the admin marks a tool on the Admin
+ * page; the user's answer then shows the waiting call with its arguments and Allow/Deny, once or
+ * always for the conversation; the prompt survives a reload; a standing denial answers later
+ * calls without a prompt.
+ */
+const world = worldForFile({ env: { PARLEY_AI_TOOLS: 'on' } }, (w) => w.cli(['user', 'set', '--email', EMAIL, '--admin']).then(() => undefined));
+
+const lastAnswer = (page: Page) => page.locator('.message.assistant').last();
+const prompt = (page: Page) => page.getByRole('group', { name: /Use History search\?/ });
+
+async function send(page: Page, text: string) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+describe('tool approval in the web app', () => {
+  test('the admin marks a tool "ask first"; the answer waits with Allow/Deny, across a reload; always-deny stops later prompts', async () => {
+    const { context, page } = await world.signedIn();
+    await page.goto(`${world.url}/admin`);
+    const asks = page.getByRole('checkbox', { name: /Ask before History search/ });
+    await waitOrExplain(page, asks);
+    expect(await asks.isChecked()).toBe(false);
+    await asks.check();
+    await page.getByText('History search asks first now.').waitFor();
+    await expectAccessible(page, 'admin page: tools');
+    await page.reload();
+    await page.getByRole('checkbox', { name: /Ask before History search/ }).waitFor();
+    expect(await page.getByRole('checkbox', { name: /Ask before History search/ }).isChecked()).toBe(true);
+
+    await page.goto(`${world.url}/`);
+    toolThenAnswer(world.ai, 'search_history', { query: 'green tea' }, 'You like green tea.');
+    await send(page, 'What tea do I like?');
+    await waitOrExplain(page, prompt(page));
+    await prompt(page).getByText('What it would send').click();
+    await prompt(page).getByText('"query": "green tea"').waitFor();
+    await expectAccessible(page, 'an answer waiting for approval');
+    // The model was asked once and waits: the tool's round is not answered.
+    expect(world.ai.requests.filter((r) => r.body?.stream).length).toBe(1);
+
+    // A reload: the answer is followed again, and the prompt with it.
+    await page.reload();
+    await waitOrExplain(page, prompt(page));
+    await prompt(page).getByRole('button', { name: 'Allow once' }).click();
+    await waitOrExplain(page, lastAnswer(page).getByText('You like green tea.'));
+    await lastAnswer(page).getByText('You allowed History search').waitFor();
+    await expect(prompt(page).count()).resolves.toBe(0);
+
+    // Always deny here: this call is denied, and the next one in the conversation asks nobody.
+    toolThenAnswer(world.ai, 'search_history', { query: 'coffee' }, 'I could not look.');
+    await send(page, 'And coffee?');
+    await waitOrExplain(page, prompt(page));
+    await prompt(page).getByRole('button', { name: 'Always deny here' }).click();
+    await waitOrExplain(page, lastAnswer(page).getByText('I could not look.'));
+    await lastAnswer(page).getByText('You did not allow History search').waitFor();
+    const denied = world.ai.requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool')?.content;
+    expect(denied).toContain('denied');
+
+    toolThenAnswer(world.ai, 'search_history', { query: 'juice' }, 'Still not looking.');
+    await send(page, 'And juice?');
+    await waitOrExplain(page, lastAnswer(page).getByText('Still not looking.'));
+    await expect(prompt(page).count()).resolves.toBe(0);
+    expect(world.ai.requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool')?.content).toContain('does not allow search_history in this conversation');
+    await context.close();
+  });
+});
