@@ -10,6 +10,7 @@ import { cancelResponse, startResponse } from './respond';
 import type { AppDeps } from '../deps';
 import type { FileRow, User } from '../db/schema';
 import { canReadFile, canSendFile, findFileById } from '../files/file.store';
+import { apiKeyOf } from '../usage/meter-calls';
 
 const Image = t.Object({ imageUrl: t.String({ minLength: 1 }), detail: t.Optional(t.Union([t.Literal('auto'), t.Literal('high'), t.Literal('low')])) });
 const TurnInput = t.Object({
@@ -90,7 +91,7 @@ async function checkedFiles(deps: AppDeps, ids: string[] | undefined, userId: st
 }
 
 function streamTurn(kind: 'chat' | 'research') {
-  return async ({ input, user, deps, request, requestId }: OpContext<typeof TurnInput.static>) => {
+  return async ({ input, user, principal, deps, request, requestId }: OpContext<typeof TurnInput.static>) => {
     const images = checkedImages(deps, input.images);
     const lastEventId = readLastEventId(request);
     if (lastEventId) {
@@ -110,7 +111,18 @@ function streamTurn(kind: 'chat' | 'research') {
     }
     const files = await checkedFiles(deps, input.files, user.id, conversation?.id);
     if (!input.message.trim() && !images?.length && !files?.length) return errorOnlyStream('The message is empty.');
-    const response = await startResponse(deps, { userId: user.id, kind, message: input.message, images, files, model: input.model, conversation, requestId, tier: user.subscriptionTier });
+    const response = await startResponse(deps, {
+      userId: user.id,
+      kind,
+      message: input.message,
+      images,
+      files,
+      model: input.model,
+      conversation,
+      requestId,
+      tier: user.subscriptionTier,
+      apiKeyId: apiKeyOf(principal),
+    });
     // The turn goes upstream before its stream opens: on SQLite all the turn does before its
     // request is work between awaits that resolve at once, which opening the stream (its stored
     // events read and sent) would otherwise interleave with, delaying the first token by about a

@@ -4,8 +4,10 @@ import { releaseLease, tryAcquireLease } from '../tasks/lease.store';
 import { embeddingModelKey, EmbeddingsError, embedTexts } from './embeddings-client';
 import { listChunksToEmbed, saveEmbeddings, type ChunkToEmbed } from './embeddings.store';
 import { encodeVector } from './embeddings-vectors';
+import type { CallUsage } from '../ai/ai.types';
+import { serviceModelOf } from '../connections/adapters';
 
-type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'connections'>;
+type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'connections' | 'usage'>;
 
 /**
  * Chunks one pass embeds at most: the queue reads waiting documents between passes, so a
@@ -65,7 +67,7 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
  */
 async function embedBatch(deps: Deps, embeddings: Config, model: string, chunks: ChunkToEmbed[]): Promise<{ embedded: number; refused: number }> {
   try {
-    const vectors = await embedTexts(embeddings, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
+    const vectors = await embedTexts(embeddings, chunks.map((c) => c.content), { signal: deps.lifecycle.signal, onUsage: (u) => recordEmbedding(deps, embeddings, chunks, u) });
     await deps.store.write((tx) => saveEmbeddings(tx, model, chunks.map((c, i) => ({ id: c.id, fileId: c.fileId, embedding: encodeVector(vectors[i]!) }))));
     return { embedded: chunks.length, refused: 0 };
   } catch (err) {
@@ -75,7 +77,7 @@ async function embedBatch(deps: Deps, embeddings: Config, model: string, chunks:
   let lastRefusal: EmbeddingsError | undefined;
   for (const chunk of chunks) {
     try {
-      const [vector] = await embedTexts(embeddings, [chunk.content], { signal: deps.lifecycle.signal });
+      const [vector] = await embedTexts(embeddings, [chunk.content], { signal: deps.lifecycle.signal, onUsage: (u) => recordEmbedding(deps, embeddings, [chunk], u) });
       rows.push({ id: chunk.id, fileId: chunk.fileId, embedding: encodeVector(vector!) });
     } catch (err) {
       if (!(err instanceof EmbeddingsError && err.refused)) throw err;
@@ -88,4 +90,26 @@ async function embedBatch(deps: Deps, embeddings: Config, model: string, chunks:
   const refused = rows.filter((r) => r.embedding === null).length;
   deps.log.warn('embeddings server refused document chunks', { model, chunks: refused, upstream: lastRefusal?.detail });
   return { embedded: rows.length - refused, refused };
+}
+
+/**
+ * An embeddings request's usage, the documents' owners' (docs/usage.md): a batch holding several
+ * users' chunks is shared by their characters (each share then marked estimated; the sum is what
+ * the server reported). Embeddings are recorded, never refused: they index what users uploaded.
+ */
+function recordEmbedding(deps: Deps, embeddings: Config, chunks: ChunkToEmbed[], usage: CallUsage): void {
+  const service = serviceModelOf(embeddings, 'embeddings');
+  const chars = new Map<string, number>();
+  for (const c of chunks) chars.set(c.userId, (chars.get(c.userId) ?? 0) + c.content.length + 1);
+  const total = [...chars.values()].reduce((a, b) => a + b, 0);
+  let left = usage.inputTokens;
+  [...chars].forEach(([userId, n], i) => {
+    const last = i === chars.size - 1;
+    const tokens = last ? left : Math.round((usage.inputTokens * n) / total);
+    left -= tokens;
+    const report = { ...service, inputTokens: tokens, estimated: usage.estimated || chars.size > 1 };
+    void deps.usage.settle(deps.usage.unchecked({ userId }, 'embeddings'), report).catch((err) =>
+      deps.log.error('usage could not be recorded', { kind: 'embeddings', userId, cause: err instanceof Error ? err.message : String(err) }),
+    );
+  });
 }

@@ -5,6 +5,7 @@ import { embeddingModelKey, EmbeddingsError, embedTexts } from './embeddings-cli
 import { countChunks, findChunkHits, listSearchableFiles, readChunkVectors, readVectorPage, type ChunkKey } from './embeddings.store';
 import { codeWords, createDecoder, createScorer, dot, TopK, writeSignBits } from './embeddings-vectors';
 import { candidateDepth, codesBytes, nearestCodes, type FileCodes } from './embeddings-index';
+import { serviceModelOf } from '../connections/adapters';
 
 export type SearchMode = 'text' | 'semantic' | 'hybrid';
 
@@ -27,7 +28,8 @@ const QUERY_TIMEOUT_MS = 15_000;
 const FUSE_DEPTH = 50;
 const RRF_K = 60;
 
-type SearchInput = { userId: string; conversationId?: string; query: string; limit: number; mode?: SearchMode };
+/** `apiKeyId`: the key the request came with, for usage by key (docs/usage.md). */
+type SearchInput = { userId: string; conversationId?: string; query: string; limit: number; mode?: SearchMode; apiKeyId?: string };
 
 /**
  * Search the documents a user may read (docs/files.md, "Semantic search"): by words (full-text),
@@ -49,7 +51,12 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
   }
   let vector: Float32Array;
   try {
-    [vector] = (await embedTexts(embeddings!, [input.query], { timeoutMs: QUERY_TIMEOUT_MS })) as [Float32Array];
+    const service = serviceModelOf(embeddings!, 'embeddings');
+    const caller = { userId: input.userId, apiKeyId: input.apiKeyId };
+    [vector] = (await embedTexts(embeddings!, [input.query], {
+      timeoutMs: QUERY_TIMEOUT_MS,
+      onUsage: (u) => void deps.usage.settle(deps.usage.unchecked(caller, 'embeddings'), { ...service, ...u }).catch(() => undefined),
+    })) as [Float32Array];
   } catch (err) {
     if (!(err instanceof EmbeddingsError)) throw err;
     deps.log.warn('embedding a search query failed', { error: err.message, ...(err.detail ? { upstream: err.detail } : {}) });

@@ -53,6 +53,8 @@ export interface ToolTurn {
   assistant?: TurnAssistant;
   /** A problem the turn survives (a failed web search), for the operator's log with the turn's ids. */
   warn?: StreamChatOptions['warn'];
+  /** The API key the turn's request came with: the model calls its tools make are metered under it (docs/usage.md). */
+  apiKeyId?: string;
 }
 
 /** A tool as a source offers it: an `AiTool`, with what the registry cannot guess. */

@@ -6,6 +6,10 @@
  * - Chat Completions: `POST /v1/chat/completions`, streamed (`data:` chunks with `delta.content`,
  *   `delta.reasoning_content`, `delta.tool_calls`, then `[DONE]`) or not.
  * Tests script the model with `responsesScript` / `chatScript` and read what was sent in `requests`.
+ * Usage is reported as the real APIs report it: a streamed chat completion asked for it
+ * (`stream_options.include_usage`) ends with a chunk of `choices: []` and `usage`; a plain one
+ * carries `usage`; a Responses terminal event carries `response.usage`. Every usage sent is kept in
+ * `reported`, so a test can hold Parley's records against what the provider said.
  */
 
 import { contextRefusal, renderChatML, tokensOf } from './llama-template';
@@ -18,6 +22,18 @@ export interface ChatTurn {
   finish_reason?: 'stop' | 'tool_calls' | 'length';
   /** Wait this long before the first streamed chunk (a model thinking quietly). */
   pauseMs?: number;
+  /** The usage reported (Chat Completions' shape); default: counted from the request and the deltas. `false`: none, as servers that ignore `include_usage`. */
+  usage?: ChatUsage | false;
+  /** Stop after this many deltas and never end the stream (a server that hangs mid-answer). */
+  hangAfter?: number;
+}
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 interface FakeResponse {
@@ -53,8 +69,15 @@ export interface FakeOpenAI {
   cancelled: string[];
   /** Answer a cancel this many milliseconds late (a busy API; Parley waits up to 5 s). */
   cancelDelayMs: number;
+  /** Every usage object the fake sent, in order (chat: Chat Completions' shape; responses: the Responses API's). */
+  reported: { path: 'chat' | 'responses'; usage: any }[];
+  /** The usage a Responses terminal event carries; default: counted from the request and the text. */
+  responsesUsage?: (body: any) => unknown;
   stop(): void;
 }
+
+/** A deterministic count for the fake's default usage: a token per four characters. */
+const fakeTokens = (text: string) => Math.ceil(text.length / 4);
 
 export function startFakeOpenAI(): FakeOpenAI {
   let n = 0;
@@ -69,6 +92,7 @@ export function startFakeOpenAI(): FakeOpenAI {
     responses: new Map(),
     cancelled: [],
     cancelDelayMs: 0,
+    reported: [],
     stop: () => server.stop(true),
   };
 
@@ -80,11 +104,24 @@ export function startFakeOpenAI(): FakeOpenAI {
   function startResponse(body: any, events: UpstreamEvent[], terminal?: UpstreamEvent[]): FakeResponse {
     const id = `resp_fake_${++n}`;
     const resp = (status: string) => ({ id, object: 'response', status, model: body.model, background: !!body.background, output: [] });
+    const text = events.map((e) => (typeof e.delta === 'string' ? e.delta : '')).join('');
+    const usage = fake.responsesUsage?.(body) ?? {
+      input_tokens: fakeTokens(JSON.stringify(body.input ?? '') + (body.instructions ?? '')),
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: fakeTokens(text),
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 0,
+    };
+    const withUsage = (e: UpstreamEvent) => {
+      if (!/^response\.(completed|incomplete|failed)$/.test(e.type)) return e.response ? { ...e, response: { ...(e.response as object), id } } : e;
+      fake.reported.push({ path: 'responses', usage });
+      return { ...e, response: { ...(e.response as object), id, usage } };
+    };
     const all: UpstreamEvent[] = [
       { type: 'response.created', response: resp('queued') },
       { type: 'response.in_progress', response: resp('in_progress') },
       ...events,
-      ...(terminal?.map((e) => (e.response ? { ...e, response: { ...(e.response as object), id } } : e)) ?? [{ type: 'response.completed', response: resp('completed') }]),
+      ...(terminal ?? [{ type: 'response.completed', response: resp('completed') }]).map(withUsage),
     ].map((e, i) => ({ ...e, sequence_number: i }));
     const r: FakeResponse = { id, events: all, produced: 0, cancelled: false, waiters: new Set() };
     fake.responses.set(id, r);
@@ -163,24 +200,36 @@ export function startFakeOpenAI(): FakeOpenAI {
         const turn = fake.chatScript(body);
         if ('fail' in turn) return Response.json({ error: { code: turn.fail, message: turn.message ?? 'fake upstream failure', type: 'server_error' } }, { status: turn.fail });
         const id = `chatcmpl_${++n}`;
+        const usage = turn.usage === false ? undefined : (turn.usage ?? chatUsage(body, turn));
         if (!body.stream) {
           const content = turn.deltas.map((d) => d.content ?? '').join('');
           const reasoning = turn.deltas.map((d) => d.reasoning_content ?? '').join('');
+          if (usage) fake.reported.push({ path: 'chat', usage });
           return Response.json({
             id,
             object: 'chat.completion',
             model: body.model,
             choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, ...(reasoning ? { reasoning_content: reasoning } : {}) } }],
+            ...(usage ? { usage } : {}),
           });
         }
         const chunk = (delta: unknown, finish: string | null = null) =>
           `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const reports = usage && body.stream_options?.include_usage;
+        const deltas = turn.hangAfter === undefined ? turn.deltas : turn.deltas.slice(0, turn.hangAfter);
         const frames = [
           chunk({ role: 'assistant', content: '' }),
-          ...turn.deltas.map((d) => chunk(d)),
-          chunk({}, turn.finish_reason ?? 'stop'),
-          'data: [DONE]\n\n',
+          ...deltas.map((d) => chunk(d)),
+          ...(turn.hangAfter === undefined
+            ? [
+                chunk({}, turn.finish_reason ?? 'stop'),
+                // The usage chunk OpenAI sends last when asked: no choices.
+                ...(reports ? [`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, choices: [], usage })}\n\n`] : []),
+                'data: [DONE]\n\n',
+              ]
+            : []),
         ];
+        if (reports && turn.hangAfter === undefined) fake.reported.push({ path: 'chat', usage });
         return new Response(
           new ReadableStream({
             async start(controller) {
@@ -189,7 +238,8 @@ export function startFakeOpenAI(): FakeOpenAI {
                 if (fake.eventDelayMs) await Bun.sleep(fake.eventDelayMs);
                 controller.enqueue(enc.encode(f));
               }
-              controller.close();
+              // Hanging: the stream stays open until the client goes.
+              if (turn.hangAfter === undefined) controller.close();
             },
           }),
           { headers: { 'content-type': 'text/event-stream' } },
@@ -205,6 +255,21 @@ export function startFakeOpenAI(): FakeOpenAI {
   });
   fake.url = `http://127.0.0.1:${server.port}/v1`;
   return fake;
+}
+
+/** The fake's default Chat Completions usage: the request's messages and the answer's deltas, a token per four characters. */
+function chatUsage(body: any, turn: ChatTurn): ChatUsage {
+  const prompt = fakeTokens(JSON.stringify(body.messages ?? []));
+  const answer = turn.deltas.map((d) => `${d.content ?? ''}${d.reasoning_content ?? ''}${d.tool_calls ? JSON.stringify(d.tool_calls) : ''}`).join('');
+  const reasoning = fakeTokens(turn.deltas.map((d) => d.reasoning_content ?? '').join(''));
+  const completion = fakeTokens(answer);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: reasoning },
+  };
 }
 
 // --- builders of upstream Responses events (without sequence numbers) ---

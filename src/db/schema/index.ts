@@ -18,3 +18,4 @@ export * from './feedback';
 export * from './support';
 export * from './setup';
 export * from './connections';
+export * from './usage';
