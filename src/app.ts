@@ -19,6 +19,7 @@ import { bookmarkOperations } from './bookmarks/bookmark.routes';
 import { feedbackOperations } from './feedback/feedback.routes';
 import { memoryOperations } from './memory/memory.routes';
 import { usageOperations } from './usage/usage.routes';
+import { quotaOperations } from './usage/quota.routes';
 import { creditOperations } from './credits/credit.routes';
 import { imageOperations } from './images/image.routes';
 import { voiceOperations } from './voice/voice.routes';
@@ -51,6 +52,7 @@ export const operations: readonly AnyOperation[] = [
   ...memoryOperations,
   ...creditOperations,
   ...usageOperations,
+  ...quotaOperations,
   ...imageOperations,
   ...fileOperations,
   ...voiceOperations,

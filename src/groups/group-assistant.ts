@@ -55,7 +55,8 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   try {
     meter = await meterCalls(deps, { caller: payer ?? { userId: trigger.sender.id }, kind: 'group', target, messages });
   } catch (err) {
-    if (err instanceof AiError) return fail(deps, group, replyTo, 'quota', err.message);
+    // The event's reasons are the interface's two: the sentence says it is the quota.
+    if (err instanceof AiError) return fail(deps, group, replyTo, 'provider_error', err.message);
     throw err;
   }
   // This instance answers: if it dies, another one says so (`endInterruptedAnswers`).
@@ -148,7 +149,7 @@ async function fail(deps: AppDeps, group: GroupChat, replyTo: string, reason: Fa
   await deps.store.write((tx) => recordFailure(tx, deps, group.id, replyTo, reason, message));
 }
 
-type FailReason = 'no_provider' | 'provider_error' | 'interrupted' | 'quota';
+type FailReason = 'no_provider' | 'provider_error' | 'interrupted';
 
 function* recordFailure(tx: Tx, deps: AppDeps, groupId: string, replyTo: string, reason: FailReason, message: string): Work<void> {
   yield* releaseLease(tx, answerLease(groupId, replyTo), deps.instanceId);

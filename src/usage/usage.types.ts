@@ -67,6 +67,8 @@ export interface Usage {
    * resumed after a restart), whose usage is still recorded and charged as far as the credits go.
    */
   unchecked(caller: UsageCaller, kind: UsageKind): Reservation;
+  /** An admin changed the tiers or prices: read them again (and tell the other instances). */
+  changed?(): void;
 }
 
 const NONE: Reservation = { id: 'none' };
