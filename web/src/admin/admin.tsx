@@ -4,6 +4,7 @@ import { call, type User } from '../shared/api';
 import { AdminUsers } from './admin-users';
 import { AdminBackups, AdminDoctor, AdminSettings } from './admin-server';
 import { AdminMiniApps, AdminNews, AdminSupport } from './admin-service';
+import { UsageReportView } from '../shared/usage-report';
 
 /**
  * Administration (`admin/*` operations), for users with the admin flag (`parley user set
@@ -30,6 +31,13 @@ export function Admin() {
     <section class="page admin" aria-labelledby="admin-title">
       <h2 id="admin-title">Admin</h2>
       <AdminUsers me={me} />
+      <section class="admin-section" aria-labelledby="admin-usage">
+        <h3 id="admin-usage">Usage</h3>
+        <p class="hint">
+          Everyone's use of the models, as <code>parley usage</code> prints it (with <code>--csv</code> for a spreadsheet).
+        </p>
+        <UsageReportView operation="admin/getUsage" groupings={['user', 'model', 'key', 'day', 'kind']} id="admin-usage" />
+      </section>
       <AdminSupport name={me.name} />
       <AdminNews />
       <AdminMiniApps />

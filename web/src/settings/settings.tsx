@@ -5,6 +5,7 @@ import { AccountSection } from './settings-account';
 import { ApiKeysSection } from './settings-keys';
 import { BookmarksSection } from './settings-bookmarks';
 import { ConversationsSection } from './settings-conversations';
+import { UsageReportView } from '../shared/usage-report';
 
 /** The user's settings: preferences, account, API keys, bookmarks, and the way to the sessions page. */
 export function Settings() {
@@ -21,6 +22,11 @@ export function Settings() {
       <PreferencesSection />
       <AccountSection />
       <ApiKeysSection />
+      <section class="settings-section" aria-labelledby="usage-title">
+        <h3 id="usage-title">Usage</h3>
+        <p class="hint">What your requests used of the models: tokens as the provider reported them (or counted by Parley when it reported none), and the bonus credits spent.</p>
+        <UsageReportView operation="usage/getUsage" groupings={['day', 'model', 'key', 'kind']} id="usage-title" />
+      </section>
       <BookmarksSection />
       <ConversationsSection />
     </section>
