@@ -9,6 +9,8 @@ import { startFakeSearxng } from './fakes/searxng';
 import { startFakeEmbeddings } from './fakes/openai-embeddings';
 import { startFakeImages } from './fakes/openai-images';
 import { startFakeAudio } from './fakes/openai-audio';
+import { startFakeAnthropic } from './fakes/anthropic';
+import { updateUser } from '../src/account/account.store';
 import { groupWith, send } from './group-helpers';
 import { listUsageRecords } from '../src/usage/usage.store';
 import type { UsageRecord } from '../src/db/schema';
@@ -24,9 +26,10 @@ const searx = startFakeSearxng();
 const embeddings = startFakeEmbeddings();
 const images = startFakeImages();
 const audio = startFakeAudio();
+const claude = startFakeAnthropic();
 const dirs: string[] = [];
 afterAll(() => {
-  for (const s of [openai, searx, embeddings, images, audio]) s.stop();
+  for (const s of [openai, searx, embeddings, images, audio, claude]) s.stop();
   dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 beforeEach(() => {
@@ -123,6 +126,19 @@ describe('usage records', () => {
     } finally {
       openai.responsesUsage = undefined;
     }
+  });
+
+  test('a turn through Anthropic: each round\'s usage, the cache read and written counted as input', async () => {
+    const { ctx, ann } = await setup();
+    await ctx.store.write((tx) => updateUser(tx, ann.user.id, { isAdmin: true }, Date.now()));
+    const added = await ctx.json('admin/addConnection', { name: 'claude', kind: 'chat', api: 'anthropic', baseUrl: claude.url, credential: claude.apiKey, options: { model: 'claude-sonnet-4-6' } }, ann);
+    expect(added.status).toBe(200);
+    claude.script = () => ({ blocks: [{ type: 'text', text: 'From Claude.' }], usage: { input: 50, output: 9, cacheRead: 300, cacheWrite: 20 } });
+    const frames = await readFrames(await ctx.call('chat/stream', { message: 'Hi', model: 'claude/claude-sonnet-4-6' }, ann));
+    expect(typesOf(frames).at(-1)).toBe('done');
+    const [row] = await records(ctx, ann, 1);
+    expect(row).toMatchObject({ kind: 'chat', model: 'claude/claude-sonnet-4-6', connectionId: added.body.connection.id, estimated: false });
+    expect(tokensOf(row!)).toEqual({ in: 370, out: 9, cached: 300, reasoning: 0 });
   });
 
   test('deep research: every round (planning, report) recorded as research, summing to what was reported', async () => {
