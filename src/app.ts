@@ -39,6 +39,9 @@ import { LOGIN_LINK_PATH, loginLinkOpenApiPaths, loginLinkRoutes } from './auth/
 import { fileOperations } from './files/file.routes';
 import { serverInfoOperations } from './server-info/server-info.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
+import { V1_PATHS, V1_PATTERNS, v1Routes } from './openai-compat/v1.routes';
+import { createLimits } from './http/shared-limits';
+import { openAiErrorOf, openAiErrorResponse } from './http/errors';
 
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [
@@ -87,9 +90,14 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     ...ops.map((op) => [`/api/${op.path}`, 'POST'] as const),
     ...['/api/health', '/api/openapi.json', '/api/docs'].map((page) => [page, PAGE_METHODS] as const),
     [LOGIN_LINK_PATH, `${PAGE_METHODS}, POST`],
+    ...Object.entries(V1_PATHS),
   ]);
   const allowOf = (path: string) =>
-    allowed.get(path) ?? (OAUTH_PAGE.test(path) || FILE_CONTENT_PATH.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
+    allowed.get(path) ??
+    V1_PATTERNS.find(([pattern]) => pattern.test(path))?.[1] ??
+    (OAUTH_PAGE.test(path) || FILE_CONTENT_PATH.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
+  // One set of per-user limits for the operations and the /v1 door (src/http/shared-limits.ts).
+  const limits = createLimits(deps);
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
   let openapi: string | undefined;
   let docs: string | undefined;
@@ -119,7 +127,10 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
         // A known path reached with the wrong method is 405 and says which methods it takes
         // (RFC 9110 §15.5.6); anything else is 404.
         const allow = allowOf(path);
-        res = allow ? errorResponse(new AppError('METHOD_NOT_SUPPORTED'), { allow }) : errorResponse(new AppError('NOT_FOUND'));
+        const err = allow ? new AppError('METHOD_NOT_SUPPORTED', { headers: { allow } }) : new AppError('NOT_FOUND');
+        // The /v1 door answers in OpenAI's shape, saying which path and method it does not have.
+        if (path === '/v1' || path.startsWith('/v1/')) res = openAiErrorResponse(openAiErrorOf(new AppError(err.code, { headers: err.headers, message: `Invalid URL (${request.method} ${path}).` })));
+        else res = errorResponse(err);
       } else {
         res = renderError(error, deps, stamp.id, path);
       }
@@ -133,11 +144,12 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .get('/api/docs', page(() => reply((docs ??= docsPage(ops)), 'text/html; charset=utf-8')))
     .use(oauthRoutes(deps))
     .use(loginLinkRoutes(deps))
-    .use(fileContentRoutes(deps));
+    .use(fileContentRoutes(deps))
+    .use(v1Routes(deps, limits));
   // The web app is a client like any other (docs/architecture.md): its routes only hand out files.
   if (deps.config.web) app.use(webRoutes(deps));
 
-  registerOperations(app as unknown as Elysia, ops, deps);
+  registerOperations(app as unknown as Elysia, ops, deps, limits);
   return app;
 }
 

@@ -429,8 +429,14 @@ export const settings = {
   usageRetentionDays: setting({
     env: 'PARLEY_USAGE_RETENTION_DAYS',
     default: '400',
-    doc: 'Days the usage of each model call is kept (`usage/*`, `admin/listUsage`, `parley usage`); older rows are deleted by the hourly retention pass. 0 keeps them for ever.',
+    doc: 'Days the usage of each model call is kept (`usage/*`, `admin/getUsage`, `parley usage`); older rows are deleted by the hourly retention pass. 0 keeps them for ever.',
     parse: int(0, 100_000),
+  }),
+  v1ResponseRetentionHours: setting({
+    env: 'PARLEY_V1_RESPONSE_RETENTION_HOURS',
+    default: '24',
+    doc: 'Hours a response of the OpenAI-compatible door (`/v1/responses`) made with `background: true` and not `store: true` is kept after it ends, with its events, for `GET /v1/responses/{id}` and resuming its stream; then it is deleted (docs/openai-api.md, "What is stored"). A stored one stays with its conversation; its events go after `PARLEY_EVENT_RETENTION_DAYS`.',
+    parse: int(1, 8760),
   }),
   researchMaxPerUser: setting({
     env: 'PARLEY_RESEARCH_MAX_PER_USER',

@@ -9,6 +9,8 @@ import type { AppDeps } from './deps';
 import { buildDeps } from './build-deps';
 import { resumeInterruptedResponses } from './chat/respond';
 import { startTurnKeeper } from './chat/turn-keeper';
+import { endInterruptedApiResponses } from './openai-compat/background-responses';
+import { apiEventLog } from './openai-compat/api-events';
 import { startAnswerKeeper } from './groups/group-assistant';
 import { startCredentialRelay } from './auth/credential-relay';
 import { attachGroupRelay } from './groups/group-events';
@@ -53,6 +55,10 @@ export async function startServer(
   // On SQLite this process is the only one: every unfinished turn was its previous process's.
   const recovered = await resumeInterruptedResponses(deps, database.dialect === 'sqlite' ? 'any' : 'orphan');
   if (recovered.resumed || recovered.failed) log.info('interrupted responses', recovered);
+  // The /v1 door's background responses cannot be continued by another process: they end, saying so.
+  const apiLog = apiEventLog(deps);
+  const ended = await endInterruptedApiResponses(deps, apiLog, database.dialect === 'sqlite' ? 'any' : 'orphan');
+  if (ended) log.info('interrupted v1 responses', { failed: ended });
   // Running AI turns stop with the "shutdown" reason: their rows stay in_progress, upstream
   // background responses keep running, and the next start resumes them.
   deps.lifecycle.onShutdown('tasks', () => deps.tasks.shutdown());
@@ -81,7 +87,7 @@ export async function startServer(
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
   origin = url;
   log.info('listening', { url, database: database.where, ...(realtime.transport !== 'memory' ? { instance: instanceId, bus: realtime.transport } : {}) });
-  deps.lifecycle.onShutdown('turn leases', startTurnKeeper(deps));
+  deps.lifecycle.onShutdown('turn leases', startTurnKeeper(deps, { sweeps: [(d) => endInterruptedApiResponses(d, apiLog, 'orphan')] }));
   deps.lifecycle.onShutdown('group answer leases', startAnswerKeeper(deps));
   if (realtime.cluster) {
     const cluster = realtime.cluster;

@@ -69,6 +69,8 @@ async function records(ctx: TestContext, as: TestUser, n: number): Promise<Usage
   expect(rows.length).toBe(n);
   return rows.reverse();
 }
+/** The catalogue id of the default chat model. */
+const recordsModel = async (ctx: TestContext, as: TestUser): Promise<string | undefined> => (await ctx.json('chat/listModels', {}, as)).body.default;
 const tokensOf = (r: UsageRecord) => ({ in: r.inputTokens, out: r.outputTokens, cached: r.cachedTokens, reasoning: r.reasoningTokens });
 
 describe('usage records', () => {
@@ -102,6 +104,21 @@ describe('usage records', () => {
     const image = rows.find((r) => r.kind === 'images')!;
     expect(image).toMatchObject({ units: 1, apiKeyId: ann.keyId, estimated: false });
     expect(image.model).toEndWith('/gpt-image-1');
+  });
+
+  test('a /v1 chat completion: recorded as v1 with the key, as the provider reported it', async () => {
+    const { ctx, ann } = await setup();
+    openai.chatScript = () => ({ deltas: [{ content: 'Hi.' }], usage: { prompt_tokens: 55, completion_tokens: 4, total_tokens: 59 } });
+    const res = await ctx.app.handle(
+      new Request('http://localhost/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ann.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: (await recordsModel(ctx, ann)) ?? 'small', messages: [{ role: 'user', content: 'Hi' }] }),
+      }),
+    );
+    expect(res.status).toBe(200);
+    const [row] = await records(ctx, ann, 1);
+    expect(row).toMatchObject({ kind: 'v1', apiKeyId: ann.keyId, inputTokens: 55, outputTokens: 4, estimated: false });
   });
 
   test('a server that reports no usage: counted from the request and the answer, marked estimated', async () => {

@@ -7,6 +7,7 @@ import { readFrames, typesOf } from './sse';
 import { startFakeOpenAI } from './fakes/openai';
 import { updateUser } from '../src/account/account.store';
 import { listUsageRecords } from '../src/usage/usage.store';
+import { pruneExpired } from '../src/tasks/prune-expired';
 
 // The usage reports (docs/usage.md): `usage/*` for a user's own, `admin/getUsage` and
 // `parley usage` for everyone's, on either store.
@@ -45,7 +46,7 @@ async function seed() {
   await turn(bob);
   const count = async (u: TestUser) => (await ctx.store.read((tx) => listUsageRecords(tx, u.user.id, { limit: 10 }))).length;
   await until(async () => (await count(ann)) === 3 && (await count(bob)) === 1, 'usage written');
-  return { ctx, ann, bob };
+  return { ctx, ann, bob, setClock: (ms: number) => (clock = ms) };
 }
 
 const row = (calls: number, extra: object = {}) => ({
@@ -98,6 +99,18 @@ describe('usage/getUsage', () => {
     await bad({ to: '2026-02-30' }, 'to');
     await bad({ to: '2026-3-1' }, 'to');
     expect((await ctx.json('usage/getUsage', { by: 'user' }, ann)).status).toBe(400);
+  });
+});
+
+describe('retention', () => {
+  test('calls older than PARLEY_USAGE_RETENTION_DAYS go with the hourly pass; the rest stay', async () => {
+    const { ctx, ann, bob, setClock } = await seed();
+    // 400 days after day 1's end: day 1's calls are past the retention, day 2's are not.
+    setClock(Date.parse('2026-03-02T00:00:00.000Z') + 400 * 86_400_000 + 1000);
+    await pruneExpired(ctx.deps);
+    const left = await ctx.store.read((tx) => listUsageRecords(tx, ann.user.id, { limit: 10 }));
+    expect(left.length).toBe(1);
+    expect((await ctx.store.read((tx) => listUsageRecords(tx, bob.user.id, { limit: 10 }))).length).toBe(1);
   });
 });
 

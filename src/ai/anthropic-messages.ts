@@ -7,6 +7,7 @@ import type { SearchProvider } from './search';
 import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 import { CANCELLED, fetchWithoutBunTimeout, IdleLimit, refusalOf, runTool } from './upstream';
 import { CUT_OFF, CUT_OFF_THINKING, ONLY_THOUGHT } from './openai-chat';
+import { imageBlock, type Block } from './anthropic-blocks';
 
 /**
  * Anthropic's Messages API through the official SDK (docs/ai-providers.md, "Anthropic"):
@@ -31,7 +32,6 @@ export interface AnthropicProviderConfig {
 const DEFAULT_ANSWER_TOKENS = 4096;
 const MAX_TOOL_ROUNDS = 8;
 
-type Block = Record<string, unknown> & { type: string };
 type Turn = { role: 'user' | 'assistant'; content: Block[] };
 
 export function createAnthropicProvider(cfg: AnthropicProviderConfig): AiProvider {
@@ -76,12 +76,6 @@ function anthropicChatClient(client: Anthropic, cfg: AnthropicProviderConfig): C
       }
     },
   };
-}
-
-/** An image as a content block: a data URL's bytes, or a URL the API fetches. */
-function imageBlock(url: string): Block {
-  const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  return data ? { type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } } : { type: 'image', source: { type: 'url', url } };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ResponseStatus } from '../db/schema';
 import type { ToolCallOutput, UpstreamCursor } from '../ai/ai.types';
-import { appendEvents } from './response.store';
+import { appendEvents, eventsAfter, findResponseById, isTerminal, type StoredEvent } from './response.store';
 import type { Bus } from '../pubsub/bus';
 import { messageFrame } from '../http/sse';
 import { afterCommit, type Store, type Tx, type Work } from '../db/work';
@@ -22,6 +22,47 @@ export const endingEvent = (status: ResponseStatus, error: string | null | undef
 /** The bus topic of a response's live events: each message is one committed batch, `LiveEvent[]`. */
 export const responseTopic = (responseId: string) => `response:${responseId}`;
 
+/** Where a stream follower stands against a response's row: whether it ended, its last number, and the data of its last event as the row tells it. */
+export interface RowState {
+  ended: boolean;
+  lastSeq: number;
+  /** The last event's data, built from the row (for a response whose own last event is not stored). */
+  ending: string;
+}
+
+/**
+ * What differs between the kinds of responses whose events are logged (src/chat/follow.ts and
+ * the writers read it): Parley's own AI turns (`chatEvents`, the interface's frames), and the
+ * `/v1` door's background responses (src/openai-compat/, OpenAI's frames and tables of their own).
+ */
+export interface EventFormat {
+  topic(responseId: string): string;
+  /** The complete SSE frame of a stored event. */
+  frame(responseId: string, seq: number, data: string): string;
+  /** Whether an event's data ends its response. */
+  terminal(data: string): boolean;
+  /** Persist a batch with where the upstream stands and the tool outputs it goes with (the hot path of streaming). */
+  append(tx: Tx, responseId: string, events: StoredEvent[], now: number, upstream?: UpstreamCursor, toolOutputs?: ToolCallOutput[]): Work<void>;
+  eventsAfter(tx: Tx, responseId: string, seq: number): Work<StoredEvent[]>;
+  /** The response's row as a follower needs it; undefined when it is gone. */
+  state(tx: Tx, responseId: string): Work<RowState | undefined>;
+  /** What a stream quiet for PARLEY_STREAM_KEEPALIVE_S sends (a frame of the format), or undefined for comment lines only. */
+  keepalive?: string;
+}
+
+export const chatEvents: EventFormat = {
+  topic: responseTopic,
+  frame: frameOf,
+  terminal: isTerminalData,
+  append: appendEvents,
+  eventsAfter,
+  *state(tx, responseId) {
+    const row = yield* findResponseById(tx, responseId);
+    return row && { ended: isTerminal(row.status), lastSeq: row.lastSeq, ending: JSON.stringify(endingEvent(row.status, row.error)) };
+  },
+  keepalive: messageFrame('{"type":"keepalive"}'),
+};
+
 /**
  * Events a response may hold unwritten behind the write in flight before its task stops reading
  * the upstream (`EventWriter.room`). A slow database (PostgreSQL over a busy network, a disk
@@ -39,11 +80,12 @@ export class EventLog {
     private readonly store: Store,
     private readonly now: () => number,
     private readonly bus: Bus,
+    readonly format: EventFormat = chatEvents,
   ) {}
 
   /** Follow a response's live events; returns the unsubscribe function. */
   subscribe(responseId: string, fn: (batch: LiveEvent[]) => void): () => void {
-    return this.bus.subscribe(responseTopic(responseId), fn);
+    return this.bus.subscribe(this.format.topic(responseId), fn);
   }
 
   /** A writer for a response whose last persisted event is `lastSeq`. */
@@ -54,7 +96,7 @@ export class EventLog {
   /** Persist what `take` hands over (when the work runs) in the caller's unit of work, and publish it once that commits. */
   *writeIn(tx: Tx, responseId: string, pending: Pending | undefined): Work<Pending | undefined> {
     if (!pending) return undefined;
-    yield* appendEvents(tx, responseId, pending.batch, this.now(), pending.cursor, pending.toolOutputs);
+    yield* this.format.append(tx, responseId, pending.batch, this.now(), pending.cursor, pending.toolOutputs);
     // Never throws (the bus isolates its listeners).
     yield* afterCommit(() => this.publish(responseId, pending.batch));
     return pending;
@@ -73,10 +115,11 @@ export class EventLog {
 
   /** Hand committed events to the streams following the response. Called after the commit only. */
   publish(responseId: string, batch: { seq: number; data: string }[]): void {
-    const topic = responseTopic(responseId);
+    const { format } = this;
+    const topic = format.topic(responseId);
     // Most turns run with nobody watching (a closed app, a background research): no frames then.
     if (!batch.length || !this.bus.followed(topic)) return;
-    const live: LiveEvent[] = batch.map((e) => ({ seq: e.seq, frame: frameOf(responseId, e.seq, e.data), terminal: isTerminalData(e.data) }));
+    const live: LiveEvent[] = batch.map((e) => ({ seq: e.seq, frame: format.frame(responseId, e.seq, e.data), terminal: format.terminal(e.data) }));
     this.bus.publish(topic, live);
   }
 }

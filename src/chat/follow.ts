@@ -1,14 +1,11 @@
 import type { AppDeps } from '../deps';
-import { eventsAfter, findResponseById, isTerminal } from './response.store';
-import { endingEvent, frameOf, isTerminalData, type LiveEvent } from './event-log';
-import type { ResponseRow } from '../db/schema';
+import { frameOf, type EventLog, type LiveEvent, type RowState } from './event-log';
 import { newId } from '../ids';
 import type { Beating } from '../http/heartbeat-ticker';
-import { messageFrame, rawChunk, sseComment } from '../http/sse';
+import { rawChunk, sseComment } from '../http/sse';
 import { onAbort } from '../http/stream-guard';
 
 const PING = sseComment('ping');
-const KEEPALIVE = rawChunk(messageFrame('{"type":"keepalive"}'));
 
 /** Parse `<responseId>:<seq>` (a frame id). */
 export function parseEventId(id: string): { responseId: string; seq: number } | undefined {
@@ -31,9 +28,9 @@ export async function* errorOnlyStream(message: string) {
  * retention pruned it, or the event log refused it (src/chat/respond.ts then keeps the number it
  * would have had as the row's `lastSeq`). Undefined when the stream already sent that far.
  */
-function endFromRow(row: ResponseRow, sent: number): ReturnType<typeof rawChunk> | undefined {
+function endFromRow(log: EventLog, responseId: string, row: RowState, sent: number): ReturnType<typeof rawChunk> | undefined {
   if (row.lastSeq <= sent) return undefined;
-  return rawChunk(frameOf(row.id, row.lastSeq, JSON.stringify(endingEvent(row.status, row.error))));
+  return rawChunk(log.format.frame(responseId, row.lastSeq, row.ending));
 }
 
 /** Frames per chunk when replaying: bounds the size of one write for a long backlog. */
@@ -48,10 +45,12 @@ const REPLAY_CHUNK = 1000;
  * tick, a stream that sent nothing during the whole interval before it sends a comment line, or a
  * keepalive frame once it has been quiet for PARLEY_STREAM_KEEPALIVE_S.
  */
-export async function* followResponse(deps: AppDeps, responseId: string, afterSeq: number, client?: AbortSignal) {
+export async function* followResponse(deps: AppDeps, responseId: string, afterSeq: number, client?: AbortSignal, log: EventLog = deps.events) {
+  const { format } = log;
+  const keepalive = format.keepalive === undefined ? undefined : rawChunk(format.keepalive);
   let queue: LiveEvent[] = [];
   let wake: (() => void) | undefined;
-  const unsubscribe = deps.events.subscribe(responseId, (batch) => {
+  const unsubscribe = log.subscribe(responseId, (batch) => {
     for (const e of batch) queue.push(e);
     wake?.();
   });
@@ -63,7 +62,10 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     wake?.();
   });
   const storedAfter = (after: number) =>
-    deps.store.read((tx) => eventsAfter(tx, responseId, after)).then((rows) => rows.map((e) => ({ seq: e.seq, frame: frameOf(responseId, e.seq, e.data), terminal: isTerminalData(e.data) })));
+    deps.store
+      .read((tx) => format.eventsAfter(tx, responseId, after))
+      .then((rows) => rows.map((e) => ({ seq: e.seq, frame: format.frame(responseId, e.seq, e.data), terminal: format.terminal(e.data) })));
+  const stateOf = () => deps.store.read((tx) => format.state(tx, responseId));
   const keepaliveMs = deps.config.streamKeepaliveS * 1000;
   let ticked = false;
   let stopListening: (() => void) | undefined;
@@ -76,14 +78,14 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
   try {
     let last = afterSeq;
     let ended = false;
-    const stored = await deps.store.read((tx) => eventsAfter(tx, responseId, afterSeq));
+    const stored = await deps.store.read((tx) => format.eventsAfter(tx, responseId, afterSeq));
     if (stored.length) {
       let chunk = '';
       let inChunk = 0;
       for (const e of stored) {
-        chunk += frameOf(responseId, e.seq, e.data);
+        chunk += format.frame(responseId, e.seq, e.data);
         last = e.seq;
-        if (isTerminalData(e.data)) {
+        if (format.terminal(e.data)) {
           ended = true;
           break;
         }
@@ -98,8 +100,8 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
     if (ended) return;
     // Nothing more will come for a finished response whose last event was pruned or never written:
     // the row tells how it ended.
-    const row = await deps.store.read((tx) => findResponseById(tx, responseId));
-    if (!row || (isTerminal(row.status) && !deps.tasks.isRunning(responseId))) {
+    const row = await stateOf();
+    if (!row || (row.ended && !deps.tasks.isRunning(responseId))) {
       if (row && row.lastSeq > last) {
         // It ended between the replay and this read (on another instance): the rest is stored.
         const rest = await storedAfter(last);
@@ -109,7 +111,7 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
           return;
         }
       }
-      const end = row && endFromRow(row, last);
+      const end = row && endFromRow(log, responseId, row, last);
       if (end) yield end;
       else if (!stored.length) yield sseComment('end');
       return;
@@ -143,8 +145,8 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
         // was not stored, and its publish missed this subscription) ends its followers here.
         ticked = false;
         if (!deps.tasks.isRunning(responseId)) {
-          const current = await deps.store.read((tx) => findResponseById(tx, responseId));
-          if (current && isTerminal(current.status) && current.lastSeq > last) {
+          const current = await stateOf();
+          if (current && current.ended && current.lastSeq > last) {
             // Ended, and this stream has not sent all of it: the turn ran on another instance
             // whose last events are still on their way, or were lost. They are stored: send them.
             const rest = await storedAfter(last);
@@ -153,15 +155,15 @@ export async function* followResponse(deps: AppDeps, responseId: string, afterSe
               continue;
             }
           }
-          if (!current || isTerminal(current.status)) {
-            yield (current && endFromRow(current, last)) || sseComment('end');
+          if (!current || current.ended) {
+            yield (current && endFromRow(log, responseId, current, last)) || sseComment('end');
             return;
           }
         }
         if (sentSinceTick) sentSinceTick = false;
-        else if (Date.now() - quietSince >= keepaliveMs) {
+        else if (keepalive && Date.now() - quietSince >= keepaliveMs) {
           quietSince = Date.now();
-          yield KEEPALIVE;
+          yield keepalive;
         } else yield PING;
         continue;
       }

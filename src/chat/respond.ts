@@ -5,8 +5,7 @@ import { AppError, tooManyRequests } from '../http/errors';
 import type { ChatTarget } from '../connections/resolver';
 import { appendItem, createConversation, findConversationById, listItems } from './conversation.store';
 import { countUnfinishedOfUser, createResponse, eventsAfter, findResponseById, isTerminal, listOrphanedResponses, listUnfinishedResponses, setResponseStatus, toolOutputsOf } from './response.store';
-import { CANCEL_TOPIC, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo, turnLeaseName } from './turn-leases';
-import { findLease } from '../tasks/lease.store';
+import { cancelWhereRunning, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo } from './turn-leases';
 import { serializeOn, type Tx, type Work } from '../db/work';
 import { findUser } from '../account/account.store';
 import { memoryForTurn } from '../memory/memory.prompt';
@@ -351,9 +350,6 @@ function* claimUnfinished(tx: Tx, deps: AppDeps, responseId: string, mode: 'any'
   return undefined;
 }
 
-/** How long a cancel asked here waits for the instance running the turn to end it. */
-const REMOTE_CANCEL_WAIT_MS = 5_000;
-
 /**
  * Cancel a running response: its task stops and ends the row. A turn another instance runs is
  * cancelled there (through the bus), and this waits a moment for its row to say so. A row no task
@@ -361,18 +357,11 @@ const REMOTE_CANCEL_WAIT_MS = 5_000;
  * running until the takeover.
  */
 export async function cancelResponse(deps: AppDeps, response: ResponseRow): Promise<void> {
-  if (await deps.tasks.cancel(response.id)) return;
-  const lease = await deps.store.read((tx) => findLease(tx, turnLeaseName(response.id)));
-  if (lease && lease.holder !== deps.instanceId && lease.expiresAt > deps.now()) {
-    deps.bus.publish(CANCEL_TOPIC, { responseId: response.id });
-    const until = Date.now() + REMOTE_CANCEL_WAIT_MS;
-    while (Date.now() < until) {
-      const row = await deps.store.read((tx) => findResponseById(tx, response.id));
-      if (!row || isTerminal(row.status)) return;
-      await Bun.sleep(50);
-    }
-    return;
-  }
+  const ended = async () => {
+    const row = await deps.store.read((tx) => findResponseById(tx, response.id));
+    return !row || isTerminal(row.status);
+  };
+  if (await cancelWhereRunning(deps, response.id, ended)) return;
   // No task owned it, or its task ended while the caller got here (truncate and delete cancel a
   // conversation's turns one after another): the row as it is now decides. Ending a turn that has
   // just completed would mark it cancelled and number its error event from a stale last_seq.

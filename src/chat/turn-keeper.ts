@@ -9,7 +9,15 @@ import { resumeInterruptedResponses } from './respond';
  * claim the unfinished turns nobody holds. Also runs the cancels asked on other instances for
  * turns running here. Returns the stopper.
  */
-export function startTurnKeeper(deps: AppDeps, opts: { renewMs?: number; sweepMs?: number } = {}): () => void {
+export function startTurnKeeper(
+  deps: AppDeps,
+  opts: {
+    renewMs?: number;
+    sweepMs?: number;
+    /** More turns held by the same leases to take over (the /v1 door's background responses, src/openai-compat/). */
+    sweeps?: ((deps: AppDeps) => Promise<unknown>)[];
+  } = {},
+): () => void {
   const renewMs = opts.renewMs ?? TURN_RENEW_MS;
   const offCancel = deps.bus.subscribe<{ responseId?: unknown }>(CANCEL_TOPIC, (message) => {
     const id = message?.responseId;
@@ -30,6 +38,7 @@ export function startTurnKeeper(deps: AppDeps, opts: { renewMs?: number; sweepMs
       }
       const taken = await resumeInterruptedResponses(deps, 'orphan');
       if (taken.resumed || taken.failed) deps.log.info('took over interrupted responses', taken);
+      for (const sweep of opts.sweeps ?? []) await sweep(deps);
     } catch (err) {
       deps.log.warn('turn leases could not be renewed or claimed', { cause: err instanceof Error ? err.message : String(err) });
     } finally {

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../deps';
 import type { Tx, Work } from '../db/work';
-import { releaseLease, renewLeases, takeOverLease, tryAcquireLease } from '../tasks/lease.store';
+import { findLease, releaseLease, renewLeases, takeOverLease, tryAcquireLease } from '../tasks/lease.store';
 
 /*
  * Which instance runs an AI turn (docs/scaling.md, "Background work"): the one holding the
@@ -50,4 +50,25 @@ export function* letTurnGo(tx: Tx, deps: Pick<AppDeps, 'instanceId'>, responseId
 export async function renewTurns(deps: Pick<AppDeps, 'store' | 'instanceId' | 'now'>): Promise<Set<string>> {
   const names = await deps.store.write((tx) => renewLeases(tx, deps.instanceId, PREFIX, TURN_LEASE_MS, deps.now()));
   return new Set(names.map((n) => n.slice(PREFIX.length)));
+}
+
+/** How long a cancel asked here waits for the instance running the turn to end it. */
+const REMOTE_CANCEL_WAIT_MS = 5_000;
+
+/**
+ * Cancel a turn where it runs: its task here, or, through the bus, on the instance that holds its
+ * lease, waiting a moment for `ended` (its row) to say so. False when no task and no live instance
+ * holds it (its owner died and nobody took it over yet): the caller ends the row itself.
+ */
+export async function cancelWhereRunning(deps: Pick<AppDeps, 'tasks' | 'store' | 'instanceId' | 'now' | 'bus'>, responseId: string, ended: () => Promise<boolean>): Promise<boolean> {
+  if (await deps.tasks.cancel(responseId)) return true;
+  const lease = await deps.store.read((tx) => findLease(tx, turnLeaseName(responseId)));
+  if (!lease || lease.holder === deps.instanceId || lease.expiresAt <= deps.now()) return false;
+  deps.bus.publish(CANCEL_TOPIC, { responseId });
+  const until = Date.now() + REMOTE_CANCEL_WAIT_MS;
+  while (Date.now() < until) {
+    if (await ended()) break;
+    await Bun.sleep(50);
+  }
+  return true;
 }

@@ -32,7 +32,8 @@ import m0027 from '../../migrations/0027_setup_tokens.sql' with { type: 'text' }
 import m0028 from '../../migrations/0028_file_vectors_version.sql' with { type: 'text' };
 import m0029 from '../../migrations/0029_imported_conversations.sql' with { type: 'text' };
 import m0030 from '../../migrations/0030_connections.sql' with { type: 'text' };
-import m0031 from '../../migrations/0031_usage.sql' with { type: 'text' };
+import m0031 from '../../migrations/0031_api_responses.sql' with { type: 'text' };
+import m0032 from '../../migrations/0032_usage.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -71,5 +72,6 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0028_file_vectors_version', sql: m0028 },
   { tag: '0029_imported_conversations', sql: m0029 },
   { tag: '0030_connections', sql: m0030 },
-  { tag: '0031_usage', sql: m0031 },
+  { tag: '0031_api_responses', sql: m0031 },
+  { tag: '0032_usage', sql: m0032 },
 ];

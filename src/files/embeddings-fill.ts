@@ -6,6 +6,7 @@ import { listChunksToEmbed, saveEmbeddings, type ChunkToEmbed } from './embeddin
 import { encodeVector } from './embeddings-vectors';
 import type { CallUsage } from '../ai/ai.types';
 import { serviceModelOf } from '../connections/adapters';
+import { uncheckedReservation } from '../usage/usage.types';
 
 type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'connections' | 'usage'>;
 
@@ -108,7 +109,7 @@ function recordEmbedding(deps: Deps, embeddings: Config, chunks: ChunkToEmbed[],
     const tokens = last ? left : Math.round((usage.inputTokens * n) / total);
     left -= tokens;
     const report = { ...service, inputTokens: tokens, estimated: usage.estimated || chars.size > 1 };
-    void deps.usage.settle(deps.usage.unchecked({ userId }, 'embeddings'), report).catch((err) =>
+    void deps.usage.settle(uncheckedReservation(deps.usage, { userId }, 'embeddings'), report).catch((err) =>
       deps.log.error('usage could not be recorded', { kind: 'embeddings', userId, cause: err instanceof Error ? err.message : String(err) }),
     );
   });

@@ -6,6 +6,7 @@ import { countChunks, findChunkHits, listSearchableFiles, readChunkVectors, read
 import { codeWords, createDecoder, createScorer, dot, TopK, writeSignBits } from './embeddings-vectors';
 import { candidateDepth, codesBytes, nearestCodes, type FileCodes } from './embeddings-index';
 import { serviceModelOf } from '../connections/adapters';
+import { uncheckedReservation } from '../usage/usage.types';
 
 export type SearchMode = 'text' | 'semantic' | 'hybrid';
 
@@ -55,7 +56,7 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
     const caller = { userId: input.userId, apiKeyId: input.apiKeyId };
     [vector] = (await embedTexts(embeddings!, [input.query], {
       timeoutMs: QUERY_TIMEOUT_MS,
-      onUsage: (u) => void deps.usage.settle(deps.usage.unchecked(caller, 'embeddings'), { ...service, ...u }).catch(() => undefined),
+      onUsage: (u) => void deps.usage.settle(uncheckedReservation(deps.usage, caller, 'embeddings'), { ...service, ...u }).catch(() => undefined),
     })) as [Float32Array];
   } catch (err) {
     if (!(err instanceof EmbeddingsError)) throw err;

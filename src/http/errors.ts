@@ -121,3 +121,76 @@ export function errorResponse(err: AppError, extraHeaders: Record<string, string
     headers: { 'content-type': 'application/json', ...extraHeaders, ...err.headers },
   });
 }
+
+/**
+ * The `/v1` door answers in OpenAI's error shape instead of the envelope (docs/openai-api.md,
+ * "Errors"): `{error: {message, type, code, param}}` with the statuses OpenAI's API uses, so the
+ * clients written for it (the `openai` SDKs, Vercel's AI SDK, editors) read them as they read
+ * OpenAI's own. The same table for every `/v1` route: a code of the envelope's table maps to one
+ * OpenAI type and code; errors of `/v1`'s own (an unknown model, a parameter refused) are made
+ * with `openAiError` directly.
+ */
+export interface OpenAiErrorBody {
+  error: { message: string; type: string; code: string | null; param: string | null };
+}
+
+export class OpenAiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: string,
+    readonly code: string | null = null,
+    readonly param: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'OpenAiError';
+  }
+
+  toBody(): OpenAiErrorBody {
+    return { error: { message: maskSecretsIn(this.message), type: this.type, code: this.code, param: this.param } };
+  }
+}
+
+/** A parameter of the request refused (400 `invalid_request_error`), naming it. */
+export const openAiInvalid = (message: string, param: string | null = null, code: string | null = null) => new OpenAiError(400, message, 'invalid_request_error', code, param);
+
+/** An unknown, hidden or forbidden model: 404 `model_not_found`, as OpenAI answers both. */
+export const openAiModelNotFound = (message: string) => new OpenAiError(404, message, 'invalid_request_error', 'model_not_found', 'model');
+
+/** How each code of the envelope's table reads on `/v1`: OpenAI's type and code for the same status. */
+const openAiShapes: Record<ErrorCode, { type: string; code: string | null; message?: string }> = {
+  UNAUTHORIZED: {
+    type: 'invalid_request_error',
+    code: 'invalid_api_key',
+    message: 'Incorrect API key provided. Use a Parley API key (Settings → API keys) as the Bearer token or the x-api-key header.',
+  },
+  FORBIDDEN: { type: 'invalid_request_error', code: null },
+  NOT_FOUND: { type: 'invalid_request_error', code: null },
+  INTERNAL_SERVER_ERROR: { type: 'server_error', code: null, message: 'The server had an error while processing your request.' },
+  BAD_REQUEST: { type: 'invalid_request_error', code: null },
+  METHOD_NOT_SUPPORTED: { type: 'invalid_request_error', code: null },
+  CONFLICT: { type: 'invalid_request_error', code: null },
+  GONE: { type: 'invalid_request_error', code: null },
+  PAYLOAD_TOO_LARGE: { type: 'invalid_request_error', code: 'request_too_large', message: 'The request body is too large for this server.' },
+  UNSUPPORTED_MEDIA_TYPE: { type: 'invalid_request_error', code: null },
+  RANGE_NOT_SATISFIABLE: { type: 'invalid_request_error', code: null },
+  TOO_MANY_REQUESTS: { type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached: too many requests at once or in a short time. Try again after the time Retry-After says.' },
+  CLIENT_CLOSED_REQUEST: { type: 'invalid_request_error', code: null },
+  SERVICE_UNAVAILABLE: { type: 'server_error', code: null },
+  BAD_GATEWAY: { type: 'server_error', code: null },
+};
+
+/** An envelope error said in OpenAI's shape (its status, headers and, for Parley's own sentences, message). */
+export function openAiErrorOf(err: AppError): OpenAiError {
+  const shape = openAiShapes[err.code];
+  const own = errorTable[err.code].defined || err.message === errorTable[err.code].message;
+  const issues = (err.data as { issues?: ValidationIssue[] } | undefined)?.issues;
+  const param = issues?.[0]?.path.join('.') || null;
+  const message = shape.message && own ? shape.message : issues?.[0] ? `${issues[0].message}${param ? ` (${param})` : ''}` : err.message;
+  return new OpenAiError(err.status, message, shape.type, shape.code, param, err.headers);
+}
+
+export function openAiErrorResponse(err: OpenAiError): Response {
+  return new Response(JSON.stringify(err.toBody()), { status: err.status, headers: { 'content-type': 'application/json', ...err.headers } });
+}

@@ -1,4 +1,4 @@
-import { createLimits } from './shared-limits';
+import { createLimits, type Limits } from './shared-limits';
 import type { Elysia } from 'elysia';
 import type { AppDeps } from '../deps';
 import { authenticate } from '../auth/authenticate';
@@ -32,10 +32,10 @@ export function registerOperations(
   app: Elysia,
   ops: readonly AnyOperation[],
   deps: AppDeps,
-) {
   // Per app, not per module: every test builds a fresh app with fresh limits. Shared by the
-  // instances on PostgreSQL (src/http/shared-limits.ts).
-  const limits = createLimits(deps);
+  // instances on PostgreSQL (src/http/shared-limits.ts), and with the app's other doors (/v1).
+  limits: Limits = createLimits(deps),
+) {
   for (const op of ops) {
     const validate = compileInput(op.input);
     const maxBodyBytes = bodyLimitOf(op, deps.config);

@@ -7,11 +7,16 @@ import { pruneLoginLinks } from '../auth/login-link.store';
 import { pruneSetupTokens } from '../setup/setup.store';
 import { releaseLease, tryAcquireLease } from './lease.store';
 import { sweepBlobs } from '../files/sweep-blobs';
+import { pruneApiResponses } from '../openai-compat/api-response.store';
+import { pruneUsage } from '../usage/usage.store';
 
 /** The lease that makes one instance of a cluster run retention each period (src/tasks/lease.store.ts). */
 export const RETENTION_LEASE = 'retention';
 
 type PruneDeps = Pick<AppDeps, 'db' | 'store' | 'instanceId' | 'config' | 'log' | 'now'> & Partial<Pick<AppDeps, 'files'>>;
+
+/** The daily sums of usage stay at least this long, whatever the retention of calls: allowances of a month read them. */
+const USAGE_DAYS_KEEP = 62;
 
 /** Ended sessions stay this long (an admin looking into a recent sign-out finds it), then go. */
 const ENDED_SESSION_KEEP_DAYS = 30;
@@ -20,18 +25,33 @@ const ENDED_SESSION_KEEP_DAYS = 30;
  * What retention drops, each part on its own so one failing does not keep the others:
  * - the stored events of responses finished more than
  *   PARLEY_EVENT_RETENTION_DAYS ago; the answers themselves stay in their conversations;
+ * - the `/v1` door's responses kept in no conversation, PARLEY_V1_RESPONSE_RETENTION_HOURS after
+ *   they ended (docs/openai-api.md);
  * - sessions that ended (expired or signed out) more than ENDED_SESSION_KEEP_DAYS ago;
  * - group events older than PARLEY_GROUP_EVENT_RETENTION_DAYS, and invites past their expiry;
  * - login links and setup links used or expired more than a day ago (a day, so "this link was
  *   already used" can still be told apart from "unknown" the morning after);
- * - the stored bytes of files no longer there (src/files/sweep-blobs.ts).
+ * - the stored bytes of files no longer there (src/files/sweep-blobs.ts);
+ * - usage: calls recorded more than PARLEY_USAGE_RETENTION_DAYS ago (0: never), the daily sums
+ *   after at least USAGE_DAYS_KEEP days (a month's allowance reads them), lapsed reservations.
  */
 const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> | Promise<Record<string, number>> }[] = [
   { name: 'response events', run: async (d, now) => ({ events: await d.store.write((tx) => pruneResponseEvents(tx, now - d.config.eventRetentionDays * DAY_MS)) }) },
+  {
+    name: 'v1 responses',
+    run: (d, now) => d.store.write((tx) => pruneApiResponses(tx, now - d.config.v1ResponseRetentionHours * HOUR_MS, now - d.config.eventRetentionDays * DAY_MS)),
+  },
   { name: 'sessions', run: async (d, now) => ({ sessions: await d.store.read((tx) => pruneEndedSessions(tx, now - ENDED_SESSION_KEEP_DAYS * DAY_MS)) }) },
   { name: 'group events', run: (d, now) => d.store.read((tx) => pruneGroupEvents(tx, d.config.groupEventRetentionDays, now)) },
   { name: 'login links', run: async (d, now) => ({ loginLinks: await d.store.read((tx) => pruneLoginLinks(tx, now - DAY_MS)) }) },
   { name: 'setup links', run: async (d, now) => ({ setupLinks: await d.store.read((tx) => pruneSetupTokens(tx, now - DAY_MS)) }) },
+  {
+    name: 'usage',
+    run: (d, now) => {
+      const days = d.config.usageRetentionDays;
+      return d.store.write((tx) => pruneUsage(tx, now, days ? now - days * DAY_MS : 0, days ? now - Math.max(days, USAGE_DAYS_KEEP) * DAY_MS : 0));
+    },
+  },
   // Bytes of files gone with their user (a cascade), or missed by the sweep after a deletion.
   { name: 'file blobs', run: async (d) => ({ blobs: d.files ? await sweepBlobs({ ...d, files: d.files }) : 0 }) },
 ];

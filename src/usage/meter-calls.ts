@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps';
 import type { Principal } from '../auth/authenticate';
 import { AiError, type AiMessage, type CallUsage } from '../ai/ai.types';
 import { requestTokens } from '../ai/call-usage';
-import { QuotaError, type Reservation, type UsageCaller, type UsageKind, type UsageReport } from './usage.types';
+import { QuotaError, recordUsage, uncheckedReservation, type Reservation, type UsageCaller, type UsageKind, type UsageReport } from './usage.types';
 
 /** The API key a request came with, for usage by key (undefined for a session). */
 export const apiKeyOf = (principal: Principal): string | undefined => (principal.credential.kind === 'apiKey' ? principal.credential.keyId : undefined);
@@ -28,7 +28,7 @@ export async function meterCalls(
 ): Promise<CallMeter> {
   const where = { connectionId: opts.target.connection.id, model: opts.target.id };
   let reservation: Reservation;
-  if (opts.resumed) reservation = deps.usage.unchecked(opts.caller, opts.kind);
+  if (opts.resumed) reservation = uncheckedReservation(deps.usage, opts.caller, opts.kind);
   else
     try {
       const estimate = { ...where, inputTokens: requestTokens(opts.messages), outputTokens: deps.config.usageEstimateOutputTokens, estimated: true };
@@ -40,8 +40,7 @@ export async function meterCalls(
   const pending = new Set<Promise<void>>();
   return {
     onUsage(usage) {
-      const p = deps.usage
-        .record(reservation, { ...where, ...usage })
+      const p = recordUsage(deps.usage, reservation, { ...where, ...usage })
         .catch((err) => deps.log.error('usage could not be recorded', { ...where, userId: opts.caller.userId, cause: err instanceof Error ? err.message : String(err) }))
         .finally(() => pending.delete(p));
       pending.add(p);

@@ -63,11 +63,14 @@ export function* deleteReservation({ db, t }: Tx, id: string): Work<void> {
   yield* exec(db.delete(t.usageReservations).where(eq(t.usageReservations.id, id)));
 }
 
-/** Retention: reservations expired (their calls' crashes), and usage older than `before`. */
-export function* pruneUsage({ db, t }: Tx, now: number, before: number): Work<{ reservations: number; usage: number }> {
+/**
+ * Retention: reservations expired (their calls' crashes), calls recorded before `before`, and the
+ * daily sums of allowances before `daysBefore` (kept longer: a month's allowance reads its days).
+ */
+export function* pruneUsage({ db, t }: Tx, now: number, before: number, daysBefore: number): Work<{ reservations: number; usage: number }> {
   const reservations = yield* execCount(db.delete(t.usageReservations).where(lt(t.usageReservations.expiresAt, now)));
   const usage = yield* execCount(db.delete(t.usageRecords).where(lt(t.usageRecords.createdAt, before)));
-  yield* exec(db.delete(t.usageDays).where(lt(t.usageDays.day, new Date(before).toISOString().slice(0, 10))));
+  yield* exec(db.delete(t.usageDays).where(lt(t.usageDays.day, new Date(daysBefore).toISOString().slice(0, 10))));
   return { reservations, usage };
 }
 

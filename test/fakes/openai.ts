@@ -67,6 +67,8 @@ export interface FakeOpenAI {
   dropAfter?: number;
   responses: Map<string, FakeResponse>;
   cancelled: string[];
+  /** Chat Completions streams whose client went away before the end (an abort reached the upstream). */
+  aborted: number;
   /** Answer a cancel this many milliseconds late (a busy API; Parley waits up to 5 s). */
   cancelDelayMs: number;
   /** Every usage object the fake sent, in order (chat: Chat Completions' shape; responses: the Responses API's). */
@@ -91,6 +93,7 @@ export function startFakeOpenAI(): FakeOpenAI {
     gets: {},
     responses: new Map(),
     cancelled: [],
+    aborted: 0,
     cancelDelayMs: 0,
     reported: [],
     stop: () => server.stop(true),
@@ -104,14 +107,7 @@ export function startFakeOpenAI(): FakeOpenAI {
   function startResponse(body: any, events: UpstreamEvent[], terminal?: UpstreamEvent[]): FakeResponse {
     const id = `resp_fake_${++n}`;
     const resp = (status: string) => ({ id, object: 'response', status, model: body.model, background: !!body.background, output: [] });
-    const text = events.map((e) => (typeof e.delta === 'string' ? e.delta : '')).join('');
-    const usage = fake.responsesUsage?.(body) ?? {
-      input_tokens: fakeTokens(JSON.stringify(body.input ?? '') + (body.instructions ?? '')),
-      input_tokens_details: { cached_tokens: 0 },
-      output_tokens: fakeTokens(text),
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: 0,
-    };
+    const usage = fake.responsesUsage?.(body) ?? usageOf(body, events);
     const withUsage = (e: UpstreamEvent) => {
       if (!/^response\.(completed|incomplete|failed)$/.test(e.type)) return e.response ? { ...e, response: { ...(e.response as object), id } } : e;
       fake.reported.push({ path: 'responses', usage });
@@ -204,17 +200,25 @@ export function startFakeOpenAI(): FakeOpenAI {
         if (!body.stream) {
           const content = turn.deltas.map((d) => d.content ?? '').join('');
           const reasoning = turn.deltas.map((d) => d.reasoning_content ?? '').join('');
+          const toolCalls = turn.deltas.flatMap((d) => (d.tool_calls ?? []) as { index?: number }[]).map(({ index: _index, ...c }) => c);
           if (usage) fake.reported.push({ path: 'chat', usage });
           return Response.json({
             id,
             object: 'chat.completion',
+            created: 1_700_000_000,
             model: body.model,
-            choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, ...(reasoning ? { reasoning_content: reasoning } : {}) } }],
+            choices: [
+              {
+                index: 0,
+                finish_reason: turn.finish_reason ?? 'stop',
+                message: { role: 'assistant', content: toolCalls.length && !content ? null : content, ...(reasoning ? { reasoning_content: reasoning } : {}), ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+              },
+            ],
             ...(usage ? { usage } : {}),
           });
         }
         const chunk = (delta: unknown, finish: string | null = null) =>
-          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
         const reports = usage && body.stream_options?.include_usage;
         const deltas = turn.hangAfter === undefined ? turn.deltas : turn.deltas.slice(0, turn.hangAfter);
         const frames = [
@@ -224,23 +228,33 @@ export function startFakeOpenAI(): FakeOpenAI {
             ? [
                 chunk({}, turn.finish_reason ?? 'stop'),
                 // The usage chunk OpenAI sends last when asked: no choices.
-                ...(reports ? [`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, choices: [], usage })}\n\n`] : []),
+                ...(reports ? [`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [], usage })}\n\n`] : []),
                 'data: [DONE]\n\n',
               ]
             : []),
         ];
         if (reports && turn.hangAfter === undefined) fake.reported.push({ path: 'chat', usage });
+        let finished = false;
+        const gone = () => {
+          if (!finished) fake.aborted++;
+          finished = true;
+        };
+        req.signal.addEventListener('abort', gone, { once: true });
         return new Response(
           new ReadableStream({
             async start(controller) {
               if (turn.pauseMs) await Bun.sleep(turn.pauseMs);
               for (const f of frames) {
                 if (fake.eventDelayMs) await Bun.sleep(fake.eventDelayMs);
+                if (finished) return;
                 controller.enqueue(enc.encode(f));
               }
               // Hanging: the stream stays open until the client goes.
-              if (turn.hangAfter === undefined) controller.close();
+              if (turn.hangAfter !== undefined) return;
+              finished = true;
+              controller.close();
             },
+            cancel: gone,
           }),
           { headers: { 'content-type': 'text/event-stream' } },
         );
@@ -257,19 +271,22 @@ export function startFakeOpenAI(): FakeOpenAI {
   return fake;
 }
 
-/** The fake's default Chat Completions usage: the request's messages and the answer's deltas, a token per four characters. */
+/**
+ * The fake's default Chat Completions usage, as a server reports it: the prompt by its JSON's
+ * length, the answer by its deltas; reasoning by the length of its text.
+ */
 function chatUsage(body: any, turn: ChatTurn): ChatUsage {
-  const prompt = fakeTokens(JSON.stringify(body.messages ?? []));
-  const answer = turn.deltas.map((d) => `${d.content ?? ''}${d.reasoning_content ?? ''}${d.tool_calls ? JSON.stringify(d.tool_calls) : ''}`).join('');
-  const reasoning = fakeTokens(turn.deltas.map((d) => d.reasoning_content ?? '').join(''));
-  const completion = fakeTokens(answer);
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: reasoning },
-  };
+  const prompt_tokens = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
+  const completion_tokens = turn.deltas.length;
+  const reasoning_tokens = Math.min(completion_tokens, fakeTokens(turn.deltas.map((d) => d.reasoning_content ?? '').join('')));
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens } };
+}
+
+/** The usage a completed Responses answer reports: the input by its JSON's length, the output by its text deltas. */
+function usageOf(body: any, events: UpstreamEvent[]) {
+  const input_tokens = Math.ceil(JSON.stringify(body.input ?? '').length / 4);
+  const output_tokens = events.filter((e) => e.type === 'response.output_text.delta').length;
+  return { input_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input_tokens + output_tokens };
 }
 
 // --- builders of upstream Responses events (without sequence numbers) ---

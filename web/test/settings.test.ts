@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
+import OpenAI from 'openai';
 import { expectAccessible, startWorld, type World } from './harness';
 
 let world: World;
@@ -109,7 +110,7 @@ describe('the settings page in Chromium, through the compiled binary', () => {
     expect(key.length).toBeGreaterThan(20);
     await keys.getByText('Parley will not show it again').waitFor();
     await expectAccessible(page, 'settings with a key just created');
-    await keys.getByRole('button', { name: 'Copy' }).click();
+    await keys.getByRole('button', { name: 'Copy', exact: true }).click();
     await keys.getByRole('status').filter({ hasText: /Copied|copy it with your keyboard/ }).waitFor();
 
     expect(await useKey(key)).toBe(200);
@@ -140,6 +141,28 @@ describe('the settings page in Chromium, through the compiled binary', () => {
     await keys.getByRole('listitem').filter({ hasText: 'Left behind' }).waitFor();
     await expect(box.count()).resolves.toBe(0);
     await expect(page.content()).resolves.not.toContain(second);
+    await context.close();
+  }, 90_000);
+
+  test('the base URL for OpenAI-compatible apps is shown; with a key made here, the openai SDK lists the models and chats', async () => {
+    const { context, page } = await world.signedIn();
+    await openSettings(page);
+    const keys = section(page, 'API keys');
+    const door = keys.getByRole('group', { name: "Use Parley from apps made for OpenAI's API" });
+    const baseUrl = await door.getByRole('textbox', { name: 'Base URL for OpenAI-compatible apps' }).inputValue();
+    expect(baseUrl).toBe(`${world.url}/v1`);
+    await door.getByRole('button', { name: 'Copy the base URL' }).click();
+    await door.getByRole('status').filter({ hasText: /Copied|copy it with your keyboard/ }).waitFor();
+    await expectAccessible(page, 'settings with the base URL for OpenAI-compatible apps');
+
+    await keys.getByRole('textbox', { name: 'Name of the new key' }).fill('Editor');
+    await keys.getByRole('button', { name: 'Create key' }).click();
+    const key = await keys.getByRole('textbox', { name: 'New API key' }).inputValue();
+    const client = new OpenAI({ baseURL: baseUrl, apiKey: key, maxRetries: 0 });
+    const models = (await client.models.list()).data.map((m) => m.id);
+    expect(models.length).toBeGreaterThan(0);
+    const answer = await client.chat.completions.create({ model: models[0]!, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(answer.choices[0]!.message.content).toBeTruthy();
     await context.close();
   }, 90_000);
 

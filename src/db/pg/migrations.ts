@@ -19,7 +19,8 @@ import p0012 from '../../../migrations/pg/0012_setup_tokens.sql' with { type: 't
 import p0013 from '../../../migrations/pg/0013_file_vectors_version.sql' with { type: 'text' };
 import p0014 from '../../../migrations/pg/0014_imported_conversations.sql' with { type: 'text' };
 import p0015 from '../../../migrations/pg/0015_connections.sql' with { type: 'text' };
-import p0016 from '../../../migrations/pg/0016_usage.sql' with { type: 'text' };
+import p0016 from '../../../migrations/pg/0016_api_responses.sql' with { type: 'text' };
+import p0017 from '../../../migrations/pg/0017_usage.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -38,7 +39,8 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0013_file_vectors_version', sql: p0013 },
   { tag: '0014_imported_conversations', sql: p0014 },
   { tag: '0015_connections', sql: p0015 },
-  { tag: '0016_usage', sql: p0016 },
+  { tag: '0016_api_responses', sql: p0016 },
+  { tag: '0017_usage', sql: p0017 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

@@ -9,6 +9,8 @@ import { pgTablesFrom } from './from-sqlite';
 const tables = pgTablesFrom(sqlite);
 
 export const apiKeys = tables.apiKeys!;
+export const apiResponses = tables.apiResponses!;
+export const apiResponseEvents = tables.apiResponseEvents!;
 export const bookmarkGroups = tables.bookmarkGroups!;
 export const bookmarkItems = tables.bookmarkItems!;
 export const conversationBranches = tables.conversationBranches!;

@@ -19,3 +19,4 @@ export * from './support';
 export * from './setup';
 export * from './connections';
 export * from './usage';
+export * from './api-responses';

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, type ApiKey } from '../shared/api';
-import { useOutcome, when } from './settings-shared';
+import { useCopy, useOutcome, when } from './settings-shared';
+import { OpenAiDoor } from './openai-door';
 
 interface NewKey {
   name: string;
@@ -57,8 +58,10 @@ export function ApiKeysSection() {
     <section class="settings-section" aria-labelledby="keys-title">
       <h3 id="keys-title">API keys</h3>
       <p class="hint">
-        A key lets a program use Parley as you: it sends the key in an <code>x-api-key</code> header. Revoke a key you no longer use.
+        A key lets a program use Parley as you: it sends the key in an <code>x-api-key</code> header (or as <code>Authorization: Bearer</code>). Revoke a key
+        you no longer use.
       </p>
+      <OpenAiDoor />
       <form class="inline-form" onSubmit={create}>
         <label for="key-name">Name of the new key</label>
         <input id="key-name" ref={nameInput} value={name} maxLength={100} required autoComplete="off" onInput={(e) => setName(e.currentTarget.value)} />
@@ -96,22 +99,11 @@ export function ApiKeysSection() {
 /** The secret of a key just created, with a way to copy it; it takes the focus so no one misses it. */
 function FreshKey({ fresh, onDismiss }: { fresh: NewKey; onDismiss(): void }) {
   const box = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState('');
+  const { copied, copy } = useCopy(box, 'the key');
   useEffect(() => {
     box.current?.focus();
     box.current?.select();
   }, [fresh]);
-
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(fresh.key);
-      setCopied('Copied');
-    } catch {
-      // Without clipboard access (an insecure origin, a refused permission) the user copies by hand.
-      box.current?.select();
-      setCopied('Copying was refused: the key is selected, copy it with your keyboard.');
-    }
-  };
 
   return (
     <div class="fresh-key" role="group" aria-labelledby="fresh-key-title">

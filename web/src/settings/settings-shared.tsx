@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { RefObject } from 'preact';
 import { ApiError } from '../shared/api';
 
 /** A date as the user reads it, in their own locale. */
@@ -32,4 +33,23 @@ export function useOutcome() {
       </div>
     ),
   };
+}
+
+/**
+ * Copy the value of a read-only box to the clipboard, saying so in `copied` (for a status region).
+ * Without clipboard access (an insecure origin, a refused permission) the box is selected so the
+ * user copies by hand; `what` names it in that sentence ("the key", "the address").
+ */
+export function useCopy(box: RefObject<HTMLInputElement | null>, what: string) {
+  const [copied, setCopied] = useState('');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(box.current?.value ?? '');
+      setCopied('Copied');
+    } catch {
+      box.current?.select();
+      setCopied(`Copying was refused: ${what} is selected, copy it with your keyboard.`);
+    }
+  };
+  return { copied, copy };
 }
