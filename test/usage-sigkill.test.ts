@@ -50,6 +50,10 @@ describe('usage after a SIGKILL', () => {
       await reader.until((text) => text.includes('Partly'));
       // The first round is over (its usage handed to metering); the second is under way.
       await until(() => round === 2, 'the second round asked for');
+      // A call's usage commits a few milliseconds after the call ends, not before the next call
+      // starts (docs/usage.md): a kill inside that window would lose it. This waits it out; the
+      // turn is still mid-answer, so a usage written at the turn's end would be missing.
+      await Bun.sleep(500);
       proc.kill('SIGKILL');
       await proc.exited;
     } finally {
