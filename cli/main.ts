@@ -15,6 +15,7 @@ import { doctorCommand } from './doctor';
 import { feedbackCommands } from './feedback';
 import { newsCommands } from './news';
 import { connectionCommands } from './connection';
+import { mcpCommands } from './mcp';
 import { miniAppCommands } from './miniapps';
 import { discoverCommand } from './discover';
 
@@ -45,6 +46,7 @@ feedbackCommands(program);
 newsCommands(program);
 connectionCommands(program);
 miniAppCommands(program);
+mcpCommands(program);
 // After the `connection` group's own commands: it joins that group (cli/discover.ts).
 discoverCommand(program);
 

@@ -42,6 +42,8 @@ import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from '.
 import { V1_PATHS, V1_PATTERNS, v1Routes } from './openai-compat/v1.routes';
 import { createLimits } from './http/shared-limits';
 import { openAiErrorOf, openAiErrorResponse } from './http/errors';
+import { mcpOperations } from './mcp/mcp.routes';
+import { MCP_CALLBACK_PATH, MCP_CLIENT_METADATA_PATH, mcpOAuthOpenApiPaths, mcpOAuthRoutes } from './mcp/mcp-oauth.routes';
 
 /** The whole API, one group per domain. */
 export const operations: readonly AnyOperation[] = [
@@ -75,6 +77,7 @@ export const operations: readonly AnyOperation[] = [
   ...newsOperations,
   ...miniAppOperations,
   ...serverInfoOperations,
+  ...mcpOperations,
 ];
 
 /** The sign-in flow's browser routes (src/auth/oauth.routes.ts): `/api/auth/oauth/:provider[/callback]`. */
@@ -91,6 +94,8 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     ...['/api/health', '/api/openapi.json', '/api/docs'].map((page) => [page, PAGE_METHODS] as const),
     [LOGIN_LINK_PATH, `${PAGE_METHODS}, POST`],
     ...Object.entries(V1_PATHS),
+    [MCP_CALLBACK_PATH, PAGE_METHODS],
+    [MCP_CLIENT_METADATA_PATH, PAGE_METHODS],
   ]);
   const allowOf = (path: string) =>
     allowed.get(path) ??
@@ -103,7 +108,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths }, undefined, deps.config));
+      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths, ...mcpOAuthOpenApiPaths }, undefined, deps.config));
     }
     return openapi;
   };
@@ -145,7 +150,8 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .use(oauthRoutes(deps))
     .use(loginLinkRoutes(deps))
     .use(fileContentRoutes(deps))
-    .use(v1Routes(deps, limits));
+    .use(v1Routes(deps, limits))
+    .use(mcpOAuthRoutes(deps));
   // The web app is a client like any other (docs/architecture.md): its routes only hand out files.
   if (deps.config.web) app.use(webRoutes(deps));
 

@@ -21,6 +21,7 @@ import { sqliteStore } from './db/store';
 import type { Store } from './db/work';
 import { newId } from './ids';
 import { createUsage } from './usage/metering';
+import { createMcp } from './mcp/mcp';
 import { createToolRegistry } from './tools/registry';
 import type { ToolSource } from './tools/tool.types';
 import { memoryToolSource } from './memory/memory.tools';
@@ -29,12 +30,13 @@ import { imageToolSource } from './files/image.tools';
 import { canvasToolSource } from './widgets/canvas.tool';
 import { historyToolSource } from './chat/history.tools';
 import { webSearchToolSource } from './ai/web-search-tool';
+import { mcpToolSource } from './mcp/mcp.tools';
 
 /**
  * Parley's own tool sources, in the order their tools are offered (src/tools/). A domain that
  * adds tools adds its source here.
  */
-export const builtinToolSources: readonly ToolSource[] = [memoryToolSource, fileToolSource, imageToolSource, canvasToolSource, historyToolSource, webSearchToolSource];
+export const builtinToolSources: readonly ToolSource[] = [memoryToolSource, fileToolSource, imageToolSource, canvasToolSource, historyToolSource, webSearchToolSource, mcpToolSource];
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one
@@ -81,6 +83,8 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, imageConversions, connections, usage }),
     embeddingsIndex: base.embeddingsIndex ?? createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20),
     usage,
+    // Connects nothing until a turn, a test or an operation asks for a server.
+    mcp: base.mcp ?? createMcp({ config, store, sealer: connections.sealer, log, now, instanceId }),
     tools: base.tools ?? createToolRegistry(builtinToolSources),
   };
 }

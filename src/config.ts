@@ -816,6 +816,73 @@ export const settings = {
     doc: 'More TCP ports that "look for servers on this machine" (`admin/discoverServers`, the setup page, `parley discover`) probes, comma-separated (e.g. `8081,9000`), beside the usual ones: Ollama 11434, llama.cpp and LocalAI 8080, LM Studio 1234, vLLM and Speaches 8000, Kokoro 8880. Only this machine is probed (127.0.0.1 and ::1), whatever the ports.',
     parse: (raw, name) => list(raw, name).map((p) => int(1, 65535)(p, name)),
   }),
+  // --- MCP servers' tools (docs/mcp.md) ---
+  mcpConnectTimeoutS: setting({
+    env: 'PARLEY_MCP_CONNECT_TIMEOUT_S',
+    default: '10',
+    doc: 'Seconds an MCP server has to answer the handshake (and its tool list) before it is left out of a turn and counted as a failure.',
+    parse: int(1, 300),
+  }),
+  mcpCallTimeoutS: setting({
+    env: 'PARLEY_MCP_CALL_TIMEOUT_S',
+    default: '60',
+    doc: "Seconds an MCP tool call may go without an answer or a progress notification (a server's own `timeoutS` replaces it); the model is then told the call timed out.",
+    parse: int(1, 3600),
+  }),
+  mcpCallMaxS: setting({
+    env: 'PARLEY_MCP_CALL_MAX_S',
+    default: '600',
+    doc: 'Seconds an MCP tool call may last in all, progress notifications or not.',
+    parse: int(1, 86_400),
+  }),
+  mcpResultMaxBytes: setting({
+    env: 'PARLEY_MCP_RESULT_MAX_BYTES',
+    default: '33554432',
+    doc: "Largest answer read from an MCP server (one HTTP response or one stdio message), in bytes: past it the call fails with a sentence saying so, and nothing more is held in memory.",
+    parse: int(65_536, 1_073_741_824),
+  }),
+  mcpResultMaxChars: setting({
+    env: 'PARLEY_MCP_RESULT_MAX_CHARS',
+    default: '100000',
+    doc: "Characters of a tool's answer handed to the model and shown in `mcp_call.completed`; a longer answer is cut there with a line saying how long it was.",
+    parse: int(1000, 10_000_000),
+  }),
+  mcpIdleS: setting({
+    env: 'PARLEY_MCP_IDLE_S',
+    default: '300',
+    doc: 'Seconds an MCP connection (one per server and user; a process for a stdio server) stays open unused before it is closed.',
+    parse: int(5, 86_400),
+  }),
+  mcpMaxConnections: setting({
+    env: 'PARLEY_MCP_MAX_CONNECTIONS',
+    default: '32',
+    doc: 'MCP connections kept open at once across every server and user; past it the least recently used is closed.',
+    parse: int(1, 10_000),
+  }),
+  mcpBreakerFailures: setting({
+    env: 'PARLEY_MCP_BREAKER_FAILURES',
+    default: '5',
+    doc: 'Failures in a row (connections refused, timeouts) after which an MCP server is left alone for `PARLEY_MCP_BREAKER_OPEN_S`: its tools fail at once with a sentence saying so.',
+    parse: int(1, 1000),
+  }),
+  mcpBreakerOpenS: setting({
+    env: 'PARLEY_MCP_BREAKER_OPEN_S',
+    default: '30',
+    doc: 'Seconds a failing MCP server is left alone before one call tries it again.',
+    parse: int(1, 3600),
+  }),
+  mcpRefreshEarlyS: setting({
+    env: 'PARLEY_MCP_REFRESH_EARLY_S',
+    default: '300',
+    doc: "Seconds before an MCP server's OAuth access token expires that Parley refreshes it (plus up to a tenth of that at random, so users' tokens do not all refresh at once).",
+    parse: int(0, 86_400),
+  }),
+  mcpMaxServersPerUser: setting({
+    env: 'PARLEY_MCP_SERVERS_MAX_PER_USER',
+    default: '20',
+    doc: 'MCP servers one user may add (when the admin lets users add their own); one more: 409.',
+    parse: int(1, 1000),
+  }),
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;

@@ -18,6 +18,7 @@ import type { BlobStorage } from './files/blob-storage';
 import type { FileTextQueue } from './files/extract-pending';
 import type { Usage } from './usage/usage.types';
 import type { EmbeddingsIndex } from './files/embeddings-index';
+import type { Mcp } from './mcp/mcp';
 import type { ToolRegistry } from './tools/registry';
 
 /**
@@ -78,6 +79,8 @@ export interface AppDeps {
   embeddingsIndex: EmbeddingsIndex;
   /** Usage metering and quotas: every model call reserves before it goes upstream and settles after (src/usage/usage.types.ts). */
   usage: Usage;
+  /** MCP servers' tools: connections per (server, user), the breaker, users' OAuth sessions (`createMcp`, docs/mcp.md). */
+  mcp: Mcp;
   /** The tools the model may call, contributed by each domain (src/tools/; docs/architecture.md, "Tools"). */
   tools: ToolRegistry;
 }

@@ -62,6 +62,8 @@ export async function startServer(
   // Running AI turns stop with the "shutdown" reason: their rows stay in_progress, upstream
   // background responses keep running, and the next start resumes them.
   deps.lifecycle.onShutdown('tasks', () => deps.tasks.shutdown());
+  // MCP connections close: stdio servers' processes end with Parley.
+  deps.lifecycle.onShutdown('mcp', () => deps.mcp.close());
 
   let origin = ''; // known once listening, before the first request
   const server = Bun.serve({

@@ -106,6 +106,14 @@ describe('connections', () => {
     expect(text(await chat(ctx, { message: 'Hi' }))).toBe('Default Claude.');
     const bad = await ctx.json('admin/setDefaultModels', { chat: 'nothing/here' }, admin(ctx));
     expect(bad.status).toBe(400);
+
+    // Its connection disabled, then removed: the defaults fall back to the first connection's, and a turn without a model still goes.
+    await ctx.json('admin/updateConnection', { id: 'claude', enabled: false }, admin(ctx));
+    expect((await ctx.json('chat/listModels', {}, ann(ctx))).body.defaults).toEqual({ chat: 'env-ai/small', research: 'env-ai/o4-mini-deep-research', group: 'env-ai/small', title: 'env-ai/small' });
+    await ctx.json('admin/removeConnection', { id: 'claude' }, admin(ctx));
+    expect((await ctx.json('chat/listModels', {}, ann(ctx))).body.default).toBe('env-ai/small');
+    openai.chatScript = () => ({ deltas: [{ content: 'Back to the local model.' }] });
+    expect(text(await chat(ctx, { message: 'Hi again' }))).toBe('Back to the local model.');
   });
 
   test('without environment settings: no model until an admin connects one, then its model for chat and research alike', async () => {
@@ -260,6 +268,38 @@ describe('connections', () => {
     expect((await two.json('chat/stream', { message: 'x', model: 'claude/claude-sonnet-4-6' }, ann(one))).body.message).toBe(
       'The model "claude/claude-sonnet-4-6" is not available: its connection claude is disabled.',
     );
+  });
+
+  test('the Admin page\'s view: a wrong key in words, an option removed, capabilities as detected and as overridden', async () => {
+    const keyed = startFakeOpenAI({ apiKey: 'sk-right-key' });
+    keyed.gets['/v1/models'] = modelList(['cloud-large']);
+    try {
+      const ctx = await world();
+      const add = await ctx.json('admin/addConnection', { name: 'cloud', kind: 'chat', baseUrl: keyed.url, credential: 'sk-wrong-key', options: { model: 'cloud-large', contextTokens: 8192, tools: 'off' } }, admin(ctx));
+      expect(add.status).toBe(200);
+      const wrong = (await ctx.json('admin/testConnection', { id: 'cloud' }, admin(ctx))).body;
+      expect(wrong).toMatchObject({ reachable: true, error: 'refused the credential (HTTP 401)', models: [] });
+      expect(JSON.stringify(wrong)).not.toContain('sk-wrong-key');
+      await ctx.json('admin/updateConnection', { id: 'cloud', credential: 'sk-right-key' }, admin(ctx));
+      expect((await ctx.json('admin/testConnection', { id: 'cloud' }, admin(ctx))).body).toMatchObject({ reachable: true, error: null, models: ['cloud-large'] });
+
+      // null removes an option (it takes its default again); the others stay.
+      const updated = await ctx.json('admin/updateConnection', { id: 'cloud', options: { contextTokens: null, tools: null } }, admin(ctx));
+      expect(updated.body.connection.options).toEqual({ model: 'cloud-large' });
+
+      await ctx.json('admin/setModelSettings', { id: 'cloud/cloud-large', capabilities: { vision: false, contextTokens: 32000 } }, admin(ctx));
+      const entry = (await ctx.json('admin/listModelSettings', {}, admin(ctx))).body.models.find((m: { id: string }) => m.id === 'cloud/cloud-large');
+      expect(entry).toMatchObject({
+        capabilities: { vision: false, tools: true, contextTokens: 32000 },
+        detected: { vision: true, tools: true, contextTokens: null },
+        overrides: { vision: false, tools: null, thinking: null, contextTokens: 32000 },
+      });
+      // What every user is shown carries the result, not the admin's workings.
+      const listed = (await ctx.json('chat/listModels', {}, ann(ctx))).body.models.find((m: { id: string }) => m.id === 'cloud/cloud-large');
+      expect(Object.keys(listed).sort()).toEqual(['available', 'capabilities', 'connection', 'id', 'name']);
+    } finally {
+      keyed.stop();
+    }
   });
 
   test('env seeding: an existing install gets its env-ai row; a changed environment updates it, an admin may disable it, an unset one goes', async () => {

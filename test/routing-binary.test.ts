@@ -7,6 +7,7 @@ import { buildBinaryOnce } from './build-binary';
 import { waitForListening } from '../scripts/lib/wait-for-listening';
 import { abandonUpload, rawRequest, type RawResponse } from './support/raw-http';
 import { ENVELOPE_KEYS } from './helpers';
+import { MCP_CLIENT_METADATA_PATH } from '../src/mcp/mcp-oauth.routes';
 
 // These tests spawn the binary and send a few thousand requests to it; shared machines can be
 // slow, and no test here asserts on time.
@@ -85,9 +86,11 @@ describe('the compiled binary: routing whatever the Host header', () => {
   test('every route answers as it does for `Host: localhost`, for hosts of every length, with and without a port, IPv6 literals, none and empty', async () => {
     const expected = new Map<string, number>();
     for (const route of routes) {
-      const { status } = await call(route, 'localhost');
+      const { status, body } = await call(route, 'localhost');
       // The baseline is the route itself: an operation says 401 without a credential (200 if public, 400 if it needs input), a page answers.
       if (route.method === 'POST') expect({ route: route.path, status }).toEqual({ route: route.path, status: route.public ? (route.needsInput ? 400 : 200) : 401 });
+      // The MCP client's metadata document exists on an https public address only (docs/mcp.md); here its own 404 says so.
+      else if (route.path === MCP_CLIENT_METADATA_PATH) expect({ status, body }).toEqual({ status: 404, body: '{"error":"not_found"}' });
       else expect({ route: route.path, routed: ![404, 405].includes(status) && status < 500 }).toEqual({ route: route.path, routed: true });
       expected.set(route.path, status);
     }

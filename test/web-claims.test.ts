@@ -34,6 +34,9 @@ const CLAIMS: { words: RegExp; needs: string[] }[] = [
   { words: /Import from ChatGPT/, needs: ['chat/importConversation'] },
   { words: /Offer to share/, needs: ['chat/shareConversation', 'chat/listSentShares', 'chat/withdrawShare'] },
   { words: /Offered to you/, needs: ['chat/listPendingShares', 'chat/acceptShare', 'chat/declineShare'] },
+  { words: /Add a connection/, needs: ['admin/listConnections', 'admin/addConnection', 'admin/updateConnection', 'admin/removeConnection', 'admin/testConnection'] },
+  { words: /Look for servers on this machine/, needs: ['admin/discoverServers', 'admin/addConnection'] },
+  { words: /Save defaults/, needs: ['admin/listModelSettings', 'admin/setModelSettings', 'admin/setDefaultModels'] },
 ];
 
 /** What a page must never say of the server: that it cannot do something yet. */
@@ -62,6 +65,12 @@ describe('what the web app says the server does', () => {
   test('no page says the server cannot do something yet', () => {
     const said = sources.flatMap(({ path, text }) => text.split('\n').flatMap((line, i) => (NOT_YET.test(line) ? [`${path}:${i + 1}: ${line.trim()}`] : [])));
     expect(said).toEqual([]);
+  });
+
+  test('no emoji in the app: a system without an emoji font shows an empty box (controls use the inline icons of shared/icons.tsx)', async () => {
+    const styles = await Promise.all([...new Bun.Glob('**/*.css').scanSync(webSrc)].map(async (path) => ({ path, text: await Bun.file(join(webSrc, path)).text() })));
+    const emoji = [...sources, ...styles].flatMap(({ path, text }) => text.split('\n').flatMap((line, i) => (/\p{Extended_Pictographic}/u.test(line) ? [`${path}:${i + 1}: ${line.trim()}`] : [])));
+    expect(emoji).toEqual([]);
   });
 
   test('the check would have caught the old Settings wording', () => {

@@ -53,7 +53,19 @@ export type AiEvent =
   | { type: 'file_search.in_progress'; itemId: string; query: string }
   | { type: 'file_search.completed'; itemId: string; results: { fileId: string; filename: string; page: number | null }[] }
   | { type: 'widget.created'; widgetId: string; widgetType: string; responseId: string }
+  /** Parley's own kinds: a call of an MCP server's tool (docs/mcp.md); `server` and `tool` as the server names them. */
+  | { type: 'mcp_call.in_progress'; itemId: string; server: string; tool: string; arguments: Record<string, unknown> }
+  | { type: 'mcp_call.completed'; itemId: string; content: McpContent[] }
+  | { type: 'mcp_call.error'; itemId: string; error: string }
   | { type: 'error'; message: string };
+
+/** What an MCP tool's result showed (docs/mcp.md, "Results"): an image is the user's file by then. */
+export type McpContent =
+  | { type: 'text'; text: string }
+  | { type: 'image'; fileId: string; mimeType: string; width?: number; height?: number }
+  | { type: 'audio'; mimeType: string }
+  | { type: 'resource'; uri: string; mimeType?: string; text?: string }
+  | { type: 'resource_link'; uri: string; name?: string };
 
 export type AiEventType = AiEvent['type'];
 

@@ -129,7 +129,7 @@ async function runResponse(
       research: response.kind === 'research',
       messages: resume ? [] : await buildMessages(deps, response, memory?.message),
       // What this user may use now, from every domain's source (src/tools/; everyday chat's
-      // `web_search` among them, docs/chat.md).
+      // `web_search` and the MCP servers' tools among them, docs/chat.md, docs/mcp.md).
       tools: await deps.tools.forTurn({
         deps,
         kind: response.kind,
@@ -139,6 +139,7 @@ async function runResponse(
         provider: ai.name,
         warn,
         apiKeyId: caller?.apiKeyId,
+        signal,
       }),
       signal,
       onCursor: (c) => writer.setCursor(c),
@@ -221,6 +222,9 @@ const KEPT_EVENTS = new Set<AiEvent['type']>([
   'image_generation.completed',
   'edit_image.completed',
   'history.completed',
+  // An MCP call and what it showed (its images are the user's files).
+  'mcp_call.in_progress',
+  'mcp_call.completed',
 ]);
 
 /**

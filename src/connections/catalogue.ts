@@ -23,6 +23,10 @@ export interface CatalogueEntry {
   connection: string;
   connectionId: string;
   capabilities: Capabilities;
+  /** What the connection tells of the model, before the admin's word. */
+  detected: Capabilities;
+  /** The admin's word on each capability; null: as detected. */
+  overrides: { [K in keyof Capabilities]: Capabilities[K] | null };
   /** False when its connection did not answer its last look (its models are kept, marked). */
   available: boolean;
   hidden: boolean;
@@ -74,6 +78,8 @@ export function connectionModels(row: ConnectionRow, list: ModelListEntry | unde
         thinking: s?.thinking ?? caps.thinking,
         contextTokens: s?.contextTokens ?? caps.contextTokens,
       },
+      detected: caps,
+      overrides: { vision: s?.vision ?? null, tools: s?.tools ?? null, thinking: s?.thinking ?? null, contextTokens: s?.contextTokens ?? null },
       available,
       hidden: s?.hidden ?? false,
       position: s?.position ?? null,

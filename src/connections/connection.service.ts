@@ -27,13 +27,16 @@ export class ConnectionRefusal extends Error {
   }
 }
 
+/** Options as given: `null` (or an empty string) removes one, which then takes its default. */
+export type OptionsInput = { [K in keyof ConnectionOptions]?: ConnectionOptions[K] | null };
+
 export interface ConnectionInput {
   name: string;
   kind: ConnectionKind;
   api?: string;
   baseUrl: string;
   credential?: string;
-  options?: ConnectionOptions;
+  options?: OptionsInput;
   enabled?: boolean;
   allowPrivate?: boolean;
 }
@@ -80,11 +83,12 @@ function checkReach(baseUrl: string, allowPrivate: boolean): void {
   if (host === 'localhost' || (isIP(host) !== 0 && isPrivateAddress(host))) throw new ConnectionRefusal('The base URL is on this machine or a private network, and this connection does not allow that (allowPrivate).');
 }
 
-function checkOptions(kind: ConnectionKind, options: ConnectionOptions): Record<string, unknown> {
+function checkOptions(kind: ConnectionKind, options: OptionsInput): Record<string, unknown> {
   const allowed = OPTIONS_OF_KIND[kind];
-  const extra = Object.keys(options).filter((k) => !allowed.includes(k as keyof ConnectionOptions));
+  const given = Object.entries(options).filter(([, v]) => v !== undefined && v !== null && v !== '');
+  const extra = given.map(([k]) => k).filter((k) => !allowed.includes(k as keyof ConnectionOptions));
   if (extra.length) throw new ConnectionRefusal(`A ${kind} connection has no option ${extra.join(', ')} (it takes: ${allowed.join(', ') || 'none'}).`);
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined && v !== ''));
+  return Object.fromEntries(given);
 }
 
 function checkApi(kind: ConnectionKind, api: string | undefined): string {

@@ -1,4 +1,4 @@
-import { t } from 'elysia';
+import { t, type TSchema } from 'elysia';
 import { defineOperation } from '../http/operation';
 import { AppError } from '../http/errors';
 import type { AppDeps } from '../deps';
@@ -26,25 +26,27 @@ async function refused<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 const Kind = t.Union(KINDS.map((k) => t.Literal(k)));
+/** An option's value, or null to remove it (admin/updateConnection merges options). */
+const orRemove = <T extends TSchema>(schema: T) => t.Optional(t.Union([schema, t.Null()]));
 const Options = t.Object(
   {
-    model: t.Optional(t.String({ maxLength: 200 })),
-    researchModel: t.Optional(t.String({ maxLength: 200 })),
-    tools: t.Optional(t.Union([t.Literal('auto'), t.Literal('on'), t.Literal('off')])),
-    vision: t.Optional(t.Union([t.Literal('auto'), t.Literal('on'), t.Literal('off')])),
-    contextTokens: t.Optional(t.Integer({ minimum: 0, maximum: 10_000_000 })),
-    answerTokens: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000 })),
-    idleTimeoutS: t.Optional(t.Integer({ minimum: 1, maximum: 3600 })),
-    thinkingTokens: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000 })),
-    dimensions: t.Optional(t.Integer({ minimum: 0, maximum: 100_000 })),
-    batch: t.Optional(t.Integer({ minimum: 1, maximum: 2048 })),
-    timeoutS: t.Optional(t.Integer({ minimum: 1, maximum: 3600 })),
-    size: t.Optional(t.String({ pattern: '^(auto|[1-9]\\d{1,4}x[1-9]\\d{1,4})$' })),
-    voice: t.Optional(t.String({ maxLength: 100 })),
-    maxChars: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000 })),
-    maxBytes: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+    model: orRemove(t.String({ maxLength: 200 })),
+    researchModel: orRemove(t.String({ maxLength: 200 })),
+    tools: orRemove(t.Union([t.Literal('auto'), t.Literal('on'), t.Literal('off')])),
+    vision: orRemove(t.Union([t.Literal('auto'), t.Literal('on'), t.Literal('off')])),
+    contextTokens: orRemove(t.Integer({ minimum: 0, maximum: 10_000_000 })),
+    answerTokens: orRemove(t.Integer({ minimum: 0, maximum: 1_000_000 })),
+    idleTimeoutS: orRemove(t.Integer({ minimum: 1, maximum: 3600 })),
+    thinkingTokens: orRemove(t.Integer({ minimum: 0, maximum: 1_000_000 })),
+    dimensions: orRemove(t.Integer({ minimum: 0, maximum: 100_000 })),
+    batch: orRemove(t.Integer({ minimum: 1, maximum: 2048 })),
+    timeoutS: orRemove(t.Integer({ minimum: 1, maximum: 3600 })),
+    size: orRemove(t.String({ pattern: '^(auto|[1-9]\\d{1,4}x[1-9]\\d{1,4})$' })),
+    voice: orRemove(t.String({ maxLength: 100 })),
+    maxChars: orRemove(t.Integer({ minimum: 1, maximum: 1_000_000 })),
+    maxBytes: orRemove(t.Integer({ minimum: 1, maximum: 1_000_000_000 })),
   },
-  { description: "The kind's settings (docs/connections.md, \"Options\"); one a kind does not take is refused." },
+  { description: "The kind's settings (docs/connections.md, \"Options\"); one a kind does not take is refused. `null` removes one (back to its default)." },
 );
 const Health = t.Object({
   reachable: t.Boolean(),
@@ -88,7 +90,12 @@ const ModelSettingSchema = t.Object({
   name: t.String(),
   hidden: t.Boolean(),
   position: t.Union([t.Integer(), t.Null()]),
-  capabilities: t.Object({ vision: t.Boolean(), tools: t.Boolean(), thinking: t.Boolean(), contextTokens: t.Union([t.Integer(), t.Null()]) }),
+  capabilities: t.Object({ vision: t.Boolean(), tools: t.Boolean(), thinking: t.Boolean(), contextTokens: t.Union([t.Integer(), t.Null()]) }, { description: 'What the model can do: the admin\'s word where given, else what is detected.' }),
+  detected: t.Object({ vision: t.Boolean(), tools: t.Boolean(), thinking: t.Boolean(), contextTokens: t.Union([t.Integer(), t.Null()]) }, { description: 'What its connection tells, before the admin\'s word.' }),
+  overrides: t.Object(
+    { vision: t.Union([t.Boolean(), t.Null()]), tools: t.Union([t.Boolean(), t.Null()]), thinking: t.Union([t.Boolean(), t.Null()]), contextTokens: t.Union([t.Integer(), t.Null()]) },
+    { description: 'The admin\'s word on each capability; null: as detected.' },
+  ),
   tiers: t.Union([t.Array(t.String()), t.Null()], { description: 'Tiers that may use it; null: every tier.' }),
   available: t.Boolean(),
 });

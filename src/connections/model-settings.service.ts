@@ -18,6 +18,8 @@ const settingView = (e: CatalogueEntry) => ({
   hidden: e.hidden,
   position: e.position,
   capabilities: e.capabilities,
+  detected: e.detected,
+  overrides: e.overrides,
   tiers: e.tiers,
   available: e.available,
 });

@@ -179,13 +179,18 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
     return row ? adapter(row, '', searchAdapter) : undefined;
   }
 
-  /** The defaults an admin has not set: the first chat connection's own models (the environment's first). */
+  /**
+   * The defaults: the admin's, while their connection is an enabled chat connection (one removed
+   * or disabled since must not leave every turn without a model), else the first chat
+   * connection's own models (the environment's first).
+   */
   function defaultsOf(s: State): Required<Defaults> {
     const chats = enabled(s, 'chat').sort((a, b) => Number(b.source === 'env') - Number(a.source === 'env'));
     const first = chats[0];
-    const chat = s.defaults.chat ?? (first ? catalogueId(first, chatModelOf(first)) : '');
-    const research = s.defaults.research ?? (first ? catalogueId(first, researchModelOf(first, config.researchModel)) : '');
-    return { chat, research, group: s.defaults.group ?? chat, title: s.defaults.title ?? chat };
+    const offered = (id: string | undefined) => (id && chats.some((r) => id.startsWith(`${r.name}/`)) ? id : undefined);
+    const chat = offered(s.defaults.chat) ?? (first ? catalogueId(first, chatModelOf(first)) : '');
+    const research = offered(s.defaults.research) ?? (first ? catalogueId(first, researchModelOf(first, config.researchModel)) : '');
+    return { chat, research, group: offered(s.defaults.group) ?? chat, title: offered(s.defaults.title) ?? chat };
   }
 
   async function entriesOf(s: State, row: ConnectionRow, wait: boolean): Promise<CatalogueEntry[]> {

@@ -1,6 +1,6 @@
 import { loadCodec } from '../images/load-codec';
 import { decoderInput } from '../images/decoder-input';
-import { afterDecodeCollected } from '../images/collect-after-decode';
+import { decodeBetweenCollections } from '../images/collect-around-decode';
 import type { ImageHeader, SniffedFormat } from '../images/image-header';
 
 /** Longest side of a thumbnail, in pixels. */
@@ -24,7 +24,7 @@ export async function cleanImage(bytes: Uint8Array, header: ImageHeader, maxPixe
   const { format, width, height, channelBytes } = header;
   if (width === undefined || height === undefined) return { error: `the ${format} header is truncated or malformed` };
   if (width * height * channelBytes > maxPixels) return { error: `the image is ${width} × ${height} pixels, more than ${maxPixels}` };
-  return afterDecodeCollected(width * height, () => reencode(bytes, format, width, height));
+  return decodeBetweenCollections(width * height, () => reencode(bytes, format, width, height));
 }
 
 async function reencode(bytes: Uint8Array, format: SniffedFormat, width: number, height: number): Promise<CleanedImage | { error: string }> {

@@ -145,7 +145,7 @@ async function makeImage(
   name: string,
   req: ImageRequest,
 ): Promise<Made> {
-  const earlier = await deps.store.read((tx) => findGeneratedFile(tx, where.userId, KEPT_AS.map((ext) => `${name}.${ext}`)));
+  const earlier = await findKeptImage(deps, where.userId, name);
   if (earlier) return { file: earlier };
   const fail = (error: string, detail?: string): Made => {
     deps.log.warn('image tool failed', { responseId: where.responseId, itemId: where.callId, error, ...(detail ? { upstream: detail } : {}) });
@@ -168,18 +168,31 @@ async function makeImage(
     deps.log.error('image tool failed', { responseId: where.responseId, itemId: where.callId, cause: err instanceof Error ? err.stack : String(err) });
     return { error: 'The image server failed.' };
   }
-  if (bytes.length > deps.config.filesMaxBytes) return fail(`The image is larger than one file may be (${deps.config.filesMaxBytes} bytes, PARLEY_FILES_MAX_BYTES).`);
+  const kept = await keepImage(deps, where.userId, name, bytes, 'The image server answered something that is not an image.');
+  if ('error' in kept) return fail(kept.error, kept.detail);
+  return kept;
+}
+
+/**
+ * Image bytes a tool received, kept as the user's file `<name>.<ext>` (`source` `generated`):
+ * sniffed, re-encoded and counted in their quota like an upload. `{error}` says why not, in words
+ * the user may read (`detail` for the log).
+ */
+export async function keepImage(deps: AppDeps, userId: string, name: string, bytes: Uint8Array, notImage: string): Promise<{ file: FileRow } | { error: string; detail?: string }> {
+  if (bytes.length > deps.config.filesMaxBytes) return { error: `The image is larger than one file may be (${deps.config.filesMaxBytes} bytes, PARLEY_FILES_MAX_BYTES).` };
   const format = sniffFormat(bytes.subarray(0, 64));
-  if (!format) return fail('The image server answered something that is not an image.');
+  if (!format) return { error: notImage };
   const ext = format === 'jpeg' ? 'jpg' : KEPT_AS.includes(format) ? format : 'png';
   try {
     const temp = await writeTemp(deps, bytes);
-    const file = await addFile(deps, where.userId, { tempPath: temp.path, size: temp.size, sha256: temp.sha256, filename: `${name}.${ext}`, head: bytes.subarray(0, 4096) }, 'generated');
-    return { file };
+    return { file: await addFile(deps, userId, { tempPath: temp.path, size: temp.size, sha256: temp.sha256, filename: `${name}.${ext}`, head: bytes.subarray(0, 4096) }, 'generated') };
   } catch (err) {
     // Parley's own words (the image refused, the quota full): safe to show.
-    if (err instanceof AppError) return fail(`The image could not be kept: ${err.message}`);
-    deps.log.error('image tool failed', { responseId: where.responseId, itemId: where.callId, cause: err instanceof Error ? err.stack : String(err) });
-    return { error: 'The image could not be kept.' };
+    if (err instanceof AppError) return { error: `The image could not be kept: ${err.message}` };
+    return { error: 'The image could not be kept.', detail: err instanceof Error ? err.stack : String(err) };
   }
 }
+
+/** The file an earlier run of the same call kept as `<name>.<ext>`, if any. */
+export const findKeptImage = (deps: AppDeps, userId: string, name: string) =>
+  deps.store.read((tx) => findGeneratedFile(tx, userId, KEPT_AS.map((ext) => `${name}.${ext}`)));

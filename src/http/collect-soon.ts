@@ -7,7 +7,7 @@
  * size, so the heap grows instead of being collected: reading and parsing a body of tens of
  * megabytes leaves about three times its size behind (its bytes, its text, the strings parsed out
  * of it; four 27 MB bodies at once took the server to 250–370 MB depending on when the collector
- * happened to run, ~250 MB with this), a 12 MP conversion ~100 MB (src/images/collect-after-decode.ts).
+ * happened to run, ~250 MB with this), a 12 MP conversion ~100 MB (src/images/collect-around-decode.ts).
  * A collection costs 8–17 ms of the event loop, noise beside handling megabytes.
  */
 let pending = false;

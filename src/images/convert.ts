@@ -2,7 +2,8 @@ import type { Transformer } from '@napi-rs/image';
 import { loadCodec } from './load-codec';
 import { readImageHeader, type SniffedFormat } from './image-header';
 import { decoderInput } from './decoder-input';
-import { afterDecodeCollected } from './collect-after-decode';
+import { decodeBetweenCollections } from './collect-around-decode';
+import { releaseNow } from './release-now';
 import type { OpacityGuess } from './opacity-guess';
 
 /**
@@ -144,7 +145,7 @@ export async function convertImageToJpeg(dataUrl: string, limits: ConvertLimits,
   if (width * height * channelBytes > limits.maxPixels)
     return fail('TOO_LARGE', `the image is ${width} × ${height} pixels${channelBytes > 1 ? ` of ${8 * channelBytes}-bit channels, which count ${channelBytes} times,` : ','} more than ${limits.maxPixels}`);
 
-  return afterDecodeCollected(width * height, () => decodeToJpeg(bytes, format, limits, guess));
+  return decodeBetweenCollections(width * height, () => decodeToJpeg(bytes, format, limits, guess));
 }
 
 async function decodeToJpeg(bytes: Uint8Array, format: SniffedFormat, limits: ConvertLimits, guess?: OpacityGuess): Promise<ConvertResult> {
@@ -209,12 +210,16 @@ async function decodeToJpeg(bytes: Uint8Array, format: SniffedFormat, limits: Co
 
 /**
  * Whether the 8-bit RGBA pixels are all opaque; undefined when the codec's copy is not the
- * expected layout. A function of its own so the 4 bytes a pixel copied out are garbage (and
- * collectable) before the image is flattened.
+ * expected layout. The 4 bytes a pixel copied out are given back before this returns, so the
+ * flattening's copy of the image never stands beside them.
  */
 async function hasOpaquePixels(t: Transformer, pixels: number): Promise<boolean | undefined> {
   const px = await t.rawPixels();
-  return px.length === pixels * 4 ? isOpaque(px) : undefined;
+  try {
+    return px.length === pixels * 4 ? await isOpaque(px) : undefined;
+  } finally {
+    releaseNow(px);
+  }
 }
 
 const noop = () => {};

@@ -1,4 +1,5 @@
 import { addonFailure } from './load-compressed-addon';
+import { returnLargeAllocations } from './return-large-allocations';
 
 type Codec = typeof import('@napi-rs/image');
 
@@ -17,6 +18,7 @@ export const loadCodec = (): Promise<Codec> =>
   (codec ??= import('@napi-rs/image').then(
     (mod) => {
       if (typeof mod.Transformer !== 'function') throw unloaded();
+      returnLargeAllocations();
       return mod;
     },
     (err) => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { releaseNow } from './release-now';
 
 /**
  * Load a native addon that the release binary carries zstd-compressed.
@@ -18,7 +19,13 @@ export function loadCompressedAddon(embeddedPath: string, name: string): unknown
     const file = attempt('unpack', () => {
       dir = mkdtempSync(join(tmpdir(), 'parley-addon-'));
       const path = join(dir, name);
-      writeFileSync(path, Bun.zstdDecompressSync(readFileSync(embeddedPath)), { mode: 0o700 });
+      // Both copies (22 MB) given back as soon as the file is written: left to the collector,
+      // the first image decoded after the load started beside them.
+      const packed = readFileSync(embeddedPath);
+      const unpacked = Bun.zstdDecompressSync(packed);
+      releaseNow(packed);
+      writeFileSync(path, unpacked, { mode: 0o700 });
+      releaseNow(unpacked);
       return path;
     });
     const module = { exports: {} as unknown };

@@ -76,7 +76,7 @@ export const fetchPolicy = (config: Pick<Config, 'fetchAllowPrivate' | 'fetchAll
 const systemLookup = async (host: string): Promise<LookupAnswer[]> => dnsLookup(host, { all: true, verbatim: true });
 
 /** Resolve `host` and pick the address to connect to, refusing when any answer is private. */
-async function resolveChecked(host: string, opts: SafeFetchOptions): Promise<string> {
+export async function resolveChecked(host: string, opts: Pick<SafeFetchOptions, 'allowPrivate' | 'allowHosts' | 'lookup'>): Promise<string> {
   const bare = host.replace(/^\[|\]$/g, '');
   const allowed = opts.allowPrivate || (opts.allowHosts ?? []).some((h) => h.toLowerCase() === bare.toLowerCase());
   if (isIP(bare)) {

@@ -55,6 +55,8 @@ export interface ToolTurn {
   warn?: StreamChatOptions['warn'];
   /** The API key the turn's request came with: the model calls its tools make are metered under it (docs/usage.md). */
   apiKeyId?: string;
+  /** The turn's end (cancelled, lease lost): a tool waiting on another server (MCP) stops waiting with it. */
+  signal?: AbortSignal;
 }
 
 /** A tool as a source offers it: an `AiTool`, with what the registry cannot guess. */

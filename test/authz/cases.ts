@@ -9,6 +9,7 @@ import { claimBlob, insertFile } from '../../src/files/file.store';
 import { insertSupportMessage, insertSupportThread } from '../../src/support/support.store';
 import { addMemory } from '../../src/memory/memory.store';
 import { findOffer, insertOffer } from '../../src/chat/share.store';
+import { insertMcpServer } from '../../src/mcp/mcp-server.store';
 
 /**
  * The authorisation matrix's registry: ONE ROW PER OPERATION of `operations` (src/app.ts).
@@ -211,6 +212,20 @@ export const authzCases: Record<string, AuthzCase> = {
   'admin/setModelSettings': foreign(403, () => ({ id: 'env-ai/gpt-4.1-mini', hidden: true })),
   'admin/setDefaultModels': foreign(403, () => ({ chat: 'env-ai/gpt-4.1-mini' })),
   'admin/discoverServers': foreign(403, () => ({})),
+  'admin/listMcpServers': foreign(403, () => ({})),
+  'admin/addMcpServer': foreign(403, () => ({ name: 'mine', url: 'http://127.0.0.1:9/mcp' })),
+  'admin/updateMcpServer': foreign(403, async ({ ctx }) => ({ id: await adminsMcpServer(ctx), enabled: false })),
+  'admin/removeMcpServer': foreign(403, async ({ ctx }) => ({ id: await adminsMcpServer(ctx) })),
+  'admin/testMcpServer': foreign(403, async ({ ctx }) => ({ id: await adminsMcpServer(ctx) })),
+  'admin/setMcpSettings': foreign(403, () => ({ userServers: true })),
+  // --- MCP servers of one's own (their rules are tested in test/mcp-users.test.ts) ---
+  'mcp/listServers': NO_RESOURCE,
+  'mcp/addServer': NO_RESOURCE,
+  'mcp/updateServer': foreign(404, async ({ ctx, owner }) => ({ id: await ownersMcpServer(ctx, owner), enabled: false })),
+  'mcp/removeServer': foreign(404, async ({ ctx, owner }) => ({ id: await ownersMcpServer(ctx, owner) })),
+  'mcp/testServer': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMcpServer(ctx, owner) })),
+  'mcp/connectServer': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMcpServer(ctx, owner) })),
+  'mcp/disconnectServer': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMcpServer(ctx, owner) })),
   // --- setup (the first admin; the token is the credential) ---
   'setup/getStatus': PUBLIC,
   'setup/checkToken': PUBLIC,
@@ -244,6 +259,12 @@ async function ownersSupportThread(ctx: TestContext, owner: TestUser): Promise<s
     return thread.id;
   });
 }
+
+/** An MCP server of the owner's own (written through the store: the setting that lets users add them stays off). */
+const ownersMcpServer = async (ctx: TestContext, owner: TestUser) =>
+  (await ctx.store.write((tx) => insertMcpServer(tx, { ...MCP_ROW, name: `theirs-${crypto.randomUUID().slice(0, 8)}`, ownerId: owner.user.id }, Date.now()))).id;
+const adminsMcpServer = async (ctx: TestContext) => (await ctx.store.write((tx) => insertMcpServer(tx, { ...MCP_ROW, name: `admins-${crypto.randomUUID().slice(0, 8)}` }, Date.now()))).id;
+const MCP_ROW = { ownerId: null, name: 'theirs', transport: 'http', url: 'http://127.0.0.1:9/mcp', command: null, secrets: null, auth: 'none', oauthClientId: null, oauthClient: null, approval: 'never', timeoutS: null, enabled: true } as const;
 
 const ownersGroup = async (ctx: TestContext, owner: TestUser) => (await ctx.store.write((tx) => createGroupChat(tx, { name: 'theirs', creatorId: owner.user.id }))).id;
 

@@ -75,13 +75,15 @@ export interface FakeOpenAI {
   reported: { path: 'chat' | 'responses'; usage: any }[];
   /** The usage a Responses terminal event carries; default: counted from the request and the text. */
   responsesUsage?: (body: any) => unknown;
+  /** The key every request must carry (`Authorization: Bearer …`), as a hosted API asks; undefined: none, as a local server. */
+  apiKey?: string;
   stop(): void;
 }
 
 /** A deterministic count for the fake's default usage: a token per four characters. */
 const fakeTokens = (text: string) => Math.ceil(text.length / 4);
 
-export function startFakeOpenAI(): FakeOpenAI {
+export function startFakeOpenAI(opts: { apiKey?: string } = {}): FakeOpenAI {
   let n = 0;
   const enc = new TextEncoder();
   const fake: FakeOpenAI = {
@@ -96,6 +98,7 @@ export function startFakeOpenAI(): FakeOpenAI {
     aborted: 0,
     cancelDelayMs: 0,
     reported: [],
+    apiKey: opts.apiKey,
     stop: () => server.stop(true),
   };
 
@@ -170,6 +173,9 @@ export function startFakeOpenAI(): FakeOpenAI {
       const url = new URL(req.url);
       const body: any = req.method === 'POST' ? await req.json().catch(() => ({})) : undefined;
       fake.requests.push({ path: `${req.method} ${url.pathname}${url.search}`, body });
+      // OpenAI's answer to a missing or wrong key, on every endpoint.
+      if (fake.apiKey !== undefined && req.headers.get('authorization') !== `Bearer ${fake.apiKey}`)
+        return Response.json({ error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }, { status: 401 });
       if (req.method === 'POST' && url.pathname === '/v1/responses') {
         const script = fake.responsesScript(body);
         if ('fail' in script) return Response.json({ error: { message: 'fake upstream failure', type: 'server_error' } }, { status: script.fail });

@@ -5,6 +5,7 @@ import { appendItem, createConversation } from '../../src/chat/conversation.stor
 import { createWidget } from '../../src/widgets/widget.store';
 import { createBookmarkGroup } from '../../src/bookmarks/bookmark.store';
 import { createGroupChat, createGroupInvite } from '../../src/groups/group.store';
+import { writeMcpSettings } from '../../src/mcp/mcp-settings';
 
 /**
  * Every operation that creates rows for the caller (issue 30, item 7), and how each is bounded:
@@ -125,6 +126,16 @@ export const creates: Record<string, CreateBound> = {
     },
     held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM widget_thread_messages m JOIN widget_threads t ON t.id = m.thread_id WHERE t.user_id = ${u.user.id}`),
   },
+  'mcp/addServer': {
+    kind: 'cap',
+    cap: 'mcpMaxServersPerUser',
+    // Users' own servers allowed; public addresses (an IP, so nothing is resolved, and nothing is reached when a server is added).
+    inputs: async (ctx, _u, n) => {
+      await writeMcpSettings(ctx.store, { userServers: true }, Date.now());
+      return many(n, (i) => ({ name: `mine-${i}`, url: `https://93.184.215.${(i % 250) + 1}/mcp` }));
+    },
+    held: (ctx, u) => count(ctx, sql`SELECT count(*) AS n FROM mcp_servers WHERE owner_id = ${u.user.id}`),
+  },
   'memories/addMemory': {
     kind: 'cap',
     cap: 'memoryMaxPerUser',
@@ -161,6 +172,7 @@ export const creates: Record<string, CreateBound> = {
   },
   'chat/acceptShare': { kind: 'bounded', why: 'one writer row per offer received, and offers are capped per owner' },
   'files/upload': { kind: 'bounded', why: 'PARLEY_FILES_MAX_PER_USER and PARLEY_FILES_QUOTA_BYTES (test/files.test.ts)' },
+  'mcp/connectServer': { kind: 'bounded', why: 'one sign-in row per user and MCP server, written in place' },
   'support/sendMessage': { kind: 'bounded', why: 'messages of a conversation with the admins: the write rate limit' },
   'groupChat/sendGroupMessage': { kind: 'bounded', why: 'messages of a group: the write rate limit' },
   'chat/stream': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
@@ -187,6 +199,7 @@ export const NOT_CREATING = new Set([
   'groupChat/listGroupChats', 'groupChat/setIntelligentResponses',
   'support/listThreads', 'support/getThread', 'support/closeThread',
   'releaseNotes/list', 'news/list', 'miniApps/list', 'server/getCapabilities',
+  'mcp/listServers', 'mcp/updateServer', 'mcp/removeServer', 'mcp/testServer', 'mcp/disconnectServer',
   'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
   // Public, before any account exists: they make the one first admin and nothing while one exists.
   'setup/getStatus', 'setup/checkToken', 'setup/createAdmin',

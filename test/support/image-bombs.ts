@@ -58,6 +58,23 @@ export function zeroPng(opts: PngOptions = {}): Uint8Array {
   ]);
 }
 
+/**
+ * An 8-bit RGBA PNG of opaque white: each row filtered "Sub", so it is one white pixel and zero
+ * differences after it, which compress as well as zeros (a 4096 × 4096 one is ~70 KB).
+ */
+export function whitePng(width: number, height: number): Uint8Array {
+  const ihdr = new Uint8Array(13);
+  const v = new DataView(ihdr.buffer);
+  v.setUint32(0, width);
+  v.setUint32(4, height);
+  ihdr.set([8, 6, 0, 0, 0], 8);
+  const row = new Uint8Array(1 + width * 4);
+  row.set([1, 255, 255, 255, 255]);
+  const rows = new Uint8Array(row.length * height);
+  for (let y = 0; y < height; y++) rows.set(row, y * row.length);
+  return concat([new Uint8Array(SIGNATURE), pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(rows, { level: 9 })), pngChunk('IEND', new Uint8Array())]);
+}
+
 /** A 1×1 PNG whose ICC profile inflates to `bytes` zeros. */
 export const iccpBomb = (bytes: number) => zeroPng({ before: [pngChunk('iCCP', concat([latin1('bomb\0'), new Uint8Array([0]), zlibZeros(bytes)]))] });
 

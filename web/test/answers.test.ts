@@ -99,6 +99,11 @@ describe('answers in the web app', () => {
     const { context, page } = await world.signedIn();
     world.ai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'The moon is made of cheese.' }] } : { deltas: [{ content: 'Title' }] });
     await ask(page, 'What is the moon made of?');
+    // The thumbs are drawn (an inline icon), not emoji a system without an emoji font shows as empty boxes; their names say what they do.
+    for (const name of ['Good answer', 'Bad answer']) {
+      const thumb = lastAnswer(page).getByRole('button', { name, exact: true });
+      await expect(thumb.evaluate((b) => ({ text: (b as unknown as { textContent: string }).textContent.trim(), icons: (b as unknown as { querySelectorAll(s: string): { length: number } }).querySelectorAll('svg[aria-hidden="true"]').length }))).resolves.toEqual({ text: '', icons: 1 });
+    }
     await lastAnswer(page).getByRole('button', { name: 'Bad answer' }).click();
     const form = page.locator('.feedback-form');
     await form.getByRole('checkbox', { name: 'Inaccurate' }).check();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { EMAIL, researchEnv, startWorld, type World } from './harness';
 import { startFakeSearxng, type FakeSearxng } from '../../test/fakes/searxng';
+import { modelList, startFakeOpenAI } from '../../test/fakes/openai';
 
 /**
  * The screenshots in docs/screenshots/, made by this run (scripts/web/run.sh): the main pages as a
@@ -15,16 +16,21 @@ const DESKTOP = { viewport: { width: 1200, height: 760 } };
 
 let world: World;
 let searx: FakeSearxng;
+// A second chat connection for the Admin page's pictures: a laptop's model server.
+const laptop = startFakeOpenAI();
+laptop.gets['/v1/models'] = modelList(['qwen2.5:7b', 'llama3.2:3b', 'nomic-embed-text']);
 beforeAll(async () => {
   mkdirSync(OUT, { recursive: true });
   searx = startFakeSearxng();
   world = await startWorld({ env: researchEnv(searx.url) });
+  world.ai.gets['/v1/models'] = modelList(['small', 'large']);
   await world.cli(['user', 'set', '--email', EMAIL, '--admin']);
   await world.createUser('bob@example.org', 'Bob');
 }, 240_000);
 afterAll(async () => {
   await world?.stop();
   searx?.stop();
+  laptop.stop();
 });
 
 const shoot = (page: Page, name: string) => page.screenshot({ path: join(OUT, `${name}.png`) });
@@ -37,7 +43,7 @@ const ANSWER = [
 ];
 
 describe('screenshots of the main pages (docs/screenshots/)', () => {
-  test('sign-in, sharing, chat, research, a group, settings, admin, files, memories, news, apps, support, and a phone in dark mode', async () => {
+  test('sign-in, sharing, chat, research, a group, settings, admin (its connections and models), files, memories, news, apps, support, and a phone in dark mode', async () => {
     const signedOut = await world.browser.newContext(DESKTOP);
     const start = await signedOut.newPage();
     await start.goto(`${world.url}/`);
@@ -99,6 +105,36 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
     await page.getByRole('region', { name: 'Users' }).getByRole('cell', { name: 'bob@example.org', exact: true }).waitFor();
     await shoot(page, 'admin');
 
+    // Connections: the environment's and a laptop's model server added by an admin, both tested.
+    await page.evaluate(async (baseUrl) => {
+      await fetch('/api/admin/addConnection', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'laptop', kind: 'chat', baseUrl }) });
+    }, laptop.url);
+    await page.goto(`${world.url}/admin`);
+    const connections = page.getByRole('region', { name: 'Connections', exact: true });
+    for (const name of ['env-ai', 'laptop']) {
+      const item = connections.getByRole('listitem').filter({ has: page.getByRole('heading', { name: new RegExp(`^${name} `) }) });
+      await item.getByRole('button', { name: `Test ${name}` }).click();
+      await item.getByRole('status').getByText(/^Models: /).waitFor();
+    }
+    // The section at the top of the page's scrolling area, in a window tall enough for it; the window itself back at its top, so the top bar shows.
+    const shootSection = async (heading: string, name: string) => {
+      await page.getByRole('heading', { name: heading, exact: true, level: 3 }).evaluate((h) => (h as unknown as { scrollIntoView(o: unknown): void }).scrollIntoView({ block: 'start' }));
+      await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
+      await shoot(page, name);
+    };
+    await page.setViewportSize({ width: 1200, height: 1040 });
+    await shootSection('Connections', 'admin-connections');
+    // Models: one renamed, one being edited, the defaults above.
+    const models = page.getByRole('region', { name: 'Models', exact: true });
+    await models.getByRole('button', { name: 'Edit laptop/llama3.2:3b' }).click();
+    await models.getByRole('textbox', { name: 'Display name' }).fill('Llama 3.2 (3B)');
+    await models.getByRole('button', { name: 'Save model' }).click();
+    await models.getByRole('rowheader', { name: /^Llama 3\.2 \(3B\)/ }).waitFor();
+    await models.getByRole('button', { name: 'Edit laptop/qwen2.5:7b' }).click();
+    await models.getByRole('form', { name: 'Model laptop/qwen2.5:7b' }).waitFor();
+    await shootSection('Models', 'admin-models');
+    await page.setViewportSize(DESKTOP.viewport);
+
     await page.goto(`${world.url}/files`);
     await page.locator('#upload-file').setInputFiles([
       { name: 'garden-notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# Garden notes\n\nPrune the quince in February.\n') },
@@ -147,6 +183,6 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
     await shoot(phone.page, 'phone-menu');
     await phone.context.close();
 
-    expect(await Array.fromAsync(new Bun.Glob('*.png').scan(OUT))).toEqual(expect.arrayContaining(['sign-in.png', 'share.png', 'chat.png', 'research.png', 'group.png', 'settings.png', 'admin.png', 'files.png', 'memories.png', 'news.png', 'apps.png', 'support.png', 'phone-dark.png', 'phone-menu.png']));
+    expect(await Array.fromAsync(new Bun.Glob('*.png').scan(OUT))).toEqual(expect.arrayContaining(['sign-in.png', 'share.png', 'chat.png', 'research.png', 'group.png', 'settings.png', 'admin.png', 'admin-connections.png', 'admin-models.png', 'files.png', 'memories.png', 'news.png', 'apps.png', 'support.png', 'phone-dark.png', 'phone-menu.png']));
   }, 180_000);
 });

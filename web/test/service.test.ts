@@ -75,7 +75,8 @@ describe("the service's pages", () => {
     await admin.page.getByRole('group', { name: /Cannot upload a PDF/ }).getByText('harvest.pdf').waitFor();
     await admin.page.getByRole('textbox', { name: 'Your answer' }).fill('Fixed: try again.');
     await admin.page.getByRole('button', { name: 'Send answer' }).click();
-    await admin.page.getByText('Answered').waitFor();
+    // The support section's own status line: the Admin page says "answered" elsewhere too (a connection's health, a setting's help).
+    await admin.page.getByRole('region', { name: 'Support', exact: true }).getByRole('status').getByText(/^Answered/).waitFor();
     await expectAccessible(admin.page, 'the admin answering support');
     await waitOrExplain(page, page.getByRole('log', { name: 'Messages' }).getByText('Fixed: try again.'), 20_000);
     await admin.context.close();

@@ -20,7 +20,8 @@ import p0013 from '../../../migrations/pg/0013_file_vectors_version.sql' with { 
 import p0014 from '../../../migrations/pg/0014_imported_conversations.sql' with { type: 'text' };
 import p0015 from '../../../migrations/pg/0015_connections.sql' with { type: 'text' };
 import p0016 from '../../../migrations/pg/0016_api_responses.sql' with { type: 'text' };
-import p0017 from '../../../migrations/pg/0017_usage.sql' with { type: 'text' };
+import p0017 from '../../../migrations/pg/0017_mcp_servers.sql' with { type: 'text' };
+import p0018 from '../../../migrations/pg/0018_usage.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -40,7 +41,8 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0014_imported_conversations', sql: p0014 },
   { tag: '0015_connections', sql: p0015 },
   { tag: '0016_api_responses', sql: p0016 },
-  { tag: '0017_usage', sql: p0017 },
+  { tag: '0017_mcp_servers', sql: p0017 },
+  { tag: '0018_usage', sql: p0018 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

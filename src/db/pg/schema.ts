@@ -55,3 +55,5 @@ export const usageDays = tables.usageDays!;
 export const usageReservations = tables.usageReservations!;
 export const usageTiers = tables.usageTiers!;
 export const usagePrices = tables.usagePrices!;
+export const mcpServers = tables.mcpServers!;
+export const mcpTokens = tables.mcpTokens!;

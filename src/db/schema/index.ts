@@ -20,3 +20,4 @@ export * from './setup';
 export * from './connections';
 export * from './usage';
 export * from './api-responses';
+export * from './mcp';

@@ -121,7 +121,7 @@ export function AdminDoctor() {
   return (
     <section class="admin-section" aria-labelledby="admin-doctor" aria-busy={busy}>
       <h3 id="admin-doctor">Health checks</h3>
-      <p class="hint">The checks of <code>parley doctor</code>: data directory, database, settings, image codec, AI provider, sign-in.</p>
+      <p class="hint">The checks of <code>parley doctor</code>: data directory, database, settings, image codec, every enabled connection, sign-in.</p>
       <button type="button" onClick={run} disabled={busy}>
         {busy ? 'Checking…' : checks ? 'Run the checks again' : 'Run the checks'}
       </button>

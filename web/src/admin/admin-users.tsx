@@ -2,6 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, type User } from '../shared/api';
 import { messageOf, Note } from '../shared/note';
 import { AdminKeys } from './admin-keys';
+import { TIERS } from './connections-api';
+import { AdminTable } from './admin-table';
 
 export interface AdminUser {
   id: string;
@@ -14,7 +16,6 @@ export interface AdminUser {
   subscription: { tier: string; isActive: boolean; expiresAt: string | null };
 }
 
-const TIERS = ['FREE', 'PLUS', 'PRO'];
 const ACCOUNT_TYPES = ['GENERAL', 'STUDENT', 'PROFESSIONAL', 'DEVELOPER'];
 
 /** Every user, a form to add one, and the chosen user's settings, credits and API keys. */
@@ -36,42 +37,25 @@ export function AdminUsers({ me }: { me: User }) {
       <CreateUser onCreated={(u) => (load(), setChosen(u.id))} />
       <Note error={error} />
       {users && (
-        <div class="admin-table-wrap">
-          <table class="admin-table">
-            <caption class="visually-hidden">Users</caption>
-            <thead>
-              <tr>
-                <th scope="col">E-mail</th>
-                <th scope="col">Name</th>
-                <th scope="col">Tier</th>
-                <th scope="col">Credits</th>
-                <th scope="col">Role</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.map((u) => (
-                <tr key={u.id} class={u.id === chosen ? 'chosen' : undefined}>
-                  <td>{u.email}</td>
-                  <td>{u.name || '—'}</td>
-                  <td>
-                    {u.subscription.tier}
-                    {u.subscription.isActive ? '' : ' (inactive)'}
-                  </td>
-                  <td>{u.bonusBalance}</td>
-                  <td>{u.isAdmin ? 'Admin' : 'User'}</td>
-                  <td>
-                    <button type="button" aria-label={`Manage ${u.email}`} aria-pressed={u.id === chosen} onClick={() => setChosen(u.id === chosen ? undefined : u.id)}>
-                      Manage
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <AdminTable caption="Users" columns={['E-mail', 'Name', 'Tier', 'Credits', 'Role']} actions>
+          {users.map((u) => (
+            <tr key={u.id} class={u.id === chosen ? 'chosen' : undefined}>
+              <td>{u.email}</td>
+              <td>{u.name || '—'}</td>
+              <td>
+                {u.subscription.tier}
+                {u.subscription.isActive ? '' : ' (inactive)'}
+              </td>
+              <td>{u.bonusBalance}</td>
+              <td>{u.isAdmin ? 'Admin' : 'User'}</td>
+              <td>
+                <button type="button" aria-label={`Manage ${u.email}`} aria-pressed={u.id === chosen} onClick={() => setChosen(u.id === chosen ? undefined : u.id)}>
+                  Manage
+                </button>
+              </td>
+            </tr>
+          ))}
+        </AdminTable>
       )}
       {current && <ManageUser key={current.id} user={current} isMe={current.id === me.id} onChanged={load} />}
     </section>

@@ -5,6 +5,37 @@ import { AdminUsers } from './admin-users';
 import { AdminBackups, AdminDoctor, AdminSettings } from './admin-server';
 import { AdminMiniApps, AdminNews, AdminSupport } from './admin-service';
 import { UsageReportView } from '../shared/usage-report';
+import { AdminMcp } from './admin-mcp';
+import { AdminConnections } from './admin-connections';
+import { AdminModels } from './admin-models';
+
+/** The page's sections, for the list of links atop it (a long page on a phone). */
+const SECTIONS: [string, string][] = [
+  ['admin-users', 'Users'],
+  ['admin-connections', 'Connections'],
+  ['admin-models', 'Models'],
+  ['admin-usage', 'Usage'],
+  ['admin-support', 'Support'],
+  ['admin-news', 'News'],
+  ['admin-apps', 'Mini apps'],
+  ['admin-mcp', 'MCP servers'],
+  ['admin-backups', 'Backups'],
+  ['admin-doctor', 'Health checks'],
+  ['admin-settings', 'Server settings'],
+];
+
+/**
+ * A link to a section's heading that scrolls there without changing the address: a `#fragment`
+ * would count as a new visit (the router listens to popstate) and load the page afresh.
+ */
+function jump(e: MouseEvent, id: string) {
+  const heading = document.getElementById(id);
+  if (!heading) return;
+  e.preventDefault();
+  heading.scrollIntoView({ block: 'start' });
+  heading.setAttribute('tabindex', '-1');
+  heading.focus({ preventScroll: true });
+}
 
 /**
  * Administration (`admin/*` operations), for users with the admin flag (`parley user set
@@ -13,6 +44,7 @@ import { UsageReportView } from '../shared/usage-report';
  */
 export function Admin() {
   const [me, setMe] = useState<User | null>();
+  const [catalogue, setCatalogue] = useState(0);
   useEffect(() => {
     call<{ user: User }>('auth/getSession').then(
       (s) => setMe(s.user),
@@ -30,7 +62,16 @@ export function Admin() {
   return (
     <section class="page admin" aria-labelledby="admin-title">
       <h2 id="admin-title">Admin</h2>
+      <nav aria-label="Sections of the admin page" class="admin-toc">
+        {SECTIONS.map(([id, label]) => (
+          <a key={id} href={`#${id}`} onClick={(e) => jump(e, id)}>
+            {label}
+          </a>
+        ))}
+      </nav>
       <AdminUsers me={me} />
+      <AdminConnections onChanged={() => setCatalogue((n) => n + 1)} />
+      <AdminModels version={catalogue} />
       <section class="admin-section" aria-labelledby="admin-usage">
         <h3 id="admin-usage">Usage</h3>
         <p class="hint">
@@ -41,6 +82,7 @@ export function Admin() {
       <AdminSupport name={me.name} />
       <AdminNews />
       <AdminMiniApps />
+      <AdminMcp />
       <AdminBackups />
       <AdminDoctor />
       <AdminSettings />

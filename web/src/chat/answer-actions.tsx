@@ -2,6 +2,8 @@ import { useRef, useState } from 'preact/hooks';
 import { ApiError, call } from '../shared/api';
 import { copyText } from '../shared/markdown-view';
 import { speakAnswer } from '../voice/speak';
+import { Icon } from '../shared/icons';
+import { FormButtons } from '../shared/form-buttons';
 
 export interface Rating {
   itemId: string;
@@ -67,10 +69,10 @@ export function AnswerActions({ itemId, text, rating, onRated, onRegenerate, can
       )}
       {canSpeak && <ReadAloud itemId={itemId} />}
       <button type="button" aria-pressed={rating?.rating === 'up'} aria-label="Good answer" onClick={() => (rating?.rating === 'up' ? withdraw() : rate('up'))}>
-        👍
+        <Icon name="thumb-up" />
       </button>
       <button type="button" aria-pressed={rating?.rating === 'down'} aria-label="Bad answer" aria-expanded={asking} onClick={() => (rating?.rating === 'down' ? withdraw() : setAsking(!asking))}>
-        👎
+        <Icon name="thumb-down" />
       </button>
       <span role="status" class="hint">
         {copied || (rating ? (rating.rating === 'up' ? 'You rated this answer good.' : 'You rated this answer bad.') : '')}
@@ -109,12 +111,7 @@ function DownForm({ onSubmit, onCancel }: { onSubmit(reasons: string[], comment:
         Comment (optional)
         <textarea rows={2} maxLength={2000} value={comment} onInput={(e) => setComment(e.currentTarget.value)} />
       </label>
-      <div class="edit-buttons">
-        <button type="submit">Send feedback</button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormButtons class="edit-buttons" submit="Send feedback" onCancel={onCancel} />
     </form>
   );
 }

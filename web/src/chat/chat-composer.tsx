@@ -5,6 +5,7 @@ import { ModelPicker, type ModelChoice } from './chat-models';
 import { MessageBox } from '../shared/message-box';
 import { AttachFileButton, AttachmentList, type Attachments } from '../files/attachments';
 import { filesOf, type StoredFile } from '../files/upload';
+import { Icon } from '../shared/icons';
 
 /** `chat/stream` takes up to 16 images a turn. */
 const MAX_IMAGES = 16;
@@ -87,7 +88,7 @@ export function Composer({ busy, onSend, onStop, models, attachments, tools, ins
             <li key={key}>
               <img src={url} alt={`Image ${i + 1} to send`} />
               <button type="button" aria-label={`Remove image ${i + 1}`} onClick={() => remove(i)}>
-                ×
+                <Icon name="close" />
               </button>
             </li>
           ))}

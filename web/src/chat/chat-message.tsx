@@ -5,6 +5,7 @@ import { Markdown } from '../shared/markdown-view';
 import type { Answer } from './turn';
 import type { AnswerExtras } from './answer-parts';
 import { ExtrasAfter, ExtrasBefore, ModelName } from './answer-extras';
+import { FileLinks } from '../files/upload';
 
 interface Props {
   role: Item['role'];
@@ -39,17 +40,7 @@ export function Message({ role, text, images = [], answer, onBranch, onEdit, edi
     <li class={`message ${role}`} aria-busy={answer && (answer.state === 'waiting' || answer.state === 'streaming') ? 'true' : undefined}>
       <h3 class="visually-hidden">{who}</h3>
       {images.length > 0 && <MessageImages urls={images} />}
-      {files.length > 0 && (
-        <ul class="sent-files" aria-label="Files sent">
-          {files.map((f) => (
-            <li key={f.fileId}>
-              <a href={`/api/files/${encodeURIComponent(f.fileId)}/content`} target="_blank" rel="noopener">
-                {f.filename}
-              </a>
-            </li>
-          ))}
-        </ul>
-      )}
+      {files.length > 0 && <FileLinks files={files} />}
       {extras && <ExtrasBefore extras={extras} />}
       {editing ? (
         <EditForm text={text} allowEmpty={images.length > 0 || files.length > 0} onSave={onSaveEdit!} onCancel={onCancelEdit!} />

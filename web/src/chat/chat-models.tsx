@@ -40,7 +40,8 @@ export function useModels() {
   const models = list?.models ?? [];
   const ids = models.map((m) => m.id);
   const several = ids.length > 1;
-  const model = several ? (chosen && ids.includes(chosen) ? chosen : list!.default) : undefined;
+  // A default the list does not show (hidden from this user's tier): the server picks, as with one model.
+  const model = several ? (chosen && ids.includes(chosen) ? chosen : ids.includes(list!.default) ? list!.default : undefined) : undefined;
   const choose = (id: string) => {
     localStorage.setItem(CHOSEN_KEY, id);
     setChosen(id);
@@ -62,16 +63,23 @@ export const ModelNames = createContext<Map<string, string>>(new Map());
 
 export function ModelPicker({ choices, model, onChoose }: { choices: ModelChoice[]; model: string | undefined; onChoose(id: string): void }) {
   if (choices.length < 2) return null;
+  const down = choices.find((c) => c.id === model)?.available === false;
+  // An unavailable model is greyed (disabled) unless it is the one chosen, which then says why answers may fail.
   return (
     <label class="model-picker">
       <span>Model</span>
-      <select value={model} onChange={(e) => onChoose(e.currentTarget.value)}>
+      <select value={model} onChange={(e) => onChoose(e.currentTarget.value)} aria-describedby={down ? 'model-down' : undefined}>
         {choices.map((c) => (
           <option key={c.id} value={c.id} disabled={!c.available && c.id !== model}>
             {c.label}
           </option>
         ))}
       </select>
+      {down && (
+        <span id="model-down" class="hint">
+          Its server did not answer lately: choose another if the answer fails.
+        </span>
+      )}
     </label>
   );
 }

@@ -2,6 +2,7 @@ import './files.css';
 import { useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { filesOf, sizeOf, uploadError, uploadFile, type StoredFile } from './upload';
+import { Icon } from '../shared/icons';
 
 /** `chat/stream` and `chat/streamDeepResearch` take up to 10 files a turn (docs/files.md). */
 export const MAX_FILES = 10;
@@ -64,7 +65,7 @@ export function AttachmentList({ attachments }: { attachments: Attachments }) {
               <span class="file-chip-name">{a.name}</span>
               <span class="hint">{a.state === 'uploading' ? ' uploading…' : a.stored ? ` ${sizeOf(a.stored.size)}` : ''}</span>
               <button type="button" aria-label={`Remove ${a.name}`} onClick={() => attachments.remove(a.key)}>
-                ×
+                <Icon name="close" />
               </button>
             </li>
           ))}

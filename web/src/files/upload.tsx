@@ -1,4 +1,5 @@
 import { ApiError, failure, SIGNED_OUT } from '../shared/api';
+import { Icon } from '../shared/icons';
 
 /** A file as the files/* operations give it (docs/files.md, "The file"). */
 export interface StoredFile {
@@ -54,6 +55,7 @@ export function FileLinks({ files, ordered }: { files: { fileId: string; filenam
   const items = files.map((f) => (
     <li key={f.fileId}>
       <a href={`/api/files/${encodeURIComponent(f.fileId)}/content`} target="_blank" rel="noopener">
+        {!ordered && <Icon name="file" />}
         {f.filename}
       </a>
     </li>

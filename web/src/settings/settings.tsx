@@ -6,8 +6,9 @@ import { ApiKeysSection } from './settings-keys';
 import { BookmarksSection } from './settings-bookmarks';
 import { ConversationsSection } from './settings-conversations';
 import { UsageReportView } from '../shared/usage-report';
+import { McpSection } from './settings-mcp';
 
-/** The user's settings: preferences, account, API keys, bookmarks, and the way to the sessions page. */
+/** The user's settings: preferences, account, API keys, MCP servers, bookmarks, and the way to the sessions page. */
 export function Settings() {
   return (
     <section class="page settings" aria-labelledby="settings-title">
@@ -27,6 +28,7 @@ export function Settings() {
         <p class="hint">What your requests used of the models: tokens as the provider reported them (or counted by Parley when it reported none), and the bonus credits spent.</p>
         <UsageReportView operation="usage/getUsage" groupings={['day', 'model', 'key', 'kind']} id="usage-title" />
       </section>
+      <McpSection />
       <BookmarksSection />
       <ConversationsSection />
     </section>

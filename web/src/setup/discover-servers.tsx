@@ -1,3 +1,4 @@
+import { h, type ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, call } from '../shared/api';
 
@@ -33,13 +34,14 @@ const where = (host: string, port: number) => `${host.includes(':') ? `[${host}]
  * `admin/addConnection` (a chat server without a model named gets its first listed one); the
  * command doing the same from a shell stays beside it.
  */
-function AddConnection({ offer }: { offer: Offer }) {
+function AddConnection({ offer, onAdded }: { offer: Offer; onAdded?(): void }) {
   const [state, setState] = useState<{ added?: boolean; busy?: boolean; error?: string }>({});
   const add = async () => {
     setState({ busy: true });
     try {
       await call('admin/addConnection', { name: offer.name, kind: offer.kind, api: offer.api, baseUrl: offer.baseUrl });
       setState({ added: true });
+      onAdded?.();
     } catch (err) {
       setState({ error: err instanceof ApiError ? err.message : 'The connection could not be added.' });
     }
@@ -62,17 +64,20 @@ function AddConnection({ offer }: { offer: Offer }) {
   );
 }
 
-function ServerCard({ s }: { s: FoundServer }) {
+/** A heading of the given level: the page around says where these sit (h3 on the setup page, h4 on the Admin page). */
+const Heading = ({ level, ...props }: { level: number; id?: string; children: ComponentChildren }) => h(`h${Math.min(level, 6)}`, props);
+
+function ServerCard({ s, level, onAdded }: { s: FoundServer; level: number; onAdded?(): void }) {
   const id = `server-${s.port}`;
   return (
     <li class="setup-server" aria-labelledby={id}>
-      <h4 id={id}>
+      <Heading level={level + 1} id={id}>
         {s.label}
         {s.version ? ` ${s.version}` : ''} <span class="hint">at {where(s.host, s.port)}</span>
-      </h4>
+      </Heading>
       {s.connections.map((c) => (
         <div key={c.kind} class="setup-offer">
-          <h5>{KINDS[c.kind]}</h5>
+          <Heading level={level + 2}>{KINDS[c.kind]}</Heading>
           {c.models.length ? (
             <ul class="setup-models" aria-label={`${KINDS[c.kind]} models`}>
               {c.models.map((m) => (
@@ -87,15 +92,18 @@ function ServerCard({ s }: { s: FoundServer }) {
             </p>
           )}
           {c.voices?.length ? <p class="hint">Voices: {c.voices.join(', ')}</p> : null}
-          <AddConnection offer={c} />
+          <AddConnection offer={c} onAdded={onAdded} />
         </div>
       ))}
     </li>
   );
 }
 
-/** "Look for servers on this machine": what answers on the server's loopback, with its models. */
-export function DiscoverServers() {
+/**
+ * "Look for servers on this machine": what answers on the server's loopback, with its models.
+ * `level` is the heading level of "Found …"; `onAdded` hears of each connection added.
+ */
+export function DiscoverServers({ level = 3, onAdded }: { level?: number; onAdded?(): void }) {
   const [found, setFound] = useState<Discovery>();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
@@ -125,11 +133,13 @@ export function DiscoverServers() {
       )}
       {found && (
         <section aria-labelledby="setup-found">
-          <h3 id="setup-found">{found.servers.length ? `Found ${found.servers.length === 1 ? 'one server' : `${found.servers.length} servers`}` : 'No AI server found'}</h3>
+          <Heading level={level} id="setup-found">
+            {found.servers.length ? `Found ${found.servers.length === 1 ? 'one server' : `${found.servers.length} servers`}` : 'No AI server found'}
+          </Heading>
           {found.servers.length ? (
             <ul class="setup-servers">
               {found.servers.map((s) => (
-                <ServerCard key={`${s.host}:${s.port}`} s={s} />
+                <ServerCard key={`${s.host}:${s.port}`} s={s} level={level} onAdded={onAdded} />
               ))}
             </ul>
           ) : (
