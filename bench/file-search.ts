@@ -6,11 +6,14 @@
  *
  *   node_modules/.bin/bun run bench/file-search.ts [--pg] [--quick] [--plan] [--uniform]
  *                                                  [--sizes 250000,500000] [--dims 384] [--no-write]
+ *                                                  [--db sqlite|pg] [--modes exact,semantic]
+ *                                                  [--index-mb 256] [--keep DIR] [--pg-url URL]
  *
  * --quick: 10,000 chunks only, and RESULTS.md is left alone; --plan: print each database's plan
  * for a page of the vector scan; --uniform: vectors uniformly random on the sphere (below);
  * --sizes / --dims: other libraries (the projection to a million chunks), written to
- * bench/results/file-search-<sizes>.json and not to RESULTS.md. A full run rewrites its section
+ * bench/results/file-search-<sizes>.json and not to RESULTS.md (so do --db and --modes); --keep
+ * and --pg-url keep the libraries between runs (below). A full run rewrites its section
  * of bench/RESULTS.md (between markers) and writes bench/results/file-search.json.
  *
  * The library is written straight into the tables (files, chunks of ~2,000 characters drawn from
@@ -25,10 +28,11 @@
  * not the seeding's: it opens the database, runs one search to warm up (for the semantic search,
  * the one that reads every vector and builds the index: "first search"), then `runs` searches:
  * - text: `searchFileChunks`, two vocabulary words (each in ~5% of the chunks), the baseline;
- * - exact: `searchByVector` with the index off (`PARLEY_EMBEDDINGS_INDEX_MB=0`): every vector
- *   read and scored, as before the index; its top 10 are the truth recall is measured against;
- * - semantic: `searchByVector` with the index (the default 64 MB): candidates by sign bits, their
- *   vectors read back and scored;
+ * - exact: every vector of the user's documents read a page at a time and scored (`exactSearch`
+ *   below, as every search did before the index); its top 10 are the truth recall is measured
+ *   against;
+ * - semantic: `searchByVector` with the index (the default 64 MB, or --index-mb): candidates by
+ *   sign bits (the first search reads them from the database), their vectors read back and scored;
  * - hybrid: `searchDocuments` as `files/searchFiles` runs it by default: the query embedded by a
  *   local fake server (test/fakes/openai-embeddings.ts), both searches, fused.
  * The exact and semantic children draw the same query vectors. The database file (or
@@ -56,10 +60,11 @@ import { createMemoryBus } from '../src/pubsub/bus';
 import type { AppDeps } from '../src/deps';
 import { newId } from '../src/ids';
 import { searchFileChunks } from '../src/files/file-text.store';
-import { countChunks, readVectorPage } from '../src/files/embeddings.store';
+import { countVectors, listSearchableFiles, listUncodedVectors, readChunkVectors, readCodePage, readVectorPage, saveCodes, type ChunkKey } from '../src/files/embeddings.store';
 import { createEmbeddingsIndex } from '../src/files/embeddings-index';
 import { searchByVector, searchDocuments } from '../src/files/embeddings-search';
-import { encodeVector } from '../src/files/embeddings-vectors';
+import { countCodes, planPages } from '../src/files/embeddings-codes';
+import { createDecoder, decodeVector, dot, encodeSignBits, encodeVector, TopK } from '../src/files/embeddings-vectors';
 import { CHUNK_NOISE, nearTopic, QUERY_NOISE, randomStream, TOPICS } from './lib/vectors';
 import { startFakeEmbeddings } from '../test/fakes/openai-embeddings';
 import { startPostgres } from '../test/support/postgres';
@@ -74,11 +79,14 @@ const VOCABULARY = 5000;
 const WORDS_PER_CHUNK = 280;
 
 const uniform = Bun.argv.includes('--uniform');
+/** --index-mb N: PARLEY_EMBEDDINGS_INDEX_MB of the searching children (a million chunks of 1,536 dimensions need ~200). */
+const indexMb = Bun.argv.includes('--index-mb') ? Number(Bun.argv[Bun.argv.indexOf('--index-mb') + 1]) : undefined;
 
 type Mode = 'text' | 'exact' | 'semantic' | 'hybrid';
 type Target = { kind: 'sqlite'; path: string } | { kind: 'pg'; url: string };
-type Spec = { target: Target; dims: number; size: number; mode: Mode; runs: number; uniform: boolean };
-type Measured = { p50: number; p95: number; runs: number; hits: number; firstMs: number; baseRssMB: number; peakRssMB: number; endRssMB: number; found: string[][] };
+type Spec = { target: Target; dims: number; size: number; mode: Mode; runs: number; uniform: boolean; indexMb?: number };
+/** `stallMs`: the longest the event loop went without running a timer due every millisecond, during the first search and during the others. */
+type Measured = { p50: number; p95: number; runs: number; hits: number; firstMs: number; baseRssMB: number; peakRssMB: number; endRssMB: number; stallMs: { first: number; later: number }; found: string[][] };
 
 // --- the vocabulary and the library ---
 
@@ -100,7 +108,7 @@ function chunkText(rnd: () => number): string {
   return words.join(' ');
 }
 
-type ChunkRow = { id: string; file_id: string; seq: number; page: null; start_char: number; content: string; embedding: string; embedding_model: string };
+type ChunkRow = { id: string; file_id: string; seq: number; page: null; start_char: number; content: string; embedding: string; embedding_code: string; embedding_model: string };
 
 /** The chunks of `files` new files of `userId`, a file at a time; the searching user's n-th file is of topic n mod TOPICS. */
 function* libraryFiles(userId: string, files: number, dims: number, rnd: () => number, firstFile: number) {
@@ -110,7 +118,8 @@ function* libraryFiles(userId: string, files: number, dims: number, rnd: () => n
     const file = { id: fileId, user_id: userId, sha256: 'bench-blob', filename: `doc-${fileId}.txt`, mime_type: 'text/plain', kind: 'document', size: 1, text_status: 'ready', text_chars: CHUNKS_PER_FILE * 1800, created_at: Date.now() };
     const chunks: ChunkRow[] = [];
     for (let seq = 0; seq < CHUNKS_PER_FILE; seq++) {
-      chunks.push({ id: newId(), file_id: fileId, seq, page: null, start_char: seq * 1800, content: chunkText(rnd), embedding: encodeVector(nearTopic(rnd, dims, topic, CHUNK_NOISE, uniform)), embedding_model: MODEL });
+      const v = nearTopic(rnd, dims, topic, CHUNK_NOISE, uniform);
+      chunks.push({ id: newId(), file_id: fileId, seq, page: null, start_char: seq * 1800, content: chunkText(rnd), embedding: encodeVector(v), embedding_code: encodeSignBits(v), embedding_model: MODEL });
     }
     yield { file, chunks };
   }
@@ -133,7 +142,7 @@ async function grow(target: Target, handle: Db | BunSQL, dims: number, from: num
         'INSERT INTO files (id, user_id, sha256, filename, mime_type, kind, size, text_status, text_chars, created_at) VALUES ($id, $user_id, $sha256, $filename, $mime_type, $kind, $size, $text_status, $text_chars, $created_at)',
       );
       const insertChunk = db.prepare(
-        'INSERT INTO file_chunks (id, file_id, seq, page, start_char, content, embedding, embedding_model) VALUES ($id, $file_id, $seq, $page, $start_char, $content, $embedding, $embedding_model)',
+        'INSERT INTO file_chunks (id, file_id, seq, page, start_char, content, embedding, embedding_code, embedding_model) VALUES ($id, $file_id, $seq, $page, $start_char, $content, $embedding, $embedding_code, $embedding_model)',
       );
       const insert = db.transaction((file: Record<string, unknown>, chunks: ChunkRow[]) => {
         insertFile.run(file as never);
@@ -150,27 +159,40 @@ async function grow(target: Target, handle: Db | BunSQL, dims: number, from: num
   }
 }
 
-async function openTarget(kind: 'sqlite' | 'pg', dims: number, dir: string, pgUrl?: string): Promise<{ target: Target; handle: Db | BunSQL; close(): Promise<void> }> {
+/**
+ * The library's database, new, or with --keep the one a previous run left (migrated, and grown
+ * from the chunks it holds: `have`).
+ */
+async function openTarget(kind: 'sqlite' | 'pg', dims: number, dir: string, pgUrl?: string): Promise<{ target: Target; handle: Db | BunSQL; have: number; close(): Promise<void> }> {
+  const tag = `${dims}${uniform ? '_uniform' : ''}`;
   if (kind === 'sqlite') {
-    const path = join(dir, `search-${dims}.db`);
+    const path = join(dir, `search-${tag}.db`);
+    const reused = existsSync(path);
     const db = openDatabase(path);
     migrate(db.$client);
-    db.$client.run('INSERT INTO file_blobs (sha256, size, created_at) VALUES (?, 1, ?)', ['bench-blob', now]);
-    for (const u of users) db.$client.run('INSERT INTO users (id, email, subscription_updated_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [u.id, u.email, now, now, now]);
-    return { target: { kind, path }, handle: db, close: async () => db.$client.close() };
+    if (!reused) {
+      db.$client.run('INSERT INTO file_blobs (sha256, size, created_at) VALUES (?, 1, ?)', ['bench-blob', now]);
+      for (const u of users) db.$client.run('INSERT INTO users (id, email, subscription_updated_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [u.id, u.email, now, now, now]);
+    }
+    const have = (db.$client.query('SELECT count(*) AS n FROM file_chunks c JOIN files f ON f.id = c.file_id WHERE f.user_id = ?').get(USER) as { n: number }).n;
+    return { target: { kind, path }, handle: db, have, close: async () => db.$client.close() };
   }
   const admin = connectPg(pgUrl!, 1);
-  await admin.unsafe(`CREATE DATABASE search_${dims}`);
+  const reused = (await admin`SELECT 1 FROM pg_database WHERE datname = ${`search_${tag}`}`).length > 0;
+  if (!reused) await admin.unsafe(`CREATE DATABASE search_${tag}`);
   await admin.close();
-  const url = pgUrl!.replace(/\/[^/]*$/, `/search_${dims}`);
+  const url = pgUrl!.replace(/\/[^/]*$/, `/search_${tag}`);
   const sql = connectPg(url, 2);
   await migratePg(sql);
-  await sql`INSERT INTO file_blobs ${sql({ sha256: 'bench-blob', size: 1, created_at: now })}`;
-  await sql`INSERT INTO users ${sql(users)}`;
-  return { target: { kind, url }, handle: sql, close: () => sql.close() };
+  if (!reused) {
+    await sql`INSERT INTO file_blobs ${sql({ sha256: 'bench-blob', size: 1, created_at: now })}`;
+    await sql`INSERT INTO users ${sql(users)}`;
+  }
+  const [{ n }] = await sql`SELECT count(*)::int AS n FROM file_chunks c JOIN files f ON f.id = c.file_id WHERE f.user_id = ${USER}`;
+  return { target: { kind, url }, handle: sql, have: Number(n), close: () => sql.close() };
 }
 
-/** The database's plans for the scan: counting the user's chunks, a page of several files, a range of one file. */
+/** The database's plans for a search's statements: counting a user's vectors, a page of codes (several files, a range of one), vectors not coded yet, the candidates. */
 async function printPlan(target: Target, handle: Db | BunSQL): Promise<void> {
   const ids = target.kind === 'sqlite'
     ? ((handle as Db).$client.query('SELECT id FROM files WHERE user_id = ? ORDER BY id LIMIT 5').all(USER) as { id: string }[]).map((r) => r.id)
@@ -179,21 +201,67 @@ async function printPlan(target: Target, handle: Db | BunSQL): Promise<void> {
     target.kind === 'sqlite'
       ? { db: handle as Db, t: schema, dialect: 'sqlite' }
       : ({ db: drizzle({ client: handle as BunSQL, schema: pgSchema }), t: pgSchema, dialect: 'pg' } as unknown as Tx);
-  const sqlOf = (work: Generator<unknown>) => (work.next().value as { query: { toSQL(): { sql: string; params: unknown[] } } }).query.toSQL();
-  const queries: [string, { sql: string; params: unknown[] }][] = [
-    ['count', sqlOf(countChunks(tx, ids))],
-    ['files', sqlOf(readVectorPage(tx, { fileIds: ids }))],
-    ['range', sqlOf(readVectorPage(tx, { fileId: ids[0]!, fromSeq: 0, toSeq: 50 }))],
+  type Q = { sql: string; params: unknown[] };
+  const sqlsOf = (work: Generator<unknown, unknown, unknown>): Q[] => {
+    const out: Q[] = [];
+    for (let step = work.next(); !step.done; step = work.next([])) out.push((step.value as { query: { toSQL(): Q } }).query.toSQL());
+    return out;
+  };
+  const queries: [string, Q[]][] = [
+    ['count', sqlsOf(countVectors(tx, ids, MODEL))],
+    ['codes of files', sqlsOf(readCodePage(tx, { fileIds: ids }, MODEL))],
+    ['codes of a range', sqlsOf(readCodePage(tx, { fileId: ids[0]!, fromSeq: 0, toSeq: 50 }, MODEL))],
+    ['vectors not coded', sqlsOf(readVectorPage(tx, { fileIds: ids }, MODEL, { uncoded: true }))],
+    ['candidates', sqlsOf(readChunkVectors(tx, ids.map((fileId, i) => ({ fileId, seq: i }))))],
   ];
-  for (const [name, q] of queries) {
-    if (target.kind === 'sqlite') {
-      const rows = (handle as Db).$client.query(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.params as never[])) as { detail: string }[];
-      console.log(`  SQLite plan, ${name}:\n${rows.map((r) => `    ${r.detail}`).join('\n')}`);
-    } else {
-      const rows = (await (handle as BunSQL).unsafe(`EXPLAIN ${q.sql}`, q.params as never[])) as { 'QUERY PLAN': string }[];
-      console.log(`  PostgreSQL plan, ${name}:\n${rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
+  for (const [name, qs] of queries) {
+    for (const q of qs) {
+      if (target.kind === 'sqlite') {
+        const rows = (handle as Db).$client.query(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.params as never[])) as { detail: string }[];
+        console.log(`  SQLite plan, ${name}:\n${rows.map((r) => `    ${r.detail}`).join('\n')}`);
+      } else {
+        const rows = (await (handle as BunSQL).unsafe(`EXPLAIN ${q.sql}`, q.params as never[])) as { 'QUERY PLAN': string }[];
+        console.log(`  PostgreSQL plan, ${name}:\n${rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
+      }
     }
   }
+}
+
+/**
+ * The exact search, the truth recall is measured against and the baseline of every ratio: every
+ * vector of the user's documents read a page at a time and scored (as every search did before
+ * the index), the best `limit` kept.
+ */
+async function exactSearch(store: Store, vector: Float32Array, limit: number): Promise<ChunkKey[]> {
+  const files = await store.read((tx) => listSearchableFiles(tx, { userId: USER }));
+  const counts = await countCodes({ store }, files, MODEL);
+  const decode = createDecoder(vector.length);
+  const best = new TopK<ChunkKey>(limit);
+  const rows = Math.floor((2 * 1024 * 1024) / (Math.ceil((vector.length * 4) / 3) * 4));
+  for (const page of planPages(counts.map((c) => ({ fileId: c.fileId, chunks: c.coded + c.uncoded })), rows)) {
+    for (const row of await store.read((tx) => readVectorPage(tx, page, MODEL))) {
+      const v = decode(row.embedding);
+      const score = v ? dot(vector, v) : 0;
+      if (score > 0) best.push(score, { fileId: row.fileId, seq: Number(row.seq) });
+    }
+  }
+  return best.sorted().map((r) => r.item);
+}
+
+/**
+ * Codes for the vectors of a library kept from before codes were stored (--keep), by the
+ * statements the background pass runs (src/files/embeddings-fill.ts): what an upgrade costs once.
+ */
+async function codeKept(store: Store): Promise<void> {
+  const start = performance.now();
+  let coded = 0;
+  for (;;) {
+    const rows = await store.read((tx) => listUncodedVectors(tx, 250));
+    if (!rows.length) break;
+    await store.write((tx) => saveCodes(tx, rows.map((r) => ({ id: r.id, code: encodeSignBits(decodeVector(r.embedding)) }))));
+    coded += rows.length;
+  }
+  if (coded) console.log(`  coded ${coded.toLocaleString('en')} vectors stored without codes in ${((performance.now() - start) / 1000).toFixed(1)} s`);
 }
 
 /** The database file and its WAL, in MB. */
@@ -206,9 +274,9 @@ const statusMB = (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(
 async function measure(spec: Spec): Promise<Measured> {
   const store: Store = spec.target.kind === 'sqlite' ? sqliteStore(openDatabase(spec.target.path)) : pgStore(connectPg(spec.target.url, 2));
   const fake = spec.mode === 'hybrid' ? startFakeEmbeddings({ dims: spec.dims }) : undefined;
-  const config = testConfig({ embeddingsBaseUrl: fake?.url ?? 'http://127.0.0.1:9/v1', embeddingsModel: MODEL, ...(spec.mode === 'exact' ? { embeddingsIndexMb: 0 } : {}) });
+  const config = testConfig({ embeddingsBaseUrl: fake?.url ?? 'http://127.0.0.1:9/v1', embeddingsModel: MODEL, ...(spec.indexMb !== undefined ? { embeddingsIndexMb: spec.indexMb } : {}) });
   const connections = createConnections({ config, store, bus: createMemoryBus(), now: Date.now, instanceId: 'bench' });
-  const deps = { config, store, log: silentLogger, connections, embeddingsIndex: createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20) } as AppDeps;
+  const deps = { config, store, log: silentLogger, now: Date.now, connections, embeddingsIndex: createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20) } as AppDeps;
   const rnd = randomStream(99);
   const words = () => `${vocabulary[Math.floor(rnd() * VOCABULARY)]} ${vocabulary[Math.floor(rnd() * VOCABULARY)]}`;
   const topicsUsed = Math.min(TOPICS, spec.size / CHUNKS_PER_FILE);
@@ -217,20 +285,39 @@ async function measure(spec: Spec): Promise<Measured> {
     if (spec.mode === 'text') return keys(await store.read((tx) => searchFileChunks(tx, { userId: USER, query: words(), limit: 10 })));
     if (spec.mode === 'hybrid') return keys((await searchDocuments(deps, { userId: USER, query: words(), limit: 10 })).hits);
     const vector = nearTopic(rnd, spec.dims, Math.floor(rnd() * topicsUsed), QUERY_NOISE, spec.uniform);
-    return keys(await searchByVector(deps, { userId: USER, vector, limit: 10, model: MODEL }));
+    if (spec.mode === 'exact') return keys(await exactSearch(store, vector, 10));
+    return keys(await searchByVector(deps, { userId: USER, model: MODEL, vector, limit: 10 }));
   };
   const baseRssMB = statusMB('VmRSS');
+  // What another request would wait: the gaps between ticks of a timer due every millisecond.
+  let last = performance.now();
+  let stall = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    stall = Math.max(stall, now - last);
+    last = now;
+  }, 1);
+  const stallSince = () => {
+    const s = Math.max(stall, performance.now() - last);
+    stall = 0;
+    return s;
+  };
   const first = performance.now();
   const found = [await once()];
   const firstMs = performance.now() - first;
+  const firstStall = stallSince();
+  await Bun.sleep(5);
+  stallSince();
   const times: number[] = [];
   for (let i = 0; i < spec.runs; i++) {
     const start = performance.now();
     found.push(await once());
     times.push(performance.now() - start);
   }
+  const stallMs = { first: firstStall, later: stallSince() };
+  clearInterval(ticker);
   fake?.stop();
-  return { p50: percentile(times, 50), p95: percentile(times, 95), runs: spec.runs, hits: found.at(-1)!.length, firstMs, baseRssMB, peakRssMB: statusMB('VmHWM'), endRssMB: statusMB('VmRSS'), found };
+  return { p50: percentile(times, 50), p95: percentile(times, 95), runs: spec.runs, hits: found.at(-1)!.length, firstMs, baseRssMB, peakRssMB: statusMB('VmHWM'), endRssMB: statusMB('VmRSS'), stallMs, found };
 }
 
 /** The share of the exact top 10s that the semantic search found, over the same queries. */
@@ -258,44 +345,54 @@ if (Bun.argv.includes('--child')) {
 }
 
 const quick = Bun.argv.includes('--quick');
-const withPg = Bun.argv.includes('--pg');
+const onlyDb = Bun.argv.includes('--db') ? (Bun.argv[Bun.argv.indexOf('--db') + 1] as 'sqlite' | 'pg') : undefined;
+const withPg = Bun.argv.includes('--pg') || Bun.argv.includes('--pg-url') || onlyDb === 'pg';
 const showPlan = Bun.argv.includes('--plan');
 const listArg = (name: string) => (Bun.argv.includes(name) ? Bun.argv[Bun.argv.indexOf(name) + 1]!.split(',').map(Number) : undefined);
-const custom = !!(listArg('--sizes') ?? listArg('--dims')) || uniform;
+const custom = !!(listArg('--sizes') ?? listArg('--dims')) || uniform || Bun.argv.includes('--modes') || Bun.argv.includes('--db');
 const write = !quick && !Bun.argv.includes('--no-write');
 const SIZES = listArg('--sizes') ?? (quick ? [10_000] : [10_000, 100_000]);
 const DIMS = listArg('--dims') ?? [384, 1536];
-const MODES = ['text', 'exact', 'semantic', 'hybrid'] as const;
+const MODES = (Bun.argv.includes('--modes') ? Bun.argv[Bun.argv.indexOf('--modes') + 1]!.split(',') : ['text', 'exact', 'semantic', 'hybrid']) as Mode[];
+const DBS: ('sqlite' | 'pg')[] = onlyDb ? [onlyDb] : withPg ? ['sqlite', 'pg'] : ['sqlite'];
 const runsFor = (size: number, mode: Mode) => (mode === 'exact' && size > 100_000 ? 5 : size >= 100_000 ? 10 : 30);
 const started = Date.now();
 const loadAtStart = loadNow();
-const dir = mkdtempSync(join(tmpdir(), 'parley-bench-search-'));
-const pg = withPg ? await startPostgres() : undefined;
+// --keep DIR and --pg-url: libraries kept between runs (SQLite files in DIR, databases on that
+// server), grown to the sizes asked; seeding a million chunks takes longer than searching them.
+const keepDir = Bun.argv.includes('--keep') ? Bun.argv[Bun.argv.indexOf('--keep') + 1]! : undefined;
+const pgUrlArg = Bun.argv.includes('--pg-url') ? Bun.argv[Bun.argv.indexOf('--pg-url') + 1]! : undefined;
+if (keepDir) mkdirSync(keepDir, { recursive: true });
+const dir = keepDir ?? mkdtempSync(join(tmpdir(), 'parley-bench-search-'));
+const pg = withPg && !pgUrlArg ? await startPostgres() : undefined;
+const pgUrl = pgUrlArg ?? pg?.url;
 type Result = { db: string; dims: number; size: number; mode: Mode; dbMB?: number; recall?: number } & Omit<Measured, 'found'>;
 const results: Result[] = [];
 const ms = (n: number) => (n >= 100 ? `${Math.round(n).toLocaleString('en')} ms` : `${n.toFixed(1)} ms`);
 try {
-  for (const kind of withPg ? (['sqlite', 'pg'] as const) : (['sqlite'] as const)) {
+  for (const kind of DBS) {
     for (const dims of DIMS) {
-      const open = await openTarget(kind, dims, dir, pg?.url);
-      let have = 0;
+      const open = await openTarget(kind, dims, dir, pgUrl);
+      let have = open.have;
       for (const size of SIZES) {
+        if (have > size) throw new Error(`the kept library of ${dims} dimensions has ${have} chunks, more than ${size}: ask for sizes from ${have} up, or remove it`);
         const seedStart = performance.now();
         await grow(open.target, open.handle, dims, have, size);
         have = size;
         const dbMB = open.target.kind === 'sqlite' ? sizeMB(open.target.path) : Math.round(Number((await (open.handle as BunSQL)`SELECT pg_database_size(current_database()) AS n`)[0].n) / 2 ** 20);
         console.log(`${kind}, ${dims} dimensions, ${size.toLocaleString('en')} chunks (+${(size / 10).toLocaleString('en')} of another user): seeded in ${((performance.now() - seedStart) / 1000).toFixed(0)} s${dbMB ? `, ${dbMB} MB on disk` : ''}`);
+        await codeKept(open.target.kind === 'sqlite' ? sqliteStore(open.handle as Db) : pgStore(open.handle as BunSQL));
         if (showPlan) await printPlan(open.target, open.handle);
         const measured = new Map<Mode, Measured>();
         for (const mode of MODES) {
-          const m = runChild({ target: open.target, dims, size, mode, runs: runsFor(size, mode), uniform });
+          const m = runChild({ target: open.target, dims, size, mode, runs: runsFor(size, mode), uniform, indexMb });
           measured.set(mode, m);
           // The exact child ran fewer searches past 100,000 chunks: recall over the queries both ran.
-          const recall = mode === 'semantic' ? recallOf(measured.get('exact')!, m) : undefined;
+          const recall = mode === 'semantic' && measured.has('exact') ? recallOf(measured.get('exact')!, m) : undefined;
           const { found: _, ...figures } = m;
           results.push({ db: kind, dims, size, mode, dbMB, recall, ...figures });
           console.log(
-            `  ${mode.padEnd(8)} p50 ${ms(m.p50)}, p95 ${ms(m.p95)}; first ${ms(m.firstMs)}; RSS ${m.baseRssMB.toFixed(0)} MB before, peak ${m.peakRssMB.toFixed(0)} MB, ${m.endRssMB.toFixed(0)} MB after (${m.runs} searches, ${m.hits} hits)${recall === undefined ? '' : `; recall@10 ${recall.toFixed(3)}`}`,
+            `  ${mode.padEnd(8)} p50 ${ms(m.p50)}, p95 ${ms(m.p95)}; first ${ms(m.firstMs)}; RSS ${m.baseRssMB.toFixed(0)} MB before, peak ${m.peakRssMB.toFixed(0)} MB, ${m.endRssMB.toFixed(0)} MB after (${m.runs} searches, ${m.hits} hits)${recall === undefined ? '' : `; recall@10 ${recall.toFixed(3)}`}; longest stall ${ms(m.stallMs.first)} (first), ${ms(m.stallMs.later)}`,
           );
         }
       }
@@ -304,7 +401,7 @@ try {
   }
 } finally {
   await pg?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  if (!keepDir) rmSync(dir, { recursive: true, force: true });
 }
 
 const machine = describeMachine('none (in-process searches)', loadAtStart);
@@ -320,14 +417,14 @@ if (write && !custom) {
   const benchDir = import.meta.dir;
   const commit = headCommit(benchDir);
   const table = [
-    '| Database | Dimensions | Chunks | Full-text p50 | Exact scan p50 / p95 | Semantic p50 / p95 | Exact ÷ semantic | Recall@10 | First search | Hybrid p50 / p95 | Peak RSS: full-text / exact / semantic / hybrid | Database size |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| Database | Dimensions | Chunks | Full-text p50 | Exact scan p50 / p95 | Semantic p50 / p95 | Exact ÷ semantic | Recall@10 | First search | Semantic longest stall: first / later | Hybrid p50 / p95 | Peak RSS: full-text / exact / semantic / hybrid | Database size |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...DIMS.flatMap((dims) =>
       (withPg ? ['sqlite', 'pg'] : ['sqlite']).flatMap((db) =>
         SIZES.map((size) => {
           const of = (mode: Mode) => results.find((r) => r.db === db && r.dims === dims && r.size === size && r.mode === mode)!;
           const [t, e, s, h] = [of('text'), of('exact'), of('semantic'), of('hybrid')];
-          return `| ${db === 'pg' ? 'PostgreSQL' : 'SQLite'} | ${dims} | ${size.toLocaleString('en')} | ${ms(t.p50)} | ${ms(e.p50)} / ${ms(e.p95)} | ${ms(s.p50)} / ${ms(s.p95)} | ${(e.p50 / s.p50).toFixed(0)}× | ${s.recall!.toFixed(3)} | ${ms(s.firstMs)} | ${ms(h.p50)} / ${ms(h.p95)} | ${t.peakRssMB.toFixed(0)} / ${e.peakRssMB.toFixed(0)} / ${s.peakRssMB.toFixed(0)} / ${h.peakRssMB.toFixed(0)} MB | ${t.dbMB ? `${t.dbMB.toLocaleString('en')} MB` : ''} |`;
+          return `| ${db === 'pg' ? 'PostgreSQL' : 'SQLite'} | ${dims} | ${size.toLocaleString('en')} | ${ms(t.p50)} | ${ms(e.p50)} / ${ms(e.p95)} | ${ms(s.p50)} / ${ms(s.p95)} | ${(e.p50 / s.p50).toFixed(0)}× | ${s.recall!.toFixed(3)} | ${ms(s.firstMs)} | ${ms(s.stallMs.first)} / ${ms(s.stallMs.later)} | ${ms(h.p50)} / ${ms(h.p95)} | ${t.peakRssMB.toFixed(0)} / ${e.peakRssMB.toFixed(0)} / ${s.peakRssMB.toFixed(0)} / ${h.peakRssMB.toFixed(0)} MB | ${t.dbMB ? `${t.dbMB.toLocaleString('en')} MB` : ''} |`;
         }),
       ),
     ),

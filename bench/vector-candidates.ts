@@ -10,7 +10,7 @@
  * them) are written to a SQLite file as float32 BLOBs keyed by rowid, which every candidate reads
  * from, each in a child process of its own so that its peak RSS is its own:
  * - exact: every vector in one Float32Array, a dot product each: the truth, and the floor of an exact scan;
- * - bits: each vector's sign bits in memory, candidates as Parley picks them (`nearestCodes`,
+ * - bits: each vector's sign bits in memory, candidates as Parley picks them (`NearestCodes`,
  *   `candidateDepth`: 100 at 100,000 vectors, one in a thousand past that) read back from SQLite
  *   and scored exactly;
  * - int8: each vector scaled to bytes in memory, an integer dot product each, the 40 best read
@@ -27,7 +27,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codeWords, dot, writeSignBits } from '../src/files/embeddings-vectors';
-import { candidateDepth, nearestCodes, type FileCodes } from '../src/files/embeddings-index';
+import { candidateDepth } from '../src/files/embeddings-index';
+import { NearestCodes } from '../src/files/embeddings-nearest';
 import { nearTopic, QUERY_NOISE, randomStream, CHUNK_NOISE, TOPICS } from './lib/vectors';
 import { percentile } from './lib/stats';
 import { describeMachine, loadNow } from './lib/report';
@@ -96,7 +97,7 @@ async function measure(spec: Spec): Promise<Measured> {
   const db = new Database(spec.path, { readonly: spec.candidate !== 'sqlite-vec-float' && spec.candidate !== 'sqlite-vec-bit' });
   const { dims, size } = spec;
   const buildStart = performance.now();
-  let search: (q: Float32Array) => number[];
+  let search: (q: Float32Array) => number[] | Promise<number[]>;
   if (spec.candidate === 'exact') {
     const all = new Float32Array(size * dims);
     readAll(db, (id, v) => all.set(v, (id - 1) * dims));
@@ -105,13 +106,16 @@ async function measure(spec: Spec): Promise<Measured> {
     const words = codeWords(dims);
     const codes = new Int32Array(size * words);
     readAll(db, (id, v) => writeSignBits(v, codes, (id - 1) * words));
-    const doc: FileCodes = { fileId: 'all', version: 0, model: '', dims, codes, seqs: Int32Array.from({ length: size }, (_, i) => i + 1), bytes: 0 };
-    search = (q) =>
-      rerank(
+    const seqs = Int32Array.from({ length: size }, (_, i) => i + 1);
+    search = async (q) => {
+      const nearest = new NearestCodes(q, candidateDepth(size, 10));
+      await nearest.add('all', codes, seqs);
+      return rerank(
         db,
         q,
-        nearestCodes([doc], q, candidateDepth(size, 10)).map((k) => k.seq),
+        nearest.best().map((k) => k.seq),
       );
+    };
   } else if (spec.candidate === 'int8') {
     const bytes = new Int8Array(size * dims);
     readAll(db, (id, v) => {
@@ -164,7 +168,7 @@ async function measure(spec: Spec): Promise<Measured> {
   const times: number[] = [];
   for (const [i, q] of queries(spec).entries()) {
     const start = performance.now();
-    const ids = search(q);
+    const ids = await search(q);
     if (i > 0) {
       times.push(performance.now() - start);
       found.push(ids);

@@ -634,7 +634,7 @@ export const settings = {
   embeddingsIndexMb: setting({
     env: 'PARLEY_EMBEDDINGS_INDEX_MB',
     default: '64',
-    doc: "Memory for the semantic search index: the sign bits of each chunk's vector, kept per document between searches (52 bytes a chunk at 384 dimensions, 196 at 1,536: 64 MB hold about 1.2 million and 340,000 chunks). Documents that do not fit are read from the database and compared exactly at every search, as slow as without an index (docs/files.md, \"Semantic search\"). 0: no index, every search reads every vector.",
+    doc: "Memory for the semantic search index: the sign bits of each chunk's vector, kept per document between searches (52 bytes a chunk at 384 dimensions, 196 at 1,536: 64 MB hold about 1.2 million and 340,000 chunks). Documents that do not fit have their bits read from the database at every search, slower (logged once, shown by `admin/doctor`; docs/files.md, \"Semantic search\"). 0: no index, every search reads every document's bits.",
     parse: int(0, 65536),
   }),
   // --- widgets, credits, images, push ---

@@ -263,6 +263,9 @@ describe('administration API', () => {
     // An unset secret shows as unset, not as a mask.
     expect(byEnv.get('PARLEY_EXPO_ACCESS_TOKEN')).toMatchObject({ secret: true, value: '' });
     expect(res.body.settings.length).toBeGreaterThan(20);
+    // A parsed value is shown as an admin writes it, never as "[object Object]".
+    expect(byEnv.get('PARLEY_RATE_LIMIT_WRITE')).toMatchObject({ value: '120/min', source: 'default' });
+    expect(JSON.stringify(res.body)).not.toContain('[object Object]');
   });
 
   test("a URL's user name and password are masked, whichever setting holds it", async () => {

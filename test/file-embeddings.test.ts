@@ -11,12 +11,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { createTestContext, type TestContext, type TestUser } from './helpers';
+import { captureLog, createTestContext, type TestContext, type TestUser } from './helpers';
 import { readFrames } from './sse';
 import { fakeEmbedding, startFakeEmbeddings } from './fakes/openai-embeddings';
 import { startFakeOpenAI } from './fakes/openai';
-import { decodeVector, normaliseVector } from '../src/files/embeddings-vectors';
+import { codeWords, decodeVector, encodeSignBits, normaliseVector } from '../src/files/embeddings-vectors';
+import { codesBytes, createEmbeddingsIndex } from '../src/files/embeddings-index';
+import { NearestCodes } from '../src/files/embeddings-nearest';
+import { CHECK_EVERY_MS, PROBE_TEXT } from '../src/files/embeddings-model';
+import { updateUser } from '../src/account/account.store';
 import type { Config } from '../src/config';
+import type { AppDeps } from '../src/deps';
+import type { Logger } from '../src/log';
 
 setDefaultTimeout(30_000);
 
@@ -34,15 +40,16 @@ beforeEach(() => {
   embeddings.fail = () => undefined;
   embeddings.ignoreEncodingFormat = false;
   embeddings.maxInputChars = 32_000;
+  embeddings.weights = 0;
 });
 
 const KEY = 'sk-embed-secret-123';
 const on = (extra: Partial<Config> = {}): Partial<Config> => ({ embeddingsBaseUrl: embeddings.url, embeddingsApiKey: KEY, embeddingsModel: 'fake-embed', ...extra });
 
-async function setup(config: Partial<Config> = on()) {
+async function setup(config: Partial<Config> = on(), extra: { deps?: Partial<AppDeps>; log?: Logger; now?: () => number } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-embeddings-'));
   dirs.push(dataDir);
-  const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], config: { dataDir, ...config } });
+  const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], config: { dataDir, ...config }, ...extra });
   const [ann, bob] = ctx.users as [TestUser, TestUser];
   return { ctx, ann, bob, dataDir };
 }
@@ -77,9 +84,11 @@ describe('embedding documents', () => {
     const chunks = await chunksOf(ctx, file.id);
     expect(chunks.length).toBeGreaterThanOrEqual(3);
     expect(embeddings.requests.length).toBe(Math.ceil(chunks.length / 2));
-    for (const r of embeddings.requests) {
+    for (const [i, r] of embeddings.requests.entries()) {
       expect(r).toMatchObject({ model: 'fake-embed', encodingFormat: 'base64', authorization: `Bearer ${KEY}` });
-      expect(r.input.length).toBeLessThanOrEqual(2);
+      // The process's first request carries the probe text too: the model's fingerprint.
+      expect(r.input.filter((text) => text !== PROBE_TEXT).length).toBeLessThanOrEqual(2);
+      expect(r.input.includes(PROBE_TEXT)).toBe(i === 0);
       expect(r.dimensions).toBeUndefined();
     }
     for (const c of chunks) {
@@ -211,7 +220,7 @@ describe('the index of sign bits kept between searches', () => {
   const keysOf = (body: any): string[] => body.hits.map((h: any) => `${h.fileId}:${h.excerpt}`);
   const TOPICS = ['tides and harbours', 'moss on stones', 'engines and cars', 'invoices from the doctor', 'orchards in spring'];
 
-  test("the first search (every vector read) and the next ones (sign bits, then the candidates' vectors) answer the exact ranking's top k", async () => {
+  test("the first search (every code read from the database) and the next ones (the codes held, then the candidates' vectors) answer the exact ranking's top k", async () => {
     const { ctx, ann, bob } = await setup();
     for (const [i, topic] of TOPICS.entries()) await upload(ctx, ann, longText(topic, 4 + i), `${i}.txt`);
     await upload(ctx, bob, longText('engines and cars', 5), 'bob.txt');
@@ -229,7 +238,7 @@ describe('the index of sign bits kept between searches', () => {
     expect(ctx.deps.embeddingsIndex.bytes()).toBeGreaterThan(0);
   });
 
-  test('with no room for the index (PARLEY_EMBEDDINGS_INDEX_MB=0) every search reads every vector, and answers the same', async () => {
+  test('with no room for the index (PARLEY_EMBEDDINGS_INDEX_MB=0) every search reads every code from the database, and answers the same', async () => {
     const { ctx, ann } = await setup(on({ embeddingsIndexMb: 0 }));
     for (const [i, topic] of TOPICS.entries()) await upload(ctx, ann, longText(topic, 3), `${i}.txt`);
     await ctx.deps.fileText.idle();
@@ -238,6 +247,97 @@ describe('the index of sign bits kept between searches', () => {
       expect(keysOf(found.body)).toEqual(await exactRanking(ctx, ann, 'car engines', 4));
     }
     expect(ctx.deps.embeddingsIndex.bytes()).toBe(0);
+  });
+
+  test('each vector is stored with its sign bits; vectors stored before codes were (an upgrade) are searched by their floats until the background pass codes them', async () => {
+    const { ctx, ann } = await setup();
+    for (const [i, topic] of TOPICS.entries()) await upload(ctx, ann, longText(topic, 3), `${i}.txt`);
+    await ctx.deps.fileText.idle();
+    type Coded = { id: string; embedding: string; embedding_code: string | null };
+    const coded = () => ctx.query<Coded>(sql`SELECT id, embedding, embedding_code FROM file_chunks WHERE embedding IS NOT NULL ORDER BY id`);
+    const stored = await coded();
+    expect(stored.length).toBe((await chunksOf(ctx)).length);
+    for (const row of stored) expect(row.embedding_code).toBe(encodeSignBits(decodeVector(row.embedding)));
+    // 256 dimensions: 8 words of 32 bits, 32 bytes in base64.
+    expect(stored[0]!.embedding_code!.length).toBe(44);
+
+    // A database from before codes: the vectors are there, their codes not.
+    await ctx.query(sql`UPDATE file_chunks SET embedding_code = NULL`);
+    const before = await createTestContext({ sameDatabaseAs: ctx, config: ctx.deps.config });
+    for (const query of ['car engines', 'doctor invoices spring']) {
+      const exact = await exactRanking(before, ann, query, 5);
+      for (let round = 0; round < 2; round++) expect(keysOf((await before.json('files/searchFiles', { query, mode: 'semantic', limit: 5 }, ann)).body)).toEqual(exact);
+    }
+    // The pass that runs at every wake-up (a start, an upload) codes them, from the floats alone.
+    const sent = embeddings.requests.length;
+    before.deps.fileText.wake();
+    await before.deps.fileText.idle();
+    expect(embeddings.requests.length).toBe(sent);
+    expect(await coded()).toEqual(stored);
+    // Another process (a restart) builds its index from the codes, and answers the same.
+    const after = await createTestContext({ sameDatabaseAs: ctx, config: ctx.deps.config });
+    for (const query of ['car engines', 'doctor invoices spring'])
+      expect(keysOf((await after.json('files/searchFiles', { query, mode: 'semantic', limit: 5 }, ann)).body)).toEqual(await exactRanking(after, ann, query, 5));
+  });
+
+  test('over PARLEY_EMBEDDINGS_INDEX_MB: documents that do not fit are read from the database at every search (their codes), the same answers; logged once, shown by the doctor', async () => {
+    // Room for one document of four chunks (256 dimensions), not for two, nor for one of fourteen.
+    const cap = codesBytes('x'.repeat(36), 4, 256) + 100;
+    const { log, lines } = captureLog();
+    const { ctx, ann } = await setup(on(), { deps: { embeddingsIndex: createEmbeddingsIndex(cap) }, log });
+    await ctx.store.write((tx) => updateUser(tx, ann.user.id, { isAdmin: true }, Date.now()));
+    for (const [i, topic] of TOPICS.slice(0, 3).entries()) await upload(ctx, ann, longText(topic, 3), `${i}.txt`);
+    await upload(ctx, ann, longText('orchards in spring', 12), 'big.txt');
+    await ctx.deps.fileText.idle();
+    const full = () => lines.filter((l) => l.includes('the semantic search index is full'));
+    for (const query of ['car engines', 'orchards spring word7x3', 'stones moss']) {
+      const exact = await exactRanking(ctx, ann, query, 4);
+      for (let round = 0; round < 2; round++) expect(keysOf((await ctx.json('files/searchFiles', { query, mode: 'semantic', limit: 4 }, ann)).body)).toEqual(exact);
+    }
+    const chunks = (await chunksOf(ctx)).length;
+    expect(chunks).toBe(4 * 3 + 14);
+    const state = ctx.deps.embeddingsIndex.state();
+    expect(state).toEqual(expect.objectContaining({ documents: 1, chunks: 4 }));
+    expect(state.bytes).toBeLessThanOrEqual(cap);
+    expect(state.over).toEqual(expect.objectContaining({ documents: 3, chunks: chunks - 4 }));
+    // Once a process, with what it would take.
+    expect(full().length).toBe(1);
+    expect(JSON.parse(full()[0]!)).toEqual(expect.objectContaining({ level: 'warn', documents: 3, chunks: chunks - 4, capMb: 0, neededMb: 1 }));
+    const doctor = await ctx.json('admin/doctor', {}, ann);
+    expect(doctor.body.checks).toContainEqual({
+      name: 'semantic search index',
+      status: 'warn',
+      detail: expect.stringMatching(/^full: 0\.0 MB of 0\.0 MB hold 1 documents \(4 chunks\); a search at \S+ read 3 documents \(22 chunks\) from the database that did not fit/),
+      fix: 'raise PARLEY_EMBEDDINGS_INDEX_MB to at least 1 (what that search needed), memory permitting',
+    });
+  });
+
+  test('a long comparison gives the thread up every few milliseconds, and finds the same candidates', async () => {
+    const dims = 384;
+    const words = codeWords(dims);
+    const chunks = 20_000;
+    const codes = new Int32Array(chunks * words);
+    for (let i = 0; i < codes.length; i++) codes[i] = (Math.imul(i + 1, 2654435761) ^ (i >>> 3)) | 0;
+    const seqs = Int32Array.from({ length: chunks }, (_, i) => i);
+    const query = normaliseVector(Float32Array.from({ length: dims }, (_, i) => Math.sin(i * 7.3)));
+    const at = async (sliceMs: number) => {
+      let others = 0;
+      const tick = () => {
+        others++;
+        if (others < 1000) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const nearest = new NearestCodes(query, 50, sliceMs);
+      await nearest.add('doc', codes, seqs);
+      return { others, best: nearest.best() };
+    };
+    const held = await at(Number.POSITIVE_INFINITY);
+    const sliced = await at(0);
+    // Held throughout, nothing else ran; given up after every slice of chunks, others ran between.
+    expect(held.others).toBe(0);
+    expect(sliced.others).toBeGreaterThanOrEqual(Math.floor(chunks / 4096));
+    expect(sliced.best).toEqual(held.best);
+    expect(held.best.length).toBe(50);
   });
 
   test('another instance adds, re-reads and deletes documents: the codes this one kept never answer for them', async () => {
@@ -374,6 +474,47 @@ describe('a changed model', () => {
     }
     expect(idsOf((await search(ctx2, ann, 'car engines', 'semantic')).body)[0]).toBe(files[0].id);
     expect(idsOf((await search(ctx2, ann, 'moss stones', 'semantic')).body)[0]).toBe(files[1].id);
+  });
+});
+
+describe('a model swapped under the same name', () => {
+  test('is noticed by its fingerprint (the probe text rides along every few minutes): its chunks are embedded again, the two models are never compared, and other instances follow', async () => {
+    let clock = Date.now();
+    const { log, lines } = captureLog();
+    const { ctx: one, ann, dataDir } = await setup(on(), { log, now: () => clock });
+    const physician = await upload(one, ann, PHYSICIAN, 'visit.txt');
+    await upload(one, ann, GARDEN, 'garden.txt');
+    await one.deps.fileText.idle();
+    const two = await createTestContext({ sameDatabaseAs: one, config: { dataDir, ...on() }, now: () => clock });
+    const fingerprints = () => one.query<{ model: string; generation: number | string }>(sql`SELECT model, generation FROM embedding_models`);
+    expect((await fingerprints()).map((r) => [r.model, Number(r.generation)])).toEqual([['fake-embed', 1]]);
+    for (const ctx of [one, two]) expect(idsOf((await search(ctx, ann, 'doctor invoicing', 'semantic')).body)).toEqual([physician.id]);
+
+    // llama.cpp restarted with another model file: the same name, other vectors.
+    embeddings.weights = 7;
+    const probes = () => embeddings.requests.filter((r) => r.input.includes(PROBE_TEXT)).length;
+    const before = probes();
+    await search(one, ann, 'doctor invoicing', 'semantic');
+    // Checked a few minutes after the last check, not at every request.
+    expect(probes()).toBe(before);
+    clock += CHECK_EVERY_MS;
+    // Checked now: another model. No stored vector is of it yet, so nothing is compared with its query.
+    expect((await search(one, ann, 'doctor invoicing', 'semantic')).body.hits).toEqual([]);
+    expect(probes()).toBe(before + 1);
+    const changed = lines.filter((l) => l.includes('the embeddings model answers otherwise than before under the same name'));
+    expect(changed.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: 'warn', model: 'fake-embed', generation: 2 })]);
+    // The search woke the background pass, which embeds every chunk again with the new model.
+    await one.deps.fileText.idle();
+    const chunks = await chunksOf(one);
+    for (const c of chunks) {
+      expect(c.embedding_model).toBe('fake-embed@2');
+      expect([...decodeVector(c.embedding!)]).toEqual([...normaliseVector(fakeEmbedding(c.content, 256, 7))]);
+    }
+    expect(idsOf((await search(one, ann, 'doctor invoicing', 'semantic')).body)).toEqual([physician.id]);
+    // The other instance finds the new fingerprint recorded at its own check, and takes its label: no third generation.
+    expect(idsOf((await search(two, ann, 'doctor invoicing', 'semantic')).body)).toEqual([physician.id]);
+    expect((await fingerprints()).map((r) => [r.model, Number(r.generation)])).toEqual([['fake-embed', 2]]);
+    expect(lines.filter((l) => l.includes('answers otherwise')).length).toBe(1);
   });
 });
 

@@ -232,7 +232,7 @@ export const adminOperations = [
     output: t.Object({ ok: t.Boolean({ description: 'No check failed' }), checks: t.Array(CheckSchema) }),
     errors: [403],
     handler: async ({ deps }) => {
-      const checks = await runDoctor({ config: deps.config, dataDir: deps.config.dataDir, connections: deps.connections });
+      const checks = await runDoctor({ config: deps.config, dataDir: deps.config.dataDir, connections: deps.connections, embeddingsIndex: deps.embeddingsIndex.state() });
       return { ok: !checks.some((c) => c.status === 'fail'), checks };
     },
   }),

@@ -1,5 +1,6 @@
 import { settingList, type Config } from '../config';
 import { MASK, maskSecretsIn } from '../mask-secrets';
+import { formatRate, type Rate } from '../http/rate-limit';
 
 export interface SettingReport {
   key: string;
@@ -16,7 +17,11 @@ export interface SettingReport {
   source: 'default' | 'set';
 }
 
-const text = (v: unknown): string => (v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : String(v));
+const isRate = (v: unknown): v is Rate => typeof v === 'object' && v !== null && 'capacity' in v && 'perMs' in v;
+
+/** A parsed value back as text: a list joined, a rate as written (`120/min`), another object as JSON, never `[object Object]`. */
+const text = (v: unknown): string =>
+  v === undefined || v === null ? '' : Array.isArray(v) ? v.join(', ') : isRate(v) ? formatRate(v) : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
 /** Every setting of the table (src/config.ts) with its value, secrets masked. */
 export function settingsReport(config: Config): SettingReport[] {

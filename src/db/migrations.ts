@@ -34,7 +34,8 @@ import m0029 from '../../migrations/0029_imported_conversations.sql' with { type
 import m0030 from '../../migrations/0030_connections.sql' with { type: 'text' };
 import m0031 from '../../migrations/0031_api_responses.sql' with { type: 'text' };
 import m0032 from '../../migrations/0032_mcp_servers.sql' with { type: 'text' };
-import m0033 from '../../migrations/0033_usage.sql' with { type: 'text' };
+import m0033 from '../../migrations/0033_embedding_codes.sql' with { type: 'text' };
+import m0034 from '../../migrations/0034_usage.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -75,5 +76,6 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0030_connections', sql: m0030 },
   { tag: '0031_api_responses', sql: m0031 },
   { tag: '0032_mcp_servers', sql: m0032 },
-  { tag: '0033_usage', sql: m0033 },
+  { tag: '0033_embedding_codes', sql: m0033 },
+  { tag: '0034_usage', sql: m0034 },
 ];

@@ -1,9 +1,10 @@
 import type { Config } from '../config';
 import type { AppDeps } from '../deps';
 import { releaseLease, tryAcquireLease } from '../tasks/lease.store';
-import { embeddingModelKey, EmbeddingsError, embedTexts } from './embeddings-client';
-import { listChunksToEmbed, saveEmbeddings, type ChunkToEmbed } from './embeddings.store';
-import { encodeVector } from './embeddings-vectors';
+import { EmbeddingsError } from './embeddings-client';
+import { currentModelLabel, embedLabelled } from './embeddings-model';
+import { listChunksToEmbed, listUncodedVectors, saveCodes, saveEmbeddings, type ChunkToEmbed } from './embeddings.store';
+import { decodeVector, encodeSignBits, encodeVector } from './embeddings-vectors';
 import type { CallUsage } from '../ai/ai.types';
 import { serviceModelOf } from '../connections/adapters';
 import { uncheckedReservation } from '../usage/usage.types';
@@ -16,6 +17,9 @@ type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'l
  * for long.
  */
 export const FILL_PER_PASS = 2000;
+/** Vectors stored without their codes that one pass codes, and one transaction (a write of ~10 KB rows on SQLite). */
+const CODES_PER_PASS = 20_000;
+const CODES_PER_WRITE = 250;
 /** Longer than a pass normally takes: only a dead instance's pass is taken over. */
 const LEASE_MS = 10 * 60_000;
 const FILL_LEASE = 'file-embeddings';
@@ -35,9 +39,13 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
   const embeddings = await deps.connections.embeddings();
   if (!embeddings) return result;
   if (!fileId && !(await deps.store.write((tx) => tryAcquireLease(tx, FILL_LEASE, deps.instanceId, LEASE_MS, deps.now())))) return result;
-  const model = embeddingModelKey(embeddings);
+  let model = await currentModelLabel(deps, embeddings);
   const batch = embeddings.embeddingsBatch;
   try {
+    if (!fileId && (await fillCodes(deps)).more) {
+      result.more = true;
+      return result;
+    }
     while (!deps.lifecycle.signal.aborted) {
       if (result.embedded + result.refused >= FILL_PER_PASS) {
         result.more = true;
@@ -45,9 +53,11 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
       }
       const chunks = await deps.store.read((tx) => listChunksToEmbed(tx, model, batch, fileId));
       if (!chunks.length) break;
-      const saved = await embedBatch(deps, embeddings, model, chunks);
+      const saved = await embedBatch(deps, embeddings, chunks);
       result.embedded += saved.embedded;
       result.refused += saved.refused;
+      // The model's fingerprint was checked along: another model under its name has a label of its own.
+      model = saved.model;
     }
   } catch (err) {
     result.failed = true;
@@ -61,36 +71,60 @@ export async function fillEmbeddings(deps: Deps, fileId?: string): Promise<FillR
 }
 
 /**
+ * The sign bits of vectors stored before codes were kept (docs/files.md, "How a search reads the
+ * vectors"), CODES_PER_PASS at most: no embeddings server is asked, the codes come from the
+ * stored floats. Until a document's chunks all have theirs, a search reads its vectors instead.
+ */
+async function fillCodes(deps: Deps): Promise<{ coded: number; more: boolean }> {
+  let coded = 0;
+  while (!deps.lifecycle.signal.aborted) {
+    if (coded >= CODES_PER_PASS) return { coded, more: true };
+    const rows = await deps.store.read((tx) => listUncodedVectors(tx, CODES_PER_WRITE));
+    if (!rows.length) break;
+    await deps.store.write((tx) => saveCodes(tx, rows.map((r) => ({ id: r.id, code: encodeSignBits(decodeVector(r.embedding)) }))));
+    coded += rows.length;
+    // Each write holds SQLite's one writer: requests waiting to write go between two.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { coded, more: false };
+}
+
+/** A vector as stored: its floats, and its sign bits for the search index. */
+const stored = (v: Float32Array) => ({ embedding: encodeVector(v), code: encodeSignBits(v) });
+
+/**
  * One request for the batch; when the server refuses it for its text, one request a chunk, and
  * those it still refuses are recorded as refused by this model. If it refuses every one of them,
  * the fault is the request's (a `dimensions` the model lacks, a model that does not embed), not
  * the texts': nothing is recorded and the pass stops.
  */
-async function embedBatch(deps: Deps, embeddings: Config, model: string, chunks: ChunkToEmbed[]): Promise<{ embedded: number; refused: number }> {
+async function embedBatch(deps: Deps, embeddings: Config, chunks: ChunkToEmbed[]): Promise<{ embedded: number; refused: number; model: string }> {
   try {
-    const vectors = await embedTexts(embeddings, chunks.map((c) => c.content), { signal: deps.lifecycle.signal, onUsage: (u) => recordEmbedding(deps, embeddings, chunks, u) });
-    await deps.store.write((tx) => saveEmbeddings(tx, model, chunks.map((c, i) => ({ id: c.id, fileId: c.fileId, embedding: encodeVector(vectors[i]!) }))));
-    return { embedded: chunks.length, refused: 0 };
+    const { vectors, label } = await embedLabelled(deps, embeddings, chunks.map((c) => c.content), { signal: deps.lifecycle.signal, onUsage: (u) => recordEmbedding(deps, embeddings, chunks, u) });
+    await deps.store.write((tx) => saveEmbeddings(tx, label, chunks.map((c, i) => ({ id: c.id, fileId: c.fileId, ...stored(vectors[i]!) }))));
+    return { embedded: chunks.length, refused: 0, model: label };
   } catch (err) {
     if (!(err instanceof EmbeddingsError && err.refused)) throw err;
   }
-  const rows: { id: string; fileId: string; embedding: string | null }[] = [];
+  const rows: { id: string; fileId: string; embedding: string | null; code: string | null }[] = [];
   let lastRefusal: EmbeddingsError | undefined;
+  let model = await currentModelLabel(deps, embeddings);
   for (const chunk of chunks) {
     try {
-      const [vector] = await embedTexts(embeddings, [chunk.content], { signal: deps.lifecycle.signal, onUsage: (u) => recordEmbedding(deps, embeddings, [chunk], u) });
-      rows.push({ id: chunk.id, fileId: chunk.fileId, embedding: encodeVector(vector!) });
+      const { vectors, label } = await embedLabelled(deps, embeddings, [chunk.content], { signal: deps.lifecycle.signal, onUsage: (u) => recordEmbedding(deps, embeddings, [chunk], u) });
+      model = label;
+      rows.push({ id: chunk.id, fileId: chunk.fileId, ...stored(vectors[0]!) });
     } catch (err) {
       if (!(err instanceof EmbeddingsError && err.refused)) throw err;
       lastRefusal = err;
-      rows.push({ id: chunk.id, fileId: chunk.fileId, embedding: null });
+      rows.push({ id: chunk.id, fileId: chunk.fileId, embedding: null, code: null });
     }
   }
   if (rows.every((r) => r.embedding === null)) throw lastRefusal!;
   await deps.store.write((tx) => saveEmbeddings(tx, model, rows));
   const refused = rows.filter((r) => r.embedding === null).length;
   deps.log.warn('embeddings server refused document chunks', { model, chunks: refused, upstream: lastRefusal?.detail });
-  return { embedded: rows.length - refused, refused };
+  return { embedded: rows.length - refused, refused, model };
 }
 
 /**

@@ -1,5 +1,4 @@
-import { codeWords, writeSignBits } from './embeddings-vectors';
-import type { ChunkKey } from './embeddings.store';
+import { codeWords } from './embeddings-vectors';
 
 /**
  * What a search keeps of one document's vectors between searches: each chunk's sign bits
@@ -9,9 +8,6 @@ import type { ChunkKey } from './embeddings.store';
  * changed them.
  */
 export type FileCodes = { fileId: string; version: number; model: string; dims: number; codes: Int32Array; seqs: Int32Array; bytes: number };
-
-/** Chunks nearest by Hamming distance that are scored against the query's floats, per candidate kept. */
-const WIDEN = 8;
 
 /** A Map entry, its key and the typed arrays' headers: what an entry costs beyond its arrays. */
 const ENTRY_OVERHEAD = 200;
@@ -34,16 +30,47 @@ export interface EmbeddingsIndex {
    * `keep` (those the search at hand uses): false, and nothing kept, when it cannot fit.
    */
   put(entry: FileCodes, keep: ReadonlySet<string>): boolean;
+  /**
+   * A search met documents whose codes did not fit (`bytes`: theirs and the held ones it used):
+   * they are read from the database at every search. True the first time in the process, so
+   * that it is logged once; `state().over` keeps the latest for the doctor.
+   */
+  noteOverCap(over: Omit<OverCap, 'at'>, at: number): boolean;
+  state(): IndexState;
+  /**
+   * What a search read from the database (codes, candidates' vectors and text, the rows holding
+   * them), in bytes: garbage once it answered, which the collector lets pile up (strings it does
+   * not weigh by their size) well past the index itself. True when searches have read
+   * COLLECT_AFTER_BYTES since the last time it said so: a collection is due
+   * (src/http/collect-soon.ts).
+   */
+  noteRead(bytes: number): boolean;
 }
+
+/**
+ * Measured at 100,000 chunks of 1,536 dimensions (bench/file-search.ts, 100 searches): each reads
+ * ~1.2 MB, and the process peaked at 165 MB when left to the collector, at 150–157 MB with a
+ * collection every 16 MB read, at 134–137 MB every 8 MB (a collection took ~3.5 ms, one every
+ * six or seven searches); the first search after a start reads every code (30 MB at 1,536
+ * dimensions) and is collected as it reads.
+ */
+const COLLECT_AFTER_BYTES = 8 * 2 ** 20;
+
+export type OverCap = { documents: number; chunks: number; bytes: number; at: number };
+export type IndexState = { capBytes: number; bytes: number; documents: number; chunks: number; over?: OverCap };
 
 export function createEmbeddingsIndex(capBytes: number): EmbeddingsIndex {
   const entries = new Map<string, FileCodes>();
   let held = 0;
+  let chunks = 0;
+  let over: OverCap | undefined;
+  let read = 0;
   const drop = (fileId: string) => {
     const old = entries.get(fileId);
     if (!old) return;
     entries.delete(fileId);
     held -= old.bytes;
+    chunks -= old.seqs.length;
   };
   return {
     capBytes,
@@ -70,8 +97,21 @@ export function createEmbeddingsIndex(capBytes: number): EmbeddingsIndex {
       if (held + entry.bytes > capBytes) return false;
       entries.set(entry.fileId, entry);
       held += entry.bytes;
+      chunks += entry.seqs.length;
       return true;
     },
+    noteOverCap(o, at) {
+      const first = !over;
+      over = { ...o, at };
+      return first;
+    },
+    noteRead(bytes) {
+      read += bytes;
+      if (read < COLLECT_AFTER_BYTES) return false;
+      read = 0;
+      return true;
+    },
+    state: () => ({ capBytes, bytes: held, documents: entries.size, chunks, ...(over ? { over } : {}) }),
   };
 }
 
@@ -82,121 +122,3 @@ export function createEmbeddingsIndex(capBytes: number): EmbeddingsIndex {
  * of 0.98 to 1.0 at 100,000 chunks with 100; 0.92 at 250,000 with 100.
  */
 export const candidateDepth = (chunks: number, limit: number): number => Math.max(100, limit * 10, Math.ceil(chunks / 1000));
-
-/**
- * Set bits of each 16-bit number: two lookups count a word's, about 1.5 times as fast as the
- * arithmetic count (JavaScript has no popcount), measured over 100,000 codes of 12 and 48 words.
- */
-const BITS16 = (() => {
-  const t = new Uint8Array(65536);
-  for (let i = 1; i < 65536; i++) t[i] = (i & 1) + t[i >> 1]!;
-  return t;
-})();
-
-/**
- * The `depth` likeliest nearest chunks to `query` among the documents given: the candidates whose
- * exact vectors are then read and scored. Two steps, both on the bits alone:
- * 1. the `depth × WIDEN` chunks whose bits differ least from the query's (Hamming distance), in a
- *    max-heap with the farthest at its root, so a chunk costs one comparison unless it is nearer;
- * 2. those scored against the query's floats rather than its bits (each set bit counts +q[i],
- *    each clear one −q[i], summed a byte at a time from tables of the 256 values of each byte):
- *    an estimate of the dot product that keeps the query's precision, so it ranks the close
- *    calls of step 1 better; the best `depth` of them are the candidates.
- * Measured (bench/vector-candidates.ts): at 250,000 chunks, step 1 alone to 100 candidates found
- * 0.87 of the exact top 10.
- */
-export function nearestCodes(docs: FileCodes[], query: Float32Array, depth: number): ChunkKey[] {
-  const words = codeWords(query.length);
-  const code = new Int32Array(words);
-  writeSignBits(query, code, 0);
-  const wide = depth * WIDEN;
-  const dist = new Int32Array(wide);
-  const doc = new Int32Array(wide);
-  const pos = new Int32Array(wide);
-  let size = 0;
-  const swap = (a: number, b: number) => {
-    let t = dist[a]!;
-    dist[a] = dist[b]!;
-    dist[b] = t;
-    t = doc[a]!;
-    doc[a] = doc[b]!;
-    doc[b] = t;
-    t = pos[a]!;
-    pos[a] = pos[b]!;
-    pos[b] = t;
-  };
-  const siftDown = () => {
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let most = i;
-      if (l < size && dist[l]! > dist[most]!) most = l;
-      if (r < size && dist[r]! > dist[most]!) most = r;
-      if (most === i) return;
-      swap(i, most);
-      i = most;
-    }
-  };
-  for (let d = 0; d < docs.length; d++) {
-    const codes = docs[d]!.codes;
-    const chunks = docs[d]!.seqs.length;
-    for (let c = 0, at = 0; c < chunks; c++, at += words) {
-      let h = 0;
-      for (let w = 0; w < words; w++) {
-        const x = codes[at + w]! ^ code[w]!;
-        h += BITS16[x & 0xffff]! + BITS16[x >>> 16]!;
-      }
-      if (size < wide) {
-        let i = size++;
-        dist[i] = h;
-        doc[i] = d;
-        pos[i] = c;
-        while (i > 0) {
-          const parent = (i - 1) >> 1;
-          if (dist[parent]! >= dist[i]!) break;
-          swap(i, parent);
-          i = parent;
-        }
-      } else if (h < dist[0]!) {
-        dist[0] = h;
-        doc[0] = d;
-        pos[0] = c;
-        siftDown();
-      }
-    }
-  }
-  const tables = byteTables(query);
-  const bytesPerCode = words * 4;
-  const scored: { score: number; key: ChunkKey }[] = [];
-  for (let i = 0; i < size; i++) {
-    const entry = docs[doc[i]!]!;
-    // Little-endian: byte j of a code holds the signs of dimensions 8j to 8j + 7.
-    const bytes = new Uint8Array(entry.codes.buffer, entry.codes.byteOffset + pos[i]! * bytesPerCode, bytesPerCode);
-    let score = 0;
-    for (let j = 0; j < bytesPerCode; j++) score += tables[(j << 8) | bytes[j]!]!;
-    scored.push({ score, key: { fileId: entry.fileId, seq: entry.seqs[pos[i]!]! } });
-  }
-  return scored
-    .sort((a, b) => b.score - a.score)
-    .slice(0, depth)
-    .map((s) => s.key);
-}
-
-/** For each byte of a code, the query's share of the dot product for each of its 256 values. */
-function byteTables(query: Float32Array): Float32Array {
-  const bytes = codeWords(query.length) * 4;
-  const t = new Float32Array(bytes * 256);
-  for (let j = 0; j < bytes; j++) {
-    const q = (k: number) => (8 * j + k < query.length ? query[8 * j + k]! : 0);
-    let none = 0;
-    for (let k = 0; k < 8; k++) none -= q(k);
-    t[j << 8] = none;
-    // A value is the one without its lowest set bit, with that dimension's sign turned to +.
-    for (let b = 1; b < 256; b++) {
-      const low = 31 - Math.clz32(b & -b);
-      t[(j << 8) | b] = t[(j << 8) | (b & (b - 1))]! + 2 * q(low);
-    }
-  }
-  return t;
-}

@@ -1,26 +1,19 @@
 import type { AppDeps } from '../deps';
 import { AppError, notSetUp } from '../http/errors';
 import { searchFileChunks, type ChunkHit } from './file-text.store';
-import { embeddingModelKey, EmbeddingsError, embedTexts } from './embeddings-client';
-import { countChunks, findChunkHits, listSearchableFiles, readChunkVectors, readVectorPage, type ChunkKey } from './embeddings.store';
-import { codeWords, createDecoder, createScorer, dot, TopK, writeSignBits } from './embeddings-vectors';
-import { candidateDepth, codesBytes, nearestCodes, type FileCodes } from './embeddings-index';
+import { EmbeddingsError } from './embeddings-client';
+import { embedLabelled } from './embeddings-model';
+import { listSearchableFiles, readChunkVectors, type ChunkKey } from './embeddings.store';
+import { createScorer, TopK } from './embeddings-vectors';
+import { candidateDepth, type FileCodes } from './embeddings-index';
+import { NearestCodes } from './embeddings-nearest';
+import { countCodes, readCodes, ROW_BYTES } from './embeddings-codes';
+import { collectSoon } from '../http/collect-soon';
 import { serviceModelOf } from '../connections/adapters';
 import { uncheckedReservation } from '../usage/usage.types';
 
 export type SearchMode = 'text' | 'semantic' | 'hybrid';
 
-/**
- * Base64 characters of vectors one page of a scan reads, at most: 256 vectors of 1,536 floats,
- * 1,000 of 384. The garbage of the pages read is what lifts the process's memory during a scan
- * (the collector lets it pile up a while): measured with 10,000 vectors of 1,536 floats, pages of
- * 1, 2, 4 and 8 MB peaked at about 107, 110, 136 and 187 MB, the larger ones a little faster
- * (bench/file-search.ts, docs/files.md).
- */
-const PAGE_CHARS = 2 * 1024 * 1024;
-const MAX_PAGE_ROWS = 2000;
-/** Documents whose chunks one statement counts (SQLite binds at most 32,766 values). */
-const FILES_PER_COUNT = 1000;
 /** Candidates one statement reads back. */
 const KEYS_PER_READ = 500;
 /** A search's query is one short text: a server slower than this is failing, and text search answers instead. */
@@ -51,49 +44,49 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
     return { mode: 'text', hits: await byWords(input.limit) };
   }
   let vector: Float32Array;
+  let model: string;
   try {
     const service = serviceModelOf(embeddings!, 'embeddings');
     const caller = { userId: input.userId, apiKeyId: input.apiKeyId };
-    [vector] = (await embedTexts(embeddings!, [input.query], {
+    const embedded = await embedLabelled(deps, embeddings!, [input.query], {
       timeoutMs: QUERY_TIMEOUT_MS,
       onUsage: (u) => void deps.usage.settle(uncheckedReservation(deps.usage, caller, 'embeddings'), { ...service, ...u }).catch(() => undefined),
-    })) as [Float32Array];
+    });
+    [vector, model] = [embedded.vectors[0]!, embedded.label];
+    // Another model under the configured name: its chunks are embedded again now, not at the next upload.
+    if (embedded.changed) deps.fileText.wake();
   } catch (err) {
     if (!(err instanceof EmbeddingsError)) throw err;
     deps.log.warn('embedding a search query failed', { error: err.message, ...(err.detail ? { upstream: err.detail } : {}) });
     if (mode === 'semantic') throw new AppError('BAD_GATEWAY', { message: err.message, cause: err });
     return { mode: 'text', hits: await byWords(input.limit) };
   }
-  const scope = { userId: input.userId, conversationId: input.conversationId };
-  if (mode === 'semantic') return { mode, hits: await searchByVector(deps, { ...scope, vector, limit: input.limit, model: embeddingModelKey(embeddings!) }) };
+  const scope = { userId: input.userId, conversationId: input.conversationId, model };
+  if (mode === 'semantic') return { mode, hits: await searchByVector(deps, { ...scope, vector, limit: input.limit }) };
   const depth = Math.max(input.limit, FUSE_DEPTH);
   const words = await byWords(depth);
-  const meaning = await searchByVector(deps, { ...scope, vector, limit: depth, model: embeddingModelKey(embeddings!) });
+  const meaning = await searchByVector(deps, { ...scope, vector, limit: depth });
   return { mode, hits: fuseRankings([words, meaning], input.limit) };
 }
 
 /**
  * The chunks whose vectors are closest to `vector` (cosine similarity: both are of length 1, so
- * a dot product), among those of the configured model in documents the user may read, which the
- * database lists at every search (docs/files.md, "How a search reads the vectors").
+ * a dot product), among those labelled `model` (src/files/embeddings-model.ts) in documents the
+ * user may read, which the database lists at every search (docs/files.md, "How a search reads
+ * the vectors").
  *
- * The sign bits of each document's vectors are kept in memory (src/files/embeddings-index.ts):
- * the chunks whose bits differ least from the query's are the candidates, and only their vectors
- * are read back and scored exactly. Documents whose bits are not held (new, changed since, or
- * over `PARLEY_EMBEDDINGS_INDEX_MB`) have every vector read a page at a time and scored exactly,
- * their bits kept for the next search when they fit. Chunks sharing nothing with the query
- * (similarity 0 or less) are left out.
+ * The sign bits (codes) of each document's vectors are kept in memory (src/files/
+ * embeddings-index.ts); those of documents not held are read from the database, their codes only
+ * (src/files/embeddings-codes.ts). The chunks whose bits differ least from the query's are the
+ * candidates (src/files/embeddings-nearest.ts), and only their vectors are read back, with what a
+ * hit shows, and scored exactly: the order and the scores are exact. Chunks sharing nothing with
+ * the query (similarity 0 or less) are left out.
  */
 export async function searchByVector(
-  deps: Pick<AppDeps, 'store' | 'embeddingsIndex'>,
-  input: { userId: string; conversationId?: string; vector: Float32Array; limit: number; model: string },
+  deps: Pick<AppDeps, 'store' | 'embeddingsIndex' | 'log' | 'now'>,
+  input: { userId: string; conversationId?: string; model: string; vector: Float32Array; limit: number },
 ): Promise<ChunkHit[]> {
-  const model = input.model;
-  const query = input.vector;
-  const best = new TopK<ChunkKey>(input.limit);
-  const keep = (score: number | undefined, fileId: string, seq: number) => {
-    if (score !== undefined && score > 0) best.push(score, { fileId, seq });
-  };
+  const { model, vector: query } = input;
   const files = await deps.store.read((tx) => listSearchableFiles(tx, { userId: input.userId, conversationId: input.conversationId }));
   const held: FileCodes[] = [];
   const missing: { fileId: string; version: number }[] = [];
@@ -102,113 +95,33 @@ export async function searchByVector(
     if (codes) held.push(codes);
     else missing.push(f);
   }
-  if (missing.length) await scanAndIndex(deps, { files: missing, inUse: new Set(files.map((f) => f.fileId)), model, query, keep });
-  const read = new Map<string, ChunkHit>();
-  if (held.length) {
-    const chunks = held.reduce((n, doc) => n + doc.seqs.length, 0);
-    const candidates = nearestCodes(held, query, candidateDepth(chunks, input.limit));
-    const score = createScorer(query);
-    for (let i = 0; i < candidates.length; i += KEYS_PER_READ) {
-      const rows = await deps.store.read((tx) => readChunkVectors(tx, candidates.slice(i, i + KEYS_PER_READ)));
-      for (const row of rows) {
-        if (row.model !== model) continue;
-        keep(score(row.embedding), row.fileId, Number(row.seq));
-        read.set(chunkKey(row), { fileId: row.fileId, filename: row.filename, seq: row.seq, page: row.page, content: row.content });
-      }
+  const counts = missing.length ? await countCodes(deps, missing, model) : [];
+  const chunks = held.reduce((n, doc) => n + doc.seqs.length, 0) + counts.reduce((n, c) => n + c.coded + c.uncoded, 0);
+  const nearest = new NearestCodes(query, candidateDepth(chunks, input.limit));
+  for (const doc of held) await nearest.add(doc.fileId, doc.codes, doc.seqs);
+  if (missing.length) {
+    const heldBytes = held.reduce((n, doc) => n + doc.bytes, 0);
+    await readCodes(deps, { files: missing, counts, inUse: new Set(files.map((f) => f.fileId)), heldBytes, model, dims: query.length, nearest });
+  }
+  // In (file, seq) order, as the rows come: of two chunks scored alike, the earlier document's is kept.
+  const candidates = nearest.best().sort(byKey);
+  const best = new TopK<ChunkHit>(input.limit);
+  const score = createScorer(query);
+  let read = 0;
+  for (let i = 0; i < candidates.length; i += KEYS_PER_READ) {
+    const rows = await deps.store.read((tx) => readChunkVectors(tx, candidates.slice(i, i + KEYS_PER_READ)));
+    for (const row of rows.sort(byKey)) {
+      read += ROW_BYTES + row.embedding.length + row.content.length + row.filename.length;
+      const s = row.model === model ? score(row.embedding) : undefined;
+      if (s !== undefined && s > 0) best.push(s, { fileId: row.fileId, filename: row.filename, seq: row.seq, page: row.page, content: row.content });
     }
   }
-  const ranked = best.sorted();
-  // Hits among the candidates came with their text; those of documents read whole did not.
-  const unread = ranked.map((r) => r.item).filter((k) => !read.has(chunkKey(k)));
-  for (const hit of unread.length ? await deps.store.read((tx) => findChunkHits(tx, unread)) : []) read.set(chunkKey(hit), hit);
-  return ranked.flatMap((r) => read.get(chunkKey(r.item)) ?? []);
-}
-
-/**
- * Every vector of `files` read, a page at a time, and scored exactly; each document's sign bits
- * built on the way and offered to the index once its last page is read (the index keeps them if
- * they fit without dropping a document this search uses). Memory stays at a page and the bits of
- * the documents in it, whatever the library's size, and other requests run between pages.
- */
-async function scanAndIndex(
-  deps: Pick<AppDeps, 'store' | 'embeddingsIndex'>,
-  input: { files: { fileId: string; version: number }[]; inUse: ReadonlySet<string>; model: string; query: Float32Array; keep: (score: number | undefined, fileId: string, seq: number) => void },
-): Promise<void> {
-  const { model, query } = input;
-  const dims = query.length;
-  const words = codeWords(dims);
-  const decode = createDecoder(dims);
-  const pageRows = Math.max(100, Math.min(MAX_PAGE_ROWS, Math.floor(PAGE_CHARS / (Math.ceil((dims * 4) / 3) * 4))));
-  const version = new Map(input.files.map((f) => [f.fileId, f.version]));
-  const offer = (fileId: string, codes: Int32Array, seqs: Int32Array) =>
-    deps.embeddingsIndex.put({ fileId, version: version.get(fileId)!, model, dims, codes, seqs, bytes: codesBytes(fileId, seqs.length, dims) }, input.inUse);
-  for (let i = 0; i < input.files.length; i += FILES_PER_COUNT) {
-    const ids = input.files.slice(i, i + FILES_PER_COUNT).map((f) => f.fileId);
-    const counts = await deps.store.read((tx) => countChunks(tx, ids));
-    const chunks = new Map(counts.map((c) => [c.fileId, c.chunks]));
-    // A document without chunks (an empty text, a failed one) is held too, so it is not counted again.
-    for (const id of ids) if (!chunks.has(id)) offer(id, new Int32Array(0), new Int32Array(0));
-    const building = new Map<string, { codes: Int32Array; seqs: Int32Array; n: number; whole: boolean }>();
-    for (const page of planPages(counts, pageRows)) {
-      // SQLite answers at once, and awaiting a settled promise lets no other request in: a scan of
-      // seconds would hold the whole server. Between pages, whatever waits runs first.
-      await new Promise((resolve) => setImmediate(resolve));
-      const rows = await deps.store.read((tx) => readVectorPage(tx, page));
-      for (const row of rows) {
-        if (row.model !== model) continue;
-        const v = decode(row.embedding);
-        if (!v) continue;
-        const seq = Number(row.seq);
-        input.keep(dot(query, v), row.fileId, seq);
-        let b = building.get(row.fileId);
-        if (!b) {
-          const n = chunks.get(row.fileId) ?? 0;
-          b = { codes: new Int32Array(n * words), seqs: new Int32Array(n), n: 0, whole: true };
-          building.set(row.fileId, b);
-        }
-        // More chunks than counted: the text was read again meanwhile, and its version moved on.
-        if (b.n === b.seqs.length) b.whole = false;
-        else {
-          writeSignBits(v, b.codes, b.n * words);
-          b.seqs[b.n++] = seq;
-        }
-      }
-      const done = 'fileIds' in page ? page.fileIds : page.toSeq === Number.MAX_SAFE_INTEGER ? [page.fileId] : [];
-      for (const id of done) {
-        const b = building.get(id);
-        building.delete(id);
-        if (!b) offer(id, new Int32Array(0), new Int32Array(0));
-        // Every chunk counted had a vector (the usual case): the arrays are kept as they are, not copied.
-        else if (b.whole) offer(id, b.n === b.seqs.length ? b.codes : b.codes.slice(0, b.n * words), b.n === b.seqs.length ? b.seqs : b.seqs.slice(0, b.n));
-      }
-    }
-  }
-}
-
-/**
- * Pages of about `rows` chunks: small files together, a large one in ranges of its chunks. A file
- * that grew since it was counted (its text read again) only makes its page a little longer.
- */
-export function* planPages(files: { fileId: string; chunks: number }[], rows: number): Generator<{ fileIds: string[] } | { fileId: string; fromSeq: number; toSeq: number }> {
-  let group: string[] = [];
-  let size = 0;
-  for (const f of files) {
-    if (f.chunks > rows) {
-      for (let from = 0; from < f.chunks; from += rows) yield { fileId: f.fileId, fromSeq: from, toSeq: from + rows >= f.chunks ? Number.MAX_SAFE_INTEGER : from + rows };
-      continue;
-    }
-    if (size + f.chunks > rows) {
-      yield { fileIds: group };
-      group = [];
-      size = 0;
-    }
-    group.push(f.fileId);
-    size += f.chunks;
-  }
-  if (group.length) yield { fileIds: group };
+  if (deps.embeddingsIndex.noteRead(read)) collectSoon();
+  return best.sorted().map((r) => r.item);
 }
 
 const chunkKey = (k: ChunkKey) => `${k.fileId}:${Number(k.seq)}`;
+const byKey = (a: ChunkKey, b: ChunkKey) => (a.fileId < b.fileId ? -1 : a.fileId > b.fileId ? 1 : a.seq - b.seq);
 
 /**
  * Reciprocal rank fusion: each list gives a chunk 1 / (60 + its rank); the sums rank the fused

@@ -71,6 +71,31 @@ export function writeSignBits(v: Float32Array, out: Int32Array, at: number): voi
 }
 
 /**
+ * A vector's sign bits as stored in `file_chunks.embedding_code`: base64 of `codeWords(dims)`
+ * little-endian words, so that byte j holds the signs of dimensions 8j to 8j + 7 (bit 0 the first).
+ */
+export function encodeSignBits(v: Float32Array): string {
+  const code = new Int32Array(codeWords(v.length));
+  writeSignBits(v, code, 0);
+  return Buffer.from(code.buffer).toString('base64');
+}
+
+/**
+ * Reads stored codes of `words` words into `out` at word `at`, through one scratch buffer (a scan
+ * allocates nothing per row); false, and nothing written, for a code of another length.
+ */
+export function createCodeReader(words: number): (base64: string, out: Int32Array, at: number) => boolean {
+  const encodedLength = Math.ceil((words * 4) / 3) * 4;
+  const scratch = Buffer.alloc(words * 4);
+  const view = new Int32Array(scratch.buffer, scratch.byteOffset, words);
+  return (base64, out, at) => {
+    if (base64.length !== encodedLength || scratch.write(base64, 'base64') !== words * 4) return false;
+    out.set(view, at);
+    return true;
+  };
+}
+
+/**
  * The `k` best items seen, in a min-heap: the worst kept is at the root, so each new item costs
  * one comparison unless it beats it (then log k). An equal score does not displace one kept.
  */

@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
-import { allRows, exec, type Tx, type Work } from '../db/work';
+import { allRows, exec, execCount, getRow, rawRows, type Tx, type Work } from '../db/work';
 import type { ChunkHit } from './file-text.store';
 
 // Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike. Vectors are
@@ -27,14 +27,41 @@ export function* listChunksToEmbed({ db, t }: Tx, model: string, limit: number, 
 export type ChunkToEmbed = { id: string; fileId: string; content: string; userId: string };
 
 /**
- * Vectors of `model` (base64), or null for a chunk the model refused (it is not sent again); the
- * documents' `vectors_version` moves on in the same transaction, so that every instance's search
- * index reads their codes again (src/files/embeddings-index.ts).
+ * Vectors of `model` (base64) with their sign bits (`code`), or nulls for a chunk the model
+ * refused (it is not sent again); the documents' `vectors_version` moves on in the same
+ * transaction, so that every instance's search index reads their codes again
+ * (src/files/embeddings-index.ts).
  */
-export function* saveEmbeddings(tx: Tx, model: string, rows: { id: string; fileId: string; embedding: string | null }[]): Work<void> {
+export function* saveEmbeddings(tx: Tx, model: string, rows: { id: string; fileId: string; embedding: string | null; code: string | null }[]): Work<void> {
   const { db, t } = tx;
-  for (const row of rows) yield* exec(db.update(t.fileChunks).set({ embedding: row.embedding, embeddingModel: model }).where(eq(t.fileChunks.id, row.id)));
+  for (const row of rows)
+    yield* exec(db.update(t.fileChunks).set({ embedding: row.embedding, embeddingCode: row.code, embeddingModel: model }).where(eq(t.fileChunks.id, row.id)));
   yield* bumpVectorsVersion(tx, [...new Set(rows.map((r) => r.fileId))]);
+}
+
+/**
+ * Vectors stored without their sign bits (before codes were kept), at most `limit`, whatever
+ * their model: found through the partial index of exactly those, so a library already coded
+ * costs one empty lookup.
+ */
+export function* listUncodedVectors({ db, t }: Tx, limit: number): Work<{ id: string; embedding: string }[]> {
+  const c = t.fileChunks;
+  const rows = yield* allRows(
+    db
+      .select({ id: c.id, embedding: c.embedding })
+      .from(c)
+      .where(and(isNotNull(c.embedding), isNull(c.embeddingCode)))
+      .limit(limit),
+  );
+  return rows as { id: string; embedding: string }[];
+}
+
+/**
+ * The codes of vectors stored without them. The version is left alone: a code is a function of
+ * its vector, so one an index built from the vector is the same.
+ */
+export function* saveCodes({ db, t }: Tx, rows: { id: string; code: string }[]): Work<void> {
+  for (const row of rows) yield* exec(db.update(t.fileChunks).set({ embeddingCode: row.code }).where(eq(t.fileChunks.id, row.id)));
 }
 
 /** The documents' vectors changed: searches read their codes again. */
@@ -42,7 +69,6 @@ export function* bumpVectorsVersion({ db, t }: Tx, fileIds: string[]): Work<void
   if (fileIds.length) yield* exec(db.update(t.files).set({ vectorsVersion: sql`${t.files.vectorsVersion} + 1` }).where(inArray(t.files.id, fileIds)));
 }
 
-export type VectorRow = { fileId: string; seq: number; model: string | null; embedding: string };
 export type ChunkKey = { fileId: string; seq: number };
 
 /**
@@ -63,73 +89,122 @@ export function* listSearchableFiles({ db, t }: Tx, input: { userId: string; con
   );
 }
 
-/**
- * How many chunks each of the documents has, in id order: what reading their vectors plans its
- * pages by. Counted from the (file_id, seq) index, no vector read.
- */
-export function* countChunks({ db, t }: Tx, fileIds: string[]): Work<{ fileId: string; chunks: number }[]> {
-  const c = t.fileChunks;
-  return yield* allRows(
-    db
-      .select({ fileId: c.fileId, chunks: sql<number>`count(*)`.mapWith(Number) })
-      .from(c)
-      .where(inArray(c.fileId, fileIds))
-      .groupBy(c.fileId)
-      .orderBy(asc(c.fileId)),
-  );
-}
+/** How many chunks of each document have a vector of the model: `coded` with their sign bits, `uncoded` without (yet). */
+export type VectorCount = { fileId: string; coded: number; uncoded: number };
 
 /**
- * One page of stored vectors: every chunk of a few files, or a range of one large file's chunks
- * (`fromSeq` ≤ seq < `toSeq`). Either is a range of the (file_id, seq) index on both databases,
- * with nothing to sort: the order of a scan does not matter to a top-k.
+ * The documents' chunks with a vector of `model`, in id order: what reading their codes plans its
+ * pages by. Both counts come from indexes (codes, and vectors without codes), no row read.
  */
-export function* readVectorPage({ db, t }: Tx, page: { fileIds: string[] } | { fileId: string; fromSeq: number; toSeq: number }): Work<VectorRow[]> {
+export function* countVectors({ db, t }: Tx, fileIds: string[], model: string): Work<VectorCount[]> {
   const c = t.fileChunks;
-  const which = 'fileIds' in page ? inArray(c.fileId, page.fileIds) : and(eq(c.fileId, page.fileId), gte(c.seq, page.fromSeq), lt(c.seq, page.toSeq));
+  const count = sql<number>`count(*)`.mapWith(Number);
+  const coded = yield* allRows(
+    db
+      .select({ fileId: c.fileId, n: count })
+      .from(c)
+      .where(and(inArray(c.fileId, fileIds), eq(c.embeddingModel, model), isNotNull(c.embeddingCode)))
+      .groupBy(c.fileId),
+  );
+  const uncoded = yield* allRows(
+    db
+      .select({ fileId: c.fileId, n: count })
+      .from(c)
+      .where(and(inArray(c.fileId, fileIds), isNotNull(c.embedding), isNull(c.embeddingCode), eq(c.embeddingModel, model)))
+      .groupBy(c.fileId),
+  );
+  const counts = new Map<string, VectorCount>();
+  for (const r of coded) counts.set(r.fileId, { fileId: r.fileId, coded: r.n, uncoded: 0 });
+  for (const r of uncoded) counts.set(r.fileId, { fileId: r.fileId, coded: counts.get(r.fileId)?.coded ?? 0, uncoded: r.n });
+  return [...counts.values()].sort((x, y) => (x.fileId < y.fileId ? -1 : x.fileId > y.fileId ? 1 : 0));
+}
+
+/** Every chunk of a few files, or a range of one large file's chunks (`fromSeq` ≤ seq < `toSeq`). */
+export type ChunkPage = { fileIds: string[] } | { fileId: string; fromSeq: number; toSeq: number };
+
+const pageWhere = (c: Tx['t']['fileChunks'], page: ChunkPage) =>
+  'fileIds' in page ? inArray(c.fileId, page.fileIds) : and(eq(c.fileId, page.fileId), gte(c.seq, page.fromSeq), lt(c.seq, page.toSeq));
+
+/**
+ * One page of the sign bits of `model`'s vectors: a range of the codes' covering index on both
+ * databases (the rows themselves, text and vector, are never read), with nothing to sort.
+ */
+export function* readCodePage({ db, t }: Tx, page: ChunkPage, model: string): Work<{ fileId: string; seq: number; code: string }[]> {
+  const c = t.fileChunks;
+  const rows = yield* allRows(
+    db
+      .select({ fileId: c.fileId, seq: c.seq, code: c.embeddingCode })
+      .from(c)
+      .where(and(pageWhere(c, page), eq(c.embeddingModel, model), isNotNull(c.embeddingCode))),
+  );
+  return rows as { fileId: string; seq: number; code: string }[];
+}
+
+export type VectorRow = { fileId: string; seq: number; model: string | null; embedding: string };
+
+/**
+ * One page of stored vectors of `model`; `uncoded`: only those without their sign bits yet
+ * (through that partial index). A range of the (file_id, seq) index on both databases.
+ */
+export function* readVectorPage({ db, t }: Tx, page: ChunkPage, model: string, opts: { uncoded?: boolean } = {}): Work<VectorRow[]> {
+  const c = t.fileChunks;
   const rows = yield* allRows(
     db
       .select({ fileId: c.fileId, seq: c.seq, model: c.embeddingModel, embedding: c.embedding })
       .from(c)
-      .where(and(which, isNotNull(c.embedding))),
+      .where(and(pageWhere(c, page), isNotNull(c.embedding), opts.uncoded ? isNull(c.embeddingCode) : undefined, eq(c.embeddingModel, model))),
   );
   return rows as VectorRow[];
 }
 
 /**
  * The stored vectors of the chunks named (the candidates of a search), with what a hit shows, in
- * no particular order: one statement, a document's chunks together (`file_id = ? AND seq IN
- * (…)`), each a range of the (file_id, seq) index on both databases. The text comes along: SQLite
- * reads it anyway to reach the vector after it in the row, and the search needs no other read.
+ * no particular order: one statement, the keys a table of values joined to the (file_id, seq)
+ * index, the same SQL on both databases. An OR of one `file_id = ? AND seq IN (…)` a document, as
+ * before, cost 16–22 ms to plan and run when the candidates were spread over a thousand
+ * documents, against 2–5 ms so (bench/file-search.ts, 100 candidates). The text comes along:
+ * SQLite reads it anyway to reach the vector after it in the row, and the search needs no other
+ * read.
  */
-export function* readChunkVectors({ db, t }: Tx, keys: ChunkKey[]): Work<(VectorRow & ChunkHit)[]> {
+export function* readChunkVectors(_tx: Tx, keys: ChunkKey[]): Work<(VectorRow & ChunkHit)[]> {
   if (!keys.length) return [];
-  const c = t.fileChunks;
-  const byFile = new Map<string, number[]>();
-  for (const k of keys) {
-    const seqs = byFile.get(k.fileId);
-    if (seqs) seqs.push(k.seq);
-    else byFile.set(k.fileId, [k.seq]);
-  }
-  const rows = yield* allRows(
-    db
-      .select({ fileId: c.fileId, seq: c.seq, model: c.embeddingModel, embedding: c.embedding, filename: t.files.filename, page: c.page, content: c.content })
-      .from(c)
-      .innerJoin(t.files, eq(t.files.id, c.fileId))
-      .where(and(or(...[...byFile].map(([fileId, seqs]) => and(eq(c.fileId, fileId), inArray(c.seq, seqs)))), isNotNull(c.embedding))),
+  const values = sql.join(
+    keys.map((k) => sql`(${k.fileId}, CAST(${k.seq} AS integer))`),
+    sql`, `,
   );
-  return rows as (VectorRow & ChunkHit)[];
+  // CAST: PostgreSQL's bigint columns would come back as strings.
+  return yield* rawRows<VectorRow & ChunkHit>(
+    sql`WITH k(file_id, seq) AS (VALUES ${values})
+        SELECT c.file_id AS "fileId", CAST(c.seq AS integer) AS seq, c.embedding_model AS model, c.embedding, f.filename, CAST(c.page AS integer) AS page, c.content
+          FROM k JOIN file_chunks c ON c.file_id = k.file_id AND c.seq = k.seq JOIN files f ON f.id = c.file_id
+         WHERE c.embedding IS NOT NULL`,
+  );
 }
 
-/** The chunks named, with their file's name, in no particular order. */
-export function* findChunkHits({ db, t }: Tx, keys: ChunkKey[]): Work<ChunkHit[]> {
-  if (!keys.length) return [];
-  const c = t.fileChunks;
-  return yield* allRows(
+export type ModelFingerprint = { model: string; generation: number; probe: string; since: number };
+
+/** What the model answered for the probe text, as last recorded (src/files/embeddings-model.ts). */
+export function* findModelFingerprint({ db, t }: Tx, model: string): Work<ModelFingerprint | undefined> {
+  const row = yield* getRow(db.select().from(t.embeddingModels).where(eq(t.embeddingModels.model, model)));
+  return row && { ...row, generation: Number(row.generation), since: Number(row.since) };
+}
+
+/** The model's first fingerprint; another instance's, taken at the same moment, wins (nothing written). */
+export function* addModelFingerprint({ db, t }: Tx, row: ModelFingerprint): Work<void> {
+  yield* exec(db.insert(t.embeddingModels).values(row).onConflictDoNothing());
+}
+
+/**
+ * Another model under the same name: the next generation, unless another instance recorded it
+ * first (false: nothing written, read it again).
+ */
+export function* advanceModelGeneration({ db, t }: Tx, row: ModelFingerprint): Work<boolean> {
+  const m = t.embeddingModels;
+  const changed = yield* execCount(
     db
-      .select({ fileId: c.fileId, filename: t.files.filename, seq: c.seq, page: c.page, content: c.content })
-      .from(c)
-      .innerJoin(t.files, eq(t.files.id, c.fileId))
-      .where(or(...keys.map((k) => and(eq(c.fileId, k.fileId), eq(c.seq, k.seq))))),
+      .update(m)
+      .set({ generation: row.generation, probe: row.probe, since: row.since })
+      .where(and(eq(m.model, row.model), eq(m.generation, row.generation - 1))),
   );
+  return changed > 0;
 }

@@ -19,6 +19,12 @@ export interface Rate {
 
 const UNITS: Record<string, number> = { s: 1000, sec: 1000, second: 1000, m: 60_000, min: 60_000, minute: 60_000, h: 3_600_000, hour: 3_600_000 };
 
+/** A rate as an admin writes it (`120/min`), for reports: the inverse of parseRate. */
+export function formatRate(rate: Rate): string {
+  const unit = rate.perMs === 1000 ? 's' : rate.perMs === 60_000 ? 'min' : rate.perMs === 3_600_000 ? 'hour' : `${rate.perMs}ms`;
+  return `${rate.capacity}/${unit}`;
+}
+
 /** Parse `30/min`, `5/s`, `200/hour` or `off` (the config table's parser for rate rows). */
 export function parseRate(raw: string, name: string): Rate | undefined {
   const v = raw.trim().toLowerCase();

@@ -9,6 +9,8 @@ import { checkSecretKey } from './secret-key-check';
 import type { Connections } from '../connections/resolver';
 import { checkPermissions } from './storage-checks';
 import { checkPostgres } from './postgres-check';
+import { checkEmbeddingsIndex } from '../files/embeddings-check';
+import type { IndexState } from '../files/embeddings-index';
 
 export type { Check } from './checks';
 
@@ -29,6 +31,8 @@ type DoctorInput = {
   connections?: Connections;
   /** Or their lines, tested beforehand (the CLI, which must close its database before the file checks). */
   connectionLines?: Check[];
+  /** The running server's semantic search index (admin/doctor), which `parley doctor` cannot see. */
+  embeddingsIndex?: IndexState;
 };
 
 /** A check as it may be printed (CLI) or answered (admin/doctor): URLs' user info and credential parameters masked. */
@@ -50,6 +54,8 @@ async function runChecks(opts: DoctorInput): Promise<Check[]> {
   const lines = opts.connectionLines ?? (opts.connections && (await connectionChecks(opts.connections)));
   if (opts.config) checks.push(...(lines ? [...lines, ...(await probeModelFit(opts.config)), checkSecretKey(opts.config)] : await probeProviders(opts.config)));
   if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
+  const index = opts.config && checkEmbeddingsIndex(opts.config, opts.embeddingsIndex);
+  if (index) checks.push(index);
   return checks;
 }
 

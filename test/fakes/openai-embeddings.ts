@@ -16,7 +16,8 @@
  * not there.
  *
  * Tests script failures (`fail`), make it ignore `encoding_format` as some servers do
- * (`ignoreEncodingFormat`: floats always) and read what was sent in `requests`.
+ * (`ignoreEncodingFormat`: floats always), swap its model for another under the same name
+ * (`weights`) and read what was sent in `requests`.
  */
 
 export interface EmbeddingsRequest {
@@ -40,6 +41,11 @@ export interface FakeEmbeddings {
   maxInputChars: number;
   /** Vector length when the request names none. */
   dims: number;
+  /**
+   * Which weights the model has: another number is another model served under the same name
+   * (llama.cpp started with another model file), whose vectors have nothing to do with these.
+   */
+  weights: number;
   stop(): void;
 }
 
@@ -78,11 +84,11 @@ function fnv1a(s: string): number {
   return h >>> 0;
 }
 
-/** The fake's vector of `text`: not normalised (Parley scales what it stores). */
-export function fakeEmbedding(text: string, dims: number): Float32Array {
+/** The fake's vector of `text` (with `weights`, another model's): not normalised (Parley scales what it stores). */
+export function fakeEmbedding(text: string, dims: number, weights = 0): Float32Array {
   const v = new Float32Array(dims);
   for (const term of fakeTerms(text)) {
-    const h = fnv1a(term);
+    const h = fnv1a(weights ? `${weights}:${term}` : term);
     v[h % dims]! += h & 0x80000000 ? -1 : 1;
   }
   return v;
@@ -99,6 +105,7 @@ export function startFakeEmbeddings(opts: { dims?: number } = {}): FakeEmbedding
     ignoreEncodingFormat: false,
     maxInputChars: 32_000,
     dims: opts.dims ?? 256,
+    weights: 0,
     stop: () => server.stop(true),
   };
 
@@ -135,7 +142,7 @@ export function startFakeEmbeddings(opts: { dims?: number } = {}): FakeEmbedding
     return Response.json({
       object: 'list',
       data: record.input.map((text, index) => {
-        const v = fakeEmbedding(text, dims);
+        const v = fakeEmbedding(text, dims, fake.weights);
         return { object: 'embedding', index, embedding: asBase64 ? Buffer.from(v.buffer).toString('base64') : Array.from(v) };
       }),
       model: body.model,

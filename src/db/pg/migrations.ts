@@ -21,7 +21,8 @@ import p0014 from '../../../migrations/pg/0014_imported_conversations.sql' with 
 import p0015 from '../../../migrations/pg/0015_connections.sql' with { type: 'text' };
 import p0016 from '../../../migrations/pg/0016_api_responses.sql' with { type: 'text' };
 import p0017 from '../../../migrations/pg/0017_mcp_servers.sql' with { type: 'text' };
-import p0018 from '../../../migrations/pg/0018_usage.sql' with { type: 'text' };
+import p0018 from '../../../migrations/pg/0018_embedding_codes.sql' with { type: 'text' };
+import p0019 from '../../../migrations/pg/0019_usage.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -42,7 +43,8 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0015_connections', sql: p0015 },
   { tag: '0016_api_responses', sql: p0016 },
   { tag: '0017_mcp_servers', sql: p0017 },
-  { tag: '0018_usage', sql: p0018 },
+  { tag: '0018_embedding_codes', sql: p0018 },
+  { tag: '0019_usage', sql: p0019 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

@@ -23,6 +23,7 @@ export const fileBlobs = tables.fileBlobs!;
 export const files = tables.files!;
 export const fileAttachments = tables.fileAttachments!;
 export const fileChunks = tables.fileChunks!;
+export const embeddingModels = tables.embeddingModels!;
 export const groupChats = tables.groupChats!;
 export const groupEvents = tables.groupEvents!;
 export const groupInvites = tables.groupInvites!;

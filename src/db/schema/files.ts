@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { sqliteTable, text, integer, index, primaryKey, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { users } from './users';
 import { conversations } from './conversations';
@@ -70,7 +71,9 @@ export const fileAttachments = sqliteTable(
  * and optionally embedded (src/files/embeddings-fill.ts): `embedding` is the vector's float32
  * bytes (little-endian, scaled to length 1) in base64, `embeddingModel` the model that made it, so
  * vectors of two models are never compared. A model that refused a chunk leaves `embedding` null
- * beside its name, and the chunk is not sent to it again.
+ * beside its name, and the chunk is not sent to it again. `embeddingCode` is the vector's sign
+ * bits in base64 (1/32 of its bytes), written with it: what a search's index is built from
+ * (src/files/embeddings-index.ts), read through an index of its own without touching the rows.
  */
 export const fileChunks = sqliteTable(
   'file_chunks',
@@ -85,10 +88,33 @@ export const fileChunks = sqliteTable(
     content: text('content').notNull(),
     embedding: text('embedding'),
     embeddingModel: text('embedding_model'),
+    embeddingCode: text('embedding_code'),
   },
-  // By model: the chunks still to embed are found without reading every vector.
-  (t) => [uniqueIndex('file_chunks_file_seq_idx').on(t.fileId, t.seq), index('file_chunks_embedding_model_idx').on(t.embeddingModel)],
+  (t) => [
+    uniqueIndex('file_chunks_file_seq_idx').on(t.fileId, t.seq),
+    // By model: the chunks still to embed are found without reading every vector.
+    index('file_chunks_embedding_model_idx').on(t.embeddingModel),
+    // Covering: a search reads a document's codes from the index alone, never the rows of ~10 KB
+    // that hold them (measured: 0.1 s against 8 s for 100,000 chunks on SQLite).
+    index('file_chunks_codes_idx').on(t.fileId, t.embeddingModel, t.seq, t.embeddingCode),
+    // Vectors stored before codes were: what the background pass codes, and a search reads whole.
+    index('file_chunks_uncoded_idx').on(t.fileId).where(sql`${t.embedding} IS NOT NULL AND ${t.embeddingCode} IS NULL`),
+  ],
 );
+
+/**
+ * What each embeddings model (`model`: its name, and `#<dimensions>` when set) answered for a
+ * fixed probe text (`probe`, its unit vector in base64), so that another model served under the
+ * same name is noticed (src/files/embeddings-model.ts). `generation` counts the models seen under
+ * that name: past the first, chunks' vectors are labelled `<model>@<generation>`, and those of an
+ * earlier one are embedded again. `since`: when this generation was first seen.
+ */
+export const embeddingModels = sqliteTable('embedding_models', {
+  model: text('model').primaryKey(),
+  generation: integer('generation').notNull(),
+  probe: text('probe').notNull(),
+  since: integer('since').notNull(),
+});
 
 export type FileBlob = typeof fileBlobs.$inferSelect;
 export type FileRow = typeof files.$inferSelect;
