@@ -18,6 +18,8 @@ import { widgetOperations } from './widgets/widget.routes';
 import { bookmarkOperations } from './bookmarks/bookmark.routes';
 import { feedbackOperations } from './feedback/feedback.routes';
 import { memoryOperations } from './memory/memory.routes';
+import { usageOperations } from './usage/usage.routes';
+import { quotaOperations } from './usage/quota.routes';
 import { creditOperations } from './credits/credit.routes';
 import { imageOperations } from './images/image.routes';
 import { voiceOperations } from './voice/voice.routes';
@@ -60,6 +62,8 @@ export const operations: readonly AnyOperation[] = [
   ...feedbackOperations,
   ...memoryOperations,
   ...creditOperations,
+  ...usageOperations,
+  ...quotaOperations,
   ...imageOperations,
   ...fileOperations,
   ...voiceOperations,

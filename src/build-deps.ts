@@ -20,7 +20,7 @@ import { createFileTextQueue } from './files/extract-pending';
 import { sqliteStore } from './db/store';
 import type { Store } from './db/work';
 import { newId } from './ids';
-import { noopUsage } from './usage/usage.types';
+import { createUsage } from './usage/metering';
 import { createMcp } from './mcp/mcp';
 import { createToolRegistry } from './tools/registry';
 import type { ToolSource } from './tools/tool.types';
@@ -55,6 +55,8 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
   const connections = base.connections ?? createConnections({ config, store, bus, now, instanceId });
   // One turnstile for the work that holds much memory: image decodes and document reads.
   const imageConversions = base.imageConversions ?? createTurnstile(config.imageConcurrency);
+  // Every model call reserves and records through it (src/usage/, docs/usage.md).
+  const usage = base.usage ?? createUsage({ store, bus, now, instanceId, log });
   return {
     ...base,
     store,
@@ -78,10 +80,9 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     imageOpacity: base.imageOpacity ?? createOpacityGuess(),
     // Touches nothing until the first upload: a server without files makes no directory.
     files,
-    fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, imageConversions, connections }),
+    fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, imageConversions, connections, usage }),
     embeddingsIndex: base.embeddingsIndex ?? createEmbeddingsIndex(config.embeddingsIndexMb * 2 ** 20),
-    // Nothing is metered yet: calls reserve and settle through this seam (src/usage/usage.types.ts).
-    usage: base.usage ?? noopUsage,
+    usage,
     // Connects nothing until a turn, a test or an operation asks for a server.
     mcp: base.mcp ?? createMcp({ config, store, sealer: connections.sealer, log, now, instanceId }),
     tools: base.tools ?? createToolRegistry(builtinToolSources),

@@ -426,6 +426,19 @@ export const settings = {
     doc: 'Days the events of a finished response are kept for stream replay (`Last-Event-ID`, `chat/resumeStream`); the conversation items stay.',
     parse: int(1, 3650),
   }),
+  // --- usage metering (docs/usage.md) ---
+  usageEstimateOutputTokens: setting({
+    env: 'PARLEY_USAGE_ESTIMATE_OUTPUT_TOKENS',
+    default: '1000',
+    doc: 'Output tokens a model call is assumed to use when its user\'s tier limits tokens: what is held of their allowance or credits before the call (its input is counted from the request), settled to what the provider reports after it.',
+    parse: int(1, 1_000_000),
+  }),
+  usageRetentionDays: setting({
+    env: 'PARLEY_USAGE_RETENTION_DAYS',
+    default: '400',
+    doc: 'Days the usage of each model call is kept (`usage/*`, `admin/getUsage`, `parley usage`); older rows are deleted by the hourly retention pass. 0 keeps them for ever.',
+    parse: int(0, 100_000),
+  }),
   v1ResponseRetentionHours: setting({
     env: 'PARLEY_V1_RESPONSE_RETENTION_HOURS',
     default: '24',

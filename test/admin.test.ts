@@ -50,6 +50,10 @@ const validInput = (path: string): unknown =>
     'admin/addMiniApp': { name: 'Calc', url: 'https://calc.example.org/' },
     'admin/updateMiniApp': { id: 'none', name: 'Calc' },
     'admin/removeMiniApp': { id: 'none' },
+    'admin/setUsageTier': { name: 'FREE', period: 'day', tokens: 0 },
+    'admin/removeUsageTier': { name: 'FREE' },
+    'admin/setModelPrice': { model: 'local/llama3', perRequest: 1 },
+    'admin/removeModelPrice': { model: 'local/llama3' },
     'admin/addMcpServer': { name: 'docs', url: 'https://mcp.example.org/mcp' },
     'admin/updateMcpServer': { id: 'docs', enabled: false },
     'admin/removeMcpServer': { id: 'docs' },
@@ -69,6 +73,8 @@ describe('administration API', () => {
         // The service's pages (src/admin/admin-service.routes.ts).
         'admin/listNews', 'admin/postNews', 'admin/deleteNews', 'admin/listSupportThreads', 'admin/getSupportThread', 'admin/replySupport',
         'admin/listMiniApps', 'admin/addMiniApp', 'admin/updateMiniApp', 'admin/removeMiniApp',
+        // Usage metering and quotas (src/usage/).
+        'admin/getUsage', 'admin/getUsageQuotas', 'admin/setUsageTier', 'admin/removeUsageTier', 'admin/setModelPrice', 'admin/removeModelPrice',
         // MCP servers (src/mcp/mcp.routes.ts).
         'admin/listMcpServers', 'admin/addMcpServer', 'admin/updateMcpServer', 'admin/removeMcpServer', 'admin/testMcpServer', 'admin/setMcpSettings',
       ].sort(),

@@ -125,9 +125,8 @@ describe('connections', () => {
     expect(body.defaults).toEqual({ chat: 'claude/claude-sonnet-4-6', research: 'claude/claude-sonnet-4-6', group: 'claude/claude-sonnet-4-6', title: 'claude/claude-sonnet-4-6' });
   });
 
-  test('Anthropic: a tool round trip with thinking, images sent as blocks, usage recorded once', async () => {
-    const { log, lines } = captureLog();
-    const ctx = await world(envChat, { log });
+  test('Anthropic: a tool round trip with thinking, images sent as blocks, usage recorded once a round', async () => {
+    const ctx = await world(envChat);
     await addClaude(ctx, { options: { model: 'claude-sonnet-4-6', thinkingTokens: 2048 } });
     const before = claude.requests.length;
     claude.script = (body, round) =>
@@ -160,9 +159,14 @@ describe('connections', () => {
     expect(second!.body.messages[1].content[0]).toEqual({ type: 'thinking', thinking: 'A canvas fits.', signature: expect.stringMatching(/^sig-\d+$/) });
     expect(second!.body.messages[2].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_01' });
 
-    await until(() => lines.some((l) => l.includes('turn usage')), 'the usage line');
-    const usage = JSON.parse(lines.find((l) => l.includes('turn usage'))!);
-    expect(usage).toMatchObject({ model: 'claude/claude-sonnet-4-6', inputTokens: 60, outputTokens: 19, cacheReadTokens: 30, cacheWriteTokens: 18 });
+    // Usage metering (docs/usage.md): each round once, as the API reported it; the prompt cache
+    // read and written counted in the input.
+    const rounds = async () => (await ctx.json('usage/listCalls', {}, ann(ctx))).body.calls.reverse();
+    await until(async () => (await rounds()).length === 2, 'both rounds recorded');
+    expect((await rounds()).map((c: any) => [c.model, c.inputTokens, c.outputTokens, c.cachedTokens, c.estimated])).toEqual([
+      ['claude/claude-sonnet-4-6', 38, 12, 0, false],
+      ['claude/claude-sonnet-4-6', 70, 7, 30, false],
+    ]);
   });
 
   test('Anthropic errors: a wrong key and an error mid-stream are clear sentences, and the text so far is kept', async () => {

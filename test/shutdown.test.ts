@@ -18,11 +18,10 @@ import { createTestContext, serverDatabase } from './helpers';
 import { testOps, testStreamOp, SseReader } from './support/test-ops';
 import { streamOpeners } from './support/stream-openers';
 import { waitForListening } from '../scripts/lib/wait-for-listening';
+import { spawnedParley } from './support/spawned-parley';
 
 // Shared machines can be slow; a generous ceiling only turns a hang into a failure.
 setDefaultTimeout(60_000);
-
-const root = new URL('..', import.meta.url).pathname;
 
 describe('graceful shutdown (in process)', () => {
   test('lifecycle: aborts the signal first, runs hooks concurrently, a stuck hook is cut off at the deadline', async () => {
@@ -138,10 +137,9 @@ describe('graceful shutdown (spawned server, SIGTERM)', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-sigterm-'));
     const { databaseUrl } = await serverDatabase();
     const env = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: dataDir, ...(databaseUrl ? { PARLEY_DATABASE_URL: databaseUrl } : {}) };
-    const cli = (args: string[]) => Bun.spawnSync([process.execPath, join(root, 'cli/main.ts'), ...args], { env, stdout: 'pipe', stderr: 'pipe' });
-    expect(cli(['user', 'create', '--email', 'ann@example.org']).exitCode).toBe(0);
-    const { key } = JSON.parse(cli(['apikey', 'create', '--email', 'ann@example.org', '--json']).stdout.toString());
-    const proc = Bun.spawn([process.execPath, join(root, 'cli/main.ts'), 'serve', '--port', '0'], { env, stdout: 'pipe', stderr: 'pipe' });
+    const parley = spawnedParley(env);
+    const key = parley.userWithKey('ann@example.org');
+    const proc = parley.serve();
     try {
       const url = await waitForListening(proc);
       const api = async (path: string, body: unknown) =>

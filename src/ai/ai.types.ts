@@ -151,18 +151,24 @@ export interface StreamChatOptions {
   onToolOutput?: (toolOutput: ToolCallOutput) => void;
   /** A problem the turn survives (a failed web search), with details for the operator's log. */
   warn?: (msg: string, fields: Record<string, unknown>) => void;
-  /** The tokens the turn cost, as the provider reported them (providers that report usage call it once, at the end). */
-  onUsage?: (usage: TokenUsage) => void;
+  /**
+   * What each upstream call of the turn used (every tool round, research's planning calls and its
+   * report), called once per call as it ends, so usage metering records it then (src/usage/).
+   */
+  onUsage?: (usage: CallUsage) => void;
 }
 
-/** A turn's token counts as its provider reported them, all rounds added up. */
-export interface TokenUsage {
+/** One upstream call's token counts, as its provider reported them, or counted by Parley (`estimated`) when it reported none. */
+export interface CallUsage {
+  /** Every input token, those read from the provider's prompt cache included. */
   inputTokens: number;
+  /** Every output token, reasoning included. */
   outputTokens: number;
-  /** Input read from the provider's prompt cache (Anthropic: the cached system message). */
-  cacheReadTokens: number;
-  /** Input written to the prompt cache. */
-  cacheWriteTokens: number;
+  /** Input read from the provider's prompt cache. */
+  cachedTokens: number;
+  /** Output spent thinking, when the provider says. */
+  reasoningTokens: number;
+  estimated: boolean;
 }
 
 export interface AiProvider {

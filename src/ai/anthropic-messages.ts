@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { AiError, AnswerCutError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type TokenUsage } from './ai.types';
-import type { ChatClient } from './openai-chat';
+import { AiError, AnswerCutError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type CallUsage } from './ai.types';
+import type { ChatCall, ChatClient } from './openai-chat';
+import { estimatedUsage } from './call-usage';
 import { runResearch, type ResearchSettings } from './research-loop';
 import type { SearchProvider } from './search';
 import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
@@ -12,7 +13,7 @@ import { imageBlock, type Block } from './anthropic-blocks';
  * Anthropic's Messages API through the official SDK (docs/ai-providers.md, "Anthropic"):
  * streamed text, Parley's tools in its own tool loop (as openai-chat runs them), images, extended
  * thinking as `reasoning_text.*` events, the system message cached (`cache_control`), and the
- * usage the API reports handed to `onUsage`. No background mode: a restart cannot resume a turn.
+ * usage the API reports of each round handed to `onUsage`. No background mode: a restart cannot resume a turn.
  */
 export interface AnthropicProviderConfig {
   baseUrl: string;
@@ -55,15 +56,19 @@ function anthropicChatClient(client: Anthropic, cfg: AnthropicProviderConfig): C
   return {
     stream: (opts) => streamWithTools(client, cfg, opts),
     spare: async () => undefined,
-    async complete({ model, messages, signal }) {
+    async complete({ model, messages, signal, onUsage }) {
       const idle = new IdleLimit(cfg.idleTimeoutMs, signal, describeAnthropic);
       try {
-        const res = await client.messages.create({ model, max_tokens: cfg.answerTokens ?? DEFAULT_ANSWER_TOKENS, ...requestOf(messages) } as never, { signal: idle.signal });
-        const blocks = (res as unknown as { content: Block[] }).content;
-        return {
+        const request = requestOf(messages);
+        const res = await client.messages.create({ model, max_tokens: cfg.answerTokens ?? DEFAULT_ANSWER_TOKENS, ...request } as never, { signal: idle.signal });
+        const { content: blocks, usage } = res as unknown as { content: Block[]; usage?: unknown };
+        const answer = {
           text: blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join(''),
           reasoning: blocks.filter((b) => b.type === 'thinking').map((b) => String(b.thinking)).join(''),
         };
+        const reported = inputUsageOf(usage);
+        onUsage?.(reported ? { ...reported, outputTokens: Number((usage as { output_tokens?: number }).output_tokens) || 0 } : estimatedUsage(wireOf(request), answer.text + answer.reasoning));
+        return answer;
       } catch (err) {
         throw idle.describe(err, signal);
       } finally {
@@ -96,13 +101,7 @@ export function requestOf(messages: AiMessage[]): { system?: Block[]; messages: 
   return { ...(system ? { system: [{ type: 'text', text: system, cache_control: { type: 'ephemeral' } }] } : {}), messages: turns };
 }
 
-interface StreamOpts {
-  model: string;
-  messages: AiMessage[];
-  tools?: AiTool[];
-  signal?: AbortSignal;
-  onUsage?: (usage: TokenUsage) => void;
-}
+type StreamOpts = ChatCall & { tools?: AiTool[] };
 
 /** One turn: rounds of a streamed message, the tools it called run between them. */
 async function* streamWithTools(client: Anthropic, cfg: AnthropicProviderConfig, opts: StreamOpts): AsyncGenerator<AiEvent> {
@@ -110,103 +109,106 @@ async function* streamWithTools(client: Anthropic, cfg: AnthropicProviderConfig,
   const tools = opts.tools ?? [];
   const thinking = cfg.thinkingTokens >= 1024 ? { type: 'enabled', budget_tokens: cfg.thinkingTokens } : undefined;
   const maxTokens = (cfg.answerTokens ?? DEFAULT_ANSWER_TOKENS) + (thinking ? cfg.thinkingTokens : 0);
-  const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   let partAdded = false;
   let answered = false;
   let thought = false;
-  try {
-    for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
-      const last = round === MAX_TOOL_ROUNDS - 1;
-      const idle = new IdleLimit(cfg.idleTimeoutMs, opts.signal, describeAnthropic);
-      const blocks: Block[] = [];
-      const json: string[] = [];
-      let stopReason: string | null = null;
-      let roundOutput = 0;
-      try {
-        const stream = await client.messages.create(
-          {
-            model: opts.model,
-            max_tokens: maxTokens,
-            ...(system ? { system } : {}),
-            messages,
-            ...(tools.length ? { tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
-            ...(tools.length && last ? { tool_choice: { type: 'none' } } : {}),
-            ...(thinking ? { thinking } : {}),
-            stream: true,
-          } as never,
-          { signal: idle.signal },
-        );
-        for await (const ev of stream as unknown as AsyncIterable<any>) {
-          idle.touch();
-          switch (ev.type) {
-            case 'message_start':
-              addInputUsage(usage, ev.message?.usage);
-              break;
-            case 'content_block_start':
-              blocks[ev.index] = { ...ev.content_block };
-              if (ev.content_block.type === 'thinking') thought = true;
-              break;
-            case 'content_block_delta': {
-              const block = blocks[ev.index];
-              const d = ev.delta;
-              if (!block) break;
-              if (d.type === 'text_delta' && d.text) {
-                block.text = `${block.text ?? ''}${d.text}`;
-                if (!partAdded) {
-                  partAdded = true;
-                  yield { type: 'content_part.added' };
-                }
-                answered = true;
-                yield { type: 'text.delta', delta: d.text };
-              } else if (d.type === 'thinking_delta' && d.thinking) {
-                block.thinking = `${block.thinking ?? ''}${d.thinking}`;
-                yield { type: 'reasoning_text.delta', delta: d.thinking };
-              } else if (d.type === 'signature_delta') block.signature = d.signature;
-              else if (d.type === 'input_json_delta') json[ev.index] = (json[ev.index] ?? '') + d.partial_json;
-              break;
-            }
-            case 'content_block_stop':
-              if (blocks[ev.index]?.type === 'thinking') yield { type: 'reasoning_text.done' };
-              break;
-            case 'message_delta':
-              stopReason = ev.delta?.stop_reason ?? stopReason;
-              // A running total of the round's output.
-              if (typeof ev.usage?.output_tokens === 'number') roundOutput = ev.usage.output_tokens;
-              break;
+  for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+    const last = round === MAX_TOOL_ROUNDS - 1;
+    const idle = new IdleLimit(cfg.idleTimeoutMs, opts.signal, describeAnthropic);
+    const blocks: Block[] = [];
+    const json: string[] = [];
+    let stopReason: string | null = null;
+    // The round's usage: input from `message_start`, output as `message_delta` runs its total.
+    let usage: CallUsage | undefined;
+    let roundOutput: number | undefined;
+    let started = false;
+    try {
+      const stream = await client.messages.create(
+        {
+          model: opts.model,
+          max_tokens: maxTokens,
+          ...(system ? { system } : {}),
+          messages,
+          ...(tools.length ? { tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
+          ...(tools.length && last ? { tool_choice: { type: 'none' } } : {}),
+          ...(thinking ? { thinking } : {}),
+          stream: true,
+        } as never,
+        { signal: idle.signal },
+      );
+      for await (const ev of stream as unknown as AsyncIterable<any>) {
+        idle.touch();
+        switch (ev.type) {
+          case 'message_start':
+            started = true;
+            usage = inputUsageOf(ev.message?.usage);
+            break;
+          case 'content_block_start':
+            blocks[ev.index] = { ...ev.content_block };
+            if (ev.content_block.type === 'thinking') thought = true;
+            break;
+          case 'content_block_delta': {
+            const block = blocks[ev.index];
+            const d = ev.delta;
+            if (!block) break;
+            if (d.type === 'text_delta' && d.text) {
+              block.text = `${block.text ?? ''}${d.text}`;
+              if (!partAdded) {
+                partAdded = true;
+                yield { type: 'content_part.added' };
+              }
+              answered = true;
+              yield { type: 'text.delta', delta: d.text };
+            } else if (d.type === 'thinking_delta' && d.thinking) {
+              block.thinking = `${block.thinking ?? ''}${d.thinking}`;
+              yield { type: 'reasoning_text.delta', delta: d.thinking };
+            } else if (d.type === 'signature_delta') block.signature = d.signature;
+            else if (d.type === 'input_json_delta') json[ev.index] = (json[ev.index] ?? '') + d.partial_json;
+            break;
           }
+          case 'content_block_stop':
+            if (blocks[ev.index]?.type === 'thinking') yield { type: 'reasoning_text.done' };
+            break;
+          case 'message_delta':
+            stopReason = ev.delta?.stop_reason ?? stopReason;
+            // A running total of the round's output.
+            if (typeof ev.usage?.output_tokens === 'number') roundOutput = ev.usage.output_tokens;
+            break;
         }
-      } catch (err) {
-        throw idle.describe(err, opts.signal);
-      } finally {
-        idle.stop();
-        usage.outputTokens += roundOutput;
       }
-      if (opts.signal?.aborted) throw new AiError(CANCELLED);
-      if (idle.fired) throw idle.describe(undefined, opts.signal);
-      if (stopReason === 'max_tokens') throw new AnswerCutError(answered ? CUT_OFF : CUT_OFF_THINKING);
-      if (stopReason === 'refusal') throw new AiError('The model declined to answer this request.');
-      const calls = blocks.flatMap((b, i) => (b?.type === 'tool_use' ? [{ id: String(b.id), name: String(b.name), arguments: json[i] || '{}' }] : []));
-      if (stopReason !== 'tool_use' || !calls.length) {
-        if (!answered && thought) throw new AiError(ONLY_THOUGHT);
-        return;
+    } catch (err) {
+      throw idle.describe(err, opts.signal);
+    } finally {
+      idle.stop();
+      // Once a round, however it ended. A round cut before the API said what it used is counted.
+      if (started || usage) {
+        const counted = estimatedUsage(wireOf({ system, messages }), blocks.map((b) => `${b?.text ?? ''}${b?.thinking ?? ''}`).join('') + json.join(''));
+        opts.onUsage?.(usage && roundOutput !== undefined ? { ...usage, outputTokens: roundOutput } : { ...(usage ?? counted), outputTokens: counted.outputTokens, estimated: true });
       }
-      if (last) throw new AiError('The model kept calling tools instead of answering.');
-      // The assistant's turn goes back as it came (thinking blocks with their signatures are required with tools).
-      messages.push({
-        role: 'assistant',
-        content: blocks.filter(Boolean).map((b, i) => (b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, input: parseInput(json[i]) } : b)),
-      });
-      const results: Block[] = [];
-      for (const [i, call] of calls.entries()) {
-        const pending: AiEvent[] = [];
-        const output = await runTool(tools, { callId: call.id, name: call.name, arguments: call.arguments }, (e) => pending.push(e), `round ${round}:${i}:${call.id}`);
-        yield* pending;
-        results.push({ type: 'tool_result', tool_use_id: call.id, content: output || '(no output)' });
-      }
-      messages.push({ role: 'user', content: results });
     }
-  } finally {
-    if (usage.inputTokens || usage.outputTokens) opts.onUsage?.(usage);
+    if (opts.signal?.aborted) throw new AiError(CANCELLED);
+    if (idle.fired) throw idle.describe(undefined, opts.signal);
+    if (stopReason === 'max_tokens') throw new AnswerCutError(answered ? CUT_OFF : CUT_OFF_THINKING);
+    if (stopReason === 'refusal') throw new AiError('The model declined to answer this request.');
+    const calls = blocks.flatMap((b, i) => (b?.type === 'tool_use' ? [{ id: String(b.id), name: String(b.name), arguments: json[i] || '{}' }] : []));
+    if (stopReason !== 'tool_use' || !calls.length) {
+      if (!answered && thought) throw new AiError(ONLY_THOUGHT);
+      return;
+    }
+    if (last) throw new AiError('The model kept calling tools instead of answering.');
+    // The assistant's turn goes back as it came (thinking blocks with their signatures are required with tools).
+    messages.push({
+      role: 'assistant',
+      content: blocks.filter(Boolean).map((b, i) => (b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, input: parseInput(json[i]) } : b)),
+    });
+    const results: Block[] = [];
+    for (const [i, call] of calls.entries()) {
+      const pending: AiEvent[] = [];
+      const output = await runTool(tools, { callId: call.id, name: call.name, arguments: call.arguments }, (e) => pending.push(e), `round ${round}:${i}:${call.id}`);
+      yield* pending;
+      results.push({ type: 'tool_result', tool_use_id: call.id, content: output || '(no output)' });
+    }
+    messages.push({ role: 'user', content: results });
   }
 }
 
@@ -219,13 +221,19 @@ const parseInput = (text: string | undefined): unknown => {
   }
 };
 
-/** `message_start` carries the round's input usage (the output's comes in `message_delta`). */
-function addInputUsage(total: TokenUsage, u: any): void {
-  if (!u) return;
-  total.inputTokens += Number(u.input_tokens) || 0;
-  total.cacheReadTokens += Number(u.cache_read_input_tokens) || 0;
-  total.cacheWriteTokens += Number(u.cache_creation_input_tokens) || 0;
+/**
+ * `message_start`'s input usage (the output's comes in `message_delta`). Anthropic's
+ * `input_tokens` leaves out what was read from or written to the prompt cache: all three are input.
+ */
+function inputUsageOf(u: any): CallUsage | undefined {
+  if (!u || typeof u.input_tokens !== 'number') return undefined;
+  const cached = Number(u.cache_read_input_tokens) || 0;
+  const written = Number(u.cache_creation_input_tokens) || 0;
+  return { inputTokens: u.input_tokens + cached + written, outputTokens: Number(u.output_tokens) || 0, cachedTokens: cached, reasoningTokens: 0, estimated: false };
 }
+
+/** A Messages request's system text and turns, as the usage counter reads them. */
+const wireOf = (request: { system?: Block[]; messages: Turn[] }): unknown[] => [...(request.system ?? []), ...request.messages];
 
 /** Anthropic's failures as the short, safe sentences the user sees (upstream.ts for the OpenAI ones). */
 export function describeAnthropic(err: unknown, signal?: AbortSignal): AiError {

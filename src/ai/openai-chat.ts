@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
-import { AiError, AnswerCutError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type StreamChatOptions } from './ai.types';
+import { AiError, AnswerCutError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type CallUsage, type StreamChatOptions } from './ai.types';
+import { estimatedUsage, reportedUsage } from './call-usage';
 import { CANCELLED, IdleLimit, fetchWithoutBunTimeout, runTool } from './upstream';
 import { parseSseBatches } from './sse-parse';
 import { ThinkSplitter } from './think-splitter';
@@ -51,22 +52,30 @@ export function createChatProvider(cfg: ChatProviderConfig): AiProvider {
     streamChat(opts) {
       const model = opts.model ?? (opts.research ? cfg.researchModel : cfg.model);
       if (opts.research) return runResearch(chat, { ...opts, model }, cfg.search, cfg.research);
-      return chat.stream({ model, messages: opts.messages, tools: opts.tools, signal: opts.signal });
+      return chat.stream({ model, messages: opts.messages, tools: opts.tools, signal: opts.signal, onUsage: opts.onUsage });
     },
   };
 }
 
 export interface ChatClient {
-  /** One streamed turn including tool rounds: reasoning, text and tool events. */
-  stream(opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal }): AsyncGenerator<AiEvent>;
+  /** One streamed turn including tool rounds: reasoning, text and tool events; `onUsage` once a round. */
+  stream(opts: ChatCall & { tools?: AiTool[] }): AsyncGenerator<AiEvent>;
   /** A short non-streamed completion (research planning); reasoning is returned apart. */
-  complete(opts: { model: string; messages: AiMessage[]; signal?: AbortSignal }): Promise<{ text: string; reasoning: string }>;
+  complete(opts: ChatCall): Promise<{ text: string; reasoning: string }>;
   /**
    * The context budget's room beside `messages` (a request of them alone, no tools), with the
    * model's token counter: for text Parley may shorten to fit (research's page extracts).
    * Undefined when the model's context is unknown.
    */
   spare(opts: { model: string; messages: AiMessage[] }): Promise<{ tokens: number; countText: (text: string) => Promise<number> } | undefined>;
+}
+
+/** A call's model, messages, stop signal and what to tell of its usage (ai.types.ts, `onUsage`). */
+export interface ChatCall {
+  model: string;
+  messages: AiMessage[];
+  signal?: AbortSignal;
+  onUsage?: (usage: CallUsage) => void;
 }
 
 export function createChatClient(client: OpenAI, caps: Capabilities, idleTimeoutMs: number, budget: ContextBudget): ChatClient {
@@ -78,14 +87,16 @@ export function createChatClient(client: OpenAI, caps: Capabilities, idleTimeout
       const used = await context.counter.countRequest(render(messages, []).messages, []);
       return { tokens: promptRoom(context.contextTokens, budget.answerTokens) - used, countText: (text) => context.counter.countText(text) };
     },
-    async complete({ model, messages, signal }) {
+    async complete({ model, messages, signal, onUsage }) {
       const request = await fitRequest(budget, model, messages, []);
       // Not streamed: the whole answer is one quiet spell, under the same limit.
       const idle = new IdleLimit(idleTimeoutMs, signal);
       try {
         const res: any = await client.chat.completions.create({ model, ...request } as any, { signal: idle.signal });
         const msg = res.choices?.[0]?.message ?? {};
-        return { text: String(msg.content ?? ''), reasoning: String(msg.reasoning_content ?? msg.reasoning ?? '') };
+        const answer = { text: String(msg.content ?? ''), reasoning: String(msg.reasoning_content ?? msg.reasoning ?? '') };
+        onUsage?.(reportedUsage(res.usage) ?? estimatedUsage(request.messages as unknown[], answer.text + answer.reasoning));
+        return answer;
       } catch (err) {
         throw idle.describe(err, signal);
       } finally {
@@ -141,7 +152,7 @@ function withoutImages(turns: ChatTurn[]): ChatTurn[] {
 async function* streamWithTools(
   client: OpenAI,
   caps: Capabilities,
-  opts: { model: string; messages: AiMessage[]; tools?: AiTool[]; signal?: AbortSignal },
+  opts: ChatCall & { tools?: AiTool[] },
   idleTimeoutMs: number,
   budget: ContextBudget,
 ): AsyncGenerator<AiEvent> {
@@ -178,11 +189,18 @@ async function* streamWithTools(
     let sentTools = false;
     // Set once the server refused the request for the context's size although the budget fitted it.
     let shrinkBy: number | undefined;
+    // What was sent: a server that reports no usage is counted from it (call-usage.ts).
+    let sent: unknown[] = [];
     while (!stream) try {
       const request = await fitRequest(budget, opts.model, turns, tools, { toolRole }, shrinkBy);
       sentTools = !!request.tools;
+      sent = request.messages as unknown[];
       const res = await client.chat.completions
-        .create({ model: opts.model, ...request, stream: true, ...(last && request.tools ? { tool_choice: 'none' } : {}) } as any, { signal: idle.signal })
+        .create(
+          // The usage of the round comes in a last chunk (`choices: []`) when asked for: metering reads it.
+          { model: opts.model, ...request, stream: true, stream_options: { include_usage: true }, ...(last && request.tools ? { tool_choice: 'none' } : {}) } as any,
+          { signal: idle.signal },
+        )
         .asResponse();
       stream = parseSseBatches(res.body, idle.signal);
     } catch (err) {
@@ -207,6 +225,9 @@ async function* streamWithTools(
     let text = '';
     let finishReason: string | undefined;
     const calls: { id: string; name: string; arguments: string }[] = [];
+    let usage: CallUsage | undefined;
+    // Everything that came back, for the count when the server reports no usage.
+    let received = '';
     const toText = function* (piece: string): Generator<AiEvent> {
       if (reasoningOpen) {
         reasoningOpen = false;
@@ -226,11 +247,14 @@ async function* streamWithTools(
         idle.touch();
         for (const chunk of chunks) {
         if (chunk.error) throw new AiError('The AI provider failed while answering.', String(chunk.error.message ?? JSON.stringify(chunk.error)));
+        if (chunk.usage) usage = reportedUsage(chunk.usage) ?? usage;
         finishReason = chunk.choices?.[0]?.finish_reason ?? finishReason;
         const delta = chunk.choices?.[0]?.delta;
         if (!delta) continue;
+        if (typeof delta.content === 'string') received += delta.content;
         const reasoning = delta.reasoning_content ?? delta.reasoning;
         if (typeof reasoning === 'string' && reasoning) {
+          received += reasoning;
           reasoningOpen = thought = true;
           yield { type: 'reasoning_text.delta', delta: reasoning };
         }
@@ -248,6 +272,7 @@ async function* streamWithTools(
           if (tc.id) calls[i].id = tc.id;
           if (tc.function?.name) calls[i].name += tc.function.name;
           if (tc.function?.arguments) calls[i].arguments += tc.function.arguments;
+          received += `${tc.function?.name ?? ''}${tc.function?.arguments ?? ''}`;
         }
         }
       }
@@ -255,6 +280,8 @@ async function* streamWithTools(
       throw idle.describe(err, opts.signal);
     } finally {
       idle.stop();
+      // Once a round, however it ended: a round stopped half-way was paid for too.
+      opts.onUsage?.(usage ?? estimatedUsage(sent, received));
     }
     // An aborted stream may end quietly: do not mistake it for the end of the answer.
     if (opts.signal?.aborted) throw new AiError(CANCELLED);

@@ -3,6 +3,7 @@ import { parseSseBatches } from './sse-parse';
 import { AiError, SHUTDOWN_REASON, type AiEvent, type AiMessage, type AiProvider, type StreamChatOptions } from './ai.types';
 import { ResponsesEventMapper } from './responses-mapper';
 import { describeUpstream, runTool } from './upstream';
+import { estimatedUsage, reportedUsage } from './call-usage';
 import { keyedFetch } from '../net/keyed-fetch';
 
 export interface ResponsesProviderConfig {
@@ -82,6 +83,14 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
   let fed = -1;
   const replayed: AiEvent[] = [];
   let reconnects = 0;
+  /**
+   * An upstream response whose usage has not come yet, and the text it sent so far: its terminal
+   * event (`response.completed`, `.incomplete`, `.failed`) carries `usage`, once per response, which
+   * is what metering records; one stopped before it is counted.
+   */
+  // A response picked up after a restart: its usage is still to come (its `response.created` was relayed before).
+  let unreported = !!opts.resumeFrom;
+  let received = '';
   try {
   // A research model may call tools many times; a bound keeps a looping model from running forever.
   for (let round = 0; turn && round < 16; round++) {
@@ -125,8 +134,17 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
             }
             seq = n;
           }
+          if (ev.type === 'response.created') {
+            unreported = true;
+            received = '';
+          }
+          if (TERMINAL.has(ev.type) && unreported) {
+            unreported = false;
+            opts.onUsage?.(reportedUsage(ev.response?.usage) ?? estimatedUsage(toInput(opts.messages).input, received));
+          }
           mapper.mapInto(ev, out);
         }
+        for (const e of out) if (e.type === 'text.delta' || e.type === 'reasoning_text.delta') received += e.delta;
         if (out.length) yield out;
         // Once per network chunk: everything mapped from it has been handed over by now.
         if (seq !== undefined && upstreamId) opts.onCursor?.({ upstreamId, sequenceNumber: seq });
@@ -180,8 +198,13 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
     // wait minutes on a provider that does not answer; the upstream run then ends on its own.
     if (live && opts.signal?.aborted && opts.signal.reason !== SHUTDOWN_REASON)
       await client.responses.cancel(live, { timeout: UPSTREAM_CANCEL_TIMEOUT_MS, maxRetries: 0 }).catch(() => undefined);
+    // Stopped before its usage came: counted. Not at a shutdown: the next start resumes it and
+    // hears its usage then.
+    if (unreported && opts.signal?.reason !== SHUTDOWN_REASON) opts.onUsage?.(estimatedUsage(toInput(opts.messages).input, received));
   }
 }
+
+const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 function toInput(messages: AiMessage[]): { instructions?: string; input: any[] } {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content);

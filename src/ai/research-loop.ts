@@ -75,7 +75,7 @@ export async function* runResearch(
   }
   opts.signal?.throwIfAborted();
   await fitExcerpts(chat, opts, sources, !!search);
-  yield* chat.stream({ model: opts.model, messages: reportMessages(opts.messages, sources, !!search), tools: opts.tools, signal: opts.signal });
+  yield* chat.stream({ model: opts.model, messages: reportMessages(opts.messages, sources, !!search), tools: opts.tools, signal: opts.signal, onUsage: opts.onUsage });
 }
 
 /** Of the room beside the question and the instructions, what the page extracts may take; the rest is for tools and history. */
@@ -115,7 +115,7 @@ async function* planQueries(
       : `Question:\n${question}\n\nWhat was found so far:\n${learned}\n\nIf more searching would help, reply with only a JSON array of at most ${breadth} new search queries; otherwise reply [].`;
   let answer = { text: '', reasoning: '' };
   try {
-    answer = await chat.complete({ model: opts.model, messages: [{ role: 'user', content: prompt }], signal: opts.signal });
+    answer = await chat.complete({ model: opts.model, messages: [{ role: 'user', content: prompt }], signal: opts.signal, onUsage: opts.onUsage });
   } catch (err) {
     if (opts.signal?.aborted) throw err;
     // A planner failure is not a research failure: search the question itself.

@@ -17,6 +17,8 @@ import { attachFiles } from '../files/file.store';
 import type { FileRow } from '../db/schema';
 import { endingEvent, type EventWriter } from './event-log';
 import { checkImageUrl, imageUrlPolicy } from '../net/image-url';
+import { meterCalls, type CallMeter } from '../usage/meter-calls';
+import type { UsageCaller } from '../usage/usage.types';
 
 /** Seconds a client over the concurrency cap is told to wait (Retry-After). */
 const CAP_RETRY_AFTER_S = 10;
@@ -44,10 +46,12 @@ export interface StartInput {
   conversation?: Conversation;
   /** The request that started the turn: the log's lines about it carry it. */
   requestId?: string;
-  /** The caller's subscription tier: the models it may name (docs/connections.md, "Tiers"). */
+  /** The caller's subscription tier: the models it may name (docs/connections.md, "Tiers"), and its allowances (docs/usage.md). */
   tier?: string;
   /** An assistant the caller may use: the conversation (new or not) goes on with it (docs/assistants.md). */
   assistantId?: string;
+  /** The API key the request came with: usage is shown per key (docs/usage.md). */
+  apiKeyId?: string;
 }
 
 /**
@@ -98,7 +102,8 @@ export async function startResponse(deps: AppDeps, input: StartInput): Promise<R
     await finish(deps, response, writer, 'failed', NO_PROVIDER_MESSAGE);
     return (await deps.store.read((tx) => findResponseById(tx, response.id)))!;
   }
-  deps.tasks.start({ id: response.id, userId: input.userId, run: (signal) => runResponse(deps, response, writer, signal, undefined, input.requestId, target) });
+  const caller = { userId: input.userId, apiKeyId: input.apiKeyId, tier: input.tier };
+  deps.tasks.start({ id: response.id, userId: input.userId, run: (signal) => runResponse(deps, response, writer, signal, undefined, input.requestId, target, caller) });
   return response;
 }
 
@@ -111,10 +116,12 @@ async function runResponse(
   resume?: { text: string; parts: unknown[] },
   requestId?: string,
   resolved?: ChatTarget,
+  caller?: Omit<UsageCaller, 'responseId'>,
 ): Promise<void> {
   const where = { requestId, responseId: response.id };
   await deps.store.write((tx) => setResponseStatus(tx, response.id, 'in_progress', deps.now()));
   const output = resume ?? { text: '', parts: [] };
+  let meter: CallMeter | undefined;
   try {
     // A resumed turn finds its connection again by the model it recorded (gone: it fails saying so).
     const target = resolved ?? (await targetOf(deps, response));
@@ -142,6 +149,7 @@ async function runResponse(
         warn,
         // "Ask first" tools wait for this user's answer, told in this response's stream.
         stream: { writer, signal },
+        apiKeyId: caller?.apiKeyId,
         signal,
       }),
       signal,
@@ -150,9 +158,11 @@ async function runResponse(
       resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
       toolOutputs: resume ? await deps.store.read((tx) => toolOutputsOf(tx, response.id)) : undefined,
       warn,
-      // The one place a turn's token counts are recorded (for metering to read later).
-      onUsage: (usage) => deps.log.info('turn usage', { ...where, model: target.id, ...usage }),
     };
+    // Usage metering (docs/usage.md): over a quota the turn ends here, before anything goes upstream.
+    const usageCaller = { ...caller, userId: response.userId, responseId: response.id };
+    meter = await meterCalls(deps, { caller: usageCaller, kind: response.kind, target, messages: streamOpts.messages, resumed: !!resume });
+    streamOpts.onUsage = meter.onUsage;
     const batches = ai.streamChatBatches ? ai.streamChatBatches(streamOpts) : single(ai.streamChat(streamOpts));
     for await (const batch of batches) {
       signal.throwIfAborted();
@@ -183,6 +193,10 @@ async function runResponse(
       else deps.log.error('response failed', { ...where, cause: err instanceof Error ? err.stack : String(err) });
       await finish(deps, response, writer, 'failed', message, output);
     }
+  } finally {
+    // Not awaited: the task ends with its row (followers take a finished row with no task for the
+    // end); the reservation goes once the last call's usage is written.
+    void meter?.close();
   }
 }
 

@@ -11,6 +11,7 @@ import type { AppDeps } from '../deps';
 import type { FileRow, User } from '../db/schema';
 import { canReadFile, canSendFile, findFileById } from '../files/file.store';
 import { usableAssistant } from '../assistants/assistants.routes';
+import { apiKeyOf } from '../usage/meter-calls';
 
 const Image = t.Object({ imageUrl: t.String({ minLength: 1 }), detail: t.Optional(t.Union([t.Literal('auto'), t.Literal('high'), t.Literal('low')])) });
 const TurnInput = t.Object({
@@ -107,7 +108,7 @@ async function chosenAssistant(deps: AppDeps, user: User, assistantId: string | 
 }
 
 function streamTurn(kind: 'chat' | 'research') {
-  return async ({ input, user, deps, request, requestId }: OpContext<typeof TurnInput.static>) => {
+  return async ({ input, user, principal, deps, request, requestId }: OpContext<typeof TurnInput.static>) => {
     const images = checkedImages(deps, input.images);
     const lastEventId = readLastEventId(request);
     if (lastEventId) {
@@ -140,6 +141,7 @@ function streamTurn(kind: 'chat' | 'research') {
       requestId,
       tier: user.subscriptionTier,
       ...(input.assistantId ? { assistantId: input.assistantId } : {}),
+      apiKeyId: apiKeyOf(principal),
     });
     // The turn goes upstream before its stream opens: on SQLite all the turn does before its
     // request is work between awaits that resolve at once, which opening the stream (its stored

@@ -85,7 +85,26 @@ export const searchAdapter = ({ row }: OpenConnection): SearchProvider => create
  * The settings an embeddings, images or voice client reads, the connection's in its kind's
  * fields (an option left out keeps the environment's value, i.e. the setting's default).
  */
-export function serviceSettings({ row, apiKey }: OpenConnection, config: Config): Config {
+export function serviceSettings(open: OpenConnection, config: Config): Config {
+  const settings = kindSettings(open, config);
+  connectionOfSettings.set(settings, open.row);
+  return settings;
+}
+
+/** Which connection a kind's settings came from (usage records name it and its model). */
+const connectionOfSettings = new WeakMap<Config, ConnectionRow>();
+
+/**
+ * The connection and catalogue model id (`<connection>/<model>`) of a kind's settings, for usage
+ * metering (src/usage/): settings not made from a connection name the model alone.
+ */
+export function serviceModelOf(settings: Config, kind: 'embeddings' | 'images' | 'stt' | 'tts'): { connectionId?: string; model: string } {
+  const model = { embeddings: settings.embeddingsModel, images: settings.imagesModel, stt: settings.sttModel, tts: settings.ttsModel }[kind];
+  const row = connectionOfSettings.get(settings);
+  return row ? { connectionId: row.id, model: `${row.name}/${model}` } : { model };
+}
+
+function kindSettings({ row, apiKey }: OpenConnection, config: Config): Config {
   const o = optionsOf(row);
   switch (row.kind) {
     case 'embeddings':

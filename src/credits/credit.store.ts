@@ -10,20 +10,40 @@ import { newId } from '../ids';
 export function* bonusBalancesOf({ db, t }: Tx, userIds: string[]): Work<Map<string, number>> {
   const balances = new Map<string, number>(userIds.map((id) => [id, 0]));
   if (!userIds.length) return balances;
-  const rows = yield* allRows(
-    db
-      .select({ userId: t.creditLedger.userId, n: sql<number>`coalesce(sum(${t.creditLedger.amount}), 0)`.mapWith(Number) })
-      .from(t.creditLedger)
-      .where(inArray(t.creditLedger.userId, userIds))
-      .groupBy(t.creditLedger.userId),
-  );
-  for (const r of rows) balances.set(r.userId, r.n);
+  const rows = yield* allRows(db.select({ userId: t.creditLedger.userId, n: microSum(t) }).from(t.creditLedger).where(inArray(t.creditLedger.userId, userIds)).groupBy(t.creditLedger.userId));
+  for (const r of rows) balances.set(r.userId, r.n / MICRO);
   return balances;
 }
 
-/** The bonus balance: the sum of the user's ledger. */
-export function* bonusBalanceOf({ db, t }: Tx, userId: string): Work<number> {
-  return (yield* getRow(db.select({ n: sql<number>`coalesce(sum(${t.creditLedger.amount}), 0)`.mapWith(Number) }).from(t.creditLedger).where(eq(t.creditLedger.userId, userId))))!.n;
+/** Millionths of a credit in one credit: usage's fractions of a credit are kept exactly (`amount_micro`). */
+export const MICRO = 1_000_000;
+
+/** The ledger's sum in millionths of a credit: whole credits and usage's fractions, added as integers. */
+const microSum = (t: Tx['t']) => sql<number>`coalesce(sum(${t.creditLedger.amount} * ${MICRO} + ${t.creditLedger.amountMicro}), 0)`.mapWith(Number);
+
+/** The bonus balance: the sum of the user's ledger (fractions of a credit that usage spent included). */
+export function* bonusBalanceOf(tx: Tx, userId: string): Work<number> {
+  return (yield* bonusMicroOf(tx, userId)) / MICRO;
+}
+
+/** The same in millionths of a credit, for exact sums (src/usage/). */
+export function* bonusMicroOf({ db, t }: Tx, userId: string): Work<number> {
+  return (yield* getRow(db.select({ n: microSum(t) }).from(t.creditLedger).where(eq(t.creditLedger.userId, userId))))!.n;
+}
+
+/**
+ * Spend what usage cost (millionths of a credit) from the user's ledger: one row a user a day,
+ * `usage:<user>:<day>`, that grows with each call, so the ledger does not grow a row a call. The
+ * caller has checked the balance covers it, under the user's lock (src/usage/).
+ */
+export function* chargeUsage({ db, t }: Tx, userId: string, day: string, micro: number, now: number): Work<void> {
+  if (!Number.isSafeInteger(micro) || micro <= 0) return;
+  yield* exec(
+    db
+      .insert(t.creditLedger)
+      .values({ id: `usage:${userId}:${day}`, userId, amount: 0, amountMicro: -micro, reason: 'usage', createdAt: now })
+      .onConflictDoUpdate({ target: t.creditLedger.id, set: { amountMicro: sql`${t.creditLedger.amountMicro} - ${micro}` } }),
+  );
 }
 
 /**

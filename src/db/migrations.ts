@@ -37,6 +37,7 @@ import m0032 from '../../migrations/0032_mcp_servers.sql' with { type: 'text' };
 import m0033 from '../../migrations/0033_embedding_codes.sql' with { type: 'text' };
 import m0034 from '../../migrations/0034_oauth_grants.sql' with { type: 'text' };
 import m0035 from '../../migrations/0035_tool_approvals_assistants.sql' with { type: 'text' };
+import m0036 from '../../migrations/0036_usage.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -80,4 +81,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0033_embedding_codes', sql: m0033 },
   { tag: '0034_oauth_grants', sql: m0034 },
   { tag: '0035_tool_approvals_assistants', sql: m0035 },
+  { tag: '0036_usage', sql: m0036 },
 ];

@@ -3,6 +3,8 @@ import type { Config } from '../config';
 import { fetchWithoutBunTimeout } from '../ai/upstream';
 import { decodeVector, normaliseVector } from './embeddings-vectors';
 import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
+import type { CallUsage } from '../ai/ai.types';
+import { estimatedUsage, reportedUsage } from '../ai/call-usage';
 
 /**
  * A failure of the embeddings server, said safely: `message` may be shown to a user (what went
@@ -51,7 +53,11 @@ function embeddingsClient(config: Config): OpenAI {
  * comes back undecoded: servers that ignore the parameter and answer numbers (some versions of
  * Ollama and LM Studio) are read as well, where the SDK's own decoding would garble them.
  */
-export async function embedTexts(config: Config, texts: string[], opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Float32Array[]> {
+export async function embedTexts(
+  config: Config,
+  texts: string[],
+  opts: { timeoutMs?: number; signal?: AbortSignal; onUsage?: (usage: CallUsage) => void } = {},
+): Promise<Float32Array[]> {
   if (!texts.length) return [];
   const client = embeddingsClient(config);
   const timeoutMs = opts.timeoutMs ?? config.embeddingsTimeoutS * 1000;
@@ -69,7 +75,10 @@ export async function embedTexts(config: Config, texts: string[], opts: { timeou
   } catch (err) {
     throw describeEmbeddingsError(err, timeoutMs);
   }
-  return readVectors(answer, texts.length, config.embeddingsDimensions);
+  const vectors = readVectors(answer, texts.length, config.embeddingsDimensions);
+  // What the server reports (`usage.prompt_tokens`), or the texts counted.
+  opts.onUsage?.(reportedUsage((answer as { usage?: unknown }).usage) ?? estimatedUsage(texts, ''));
+  return vectors;
 }
 
 function readVectors(answer: unknown, count: number, dimensions: number): Float32Array[] {

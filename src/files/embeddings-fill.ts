@@ -5,8 +5,11 @@ import { EmbeddingsError } from './embeddings-client';
 import { currentModelLabel, embedLabelled } from './embeddings-model';
 import { listChunksToEmbed, listUncodedVectors, saveCodes, saveEmbeddings, type ChunkToEmbed } from './embeddings.store';
 import { decodeVector, encodeSignBits, encodeVector } from './embeddings-vectors';
+import type { CallUsage } from '../ai/ai.types';
+import { serviceModelOf } from '../connections/adapters';
+import { uncheckedReservation } from '../usage/usage.types';
 
-type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'connections'>;
+type Deps = Pick<AppDeps, 'config' | 'store' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'connections' | 'usage'>;
 
 /**
  * Chunks one pass embeds at most: the queue reads waiting documents between passes, so a
@@ -97,7 +100,7 @@ const stored = (v: Float32Array) => ({ embedding: encodeVector(v), code: encodeS
  */
 async function embedBatch(deps: Deps, embeddings: Config, chunks: ChunkToEmbed[]): Promise<{ embedded: number; refused: number; model: string }> {
   try {
-    const { vectors, label } = await embedLabelled(deps, embeddings, chunks.map((c) => c.content), { signal: deps.lifecycle.signal });
+    const { vectors, label } = await embedLabelled(deps, embeddings, chunks.map((c) => c.content), { signal: deps.lifecycle.signal, onUsage: (u) => recordEmbedding(deps, embeddings, chunks, u) });
     await deps.store.write((tx) => saveEmbeddings(tx, label, chunks.map((c, i) => ({ id: c.id, fileId: c.fileId, ...stored(vectors[i]!) }))));
     return { embedded: chunks.length, refused: 0, model: label };
   } catch (err) {
@@ -108,7 +111,7 @@ async function embedBatch(deps: Deps, embeddings: Config, chunks: ChunkToEmbed[]
   let model = await currentModelLabel(deps, embeddings);
   for (const chunk of chunks) {
     try {
-      const { vectors, label } = await embedLabelled(deps, embeddings, [chunk.content], { signal: deps.lifecycle.signal });
+      const { vectors, label } = await embedLabelled(deps, embeddings, [chunk.content], { signal: deps.lifecycle.signal, onUsage: (u) => recordEmbedding(deps, embeddings, [chunk], u) });
       model = label;
       rows.push({ id: chunk.id, fileId: chunk.fileId, ...stored(vectors[0]!) });
     } catch (err) {
@@ -122,4 +125,26 @@ async function embedBatch(deps: Deps, embeddings: Config, chunks: ChunkToEmbed[]
   const refused = rows.filter((r) => r.embedding === null).length;
   deps.log.warn('embeddings server refused document chunks', { model, chunks: refused, upstream: lastRefusal?.detail });
   return { embedded: rows.length - refused, refused, model };
+}
+
+/**
+ * An embeddings request's usage, the documents' owners' (docs/usage.md): a batch holding several
+ * users' chunks is shared by their characters (each share then marked estimated; the sum is what
+ * the server reported). Embeddings are recorded, never refused: they index what users uploaded.
+ */
+function recordEmbedding(deps: Deps, embeddings: Config, chunks: ChunkToEmbed[], usage: CallUsage): void {
+  const service = serviceModelOf(embeddings, 'embeddings');
+  const chars = new Map<string, number>();
+  for (const c of chunks) chars.set(c.userId, (chars.get(c.userId) ?? 0) + c.content.length + 1);
+  const total = [...chars.values()].reduce((a, b) => a + b, 0);
+  let left = usage.inputTokens;
+  [...chars].forEach(([userId, n], i) => {
+    const last = i === chars.size - 1;
+    const tokens = last ? left : Math.round((usage.inputTokens * n) / total);
+    left -= tokens;
+    const report = { ...service, inputTokens: tokens, estimated: usage.estimated || chars.size > 1 };
+    void deps.usage.settle(uncheckedReservation(deps.usage, { userId }, 'embeddings'), report).catch((err) =>
+      deps.log.error('usage could not be recorded', { kind: 'embeddings', userId, cause: err instanceof Error ? err.message : String(err) }),
+    );
+  });
 }

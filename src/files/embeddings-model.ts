@@ -1,3 +1,4 @@
+import type { CallUsage } from '../ai/ai.types';
 import type { Config } from '../config';
 import type { AppDeps } from '../deps';
 import { embeddingModelKey, embedTexts } from './embeddings-client';
@@ -62,7 +63,7 @@ export async function embedLabelled(
   deps: Deps,
   embeddings: Config,
   texts: string[],
-  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  opts: { timeoutMs?: number; signal?: AbortSignal; onUsage?: (usage: CallUsage) => void } = {},
 ): Promise<{ vectors: Float32Array[]; label: string; changed: boolean }> {
   const state = stateOf(embeddings);
   const now = deps.now();

@@ -9,6 +9,8 @@ import { candidateDepth, type FileCodes } from './embeddings-index';
 import { NearestCodes } from './embeddings-nearest';
 import { countCodes, readCodes, ROW_BYTES } from './embeddings-codes';
 import { collectSoon } from '../http/collect-soon';
+import { serviceModelOf } from '../connections/adapters';
+import { uncheckedReservation } from '../usage/usage.types';
 
 export type SearchMode = 'text' | 'semantic' | 'hybrid';
 
@@ -20,7 +22,8 @@ const QUERY_TIMEOUT_MS = 15_000;
 const FUSE_DEPTH = 50;
 const RRF_K = 60;
 
-type SearchInput = { userId: string; conversationId?: string; query: string; limit: number; mode?: SearchMode };
+/** `apiKeyId`: the key the request came with, for usage by key (docs/usage.md). */
+type SearchInput = { userId: string; conversationId?: string; query: string; limit: number; mode?: SearchMode; apiKeyId?: string };
 
 /**
  * Search the documents a user may read (docs/files.md, "Semantic search"): by words (full-text),
@@ -43,7 +46,12 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
   let vector: Float32Array;
   let model: string;
   try {
-    const embedded = await embedLabelled(deps, embeddings!, [input.query], { timeoutMs: QUERY_TIMEOUT_MS });
+    const service = serviceModelOf(embeddings!, 'embeddings');
+    const caller = { userId: input.userId, apiKeyId: input.apiKeyId };
+    const embedded = await embedLabelled(deps, embeddings!, [input.query], {
+      timeoutMs: QUERY_TIMEOUT_MS,
+      onUsage: (u) => void deps.usage.settle(uncheckedReservation(deps.usage, caller, 'embeddings'), { ...service, ...u }).catch(() => undefined),
+    });
     [vector, model] = [embedded.vectors[0]!, embedded.label];
     // Another model under the configured name: its chunks are embedded again now, not at the next upload.
     if (embedded.changed) deps.fileText.wake();

@@ -15,14 +15,16 @@ export function* listChunksToEmbed({ db, t }: Tx, model: string, limit: number, 
   const missing = or(isNull(c.embeddingModel), lt(c.embeddingModel, model), gt(c.embeddingModel, model));
   return yield* allRows(
     db
-      .select({ id: c.id, fileId: c.fileId, content: c.content })
+      .select({ id: c.id, fileId: c.fileId, content: c.content, userId: t.files.userId })
       .from(c)
+      .innerJoin(t.files, eq(t.files.id, c.fileId))
       .where(fileId ? and(eq(c.fileId, fileId), missing) : missing)
       .limit(limit),
   );
 }
 
-export type ChunkToEmbed = { id: string; fileId: string; content: string };
+/** `userId`: the document's owner, whose usage its embedding is (docs/usage.md). */
+export type ChunkToEmbed = { id: string; fileId: string; content: string; userId: string };
 
 /**
  * Vectors of `model` (base64) with their sign bits (`code`), or nulls for a chunk the model

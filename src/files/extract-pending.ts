@@ -22,7 +22,7 @@ export interface FileTextQueue {
   idle(): Promise<void>;
 }
 
-type Deps = Pick<AppDeps, 'config' | 'store' | 'files' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'imageConversions' | 'connections'>;
+type Deps = Pick<AppDeps, 'config' | 'store' | 'files' | 'log' | 'now' | 'instanceId' | 'lifecycle' | 'imageConversions' | 'connections' | 'usage'>;
 
 /**
  * Documents into text, one at a time, after their upload answered (docs/files.md, "Documents

@@ -10,6 +10,7 @@ import { FileSchema, fileView } from './file.view';
 import { sweepBlobsSoon } from './sweep-blobs';
 import { ACCEPTED } from './sniff-file';
 import { searchDocuments } from './embeddings-search';
+import { apiKeyOf } from '../usage/meter-calls';
 
 /**
  * A file the caller may read: unknown and not readable are the same 404, so ids of other users'
@@ -97,8 +98,8 @@ export const fileOperations = [
       hits: t.Array(t.Object({ fileId: t.String(), filename: t.String(), page: t.Union([t.Number(), t.Null()]), excerpt: t.String() })),
     }),
     errors: [502, 503],
-    handler: async ({ input, user, deps }) => {
-      const found = await searchDocuments(deps, { userId: user.id, query: input.query, limit: input.limit ?? 10, mode: input.mode });
+    handler: async ({ input, user, principal, deps }) => {
+      const found = await searchDocuments(deps, { userId: user.id, query: input.query, limit: input.limit ?? 10, mode: input.mode, apiKeyId: apiKeyOf(principal) });
       return { mode: found.mode, hits: found.hits.map((h) => ({ fileId: h.fileId, filename: h.filename, page: h.page, excerpt: h.content.slice(0, EXCERPT_CHARS) })) };
     },
   }),

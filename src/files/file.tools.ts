@@ -35,7 +35,7 @@ export const fileToolSource: ToolSource = {
  * documents and of those attached to this conversation. Offered when the turn has documents to
  * read (src/files/files-for-turn.ts).
  */
-export function fileTools(deps: AppDeps, ctx: { userId: string; conversationId: string }): AiTool[] {
+export function fileTools(deps: AppDeps, ctx: { userId: string; conversationId: string; apiKeyId?: string }): AiTool[] {
   return [
     {
       name: 'read_file',
@@ -71,7 +71,7 @@ export function fileTools(deps: AppDeps, ctx: { userId: string; conversationId: 
         const query = typeof args.query === 'string' ? args.query : '';
         emit({ type: 'file_search.in_progress', itemId: callId, query });
         // By words and meaning when embeddings are set up (docs/files.md, "Semantic search").
-        const { hits } = await searchDocuments(deps, { userId: ctx.userId, query, conversationId: ctx.conversationId, limit: SEARCH_HITS });
+        const { hits } = await searchDocuments(deps, { userId: ctx.userId, query, conversationId: ctx.conversationId, limit: SEARCH_HITS, apiKeyId: ctx.apiKeyId });
         emit({ type: 'file_search.completed', itemId: callId, results: hits.map((h) => ({ fileId: h.fileId, filename: h.filename, page: h.page })) });
         if (!hits.length) return "Nothing found in the user's documents.";
         return hits

@@ -11,6 +11,10 @@ import { contentUrl } from './file.view';
 import { findGeneratedFile } from './generated-image.store';
 import { ImagesError, requestImage, type ImageRequest } from './images-client';
 import type { ToolSource } from '../tools/tool.types';
+import { serviceModelOf } from '../connections/adapters';
+import { meterCall } from '../usage/meter-calls';
+import { QuotaError } from '../usage/usage.types';
+import type { CallUsage } from '../ai/ai.types';
 
 /** Longest prompt taken (dall-e-3's limit; the GPT image models take more). */
 export const IMAGE_PROMPT_MAX_CHARS = 4000;
@@ -32,7 +36,7 @@ export const imageToolSource: ToolSource = {
   label: 'Images',
   priority: 60,
   async tools(turn) {
-    return imageTools(turn.deps, { userId: turn.user.id, responseId: turn.responseId, images: await turn.deps.connections.images() });
+    return imageTools(turn.deps, { userId: turn.user.id, responseId: turn.responseId, images: await turn.deps.connections.images(), apiKeyId: turn.apiKeyId });
   },
 };
 
@@ -43,13 +47,14 @@ export const imageToolSource: ToolSource = {
  * the call that made it, so a restart that runs the call again finds it rather than pays for a
  * second. A failure is the call's output to the model and an `.error` event, never the turn's end.
  */
-export function imageTools(deps: AppDeps, ctx: { userId: string; responseId: string; images?: Config }): AiTool[] {
+export function imageTools(deps: AppDeps, ctx: { userId: string; responseId: string; images?: Config; apiKeyId?: string }): AiTool[] {
   const images = ctx.images;
   if (!images?.imagesBaseUrl) return [];
   const model = images.imagesModel;
   const size = EVENT_SIZES.find((s) => s === images.imagesSize);
   const nameOf = (callKey: string) => `image-${new Bun.CryptoHasher('sha256').update(`${ctx.responseId}:${callKey}`).digest('hex').slice(0, 16)}`;
-  const make = (callId: string, callKey: string, req: ImageRequest) => makeImage(deps, images, { userId: ctx.userId, responseId: ctx.responseId, callId }, nameOf(callKey), req);
+  const make = (callId: string, callKey: string, req: ImageRequest) =>
+    makeImage(deps, images, { userId: ctx.userId, responseId: ctx.responseId, callId, apiKeyId: ctx.apiKeyId }, nameOf(callKey), req);
   return [
     {
       name: 'generate_image',
@@ -133,7 +138,13 @@ async function editableImage(deps: AppDeps, userId: string, fileId: string): Pro
  * The image asked for, kept as the user's file named `<name>.<ext>`: the one an earlier run of
  * the same call kept, or a new one from the images server.
  */
-async function makeImage(deps: AppDeps, images: Config, where: { userId: string; responseId: string; callId: string }, name: string, req: ImageRequest): Promise<Made> {
+async function makeImage(
+  deps: AppDeps,
+  images: Config,
+  where: { userId: string; responseId: string; callId: string; apiKeyId?: string },
+  name: string,
+  req: ImageRequest,
+): Promise<Made> {
   const earlier = await findKeptImage(deps, where.userId, name);
   if (earlier) return { file: earlier };
   const fail = (error: string, detail?: string): Made => {
@@ -141,9 +152,18 @@ async function makeImage(deps: AppDeps, images: Config, where: { userId: string;
     return { error };
   };
   let bytes: Uint8Array;
+  // Metered (docs/usage.md): over the images allowance with no credits to pay, no request goes out.
+  const service = serviceModelOf(images, 'images');
+  const caller = { userId: where.userId, responseId: where.responseId, apiKeyId: where.apiKeyId };
   try {
-    bytes = await requestImage(images, req);
+    bytes = await meterCall(deps, { caller, kind: 'images', estimate: { ...service, units: 1, estimated: true } }, async () => {
+      let reported: CallUsage | undefined;
+      const value = await requestImage(images, { ...req, onUsage: (u) => (reported = u) });
+      // One image made is counted exactly; its tokens only when the server reports them.
+      return { value, usage: { ...service, units: 1, ...(reported ?? {}), estimated: false } };
+    });
   } catch (err) {
+    if (err instanceof QuotaError) return fail(err.message);
     if (err instanceof ImagesError) return fail(err.message, err.detail);
     deps.log.error('image tool failed', { responseId: where.responseId, itemId: where.callId, cause: err instanceof Error ? err.stack : String(err) });
     return { error: 'The image server failed.' };

@@ -3,6 +3,8 @@ import type { Config } from '../config';
 import { fetchWithoutBunTimeout } from '../ai/upstream';
 import { fetchPolicy, safeFetch, SafeFetchError } from '../net/safe-fetch';
 import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
+import type { CallUsage } from '../ai/ai.types';
+import { reportedUsage } from '../ai/call-usage';
 
 /**
  * A failure of the images server, said safely: `message` may be shown to the user and the model
@@ -19,8 +21,11 @@ export class ImagesError extends Error {
   }
 }
 
-/** `signal`: the caller's own stop (a cancelled turn), besides the timeout. */
-export type ImageRequest = { prompt: string; image?: File; signal?: AbortSignal };
+/**
+ * `signal`: the caller's own stop (a cancelled turn), besides the timeout. `onUsage`: the tokens
+ * the server reports for the image (OpenAI's GPT image models), once it answered with one.
+ */
+export type ImageRequest = { prompt: string; image?: File; signal?: AbortSignal; onUsage?: (usage: CallUsage | undefined) => void };
 
 // One client per configuration object (each app, each test's app, has its own).
 const clients = new WeakMap<Config, OpenAI>();
@@ -86,6 +91,7 @@ export async function requestImage(config: Config, req: ImageRequest): Promise<U
   }
   const first = (answer as { data?: unknown })?.data;
   const item = (Array.isArray(first) ? first[0] : undefined) as { b64_json?: unknown; url?: unknown } | undefined;
+  if (item) req.onUsage?.(reportedUsage((answer as { usage?: unknown }).usage));
   if (typeof item?.b64_json === 'string' && item.b64_json) return Buffer.from(item.b64_json, 'base64');
   if (typeof item?.url === 'string' && item.url) return downloadImage(config, item.url, signal).catch((err) => Promise.reject(deadline.aborted && !req.signal?.aborted ? timedOut() : err));
   throw new ImagesError('The image server answered without an image.', JSON.stringify(answer).slice(0, 300));

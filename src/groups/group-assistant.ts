@@ -10,6 +10,8 @@ import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart 
 import { AiError, AnswerCutError, type AiEvent, type AiMessage } from '../ai/ai.types';
 import { searchFailureOf } from '../ai/web-search-tool';
 import { findUser } from '../account/account.store';
+import { meterCalls, type CallMeter } from '../usage/meter-calls';
+import type { UsageCaller } from '../usage/usage.types';
 
 /** `@ai` (or the configured handle) as a word of its own, in any case. */
 export function mentionsAssistant(text: string, handle: string): boolean {
@@ -18,9 +20,9 @@ export function mentionsAssistant(text: string, handle: string): boolean {
 }
 
 /** Fire-and-forget: the sender's response never waits for the assistant. */
-export function startFollowUpIfAddressed(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string): void {
+export function startFollowUpIfAddressed(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string, payer?: UsageCaller): void {
   if (!group.intelligentResponses || !mentionsAssistant(trigger.content, deps.config.aiHandle)) return;
-  void runFollowUp(deps, group, trigger, requestId).catch((err) => {
+  void runFollowUp(deps, group, trigger, requestId, payer).catch((err) => {
     deps.log.error('group follow-up crashed', { requestId, groupId: group.id, cause: String(err) });
     // No outcome will be published to end it: its deltas must not stay kept for resume.
     endAnswer(deps, group.id, trigger.id);
@@ -38,7 +40,7 @@ const TOO_SLOW = 'The AI provider did not finish its answer within five minutes.
  * assistant's `message.created` or `assistant.failed` — is stored and numbered like every
  * durable event, so a client that reconnects learns how the follow-up ended.
  */
-export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string): Promise<void> {
+export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string, payer?: UsageCaller): Promise<void> {
   const replyTo = trigger.id;
   const where = { requestId, groupId: group.id, replyTo };
   await seedProgressCounter(deps, group.id);
@@ -47,6 +49,16 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   const target = await deps.connections.chat(undefined, 'group').catch((err: Error) => err);
   if (target instanceof Error) return fail(deps, group, replyTo, 'provider_error', target.message);
   if (!target) return fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
+  const messages = await contextOf(deps, group);
+  // The member who addressed the assistant pays (docs/usage.md): over their quota, no answer.
+  let meter: CallMeter;
+  try {
+    meter = await meterCalls(deps, { caller: payer ?? { userId: trigger.sender.id }, kind: 'group', target, messages });
+  } catch (err) {
+    // The event's reasons are the interface's two: the sentence says it is the quota.
+    if (err instanceof AiError) return fail(deps, group, replyTo, 'provider_error', err.message);
+    throw err;
+  }
   // This instance answers: if it dies, another one says so (`endInterruptedAnswers`).
   await deps.store.write((tx) => tryAcquireLease(tx, answerLease(group.id, replyTo), deps.instanceId, ANSWER_LEASE_MS, deps.now()));
 
@@ -63,7 +75,7 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
     const asker = await deps.store.read((tx) => findUser(tx, trigger.sender.id));
     const turns = target.provider.streamChat({
       model: target.model,
-      messages: await contextOf(deps, group),
+      messages,
       // OpenAI's hosted search (openai-responses); the other providers search through the
       // registry's `web_search` function, the one group tool today (src/tools/).
       webSearch: true,
@@ -78,6 +90,7 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
       }),
       signal: deadline,
       warn,
+      onUsage: meter.onUsage,
     });
     for await (const ev of turns) {
       if (ev.type === 'text.delta') {
@@ -115,6 +128,8 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
     if (err instanceof AnswerCutError && text.trim()) cutOff = err.message;
     else if (deadline.aborted) return fail(deps, group, replyTo, 'provider_error', TOO_SLOW);
     else return fail(deps, group, replyTo, 'provider_error', err instanceof AiError ? err.message : PROVIDER_FAILED);
+  } finally {
+    void meter.close();
   }
   if (!text.trim() && parts.length === 0) return fail(deps, group, replyTo, 'provider_error', PROVIDER_FAILED);
 

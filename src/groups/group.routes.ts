@@ -21,6 +21,7 @@ import { changeIntelligentResponses, checkGroupsCap, deleteGroup, joinGroup, lea
 import { checkCap } from '../http/user-caps';
 import { openGroupStream } from './group-stream';
 import { startFollowUpIfAddressed } from './group-assistant';
+import { apiKeyOf } from '../usage/meter-calls';
 import { GroupEventSchema } from './group-events.schema';
 import { assistantSender, formerMember, groupChatOf, GroupChatSchema, groupMessageOf, GroupMessageSchema, MemberSchema } from './group.view';
 import { iso } from '../ids';
@@ -97,9 +98,10 @@ export const groupOperations = [
     rateLimit: 'write',
     // 20,000 characters are up to 120 KB when a client escapes each as `\uXXXX`.
     maxBodyBytes: 128 * 1024,
-    handler: async ({ input, user, deps, requestId }) => {
+    handler: async ({ input, user, principal, deps, requestId }) => {
       const { group, message } = await sendGroupMessage(deps, (tx) => memberGroupForWrite(tx, input.groupChatId, user.id), user, input.message);
-      startFollowUpIfAddressed(deps, group, message, requestId);
+      // The member who addressed the assistant pays for its answer (docs/usage.md).
+      startFollowUpIfAddressed(deps, group, message, requestId, { userId: user.id, tier: user.subscriptionTier, apiKeyId: apiKeyOf(principal) });
       return message;
     },
   }),

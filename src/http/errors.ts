@@ -94,6 +94,19 @@ export interface ValidationIssue {
   message: string;
 }
 
+/**
+ * A request refused by usage quotas (docs/usage.md, "Quotas"): 429 with the sentence that names
+ * the limit and when it resets, `Retry-After` until then, and `{limit, resetAt}` in `data`.
+ */
+export function quotaExceeded(err: { message: string; limit: string; resetAt?: number }, now: number): AppError {
+  const wait = err.resetAt === undefined ? undefined : Math.max(1, Math.ceil((err.resetAt - now) / 1000));
+  return new AppError('TOO_MANY_REQUESTS', {
+    message: err.message,
+    data: { limit: err.limit, resetAt: err.resetAt === undefined ? null : new Date(err.resetAt).toISOString() },
+    headers: wait === undefined ? {} : { 'retry-after': String(wait) },
+  });
+}
+
 export const invalidInput = (issues: ValidationIssue[]) =>
   new AppError('BAD_REQUEST', { message: 'Input validation failed', data: { issues } });
 

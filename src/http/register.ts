@@ -6,7 +6,8 @@ import { WatchedCredential } from '../auth/credential-watch';
 import { compileInput } from './body';
 import { collectAfterBody } from './collect-soon';
 import { parseJsonBody, readBody } from './body';
-import { AppError, errorResponse, forbidden, unauthorized } from './errors';
+import { AppError, errorResponse, forbidden, quotaExceeded, unauthorized } from './errors';
+import { QuotaError } from '../usage/usage.types';
 import { bodyLimitOf, type AnyOperation } from './operation';
 import { guardStream } from './stream-guard';
 import { PushStream, pushStreamResponse } from './push-stream';
@@ -175,6 +176,7 @@ export const pageRoute =
   };
 
 export function renderError(err: unknown, deps: AppDeps, requestId: string, where: string): Response {
+  if (err instanceof QuotaError) return errorResponse(quotaExceeded(err, deps.now()));
   if (err instanceof AppError) {
     if (err.status >= 500 && !err.expected) deps.log.error('request failed', { requestId, where, code: err.code, cause: describe(err.cause ?? err) });
     return errorResponse(err);

@@ -9,11 +9,15 @@ import { pruneOAuth } from '../mcp-server/oauth/oauth.store';
 import { releaseLease, tryAcquireLease } from './lease.store';
 import { sweepBlobs } from '../files/sweep-blobs';
 import { pruneApiResponses } from '../openai-compat/api-response.store';
+import { pruneUsage } from '../usage/usage.store';
 
 /** The lease that makes one instance of a cluster run retention each period (src/tasks/lease.store.ts). */
 export const RETENTION_LEASE = 'retention';
 
 type PruneDeps = Pick<AppDeps, 'db' | 'store' | 'instanceId' | 'config' | 'log' | 'now'> & Partial<Pick<AppDeps, 'files'>>;
+
+/** The daily sums of usage stay at least this long, whatever the retention of calls: allowances of a month read them. */
+const USAGE_DAYS_KEEP = 62;
 
 /** Ended sessions stay this long (an admin looking into a recent sign-out finds it), then go. */
 const ENDED_SESSION_KEEP_DAYS = 30;
@@ -28,7 +32,9 @@ const ENDED_SESSION_KEEP_DAYS = 30;
  * - group events older than PARLEY_GROUP_EVENT_RETENTION_DAYS, and invites past their expiry;
  * - login links and setup links used or expired more than a day ago (a day, so "this link was
  *   already used" can still be told apart from "unknown" the morning after);
- * - the stored bytes of files no longer there (src/files/sweep-blobs.ts).
+ * - the stored bytes of files no longer there (src/files/sweep-blobs.ts);
+ * - usage: calls recorded more than PARLEY_USAGE_RETENTION_DAYS ago (0: never), the daily sums
+ *   after at least USAGE_DAYS_KEEP days (a month's allowance reads them), lapsed reservations.
  */
 const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, number> | Promise<Record<string, number>> }[] = [
   { name: 'response events', run: async (d, now) => ({ events: await d.store.write((tx) => pruneResponseEvents(tx, now - d.config.eventRetentionDays * DAY_MS)) }) },
@@ -42,6 +48,13 @@ const parts: { name: string; run(deps: PruneDeps, now: number): Record<string, n
   { name: 'setup links', run: async (d, now) => ({ setupLinks: await d.store.read((tx) => pruneSetupTokens(tx, now - DAY_MS)) }) },
   // MCP clients' expired codes and tokens, grants revoked a month ago, registrations never used after a day.
   { name: 'mcp oauth', run: async (d, now) => ({ mcpOAuth: await d.store.write((tx) => pruneOAuth(tx, now, DAY_MS, 30 * DAY_MS)) }) },
+  {
+    name: 'usage',
+    run: (d, now) => {
+      const days = d.config.usageRetentionDays;
+      return d.store.write((tx) => pruneUsage(tx, now, days ? now - days * DAY_MS : 0, days ? now - Math.max(days, USAGE_DAYS_KEEP) * DAY_MS : 0));
+    },
+  },
   // Bytes of files gone with their user (a cascade), or missed by the sweep after a deletion.
   { name: 'file blobs', run: async (d) => ({ blobs: d.files ? await sweepBlobs({ ...d, files: d.files }) : 0 }) },
 ];

@@ -59,6 +59,8 @@ export interface ToolTurn {
    * (chat and research turns; a group answer cannot, so it is offered no "ask first" tool).
    */
   stream?: TurnStream;
+  /** The API key the turn's request came with: the model calls its tools make are metered under it (docs/usage.md). */
+  apiKeyId?: string;
   /** The turn's end (cancelled, lease lost): a tool waiting on another server (MCP) stops waiting with it. */
   signal?: AbortSignal;
 }

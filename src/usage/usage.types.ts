@@ -14,6 +14,10 @@ export interface UsageCaller {
   apiKeyId?: string;
   /** The assistant that answered, when one did. */
   assistantId?: string;
+  /** The user's subscription tier when the caller knows it (the principal's user); else it is read. */
+  tier?: string;
+  /** The AI turn (response) the calls belong to, when they do. */
+  responseId?: string;
 }
 
 export interface UsageReport {
@@ -49,16 +53,40 @@ export class QuotaError extends Error {
 export interface Usage {
   /** Before an upstream call; throws `QuotaError` when the call may not be made. */
   reserve(caller: UsageCaller, kind: UsageKind, estimate: UsageReport): Promise<Reservation>;
-  /** After the call: what it really used. */
+  /**
+   * One call of several under one reservation has ended (a turn's upstream round): what it used
+   * is recorded and charged now, so a crash later loses none of it; the reservation stays open.
+   */
+  record?(reservation: Reservation, actual: UsageReport): Promise<void>;
+  /** After the call: what it really used; the reservation is closed. */
   settle(reservation: Reservation, actual: UsageReport): Promise<void>;
-  /** The call never reached the provider: nothing is owed. */
+  /** The call never reached the provider, or the calls under it are over: nothing more is held. */
   release(reservation: Reservation): Promise<void>;
+  /**
+   * A reservation of nothing, checked against nothing: for calls already under way (a turn
+   * resumed after a restart), whose usage is still recorded and charged as far as the credits go.
+   */
+  unchecked?(caller: UsageCaller, kind: UsageKind): Reservation;
+  /** An admin changed the tiers or prices: read them again (and tell the other instances). */
+  changed?(): void;
 }
 
 const NONE: Reservation = { id: 'none' };
 
+// `record` and `unchecked` came after the first callers of the seam: an implementation without
+// them (a test's) still meters, each call settled on its own.
+
+/** One call of several under a reservation ended: `record`, or `settle` where there is none. */
+export const recordUsage = (usage: Usage, reservation: Reservation, actual: UsageReport): Promise<void> =>
+  usage.record ? usage.record(reservation, actual) : usage.settle(reservation, actual);
+
+/** `unchecked`, or a reservation of nothing where there is none. */
+export const uncheckedReservation = (usage: Usage, caller: UsageCaller, kind: UsageKind): Reservation => usage.unchecked?.(caller, kind) ?? NONE;
+
 export const noopUsage: Usage = {
   reserve: async () => NONE,
+  record: async () => {},
   settle: async () => {},
   release: async () => {},
+  unchecked: () => NONE,
 };

@@ -13,6 +13,8 @@ import { SPEECH_TYPES, speakText, type SpeechFormat } from './speak';
 import { speechTextOf } from './speech-text';
 import { notConfigured } from './voice-upstream';
 import { transcriptionTurn } from './transcription-turn';
+import { serviceModelOf } from '../connections/adapters';
+import { apiKeyOf, meterCall } from '../usage/meter-calls';
 
 /** The text fields beside the `file` part. */
 const TranscribeFields = t.Object({
@@ -23,6 +25,9 @@ const validateFields = compileInput<{ language?: string; prompt?: string }>(Tran
 
 /** The audio, and room for the multipart framing and the text fields. */
 const transcribeBodyBytes = (config: Config) => config.sttMaxBytes + SMALL_BODY_BYTES;
+
+/** A recording's bytes a second when its server reports no duration: 128 kbit/s, a common compressed rate. */
+const ESTIMATED_AUDIO_BYTES_PER_S = 16_000;
 
 const FORMATS = Object.keys(SPEECH_TYPES) as SpeechFormat[];
 
@@ -71,7 +76,7 @@ export const voiceOperations = [
     maxBodyBytes: transcribeBodyBytes,
     rateLimit: 'ai',
     errors: [413, 502, 503],
-    handler: async ({ request, deps }) => {
+    handler: async ({ request, user, principal, deps }) => {
       const { config } = deps;
       // Before the upload is read: a server without transcription need not receive megabytes,
       // and one waiting for its turn holds none of them.
@@ -83,7 +88,15 @@ export const voiceOperations = [
         const upload = await receiveAudio(request, { maxFileBytes: Math.min(stt.sttMaxBytes, config.sttMaxBytes), maxBodyBytes: bodyLimitOf({ maxBodyBytes: transcribeBodyBytes }, config) });
         size = upload.audio.size;
         const fields = validateFields(upload.fields);
-        return await transcribeAudio(stt, upload.audio, { ...fields, signal: request.signal });
+        // Metered in seconds (docs/usage.md): the server's duration, or the recording's size at
+        // ESTIMATED_AUDIO_BYTES_PER_S when it reports none.
+        const service = serviceModelOf(stt, 'stt');
+        const guess = Math.ceil(size / ESTIMATED_AUDIO_BYTES_PER_S);
+        return await meterCall(deps, { caller: { userId: user.id, apiKeyId: apiKeyOf(principal) }, kind: 'stt', estimate: { ...service, units: guess, estimated: true } }, async () => {
+          const transcript = await transcribeAudio(stt, upload.audio, { ...fields, signal: request.signal });
+          const seconds = transcript.durationSeconds;
+          return { value: transcript, usage: seconds === undefined ? { ...service, units: guess, estimated: true } : { ...service, units: Math.ceil(seconds), estimated: false } };
+        });
       } finally {
         release();
         collectAfterBody(size);
@@ -103,7 +116,7 @@ export const voiceOperations = [
     mediaTypes: Object.values(SPEECH_TYPES),
     rateLimit: 'ai',
     errors: [403, 404, 502, 503],
-    handler: async ({ input, user, deps, request }) => {
+    handler: async ({ input, user, principal, deps, request }) => {
       if ((input.text === undefined) === (input.itemId === undefined)) throw invalidInput([{ path: [], message: 'send either text or itemId' }]);
       const field = input.text !== undefined ? 'text' : 'itemId';
       const text = input.text ?? (await answerText(deps, user.id, input.itemId!));
@@ -112,7 +125,12 @@ export const voiceOperations = [
       const max = tts.ttsMaxChars;
       const length = charCount(text);
       if (length > max) throw invalidInput([{ path: [field], message: `${length} characters, longer than the ${max} this server reads at once (PARLEY_TTS_MAX_CHARS)` }]);
-      return speakText(tts, { text, voice: input.voice, format: input.format ?? 'mp3', signal: request.signal });
+      // Metered in characters (docs/usage.md), counted exactly here: speech servers report nothing.
+      const spoken = { ...serviceModelOf(tts, 'tts'), units: length, estimated: false };
+      return meterCall(deps, { caller: { userId: user.id, apiKeyId: apiKeyOf(principal) }, kind: 'tts', estimate: spoken }, async () => ({
+        value: await speakText(tts, { text, voice: input.voice, format: input.format ?? 'mp3', signal: request.signal }),
+        usage: spoken,
+      }));
     },
   }),
 ];

@@ -166,6 +166,8 @@ export const authzCases: Record<string, AuthzCase> = {
   // --- credits and images act on the caller's own balance and on the given bytes ---
   'credits/getBalance': NO_RESOURCE,
   'credits/grantAdReward': NO_RESOURCE,
+  'usage/getUsage': NO_RESOURCE,
+  'usage/listCalls': NO_RESOURCE,
   'images/convertImage': NO_RESOURCE,
   // --- voice ---
   'audio/transcribe': NO_RESOURCE,
@@ -214,6 +216,12 @@ export const authzCases: Record<string, AuthzCase> = {
   'admin/listUsers': foreign(403, () => ({})),
   'admin/createUser': foreign(403, () => ({ email: 'new-by-caller@example.org' })),
   'admin/updateUser': foreign(403, ({ owner }) => ({ userId: owner.user.id, tier: 'PRO', admin: true })),
+  'admin/getUsageQuotas': foreign(403, () => ({})),
+  'admin/setUsageTier': foreign(403, () => ({ name: 'FREE', period: 'day', tokens: 0 })),
+  'admin/removeUsageTier': foreign(403, () => ({ name: 'FREE' })),
+  'admin/setModelPrice': foreign(403, () => ({ model: 'x/y', inputPerMillion: 0 })),
+  'admin/removeModelPrice': foreign(403, () => ({ model: 'x/y' })),
+  'admin/getUsage': foreign(403, ({ owner }) => ({ userId: owner.user.id })),
   'admin/grantCredits': foreign(403, ({ caller }) => ({ userId: caller.user.id, amount: 1000 })),
   'admin/listApiKeys': foreign(403, ({ owner }) => ({ userId: owner.user.id })),
   'admin/createApiKey': foreign(403, ({ owner }) => ({ userId: owner.user.id, name: 'stolen' })),

@@ -6,6 +6,10 @@
  * - Chat Completions: `POST /v1/chat/completions`, streamed (`data:` chunks with `delta.content`,
  *   `delta.reasoning_content`, `delta.tool_calls`, then `[DONE]`) or not.
  * Tests script the model with `responsesScript` / `chatScript` and read what was sent in `requests`.
+ * Usage is reported as the real APIs report it: a streamed chat completion asked for it
+ * (`stream_options.include_usage`) ends with a chunk of `choices: []` and `usage`; a plain one
+ * carries `usage`; a Responses terminal event carries `response.usage`. Every usage sent is kept in
+ * `reported`, so a test can hold Parley's records against what the provider said.
  */
 
 import { contextRefusal, renderChatML, tokensOf } from './llama-template';
@@ -18,6 +22,18 @@ export interface ChatTurn {
   finish_reason?: 'stop' | 'tool_calls' | 'length';
   /** Wait this long before the first streamed chunk (a model thinking quietly). */
   pauseMs?: number;
+  /** The usage reported (Chat Completions' shape); default: counted from the request and the deltas. `false`: none, as servers that ignore `include_usage`. */
+  usage?: ChatUsage | false;
+  /** Stop after this many deltas and never end the stream (a server that hangs mid-answer). */
+  hangAfter?: number;
+}
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 interface FakeResponse {
@@ -55,10 +71,17 @@ export interface FakeOpenAI {
   aborted: number;
   /** Answer a cancel this many milliseconds late (a busy API; Parley waits up to 5 s). */
   cancelDelayMs: number;
+  /** Every usage object the fake sent, in order (chat: Chat Completions' shape; responses: the Responses API's). */
+  reported: { path: 'chat' | 'responses'; usage: any }[];
+  /** The usage a Responses terminal event carries; default: counted from the request and the text. */
+  responsesUsage?: (body: any) => unknown;
   /** The key every request must carry (`Authorization: Bearer …`), as a hosted API asks; undefined: none, as a local server. */
   apiKey?: string;
   stop(): void;
 }
+
+/** A deterministic count for the fake's default usage: a token per four characters. */
+const fakeTokens = (text: string) => Math.ceil(text.length / 4);
 
 export function startFakeOpenAI(opts: { apiKey?: string } = {}): FakeOpenAI {
   let n = 0;
@@ -74,6 +97,7 @@ export function startFakeOpenAI(opts: { apiKey?: string } = {}): FakeOpenAI {
     cancelled: [],
     aborted: 0,
     cancelDelayMs: 0,
+    reported: [],
     apiKey: opts.apiKey,
     stop: () => server.stop(true),
   };
@@ -86,11 +110,17 @@ export function startFakeOpenAI(opts: { apiKey?: string } = {}): FakeOpenAI {
   function startResponse(body: any, events: UpstreamEvent[], terminal?: UpstreamEvent[]): FakeResponse {
     const id = `resp_fake_${++n}`;
     const resp = (status: string) => ({ id, object: 'response', status, model: body.model, background: !!body.background, output: [] });
+    const usage = fake.responsesUsage?.(body) ?? usageOf(body, events);
+    const withUsage = (e: UpstreamEvent) => {
+      if (!/^response\.(completed|incomplete|failed)$/.test(e.type)) return e.response ? { ...e, response: { ...(e.response as object), id } } : e;
+      fake.reported.push({ path: 'responses', usage });
+      return { ...e, response: { ...(e.response as object), id, usage } };
+    };
     const all: UpstreamEvent[] = [
       { type: 'response.created', response: resp('queued') },
       { type: 'response.in_progress', response: resp('in_progress') },
       ...events,
-      ...(terminal?.map((e) => (e.response ? { ...e, response: { ...(e.response as object), id } } : e)) ?? [{ type: 'response.completed', response: { ...resp('completed'), usage: usageOf(body, events) } }]),
+      ...(terminal ?? [{ type: 'response.completed', response: resp('completed') }]).map(withUsage),
     ].map((e, i) => ({ ...e, sequence_number: i }));
     const r: FakeResponse = { id, events: all, produced: 0, cancelled: false, waiters: new Set() };
     fake.responses.set(id, r);
@@ -172,13 +202,12 @@ export function startFakeOpenAI(opts: { apiKey?: string } = {}): FakeOpenAI {
         const turn = fake.chatScript(body);
         if ('fail' in turn) return Response.json({ error: { code: turn.fail, message: turn.message ?? 'fake upstream failure', type: 'server_error' } }, { status: turn.fail });
         const id = `chatcmpl_${++n}`;
-        // Usage as a server reports it: the prompt by its JSON's length, the answer by its deltas.
-        const usage = { prompt_tokens: Math.ceil(JSON.stringify(body.messages ?? []).length / 4), completion_tokens: turn.deltas.length, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
-        usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+        const usage = turn.usage === false ? undefined : (turn.usage ?? chatUsage(body, turn));
         if (!body.stream) {
           const content = turn.deltas.map((d) => d.content ?? '').join('');
           const reasoning = turn.deltas.map((d) => d.reasoning_content ?? '').join('');
           const toolCalls = turn.deltas.flatMap((d) => (d.tool_calls ?? []) as { index?: number }[]).map(({ index: _index, ...c }) => c);
+          if (usage) fake.reported.push({ path: 'chat', usage });
           return Response.json({
             id,
             object: 'chat.completion',
@@ -191,18 +220,26 @@ export function startFakeOpenAI(opts: { apiKey?: string } = {}): FakeOpenAI {
                 message: { role: 'assistant', content: toolCalls.length && !content ? null : content, ...(reasoning ? { reasoning_content: reasoning } : {}), ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
               },
             ],
-            usage,
+            ...(usage ? { usage } : {}),
           });
         }
         const chunk = (delta: unknown, finish: string | null = null) =>
           `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const reports = usage && body.stream_options?.include_usage;
+        const deltas = turn.hangAfter === undefined ? turn.deltas : turn.deltas.slice(0, turn.hangAfter);
         const frames = [
           chunk({ role: 'assistant', content: '' }),
-          ...turn.deltas.map((d) => chunk(d)),
-          chunk({}, turn.finish_reason ?? 'stop'),
-          ...(body.stream_options?.include_usage ? [`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [], usage })}\n\n`] : []),
-          'data: [DONE]\n\n',
+          ...deltas.map((d) => chunk(d)),
+          ...(turn.hangAfter === undefined
+            ? [
+                chunk({}, turn.finish_reason ?? 'stop'),
+                // The usage chunk OpenAI sends last when asked: no choices.
+                ...(reports ? [`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [], usage })}\n\n`] : []),
+                'data: [DONE]\n\n',
+              ]
+            : []),
         ];
+        if (reports && turn.hangAfter === undefined) fake.reported.push({ path: 'chat', usage });
         let finished = false;
         const gone = () => {
           if (!finished) fake.aborted++;
@@ -218,6 +255,8 @@ export function startFakeOpenAI(opts: { apiKey?: string } = {}): FakeOpenAI {
                 if (finished) return;
                 controller.enqueue(enc.encode(f));
               }
+              // Hanging: the stream stays open until the client goes.
+              if (turn.hangAfter !== undefined) return;
               finished = true;
               controller.close();
             },
@@ -236,6 +275,17 @@ export function startFakeOpenAI(opts: { apiKey?: string } = {}): FakeOpenAI {
   });
   fake.url = `http://127.0.0.1:${server.port}/v1`;
   return fake;
+}
+
+/**
+ * The fake's default Chat Completions usage, as a server reports it: the prompt by its JSON's
+ * length, the answer by its deltas; reasoning by the length of its text.
+ */
+function chatUsage(body: any, turn: ChatTurn): ChatUsage {
+  const prompt_tokens = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
+  const completion_tokens = turn.deltas.length;
+  const reasoning_tokens = Math.min(completion_tokens, fakeTokens(turn.deltas.map((d) => d.reasoning_content ?? '').join('')));
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens } };
 }
 
 /** The usage a completed Responses answer reports: the input by its JSON's length, the output by its text deltas. */

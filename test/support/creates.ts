@@ -204,7 +204,7 @@ export const NOT_CREATING = new Set([
   'files/listFiles', 'files/getFile', 'files/searchFiles', 'files/deleteFile',
   'memories/listMemories', 'memories/updateMemory', 'memories/deleteMemory', 'memories/deleteAllMemories',
   'feedback/getFeedback', 'feedback/deleteFeedback',
-  'credits/getBalance', 'images/convertImage', 'audio/transcribe', 'audio/speak',
+  'credits/getBalance', 'usage/getUsage', 'usage/listCalls', 'images/convertImage', 'audio/transcribe', 'audio/speak',
   'notifications/unregisterPushToken', 'notifications/sendTestWebhookNotification',
   'groupChat/deleteGroupChat', 'groupChat/subscribeToGroup', 'groupChat/leaveGroup', 'groupChat/listMembers', 'groupChat/listMessages',
   'groupChat/listGroupChats', 'groupChat/setIntelligentResponses',

@@ -4,7 +4,7 @@ import { users } from './users';
 
 /**
  * The bonus-credit ledger: one row per grant (amount > 0) or spend (amount < 0). The balance is
- * the sum; nothing else stores it, so it can never drift from its history. `adId` is set for
+ * the sum (of `amount` and `amount_micro` / 1,000,000); nothing else stores it, so it can never drift from its history. `adId` is set for
  * rewarded-ad grants, and unique per user so a replayed ad grants nothing.
  */
 export const creditLedger = sqliteTable(
@@ -15,6 +15,11 @@ export const creditLedger = sqliteTable(
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
     amount: integer('amount').notNull(),
+    /**
+     * Millionths of a credit, added to `amount`: what usage costs (docs/usage.md), a fraction of a
+     * credit a call. Usage's spends are one row a user a day (`usage:<user>:<day>`), growing.
+     */
+    amountMicro: integer('amount_micro').notNull().default(0),
     reason: text('reason').notNull(),
     adId: text('ad_id'),
     createdAt: integer('created_at').notNull(),

@@ -18,6 +18,7 @@ export * from './feedback';
 export * from './support';
 export * from './setup';
 export * from './connections';
+export * from './usage';
 export * from './api-responses';
 export * from './tools';
 export * from './assistants';

@@ -5,6 +5,7 @@ import { AdminUsers } from './admin-users';
 import { AdminBackups, AdminDoctor, AdminSettings } from './admin-server';
 import { AdminMiniApps, AdminNews, AdminSupport } from './admin-service';
 import { AdminTools } from './admin-tools';
+import { UsageReportView } from '../shared/usage-report';
 import { AdminMcp } from './admin-mcp';
 import { AdminConnections } from './admin-connections';
 import { AdminModels } from './admin-models';
@@ -14,6 +15,7 @@ const SECTIONS: [string, string][] = [
   ['admin-users', 'Users'],
   ['admin-connections', 'Connections'],
   ['admin-models', 'Models'],
+  ['admin-usage', 'Usage'],
   ['admin-support', 'Support'],
   ['admin-news', 'News'],
   ['admin-apps', 'Mini apps'],
@@ -72,6 +74,13 @@ export function Admin() {
       <AdminUsers me={me} />
       <AdminConnections onChanged={() => setCatalogue((n) => n + 1)} />
       <AdminModels version={catalogue} />
+      <section class="admin-section" aria-labelledby="admin-usage">
+        <h3 id="admin-usage">Usage</h3>
+        <p class="hint">
+          Everyone's use of the models, as <code>parley usage</code> prints it (with <code>--csv</code> for a spreadsheet).
+        </p>
+        <UsageReportView operation="admin/getUsage" groupings={['user', 'model', 'key', 'day', 'kind']} id="admin-usage" />
+      </section>
       <AdminSupport name={me.name} />
       <AdminNews />
       <AdminMiniApps />

@@ -6,6 +6,7 @@ import { ApiKeysSection } from './settings-keys';
 import { OtherAppsSection } from './settings-other-apps';
 import { BookmarksSection } from './settings-bookmarks';
 import { ConversationsSection } from './settings-conversations';
+import { UsageReportView } from '../shared/usage-report';
 import { McpSection } from './settings-mcp';
 
 /** The user's settings: preferences, account, API keys, MCP servers, other apps over MCP, bookmarks, and the way to the sessions page. */
@@ -23,6 +24,11 @@ export function Settings() {
       <PreferencesSection />
       <AccountSection />
       <ApiKeysSection />
+      <section class="settings-section" aria-labelledby="usage-title">
+        <h3 id="usage-title">Usage</h3>
+        <p class="hint">What your requests used of the models: tokens as the provider reported them (or counted by Parley when it reported none), and the bonus credits spent.</p>
+        <UsageReportView operation="usage/getUsage" groupings={['day', 'model', 'key', 'kind']} id="usage-title" />
+      </section>
       <McpSection />
       <OtherAppsSection />
       <BookmarksSection />

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { EMAIL, expectAccessible, startWorld, type World } from './harness';
+
+// Settings → Usage and Admin → Usage in Chromium, through the compiled binary: turns made with an
+// API key against the fake provider (which reports usage), then read back in both pages.
+
+let world: World;
+let key: string;
+beforeAll(async () => {
+  world = await startWorld();
+  await world.cli(['user', 'set', '--email', EMAIL, '--admin']);
+  await world.createUser('pat@example.org', 'Pat');
+  key = await world.cli(['apikey', 'create', '--email', EMAIL, '--name', 'laptop']);
+  const patKey = await world.cli(['apikey', 'create', '--email', 'pat@example.org']);
+  world.ai.chatScript = () => ({ deltas: [{ content: 'Fine.' }], usage: { prompt_tokens: 1200, completion_tokens: 34, total_tokens: 1234 } });
+  for (const k of [key, key, patKey]) {
+    const res = await fetch(`${world.url}/api/chat/stream`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k }, body: JSON.stringify({ message: 'Hi' }) });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('"done"');
+  }
+}, 240_000);
+afterAll(async () => {
+  await world?.stop();
+});
+
+describe('usage pages', () => {
+  test('Settings → Usage: the user\'s own tokens by day and by key, a chart and a table with totals', async () => {
+    const { page } = await world.signedIn();
+    await page.getByRole('navigation', { name: 'Places', includeHidden: true }).getByRole('link', { name: 'Settings', includeHidden: true }).click({ force: true });
+    const usage = page.getByRole('region', { name: 'Usage', exact: true });
+    const today = new Date().toISOString().slice(0, 10);
+    const chart = usage.getByRole('list', { name: 'Tokens by day' });
+    await chart.getByText(today).waitFor();
+    await chart.getByText(`${(2468).toLocaleString('en-US')} tokens`).waitFor();
+    const table = usage.getByRole('table', { name: 'Usage' });
+    const total = table.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Total' }) });
+    await expect(total.getByRole('cell').allTextContents()).resolves.toEqual(['2,400', '68', '0', '0', '0', '2', '0']);
+    await expectAccessible(page, 'settings: usage');
+    await usage.getByRole('combobox', { name: 'Group by' }).selectOption('key');
+    await usage.getByRole('list', { name: 'Tokens by api key' }).getByText(/^laptop \(pk_/).waitFor();
+  });
+
+  test('Admin → Usage: everyone\'s, by user', async () => {
+    const { page } = await world.signedIn();
+    await page.goto(`${world.url}/admin`);
+    const usage = page.getByRole('region', { name: 'Usage', exact: true });
+    const chart = usage.getByRole('list', { name: 'Tokens by user' });
+    await chart.getByText('pat@example.org').waitFor();
+    await chart.getByText(EMAIL).waitFor();
+    const table = usage.getByRole('table', { name: 'Usage' });
+    const total = table.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Total' }) });
+    await expect(total.getByRole('cell').allTextContents()).resolves.toEqual(['3,600', '102', '0', '0', '0', '3', '0']);
+    await usage.getByRole('combobox', { name: 'Group by' }).selectOption('model');
+    await usage.getByRole('list', { name: 'Tokens by model' }).getByText(/\/small$/).waitFor();
+    await expectAccessible(page, 'admin: usage');
+  });
+});
