@@ -35,6 +35,7 @@ import m0030 from '../../migrations/0030_connections.sql' with { type: 'text' };
 import m0031 from '../../migrations/0031_api_responses.sql' with { type: 'text' };
 import m0032 from '../../migrations/0032_mcp_servers.sql' with { type: 'text' };
 import m0033 from '../../migrations/0033_embedding_codes.sql' with { type: 'text' };
+import m0034 from '../../migrations/0034_group_model.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -76,4 +77,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0031_api_responses', sql: m0031 },
   { tag: '0032_mcp_servers', sql: m0032 },
   { tag: '0033_embedding_codes', sql: m0033 },
+  { tag: '0034_group_model', sql: m0034 },
 ];

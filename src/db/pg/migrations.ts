@@ -22,6 +22,7 @@ import p0015 from '../../../migrations/pg/0015_connections.sql' with { type: 'te
 import p0016 from '../../../migrations/pg/0016_api_responses.sql' with { type: 'text' };
 import p0017 from '../../../migrations/pg/0017_mcp_servers.sql' with { type: 'text' };
 import p0018 from '../../../migrations/pg/0018_embedding_codes.sql' with { type: 'text' };
+import p0019 from '../../../migrations/pg/0019_group_model.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -43,6 +44,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0016_api_responses', sql: p0016 },
   { tag: '0017_mcp_servers', sql: p0017 },
   { tag: '0018_embedding_codes', sql: p0018 },
+  { tag: '0019_group_model', sql: p0019 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */
