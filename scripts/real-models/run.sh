@@ -34,5 +34,5 @@ if [[ ! -x ${PARLEY_CHROMIUM:-/usr/bin/chromium} ]]; then
   echo "real models: no browser, so the web app's real-model test is left out (apt-get install chromium, or set PARLEY_CHROMIUM)" >&2
   web_test=
 fi
-if [[ $suite == 1 ]]; then node_modules/.bin/bun test ./scripts/real-models/real-models.test.ts ./scripts/real-models/real-models-capabilities.test.ts ./scripts/real-models/real-models-endings.test.ts ./scripts/real-models/real-models-group-resume.test.ts ./scripts/real-models/real-models-budget.test.ts ./scripts/real-models/real-models-bound.test.ts ./scripts/real-models/real-models-files.test.ts ./scripts/real-models/real-models-v1.test.ts ./scripts/real-models/real-models-mcp.test.ts $web_test; fi
+if [[ $suite == 1 ]]; then node_modules/.bin/bun test ./scripts/real-models/real-models.test.ts ./scripts/real-models/real-models-capabilities.test.ts ./scripts/real-models/real-models-endings.test.ts ./scripts/real-models/real-models-group-resume.test.ts ./scripts/real-models/real-models-budget.test.ts ./scripts/real-models/real-models-bound.test.ts ./scripts/real-models/real-models-files.test.ts ./scripts/real-models/real-models-v1.test.ts ./scripts/real-models/real-models-mcp.test.ts ./scripts/real-models/real-models-connections.test.ts $web_test; fi
 if [[ $matrix == 1 ]]; then node_modules/.bin/bun run scripts/real-models/template-matrix.ts; fi

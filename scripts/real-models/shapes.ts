@@ -64,14 +64,14 @@ async function runShapeOnce(p: Parley, shape: ShapeName): Promise<ShapeResult> {
   }
 }
 
-interface Turn {
+export interface Turn {
   result: ShapeResult;
   events: any[];
   conversationId?: string;
 }
 
 /** One chat or research turn, read to its end. */
-async function turn(p: Parley, path: string, body: unknown, signal: AbortSignal): Promise<Turn> {
+export async function turn(p: Parley, path: string, body: unknown, signal: AbortSignal): Promise<Turn> {
   const res = await p.call(path, body, undefined, signal);
   if (res.status !== 200) return { result: { ok: false, detail: `HTTP ${res.status}: ${await res.text()}` }, events: [] };
   const events: any[] = [];

@@ -38,6 +38,7 @@ import m0033 from '../../migrations/0033_embedding_codes.sql' with { type: 'text
 import m0034 from '../../migrations/0034_oauth_grants.sql' with { type: 'text' };
 import m0035 from '../../migrations/0035_tool_approvals_assistants.sql' with { type: 'text' };
 import m0036 from '../../migrations/0036_usage.sql' with { type: 'text' };
+import m0037 from '../../migrations/0037_group_model.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -82,4 +83,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0034_oauth_grants', sql: m0034 },
   { tag: '0035_tool_approvals_assistants', sql: m0035 },
   { tag: '0036_usage', sql: m0036 },
+  { tag: '0037_group_model', sql: m0037 },
 ];

@@ -12,6 +12,7 @@ import { searchFailureOf } from '../ai/web-search-tool';
 import { findUser } from '../account/account.store';
 import { meterCalls, type CallMeter } from '../usage/meter-calls';
 import type { UsageCaller } from '../usage/usage.types';
+import type { ChatTarget } from '../connections/resolver';
 
 /** `@ai` (or the configured handle) as a word of its own, in any case. */
 export function mentionsAssistant(text: string, handle: string): boolean {
@@ -45,8 +46,7 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
   const where = { requestId, groupId: group.id, replyTo };
   await seedProgressCounter(deps, group.id);
   publishProgress(deps, group.id, { type: 'assistant.started', replyTo });
-  // The group assistant's model (docs/connections.md, "Defaults"); one that is gone is a failure to say.
-  const target = await deps.connections.chat(undefined, 'group').catch((err: Error) => err);
+  const target = await groupTarget(deps, group, where);
   if (target instanceof Error) return fail(deps, group, replyTo, 'provider_error', target.message);
   if (!target) return fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
   const messages = await contextOf(deps, group);
@@ -143,6 +143,22 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
     yield* releaseLease(tx, answerLease(group.id, replyTo), deps.instanceId);
     yield* afterCommit(() => publishRecorded(deps, group.id, event));
   });
+}
+
+/**
+ * The group's own model, or the group default (docs/groups.md, "The assistant's model"). A chosen
+ * model that has gone since (its connection removed, the model hidden) gives way to the default;
+ * a default that is gone is a failure to say (docs/connections.md, "Defaults").
+ */
+async function groupTarget(deps: AppDeps, group: GroupChat, where: Record<string, unknown>): Promise<ChatTarget | undefined | Error> {
+  if (group.model) {
+    // The creator's choice, within the creator's tier (whoever asks): a creator whose tier no longer has it gets the default.
+    const creator = await deps.store.read((tx) => findUser(tx, group.creatorId));
+    const chosen = await deps.connections.chat(group.model, 'group', { subscriptionTier: creator?.subscriptionTier ?? '' }).catch((err: Error) => err);
+    if (!(chosen instanceof Error)) return chosen;
+    deps.log.warn('group follow-up: the group\'s model is gone, the group default answers', { ...where, model: group.model, cause: chosen.message });
+  }
+  return deps.connections.chat(undefined, 'group').catch((err: Error) => err);
 }
 
 async function fail(deps: AppDeps, group: GroupChat, replyTo: string, reason: FailReason, message: string): Promise<void> {

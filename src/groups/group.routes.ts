@@ -17,7 +17,7 @@ import {
   memberCountsOf,
 } from './group.store';
 import { listGroupItems } from './group-message.store';
-import { changeIntelligentResponses, checkGroupsCap, deleteGroup, joinGroup, leaveGroup, sendGroupMessage } from './group.service';
+import { changeGroupSettings, checkGroupModel, checkGroupsCap, deleteGroup, joinGroup, leaveGroup, sendGroupMessage } from './group.service';
 import { checkCap } from '../http/user-caps';
 import { openGroupStream } from './group-stream';
 import { startFollowUpIfAddressed } from './group-assistant';
@@ -230,8 +230,24 @@ export const groupOperations = [
     output: GroupChatSchema,
     errors: [403, 404],
     handler: async ({ input, user, deps }) => {
-      const updated = await changeIntelligentResponses(deps, await ownGroup(deps, input.groupChatId, user.id), input.enabled);
+      const updated = await changeGroupSettings(deps, await ownGroup(deps, input.groupChatId, user.id), { intelligentResponses: input.enabled });
       // Deleted meanwhile by another request: as if this one came after it.
+      if (!updated) throw notFound();
+      return groupChatOf(updated);
+    },
+  }),
+  defineOperation({
+    path: 'groupChat/setModel',
+    summary: 'Choose the model that answers in a group chat (creator only)',
+    description:
+      "`model`: a catalogue id from `chat/listModels`, or null for the server's group default. A model that is unknown, hidden, disabled or not in the creator's subscription tier is a 400 saying which. Members see the change as `group.updated`.",
+    input: t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }), model: t.Union([t.String({ minLength: 1, maxLength: 300 }), t.Null()]) }),
+    output: GroupChatSchema,
+    errors: [400, 403, 404],
+    handler: async ({ input, user, deps }) => {
+      const group = await ownGroup(deps, input.groupChatId, user.id);
+      const model = input.model === null ? null : await checkGroupModel(deps, input.model, user);
+      const updated = await changeGroupSettings(deps, group, { model });
       if (!updated) throw notFound();
       return groupChatOf(updated);
     },

@@ -2,8 +2,9 @@ import type { GroupChat, User } from '../db/schema';
 import type { AppDeps } from '../deps';
 import { afterCommit, type Tx, type Work } from '../db/work';
 import { appendItem } from '../chat/conversation.store';
-import { addGroupMember, countGroupsOfUser, deleteGroupRows, findGroupById, isGroupMember, lockGroup, removeGroupMember, setIntelligentResponses } from './group.store';
+import { addGroupMember, countGroupsOfUser, deleteGroupRows, findGroupById, isGroupMember, lockGroup, removeGroupMember, updateGroupSettings, type GroupSettings } from './group.store';
 import { checkCap } from '../http/user-caps';
+import { AppError } from '../http/errors';
 import { publishRecorded, recordGroupEvent } from './group-events';
 import { groupChatOf, groupMessageOf, type GroupMessage } from './group.view';
 
@@ -90,13 +91,25 @@ export async function deleteGroup(deps: AppDeps, group: GroupChat): Promise<bool
 }
 
 /** The group as changed; undefined when it was deleted meanwhile. */
-export async function changeIntelligentResponses(deps: AppDeps, group: GroupChat, enabled: boolean): Promise<GroupChat | undefined> {
+export async function changeGroupSettings(deps: AppDeps, group: GroupChat, settings: GroupSettings): Promise<GroupChat | undefined> {
   const now = deps.now();
   return deps.store.write(function* (tx) {
     if (!(yield* lockGroup(tx, group.id))) return undefined;
-    const event = yield* recordGroupEvent(tx, group.id, { type: 'group.updated', groupChat: groupChatOf({ ...group, intelligentResponses: enabled, updatedAt: now }) }, now);
-    const updated = yield* setIntelligentResponses(tx, group.id, enabled, now);
+    // The row as written (after the lock), so a change of the other setting meanwhile is not undone in the event.
+    const updated = yield* updateGroupSettings(tx, group.id, settings, now);
+    if (!updated) return undefined;
+    const event = yield* recordGroupEvent(tx, group.id, { type: 'group.updated', groupChat: groupChatOf(updated) }, now);
     yield* afterCommit(() => publishRecorded(deps, group.id, event));
     return updated;
   });
+}
+
+/**
+ * The model a group's creator chose, checked as a turn checks it (unknown, hidden, disabled, not in
+ * their tier: a 400 saying which) and kept as its catalogue id, whichever way it was named.
+ */
+export async function checkGroupModel(deps: AppDeps, model: string, creator: Pick<User, 'subscriptionTier'>): Promise<string> {
+  const target = await deps.connections.chat(model, 'group', { subscriptionTier: creator.subscriptionTier });
+  if (!target) throw new AppError('BAD_REQUEST', { message: 'No AI server is connected: an administrator must add one before a model can be chosen.' });
+  return target.id;
 }

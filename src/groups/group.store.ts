@@ -51,6 +51,7 @@ interface GroupForUserRow {
   creator_id: string;
   conversation_id: string;
   intelligent_responses: number;
+  model: string | null;
   last_seq: number;
   created_at: number;
   updated_at: number;
@@ -102,6 +103,7 @@ function groupForUserOn(db: Tx['db'], groupId: string, userId: string): GroupFor
     creatorId: r.creator_id,
     conversationId: r.conversation_id,
     intelligentResponses: r.intelligent_responses === 1,
+    model: r.model,
     lastSeq: r.last_seq,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -199,8 +201,11 @@ export function* deleteGroupRows(tx: Tx, group: GroupChat): Work<void> {
   yield* deleteConversation(tx, group.conversationId);
 }
 
-export function* setIntelligentResponses({ db, t }: Tx, groupId: string, enabled: boolean, now = Date.now()): Work<GroupChat | undefined> {
-  return yield* getRow(db.update(t.groupChats).set({ intelligentResponses: enabled, updatedAt: now }).where(eq(t.groupChats.id, groupId)).returning());
+/** What the creator may change about a group: whether the assistant answers, and with which model. */
+export type GroupSettings = Partial<Pick<GroupChat, 'intelligentResponses' | 'model'>>;
+
+export function* updateGroupSettings({ db, t }: Tx, groupId: string, settings: GroupSettings, now = Date.now()): Work<GroupChat | undefined> {
+  return yield* getRow(db.update(t.groupChats).set({ ...settings, updatedAt: now }).where(eq(t.groupChats.id, groupId)).returning());
 }
 
 /** 96 random bits, base64url (16 characters): short enough to paste, far too many to guess. */

@@ -12,6 +12,8 @@ export const GroupChatSchema = t.Object({
   createdAt: t.String({ format: 'date-time' }),
   updatedAt: t.String({ format: 'date-time' }),
   intelligentResponses: t.Boolean(),
+  /** The catalogue id that answers `@ai` here; null: the server's group default (docs/groups.md). */
+  model: t.Union([t.String(), t.Null()]),
 });
 
 /** A web search the assistant ran while answering; in realtime progress events any field may be null. */
@@ -59,6 +61,7 @@ export const groupChatOf = (g: GroupChat): GroupChatView => ({
   createdAt: iso(g.createdAt),
   updatedAt: iso(g.updatedAt),
   intelligentResponses: g.intelligentResponses,
+  model: g.model ?? null,
 });
 
 /** The assistant has no user row; it appears under this fixed sender. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { expectAccessible, slowAnswer, startWorld, type World } from './harness';
+import { modelList } from '../../test/fakes/openai';
 
 /**
  * Group chats in Chromium, through the compiled binary: Ann (at the server itself) and Bob (behind
@@ -14,6 +15,8 @@ let groupPath = '';
 
 beforeAll(async () => {
   world = await startWorld();
+  // The AI server lists two models, so the group's creator has a choice (asked before any page lists them).
+  world.ai.gets['/v1/models'] = modelList(['small', 'large']);
   await world.createUser('bob@example.org', 'Bob');
   ann = await world.signedIn({ permissions: ['clipboard-read', 'clipboard-write'] });
   bob = await world.signedIn(undefined, world.flaky.url, 'bob@example.org');
@@ -131,6 +134,37 @@ describe('group chats in the web app', () => {
     expect(resumedFrom.length).toBeGreaterThan(0);
     expect(resumedFrom.every((id) => /^\d+(\.\d+)?$/.test(id))).toBe(true);
   }, 90_000);
+
+  test("Ann picks the model that answers in the group from the server's list; Bob has no picker; @ai answers with it", async () => {
+    const picker = panel(ann.page).getByRole('combobox', { name: 'Model' });
+    await expect(picker.inputValue()).resolves.toBe(''); // the server's default
+    await expect(picker.locator('option').allTextContents()).resolves.toEqual(["The server's default", 'small', 'large']);
+    await expect(panel(bob.page).getByRole('combobox', { name: 'Model' }).count()).resolves.toBe(0);
+    const saved = ann.page.waitForResponse((r) => r.url().endsWith('/api/groupChat/setModel') && r.status() === 200);
+    await picker.selectOption({ label: 'large' });
+    await saved;
+    await expectAccessible(ann.page, "a group's panel with its model picker");
+
+    world.ai.eventDelayMs = 0;
+    world.ai.chatScript = () => ({ deltas: [{ content: 'The large model here.' }] });
+    await write(bob.page, '@ai which model are you?');
+    await log(bob.page).locator('.group-message.assistant:not([aria-busy])').getByText('The large model here.').waitFor({ timeout: 30_000 });
+    const chats = world.ai.requests.filter((r) => r.path === 'POST /v1/chat/completions');
+    expect(chats.at(-1)?.body.model).toBe('large');
+
+    // Kept with the group, as the picker shows it; the server's default can be chosen again.
+    const stored = () =>
+      ann.page.evaluate(async () => {
+        const res = await fetch('/api/groupChat/listGroupChats', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        return ((await res.json()) as { groupChats: { model: string | null }[] }).groupChats[0]?.model;
+      });
+    await expect(stored()).resolves.toBe('env-ai/large');
+    await expect(picker.inputValue()).resolves.toBe('env-ai/large');
+    const reset = ann.page.waitForResponse((r) => r.url().endsWith('/api/groupChat/setModel') && r.status() === 200);
+    await picker.selectOption('');
+    await reset;
+    await expect(stored()).resolves.toBeNull();
+  }, 60_000);
 
   test('keyboard only: the message box has focus, Enter sends, Shift+Enter adds a line', async () => {
     const { page } = bob;

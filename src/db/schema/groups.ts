@@ -19,6 +19,8 @@ export const groupChats = sqliteTable(
       .notNull()
       .references(() => conversations.id, { onDelete: 'cascade' }),
     intelligentResponses: integer('intelligent_responses', { mode: 'boolean' }).notNull().default(true),
+    /** The catalogue id (`<connection>/<model>`) that answers `@ai` here; null: the admin's group default. */
+    model: text('model'),
     lastSeq: integer('last_seq').notNull().default(0),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),

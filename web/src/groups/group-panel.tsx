@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, call } from '../shared/api';
 import type { GroupChat } from './group-stream';
+import { useModels } from '../chat/chat-models';
 
 export interface Member {
   id: string;
@@ -105,10 +106,15 @@ function Invite({ groupChatId, onError }: { groupChatId: string; onError(message
   );
 }
 
-/** The creator decides whether the assistant answers messages that mention it. */
+/** The creator decides whether the assistant answers messages that mention it, and with which model. */
 function AssistantSwitch({ group, onGroup, onError }: { group: GroupChat; onGroup(group: GroupChat): void; onError(message: string): void }) {
+  const { choices } = useModels();
   const change = (enabled: boolean) =>
     call<GroupChat>('groupChat/setIntelligentResponses', { groupChatId: group.id, enabled }).then(onGroup, (err) => onError(said(err, 'The setting could not be changed.')));
+  const choose = (model: string) =>
+    call<GroupChat>('groupChat/setModel', { groupChatId: group.id, model: model || null }).then(onGroup, (err) => onError(said(err, 'The model could not be changed.')));
+  // A model chosen earlier that the list no longer shows: still named, so the creator sees why the default answers.
+  const gone = group.model && !choices.some((c) => c.id === group.model) ? group.model : undefined;
   return (
     <section aria-labelledby="assistant-title">
       <h3 id="assistant-title">Assistant</h3>
@@ -116,6 +122,20 @@ function AssistantSwitch({ group, onGroup, onError }: { group: GroupChat; onGrou
         <input type="checkbox" checked={group.intelligentResponses} onChange={(e) => void change(e.currentTarget.checked)} />
         Answer messages that mention @ai
       </label>
+      {choices.length > 0 && (
+        <label class="group-model">
+          <span>Model</span>
+          <select value={group.model ?? ''} onChange={(e) => void choose(e.currentTarget.value)}>
+            <option value="">The server's default</option>
+            {choices.map((c) => (
+              <option key={c.id} value={c.id} disabled={!c.available && c.id !== group.model}>
+                {c.label}
+              </option>
+            ))}
+            {gone && <option value={gone}>{gone} (no longer offered: the default answers)</option>}
+          </select>
+        </label>
+      )}
     </section>
   );
 }

@@ -17,6 +17,8 @@ export interface GroupChat {
   conversationId: string;
   updatedAt: string;
   intelligentResponses: boolean;
+  /** The catalogue id that answers `@ai` here; null: the server's group default. */
+  model: string | null;
 }
 /** One event of the group's stream (docs/realtime.md, "Event kinds"); unknown kinds are ignored. */
 export interface GroupEvent {
