@@ -35,6 +35,8 @@
  *   sign bits (the first search reads them from the database), their vectors read back and scored;
  * - hybrid: `searchDocuments` as `files/searchFiles` runs it by default: the query embedded by a
  *   local fake server (test/fakes/openai-embeddings.ts), both searches, fused.
+ * - phases: the semantic search's steps one by one, each timed (`phasedSearch` below): where its
+ *   time goes, printed as the mean of each step (not written to RESULTS.md).
  * The exact and semantic children draw the same query vectors. The database file (or
  * PostgreSQL's) is in the page cache after the warm-up: these are warm figures.
  */
@@ -52,7 +54,8 @@ import { pgStore } from '../src/db/pg/store';
 import * as pgSchema from '../src/db/pg/schema';
 import * as schema from '../src/db/schema';
 import { sqliteStore } from '../src/db/store';
-import type { Store, Tx } from '../src/db/work';
+import { rawRows, type Store, type Tx, type Work } from '../src/db/work';
+import { sql } from 'drizzle-orm';
 import { testConfig } from '../src/config';
 import { silentLogger } from '../src/log';
 import { createConnections } from '../src/connections/resolver';
@@ -61,10 +64,11 @@ import type { AppDeps } from '../src/deps';
 import { newId } from '../src/ids';
 import { searchFileChunks } from '../src/files/file-text.store';
 import { countVectors, listSearchableFiles, listUncodedVectors, readChunkVectors, readCodePage, readVectorPage, saveCodes, type ChunkKey } from '../src/files/embeddings.store';
-import { createEmbeddingsIndex } from '../src/files/embeddings-index';
+import { candidateDepth, createEmbeddingsIndex } from '../src/files/embeddings-index';
+import { NearestCodes } from '../src/files/embeddings-nearest';
 import { searchByVector, searchDocuments } from '../src/files/embeddings-search';
 import { countCodes, planPages } from '../src/files/embeddings-codes';
-import { createDecoder, decodeVector, dot, encodeSignBits, encodeVector, TopK } from '../src/files/embeddings-vectors';
+import { createDecoder, createScorer, decodeVector, dot, encodeSignBits, encodeVector, TopK } from '../src/files/embeddings-vectors';
 import { CHUNK_NOISE, nearTopic, QUERY_NOISE, randomStream, TOPICS } from './lib/vectors';
 import { startFakeEmbeddings } from '../test/fakes/openai-embeddings';
 import { startPostgres } from '../test/support/postgres';
@@ -82,11 +86,11 @@ const uniform = Bun.argv.includes('--uniform');
 /** --index-mb N: PARLEY_EMBEDDINGS_INDEX_MB of the searching children (a million chunks of 1,536 dimensions need ~200). */
 const indexMb = Bun.argv.includes('--index-mb') ? Number(Bun.argv[Bun.argv.indexOf('--index-mb') + 1]) : undefined;
 
-type Mode = 'text' | 'exact' | 'semantic' | 'hybrid';
+type Mode = 'text' | 'exact' | 'semantic' | 'hybrid' | 'phases';
 type Target = { kind: 'sqlite'; path: string } | { kind: 'pg'; url: string };
 type Spec = { target: Target; dims: number; size: number; mode: Mode; runs: number; uniform: boolean; indexMb?: number };
 /** `stallMs`: the longest the event loop went without running a timer due every millisecond, during the first search and during the others. */
-type Measured = { p50: number; p95: number; runs: number; hits: number; firstMs: number; baseRssMB: number; peakRssMB: number; endRssMB: number; stallMs: { first: number; later: number }; found: string[][] };
+type Measured = { p50: number; p95: number; runs: number; hits: number; firstMs: number; baseRssMB: number; peakRssMB: number; endRssMB: number; stallMs: { first: number; later: number }; found: string[][]; phases?: Record<string, number> };
 
 // --- the vocabulary and the library ---
 
@@ -249,6 +253,56 @@ async function exactSearch(store: Store, vector: Float32Array, limit: number): P
 }
 
 /**
+ * `searchByVector`'s steps one by one (--modes phases), each timed into `into` (ms, summed over
+ * the searches): where a search with the index spends its time. The same calls in the same
+ * order; the candidates' read is timed twice more, without the vectors and with the vectors
+ * alone, to tell the statement's cost from the vectors' transfer.
+ */
+async function phasedSearch(deps: AppDeps, vector: Float32Array, limit: number, into: Record<string, number>): Promise<ChunkKey[]> {
+  let t = performance.now();
+  const lap = (name: string) => {
+    const now = performance.now();
+    into[name] = (into[name] ?? 0) + now - t;
+    t = now;
+  };
+  const files = await deps.store.read((tx) => listSearchableFiles(tx, { userId: USER }));
+  lap('list files');
+  const held = files.map((f) => deps.embeddingsIndex.get(f.fileId, f.version, MODEL, vector.length)!);
+  const chunks = held.reduce((n, doc) => n + doc.seqs.length, 0);
+  lap('index look-ups');
+  const nearest = new NearestCodes(vector, candidateDepth(chunks, limit));
+  for (const doc of held) await nearest.add(doc.fileId, doc.codes, doc.seqs);
+  lap('Hamming scan');
+  const candidates = nearest.best().sort((a, b) => (a.fileId < b.fileId ? -1 : a.fileId > b.fileId ? 1 : a.seq - b.seq));
+  lap('rank by floats');
+  const rows = await deps.store.read((tx) => readChunkVectors(tx, candidates));
+  lap('read candidates');
+  const score = createScorer(vector);
+  const best = new TopK<ChunkKey>(limit);
+  for (const row of rows) {
+    const s = score(row.embedding);
+    if (s !== undefined && s > 0) best.push(s, { fileId: row.fileId, seq: row.seq });
+  }
+  lap('decode + score');
+  await deps.store.read((tx) => readChunkRowsOnly(tx, candidates, false));
+  lap('(read candidates without vectors)');
+  await deps.store.read((tx) => readChunkRowsOnly(tx, candidates, true));
+  lap('(read candidates\' vectors alone)');
+  await deps.store.read((tx) => readChunkVectors(tx, best.sorted().map((r) => r.item)));
+  lap('(read the 10 hits whole)');
+  await deps.store.read((tx) => rawRows(sql`SELECT 1`));
+  lap('(SELECT 1)');
+  return best.sorted().map((r) => r.item);
+}
+
+/** The candidates' statement without its vectors, or with nothing else: what the vectors add to it. */
+function* readChunkRowsOnly(_tx: Tx, keys: ChunkKey[], vectorsOnly: boolean): Work<unknown[]> {
+  const values = sql.join(keys.map((k) => sql`(${k.fileId}, CAST(${k.seq} AS integer))`), sql`, `);
+  const columns = vectorsOnly ? sql`c.embedding` : sql`c.file_id, CAST(c.seq AS integer) AS seq, c.embedding_model, f.filename, CAST(c.page AS integer) AS page, c.content`;
+  return yield* rawRows(sql`WITH k(file_id, seq) AS (VALUES ${values}) SELECT ${columns} FROM k JOIN file_chunks c ON c.file_id = k.file_id AND c.seq = k.seq JOIN files f ON f.id = c.file_id WHERE c.embedding IS NOT NULL`);
+}
+
+/**
  * Codes for the vectors of a library kept from before codes were stored (--keep), by the
  * statements the background pass runs (src/files/embeddings-fill.ts): what an upgrade costs once.
  */
@@ -281,11 +335,17 @@ async function measure(spec: Spec): Promise<Measured> {
   const words = () => `${vocabulary[Math.floor(rnd() * VOCABULARY)]} ${vocabulary[Math.floor(rnd() * VOCABULARY)]}`;
   const topicsUsed = Math.min(TOPICS, spec.size / CHUNKS_PER_FILE);
   const keys = (hits: { fileId: string; seq: number }[]) => hits.map((h) => `${h.fileId}:${h.seq}`);
+  let phases: Record<string, number> | undefined;
   const once = async (): Promise<string[]> => {
     if (spec.mode === 'text') return keys(await store.read((tx) => searchFileChunks(tx, { userId: USER, query: words(), limit: 10 })));
     if (spec.mode === 'hybrid') return keys((await searchDocuments(deps, { userId: USER, query: words(), limit: 10 })).hits);
     const vector = nearTopic(rnd, spec.dims, Math.floor(rnd() * topicsUsed), QUERY_NOISE, spec.uniform);
     if (spec.mode === 'exact') return keys(await exactSearch(store, vector, 10));
+    if (spec.mode === 'phases') {
+      // The first search builds the index (searchByVector's own), the later ones are timed by phase.
+      if (!phases) return keys(await searchByVector(deps, { userId: USER, model: MODEL, vector, limit: 10 }).then((h) => ((phases = {}), h)));
+      return keys(await phasedSearch(deps, vector, 10, phases));
+    }
     return keys(await searchByVector(deps, { userId: USER, model: MODEL, vector, limit: 10 }));
   };
   const baseRssMB = statusMB('VmRSS');
@@ -317,7 +377,7 @@ async function measure(spec: Spec): Promise<Measured> {
   const stallMs = { first: firstStall, later: stallSince() };
   clearInterval(ticker);
   fake?.stop();
-  return { p50: percentile(times, 50), p95: percentile(times, 95), runs: spec.runs, hits: found.at(-1)!.length, firstMs, baseRssMB, peakRssMB: statusMB('VmHWM'), endRssMB: statusMB('VmRSS'), stallMs, found };
+  return { p50: percentile(times, 50), p95: percentile(times, 95), runs: spec.runs, hits: found.at(-1)!.length, firstMs, baseRssMB, peakRssMB: statusMB('VmHWM'), endRssMB: statusMB('VmRSS'), stallMs, found, ...(phases ? { phases: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, v / spec.runs])) } : {}) };
 }
 
 /** The share of the exact top 10s that the semantic search found, over the same queries. */
@@ -388,9 +448,10 @@ try {
           const m = runChild({ target: open.target, dims, size, mode, runs: runsFor(size, mode), uniform, indexMb });
           measured.set(mode, m);
           // The exact child ran fewer searches past 100,000 chunks: recall over the queries both ran.
-          const recall = mode === 'semantic' && measured.has('exact') ? recallOf(measured.get('exact')!, m) : undefined;
+          const recall = (mode === 'semantic' || mode === 'phases') && measured.has('exact') ? recallOf(measured.get('exact')!, m) : undefined;
           const { found: _, ...figures } = m;
           results.push({ db: kind, dims, size, mode, dbMB, recall, ...figures });
+          if (m.phases) console.log(`  phases, mean ms a search: ${Object.entries(m.phases).map(([k, v]) => `${k} ${v.toFixed(2)}`).join('; ')}`);
           console.log(
             `  ${mode.padEnd(8)} p50 ${ms(m.p50)}, p95 ${ms(m.p95)}; first ${ms(m.firstMs)}; RSS ${m.baseRssMB.toFixed(0)} MB before, peak ${m.peakRssMB.toFixed(0)} MB, ${m.endRssMB.toFixed(0)} MB after (${m.runs} searches, ${m.hits} hits)${recall === undefined ? '' : `; recall@10 ${recall.toFixed(3)}`}; longest stall ${ms(m.stallMs.first)} (first), ${ms(m.stallMs.later)}`,
           );
