@@ -87,7 +87,7 @@ export function UsageReportView({ operation, groupings, id }: { operation: 'usag
               </li>
             ))}
           </ul>
-          <div class="usage-table-wrap">
+          <div class="usage-table-wrap" tabIndex={0} role="region" aria-label="Usage table">
             <table class="usage-table" aria-labelledby={id}>
               <thead>
                 <tr>
