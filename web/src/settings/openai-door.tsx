@@ -1,5 +1,4 @@
-import { useRef } from 'preact/hooks';
-import { useCopy } from './settings-shared';
+import { CopyField } from './settings-shared';
 
 /**
  * How to reach Parley from apps and libraries made for OpenAI's API (docs/openai-api.md): the base
@@ -8,8 +7,6 @@ import { useCopy } from './settings-shared';
  */
 export function OpenAiDoor() {
   const baseUrl = `${location.origin}/v1`;
-  const box = useRef<HTMLInputElement>(null);
-  const { copied, copy } = useCopy(box, 'the address');
 
   return (
     <div class="openai-door" role="group" aria-labelledby="openai-door-title">
@@ -19,18 +16,7 @@ export function OpenAiDoor() {
         URL, and one of your API keys as their API key. They can list the models, chat (streamed or not, with their own tools), use the Responses API (in the
         background too, resuming a stream), and make embeddings when the server has an embeddings model.
       </p>
-      <div class="fresh-key-row">
-        <label class="visually-hidden" for="openai-base-url">
-          Base URL for OpenAI-compatible apps
-        </label>
-        <input id="openai-base-url" ref={box} readOnly value={baseUrl} />
-        <button type="button" onClick={copy} aria-label="Copy the base URL">
-          Copy
-        </button>
-      </div>
-      <p role="status" class="status">
-        {copied}
-      </p>
+      <CopyField id="openai-base-url" label="Base URL for OpenAI-compatible apps" value={baseUrl} copyLabel="Copy the base URL" />
       <p class="hint">
         What they send is not kept as a conversation unless the request asks with <code>store: true</code>; then it shows in your conversations here.
       </p>

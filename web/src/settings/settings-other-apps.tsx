@@ -1,6 +1,6 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { call } from '../shared/api';
-import { useCopy, useOutcome, when } from './settings-shared';
+import { CopyField, useOutcome, when } from './settings-shared';
 
 interface Grant {
   grantId: string;
@@ -19,8 +19,6 @@ export function OtherAppsSection() {
   const [grants, setGrants] = useState<Grant[]>();
   const outcome = useOutcome();
   const address = `${location.origin}/mcp`;
-  const box = useRef<HTMLInputElement>(null);
-  const { copied, copy } = useCopy(box, 'the address');
   const load = () => call<{ grants: Grant[] }>('mcpAccess/listGrants').then((r) => setGrants(r.grants), (err) => outcome.failed(err, 'Loading your connected applications'));
   useEffect(() => void load(), []);
 
@@ -43,18 +41,7 @@ export function OtherAppsSection() {
         Editors and desktop agents that speak MCP can use Parley's deep research, search your files and conversations, and your memories. Add a remote (HTTP)
         MCP server with this address:
       </p>
-      <div class="fresh-key-row">
-        <label class="visually-hidden" for="mcp-address">
-          Address of Parley's MCP server
-        </label>
-        <input id="mcp-address" ref={box} readOnly value={address} />
-        <button type="button" onClick={copy} aria-label="Copy the MCP address">
-          Copy
-        </button>
-      </div>
-      <p role="status" class="status">
-        {copied}
-      </p>
+      <CopyField id="mcp-address" label="Address of Parley's MCP server" value={address} copyLabel="Copy the MCP address" />
       <p class="hint">
         An application that signs in by itself (OAuth) sends you to Parley to allow it. Others take an API key (above) as a header:{' '}
         <code>Authorization: Bearer pk_…</code>.

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { RefObject } from 'preact';
 import { ApiError } from '../shared/api';
 
@@ -52,4 +52,26 @@ export function useCopy(box: RefObject<HTMLInputElement | null>, what: string) {
     }
   };
   return { copied, copy };
+}
+
+/** A read-only address to hand to another app, with Copy and what the copy did (said to screen readers). */
+export function CopyField({ id, label, value, copyLabel }: { id: string; label: string; value: string; copyLabel: string }) {
+  const box = useRef<HTMLInputElement>(null);
+  const { copied, copy } = useCopy(box, 'the address');
+  return (
+    <>
+      <div class="fresh-key-row">
+        <label class="visually-hidden" for={id}>
+          {label}
+        </label>
+        <input id={id} ref={box} readOnly value={value} />
+        <button type="button" onClick={copy} aria-label={copyLabel}>
+          Copy
+        </button>
+      </div>
+      <p role="status" class="status">
+        {copied}
+      </p>
+    </>
+  );
 }
