@@ -159,6 +159,11 @@ describe('mentioning a shared assistant', () => {
     const q = await send(ctx, ann, group.id, '@Travel or @ai, which train?');
     const [first] = await messagesAfter(ctx, ann, group.id, q.id, 1);
     expect(first.sender.name).toBe('Travel');
+    // Travel Planner's answer reached Travel as a line under its name, not as Travel's own turn.
+    // (Consecutive user lines reach the server as one message.)
+    const context = chats().at(-1).messages;
+    expect(context.map((m: any) => m.role)).toEqual(['system', 'user']);
+    expect(context[1].content).toContain('\n\n@Travel Planner (an assistant): Travel Planner answers.\n\n');
   });
 
   test('an unknown name, an assistant not shared with the sender, or answers switched off: no answer and no error', async () => {

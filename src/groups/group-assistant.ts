@@ -267,8 +267,17 @@ async function contextOf(deps: AppDeps, group: GroupChat, assistant?: Assistant)
   const instructions = assistant?.instructions.trim();
   const system: AiMessage = { role: 'system', content: instructions ? `${base}\n\nYour instructions:\n${instructions}` : base };
   const { items } = await deps.store.read((tx) => listGroupItems(tx, group.conversationId, { limit: deps.config.groupAiHistory }));
+  // Its own earlier answers are the model's turns; another assistant's are lines of the
+  // conversation under that one's name, so it does not take them for what it said itself.
+  const own = (i: (typeof items)[number]) => (i.assistantId ?? undefined) === assistant?.id;
   return [
     system,
-    ...items.map((i): AiMessage => (i.role === 'assistant' ? { role: 'assistant', content: i.content } : { role: 'user', content: `${i.senderName || 'Someone'}: ${i.content}` })),
+    ...items.map((i): AiMessage =>
+      i.role === 'assistant'
+        ? own(i)
+          ? { role: 'assistant', content: i.content }
+          : { role: 'user', content: `@${i.assistantName ?? deps.config.aiHandle} (an assistant): ${i.content}` }
+        : { role: 'user', content: `${i.senderName || 'Someone'}: ${i.content}` },
+    ),
   ];
 }
