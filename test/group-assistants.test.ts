@@ -144,6 +144,26 @@ describe('groupChat/setAssistant', () => {
   });
 });
 
+describe('members of other tiers', () => {
+  test("the group's assistant answers a member it is not shared with; that member cannot call it by name", async () => {
+    const { ctx, ann, bob, group, shared } = await world();
+    const pro = await shared({ name: 'Pro helper', visibility: 'tiers', tiers: ['PRO'] });
+    await ctx.store.write((tx) => updateUser(tx, ann.user.id, { subscriptionTier: 'PRO' }, Date.now()));
+    expect((await setAssistant(ctx, ann, group.id, pro.id)).body.assistantId).toBe(pro.id);
+    // Bob is FREE: his @ai gets the group's choice.
+    expect(await answerTo(ctx, bob, group.id, '@ai hello?')).toMatchObject({ sender: { name: 'Pro helper' }, assistantId: pro.id });
+    expect((await ctx.json('assistants/get', { assistantId: pro.id }, bob)).status).toBe(404);
+    const asked = chats().length;
+    const q = await send(ctx, bob, group.id, '@Pro helper hello?');
+    const after = await send(ctx, bob, group.id, '@ai and you?');
+    const [next, answer] = await messagesAfter(ctx, bob, group.id, q.id, 2);
+    expect(next.id).toBe(after.id);
+    expect(answer.role).toBe('assistant');
+    // The mention, started first, would have asked the model first: one call, the @ai answer's.
+    expect(chats().length).toBe(asked + 1);
+  });
+});
+
 describe('mentioning a shared assistant', () => {
   test('it answers as @ai does, with its tools and under its name; the longest name wins', async () => {
     const { ctx, ann, bob, group, shared } = await world();
