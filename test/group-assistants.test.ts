@@ -65,6 +65,9 @@ describe('mentions in the text', () => {
     expect(hit('write to ann@chef.org')).toBeUndefined();
     expect(hit('@Ann and @Bob, dinner?')).toBeUndefined();
     expect(hit('@ travel')).toBeUndefined();
+    // The handle is one of the names (the first given wins a tie): a longer name beginning like it still wins.
+    expect(firstMention('@ai helper, hi', [{ name: 'ai' }, { name: 'AI' }, { name: 'AI helper' }])?.name).toBe('AI helper');
+    expect(firstMention('@AI, hi', [{ name: 'ai' }, { name: 'AI' }])?.name).toBe('ai');
   });
 });
 
