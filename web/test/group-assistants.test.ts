@@ -74,4 +74,27 @@ describe('assistants in a group, in the web app', () => {
     await expect(answers.locator('.author strong').allTextContents()).resolves.toEqual(['Chef', 'Travel Planner', 'Assistant']);
     await context.close();
   }, 120_000);
+
+  test('a member who did not create the group reads who answers @ai, has no picker, and gets the mention buttons', async () => {
+    const ann = await world.signedIn();
+    await ann.page.goto(`${world.url}/groups`);
+    const chef = (await api(ann.page, 'assistants/list', {})).body.assistants.find((a: { name: string }) => a.name === 'Chef');
+    const group = (await api(ann.page, 'groupChat/createGroupChat', { name: 'Book club' })).body;
+    expect((await api(ann.page, 'groupChat/setAssistant', { groupChatId: group.id, assistantId: chef.id })).status).toBe(200);
+    const { code } = (await api(ann.page, 'groupChat/createInvite', { groupChatId: group.id })).body;
+
+    await world.createUser('bob@example.org', 'Bob');
+    const bob = await world.signedIn(undefined, undefined, 'bob@example.org');
+    await bob.page.goto(`${world.url}/groups`);
+    expect((await api(bob.page, 'groupChat/joinGroup', { code })).status).toBe(200);
+    await bob.page.goto(`${world.url}/g/${group.id}`);
+    const panel = bob.page.getByRole('complementary', { name: 'Members and invite' });
+    await waitOrExplain(bob.page, panel.getByText('@ai is answered by Chef.'));
+    await expect(panel.getByRole('combobox', { name: 'Answers @ai' }).count()).resolves.toBe(0);
+    await bob.page.getByRole('button', { name: '@Chef' }).waitFor();
+    await bob.page.getByRole('button', { name: '@Travel Planner' }).waitFor();
+    await expectAccessible(bob.page, "a group's page for a member, with the mention buttons");
+    await ann.context.close();
+    await bob.context.close();
+  }, 120_000);
 });
