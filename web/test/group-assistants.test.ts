@@ -53,9 +53,13 @@ describe('assistants in a group, in the web app', () => {
     await expect(answers.first().locator('.author strong').textContent()).resolves.toBe('Chef');
     expect(world.ai.requests.at(-1)?.body.messages[0].content).toContain('Answer with a recipe.');
 
-    // The buttons under the box offer the shared assistants; one click writes the mention.
+    // The buttons under the box offer the shared assistants; a mention being typed narrows them,
+    // and a click completes it.
+    await page.getByRole('button', { name: '@Chef' }).waitFor();
+    await box.fill('Hi @tra');
+    await page.getByRole('button', { name: '@Chef' }).waitFor({ state: 'detached' });
     await page.getByRole('button', { name: '@Travel Planner' }).click();
-    await expect(box.inputValue()).resolves.toBe('@Travel Planner ');
+    await expect(box.inputValue()).resolves.toBe('Hi @Travel Planner ');
     await page.keyboard.type('a weekend in Lyon?');
     await page.keyboard.press('Enter');
     await waitOrExplain(page, answers.getByText('Travel Planner answers.'));

@@ -2,6 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { renderMarkdown } from '../shared/markdown';
 import type { GroupMessage } from './group-stream';
 import { MessageBox } from '../shared/message-box';
+import { MentionButtons } from './mention-buttons';
 
 /** An answer of the assistant being written, by the message it answers; `failed` when none will come. */
 export interface Pending {
@@ -110,23 +111,8 @@ export function GroupComposer({ disabled, onSend, mentions = [] }: { disabled: b
       <button type="submit" disabled={disabled || sending || !text.trim()}>
         Send
       </button>
-      {mentions.length > 0 && (
-        <p class="mentions hint">
-          Ask an assistant:{' '}
-          {mentions.map((name) => (
-            <button
-              type="button"
-              key={name}
-              class="mention"
-              disabled={disabled}
-              // Added where the text ends, then back to writing: the question follows the name.
-              onClick={() => (setText((t) => `${t}${t && !/\s$/.test(t) ? ' ' : ''}@${name} `), box.current?.focus())}
-            >
-              @{name}
-            </button>
-          ))}
-        </p>
-      )}
+      {/* Then back to writing: the question follows the name. */}
+      <MentionButtons text={text} names={mentions} disabled={disabled} onMention={(t) => (setText(t), box.current?.focus())} />
     </form>
   );
 }
