@@ -38,9 +38,10 @@ const assistant = async (ctx: TestContext, as: TestUser, body: Record<string, un
   return res.body.assistant as { id: string };
 };
 
-/** The official SDK, its requests answered by the app itself. */
-const sdk = (ctx: TestContext, as: TestUser) =>
-  new OpenAI({ baseURL: 'http://localhost/v1', apiKey: as.key, maxRetries: 0, fetch: (url: RequestInfo | URL, init?: RequestInit) => ctx.app.handle(new Request(url, init)) });
+/** A client's fetch answered by the app itself. */
+const viaApp = (ctx: TestContext) => (async (url: string | URL | Request, init?: RequestInit) => ctx.app.handle(new Request(url as string, init))) as typeof fetch;
+/** The official SDK, its requests answered by the app. */
+const sdk = (ctx: TestContext, as: TestUser) => new OpenAI({ baseURL: 'http://localhost/v1', apiKey: as.key, maxRetries: 0, fetch: viaApp(ctx) });
 
 const lastChat = () => openai.requests.filter((r) => r.path === 'POST /v1/chat/completions').at(-1)!.body;
 const usageOf = (ctx: TestContext, user: TestUser) => ctx.store.read((tx) => listUsageRecords(tx, user.user.id, { limit: 10 }));
@@ -130,7 +131,7 @@ describe('assistants as /v1 models', () => {
     const { ctx, ann } = await setup();
     const a = await assistant(ctx, ann, { name: 'Terse', instructions: 'One word answers.' });
     openai.chatScript = () => ({ deltas: [{ content: 'Yes.' }] });
-    const provider = createOpenAICompatible({ name: 'parley', baseURL: 'http://localhost/v1', apiKey: ann.key, fetch: async (url, init) => ctx.app.handle(new Request(url, init)) });
+    const provider = createOpenAICompatible({ name: 'parley', baseURL: 'http://localhost/v1', apiKey: ann.key, fetch: viaApp(ctx) });
     const result = await generateText({ model: provider(`assistant:${a.id}`), prompt: 'Ready?' });
     expect(result.text).toBe('Yes.');
     expect(lastChat().messages[0]).toEqual({ role: 'system', content: 'One word answers.' });
