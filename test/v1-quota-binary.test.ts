@@ -49,7 +49,7 @@ const upstreamCalls = () => openai.requests.filter((r) => r.path === 'POST /v1/c
 const toMidnight = () => (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000;
 
 describe('a quota exceeded through the clients, against the compiled binary', () => {
-  test('the openai SDK: RateLimitError (insufficient_quota, Retry-After until midnight UTC), one request at its default maxRetries, nothing upstream', async () => {
+  test('the openai SDK: RateLimitError (insufficient_quota, Retry-After until midnight UTC) on chat completions, streamed or not, and responses; one request each at its default maxRetries; nothing upstream', async () => {
     const counted = countingFetch();
     // Its default retries (2): `x-should-retry: false` tells it not to; without it, it would sleep for `Retry-After` (hours).
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: server.key, fetch: counted.fetch });
@@ -66,7 +66,10 @@ describe('a quota exceeded through the clients, against the compiled binary', ()
       expect(Math.abs(retryAfter - toMidnight())).toBeLessThan(30);
       expect(err.headers.get('x-should-retry')).toBe('false');
     }
-    expect(counted.sent).toEqual(['POST /v1/chat/completions', 'POST /v1/chat/completions']);
+    const viaResponses = await client.responses.create({ model: 'env-ai/small', input: 'Again', background: true }).catch((e) => e);
+    expect(viaResponses).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(viaResponses.code).toBe('insufficient_quota');
+    expect(counted.sent).toEqual(['POST /v1/chat/completions', 'POST /v1/chat/completions', 'POST /v1/responses']);
     expect(upstreamCalls()).toBe(before);
   });
 
