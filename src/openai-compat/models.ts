@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps';
 import type { Assistant, ConnectionRow, User } from '../db/schema';
 import { catalogueId } from '../connections/catalogue';
 import { optionsOf } from '../connections/connection-options';
-import { openAiModelNotFound } from '../http/errors';
+import { AppError, openAiModelNotFound } from '../http/errors';
 import type { V1Context } from './v1-route';
 import { assistantModelId, usableAssistants } from './v1-assistants';
 
@@ -40,7 +40,15 @@ export async function embeddingsModel(deps: AppDeps): Promise<{ row: ConnectionR
 /** The assistants the user may use, left out when their model is not for the user's tier (a call would be refused). */
 async function assistantModels(deps: AppDeps, user: User): Promise<ModelObject[]> {
   const asker = { subscriptionTier: user.subscriptionTier };
-  const answers = async (a: Assistant) => !!(await deps.connections.chat(a.model ?? undefined, 'chat', asker).catch(() => undefined));
+  // Refused (a model gone, or not for this tier): an AppError; anything else is a fault to report.
+  const answers = (a: Assistant) =>
+    deps.connections.chat(a.model ?? undefined, 'chat', asker).then(
+      (found) => !!found,
+      (err) => {
+        if (err instanceof AppError) return false;
+        throw err;
+      },
+    );
   const usable = await usableAssistants(deps, user);
   const ok = await Promise.all(usable.map(answers));
   return usable
