@@ -4,6 +4,7 @@ import { groupWith, send, subscribe } from './group-helpers';
 import { modelList, startFakeOpenAI } from './fakes/openai';
 import { updateUser } from '../src/account/account.store';
 import { firstMention } from '../src/groups/group-answerer';
+import { listUsageRecords } from '../src/usage/usage.store';
 import type { Config } from '../src/config';
 
 // Assistants in a group (docs/groups.md, "Assistants in a group"): the group's assistant for @ai,
@@ -99,6 +100,10 @@ describe('groupChat/setAssistant', () => {
     const sent = chats().at(-1);
     expect(sent.model).toBe('big');
     expect(sent.messages[0].content).toContain('Your instructions:\nAnswer with a recipe.');
+    // Bob asked, Bob pays; the usage row names the assistant that answered (docs/usage.md).
+    const groupUsage = async () => (await ctx.store.read((tx) => listUsageRecords(tx, bob.user.id, { limit: 10 }))).filter((r) => r.kind === 'group');
+    await until(async () => (await groupUsage()).length === 1, 'the answer recorded');
+    expect((await groupUsage())[0]!.assistantId).toBe(chef.id);
 
     expect((await setAssistant(ctx, ann, group.id, null)).body.assistantId).toBeNull();
     const own = await answerTo(ctx, bob, group.id, '@ai and now?');

@@ -60,7 +60,8 @@ export async function runFollowUp(
   // The member who addressed the assistant pays (docs/usage.md): over their quota, no answer.
   let meter: CallMeter;
   try {
-    meter = await meterCalls(deps, { caller: payer ?? { userId: trigger.sender.id }, kind: 'group', target, messages });
+    const caller = { ...(payer ?? { userId: trigger.sender.id }), ...(assistant ? { assistantId: assistant.id } : {}) };
+    meter = await meterCalls(deps, { caller, kind: 'group', target, messages });
   } catch (err) {
     // The event's reasons are the interface's two: the sentence says it is the quota.
     if (err instanceof AiError) return fail(deps, group, replyTo, 'provider_error', err.message);
