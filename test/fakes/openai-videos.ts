@@ -126,7 +126,7 @@ export function startFakeVideos(): FakeVideos {
       if (req.method === 'GET' && job && m![2]) {
         if (objectOf(job).status !== 'completed') return openAiError(404, 'Video is not ready yet.', 'video_not_ready');
         const bytes = job.plan.outcome === 'completed' ? (job.plan.bytes ?? fakeMp4()) : fakeMp4();
-        return new Response(bytes, { headers: { 'content-type': 'video/mp4' } });
+        return new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'video/mp4' } });
       }
       return openAiError(404, 'Not found.');
     },
