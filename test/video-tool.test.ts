@@ -7,13 +7,14 @@
  */
 import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
-import { readFrames, typesOf, type Frame } from './sse';
-import { startFakeOpenAI, toolCallsThenAnswer } from './fakes/openai';
+import { readFrames, SseReader, typesOf, type Frame } from './sse';
+import { functionCallEvents, startFakeOpenAI, textEvents, toolCallsThenAnswer } from './fakes/openai';
 import { fakeMp4, startFakeVideos } from './fakes/openai-videos';
 import type { Config } from '../src/config';
 import type { AiEvent } from '../src/ai/ai.types';
 import { updateUser } from '../src/account/account.store';
 import { videoTool } from '../src/video/video.tools';
+import { resumeInterruptedResponses } from '../src/chat/respond';
 
 setDefaultTimeout(30_000);
 
@@ -40,8 +41,8 @@ const config = (extra: Partial<Config> = {}): Partial<Config> => ({
   ...extra,
 });
 
-async function setup(opts: { connection?: boolean; options?: Record<string, unknown>; config?: Partial<Config> } = {}) {
-  const ctx = await createTestContext({ users: [{ email: 'admin@example.org' }, { email: 'ann@example.org' }, { email: 'bob@example.org' }], config: config(opts.config) });
+async function setup(opts: { connection?: boolean; options?: Record<string, unknown>; config?: Partial<Config>; durable?: boolean } = {}) {
+  const ctx = await createTestContext({ durable: opts.durable, users: [{ email: 'admin@example.org' }, { email: 'ann@example.org' }, { email: 'bob@example.org' }], config: config(opts.config) });
   const [admin, ann, bob] = ctx.users as [TestUser, TestUser, TestUser];
   await ctx.store.write((tx) => updateUser(tx, admin.user.id, { isAdmin: true }, Date.now()));
   await ctx.store.write((tx) => updateUser(tx, bob.user.id, { subscriptionTier: 'PRO' }, Date.now()));
@@ -186,6 +187,38 @@ describe('generate_video', () => {
     await again.run({ prompt: 'A kite' }, () => {}, 'call_2', 'up_1:call_2');
     expect(videos.requests).toHaveLength(2);
     expect(await filesOf(ctx, ann)).toHaveLength(2);
+  });
+
+  test('a real restart while the job runs (openai-responses resumes the turn): the resumed call polls the same job, one video made', async () => {
+    const responses = config({ aiProvider: 'openai-responses', aiApiKey: 'sk-test' });
+    const { ctx: before, ann } = await setup({ config: responses, durable: true });
+    let turn = 0;
+    openai.responsesScript = () => (turn++ === 0 ? functionCallEvents('call_v', 'generate_video', { prompt: 'A lighthouse in a storm' }) : textEvents('Here it is.', 1));
+    videos.plan = () => ({ outcome: 'completed', pollsBeforeEnd: 1_000_000 });
+    const reader = new SseReader(await before.call('chat/stream', { message: 'Film a lighthouse' }, ann));
+    const head = await reader.until('response.created');
+    // The job is polled: the process "dies" now.
+    while (!videos.log.some((l) => /^GET \/v1\/videos\/video_\w+$/.test(l))) await Bun.sleep(10);
+    await reader.close();
+    await before.deps.tasks.shutdown();
+    await before.close();
+    expect(videos.requests).toHaveLength(1);
+
+    // Started again: the resumed turn runs the call again.
+    const after = await createTestContext({ config: responses, sameDatabaseAs: before });
+    const polledBefore = videos.log.length;
+    const jobs = new Set(videos.log.map((l) => l.match(/video_\w+/)?.[0]).filter(Boolean));
+    expect(jobs.size).toBe(1);
+    // The job finished on the server while Parley was down.
+    videos.endAll();
+    expect(await resumeInterruptedResponses(after.deps)).toEqual({ resumed: 1, failed: 0 });
+    const rest = await readFrames(await after.call('chat/stream', { message: 'x' }, { 'x-api-key': ann.key, 'last-event-id': head.at(-1)!.id! }));
+    expect(typesOf(rest)).toContain('generate_video.completed');
+    expect(videos.requests).toHaveLength(1);
+    expect(videos.log.slice(polledBefore).every((l) => l.startsWith('GET'))).toBe(true);
+    const [file] = await filesOf(after, ann);
+    expect(videoFrames(rest).at(-1)).toMatchObject({ type: 'generate_video.completed', itemId: 'call_v', video: { fileId: file.id } });
+    await after.close();
   });
 
   test('offered only with an enabled video connection, and only to the tiers the admin switched it on for', async () => {

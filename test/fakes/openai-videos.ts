@@ -37,6 +37,8 @@ export interface FakeVideos {
   /** Every request's method and path, in order. */
   log: string[];
   plan: (req: VideoCreateRequest) => VideoPlan;
+  /** Every job still running ends well at its next poll (a job that finished while Parley was down). */
+  endAll(): void;
   stop(): void;
 }
 
@@ -66,7 +68,14 @@ export function fakeMp4(size = 4096): Uint8Array {
 export function startFakeVideos(): FakeVideos {
   const jobs = new Map<string, Job>();
   let n = 0;
-  const fake: FakeVideos = { url: '', requests: [], log: [], plan: () => ({ outcome: 'completed' }), stop: () => server.stop(true) };
+  const fake: FakeVideos = {
+    url: '',
+    requests: [],
+    log: [],
+    plan: () => ({ outcome: 'completed' }),
+    endAll: () => jobs.forEach((job) => (job.plan = { outcome: 'completed', pollsBeforeEnd: 0 })),
+    stop: () => server.stop(true),
+  };
 
   const objectOf = (job: Job) => {
     const ended = job.plan.outcome !== 'stuck' && job.polls > (job.plan.outcome === 'refused' ? 0 : (job.plan.pollsBeforeEnd ?? 1));
