@@ -67,6 +67,15 @@ describe('videos the assistant made (the binary, a video connection)', () => {
     await expectAccessible(page, 'an answer with a video the assistant made');
     await page.reload();
     await waitOrExplain(page, lastAnswer(page).getByLabel('Video 1 the assistant made'));
+    // In the library too: previewed in the player.
+    const chatUrl = page.url();
+    await page.goto(`${world.url}/files`);
+    const preview = page.getByRole('button', { name: /^Preview video-[0-9a-f]{16}\.mp4$/ });
+    await waitOrExplain(page, preview);
+    await preview.click();
+    await waitOrExplain(page, page.locator('.file-preview video'));
+    await page.goto(chatUrl);
+    await waitOrExplain(page, lastAnswer(page).getByLabel('Video 1 the assistant made'));
 
     videos.plan = () => ({ outcome: 'failed', code: 'video_generation_failed' });
     toolThenAnswer(world.ai, 'generate_video', { prompt: 'A cat surfing' }, 'Sorry, no clip.');
