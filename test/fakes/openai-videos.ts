@@ -54,7 +54,7 @@ const openAiError = (status: number, message: string, code: string | null = null
   Response.json({ error: { message, type: 'invalid_request_error', param, code } }, { status });
 
 /** An ISO base media file's boxes: `ftyp` (brand isom/mp42), then `mdat` up to `size` bytes. */
-export function fakeMp4(size = 4096): Uint8Array {
+export function fakeMp4(size = 4096): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(Math.max(size, 32));
   const view = new DataView(bytes.buffer);
   view.setUint32(0, 24);
