@@ -30,6 +30,7 @@ beforeEach(() => {
   videos.requests.length = 0;
   videos.log.length = 0;
   videos.plan = () => ({ outcome: 'completed' });
+  videos.failPolls = 0;
 });
 
 const config = (extra: Partial<Config> = {}): Partial<Config> => ({
@@ -124,17 +125,12 @@ describe('generate_video', () => {
   });
 
   test('a refused create, a stuck job, a video too large, a bad argument: each a clear error, the turn goes on', async () => {
-    const { ctx, ann } = await setup({ options: { timeoutS: 1 }, config: { videoMaxBytes: 10_000 } });
+    const { ctx, admin, ann } = await setup({ config: { videoMaxBytes: 10_000 } });
     videos.plan = () => ({ outcome: 'refused', status: 401, message: 'Incorrect API key provided: sk-vi****' });
     calls({ prompt: 'A storm' });
     let frames = await chat(ctx, ann);
     expect(videoFrames(frames)[1]).toEqual({ type: 'generate_video.error', itemId: 'vid1', error: "The video server refused Parley's API key (HTTP 401)." });
     expect(typesOf(frames).at(-1)).toBe('done');
-
-    videos.plan = () => ({ outcome: 'stuck' });
-    calls({ prompt: 'A storm' });
-    frames = await chat(ctx, ann);
-    expect(videoFrames(frames)[1]!.error).toBe('The video was not ready within 1 seconds (PARLEY_VIDEO_TIMEOUT_S).');
 
     videos.plan = () => ({ outcome: 'completed', bytes: fakeMp4(20_000) });
     calls({ prompt: 'A storm' });
@@ -153,6 +149,28 @@ describe('generate_video', () => {
     expect(videoFrames(frames)).toEqual([]);
     expect(toolOutputs()[0]).toBe('Nothing was made: aspect_ratio is one of 16:9, 1:1, 9:16.');
     expect(videos.requests.length).toBe(before);
+
+    // The admin gives a job one second: a stuck one ends the call then (the option reaches the tool at once).
+    expect((await ctx.json('admin/updateConnection', { id: 'sora', options: { timeoutS: 1 } }, admin)).status).toBe(200);
+    videos.plan = () => ({ outcome: 'stuck' });
+    calls({ prompt: 'A storm' });
+    frames = await chat(ctx, ann);
+    expect(videoFrames(frames)[1]!.error).toBe('The video was not ready within 1 seconds (PARLEY_VIDEO_TIMEOUT_S).');
+  });
+
+  test('a poll that fails is asked again: two in a row are survived, three end the call', async () => {
+    const { ctx, ann } = await setup();
+    let frames: Frame[];
+    // Two polls failing in a row are asked again; three end the call.
+    videos.plan = () => ({ outcome: 'completed' });
+    videos.failPolls = 2;
+    calls({ prompt: 'A storm' });
+    frames = await chat(ctx, ann);
+    expect(videoFrames(frames)[1]).toMatchObject({ type: 'generate_video.completed' });
+    videos.failPolls = 3;
+    calls({ prompt: 'A storm' });
+    frames = await chat(ctx, ann);
+    expect(videoFrames(frames)[1]!.error).toBe('The video server failed with a server error (HTTP 503).');
   });
 
   test('the same call run again (a restart mid-poll) polls the job it started instead of making a second video', async () => {

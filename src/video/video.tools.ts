@@ -15,6 +15,9 @@ import { QuotaError } from '../usage/usage.types';
 import { ASPECT_RATIOS, createVideoJob, downloadVideo, failedMessage, readVideoJob, VideoError, type AspectRatio, type VideoJob } from './videos-client';
 import { endVideoJob, findVideoJob, insertVideoJob } from './video-job.store';
 
+/** Polls in a row that may fail before the call gives up. */
+const POLL_MISSES = 3;
+
 /** Longest prompt taken (and negative prompt): what the videos APIs take comfortably. */
 export const VIDEO_PROMPT_MAX_CHARS = 4000;
 
@@ -144,9 +147,17 @@ async function startJob(deps: AppDeps, svc: VideoService, where: Where, callKey:
 async function finishJob(deps: AppDeps, svc: VideoService, where: Where, row: VideoJobRow, signal: AbortSignal): Promise<Made> {
   const deadline = row.createdAt + svc.timeoutS * 1000;
   let job: VideoJob = { id: row.upstreamId, status: 'queued' };
+  let misses = 0;
   for (;;) {
     if (signal.aborted) return { error: 'The video request was cancelled.' };
-    job = await readVideoJob(svc, row.upstreamId, signal);
+    try {
+      job = await readVideoJob(svc, row.upstreamId, signal);
+      misses = 0;
+    } catch (err) {
+      // A poll that fails once (a restart of the server, a dropped connection) is asked again; the job goes on there.
+      if (signal.aborted || ++misses >= POLL_MISSES) throw err;
+      deps.log.warn('a video job could not be polled: asking again', { responseId: where.responseId, upstreamId: row.upstreamId, cause: err instanceof VideoError ? err.detail : String(err) });
+    }
     if (job.status === 'completed' || job.status === 'failed') break;
     if (deps.now() >= deadline) return { error: `The video was not ready within ${svc.timeoutS} seconds (PARLEY_VIDEO_TIMEOUT_S).` };
     await Bun.sleep(Math.min(deps.config.videoPollMs, Math.max(0, deadline - deps.now())));

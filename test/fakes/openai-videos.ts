@@ -7,6 +7,7 @@
  * - `GET /v1/videos/{id}`: the same object, `in_progress` with a growing `progress` for
  *   `pollsBeforeEnd` polls, then `completed` (with `completed_at`, `expires_at`) or, when
  *   scripted so, `failed` with `error: {code, message}`.
+ *   `failPolls` makes the next polls answer 503.
  * - `GET /v1/videos/{id}/content`: the MP4's bytes (`video/mp4`) once completed; before that a
  *   404 with OpenAI's error envelope, as for an unknown id.
  * The "MP4" is a real ISO media box sequence (`ftyp`, then `mdat` filled to the size asked), the
@@ -37,6 +38,8 @@ export interface FakeVideos {
   /** Every request's method and path, in order. */
   log: string[];
   plan: (req: VideoCreateRequest) => VideoPlan;
+  /** The next this many polls answer 503 (a server restarting). */
+  failPolls: number;
   /** Every job still running ends well at its next poll (a job that finished while Parley was down). */
   endAll(): void;
   stop(): void;
@@ -73,6 +76,7 @@ export function startFakeVideos(): FakeVideos {
     requests: [],
     log: [],
     plan: () => ({ outcome: 'completed' }),
+    failPolls: 0,
     endAll: () => jobs.forEach((job) => (job.plan = { outcome: 'completed', pollsBeforeEnd: 0 })),
     stop: () => server.stop(true),
   };
@@ -129,6 +133,10 @@ export function startFakeVideos(): FakeVideos {
       const job = m ? jobs.get(m[1]!) : undefined;
       if (req.method === 'GET' && m && !job) return openAiError(404, `Video with id '${m[1]}' not found.`, 'not_found');
       if (req.method === 'GET' && job && !m![2]) {
+        if (fake.failPolls > 0) {
+          fake.failPolls--;
+          return Response.json({ error: { message: 'The server is restarting.', type: 'server_error', param: null, code: null } }, { status: 503 });
+        }
         job.polls++;
         return Response.json(objectOf(job));
       }
