@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { captureLog, createTestContext, until, type TestContext, type TestUser } from './helpers';
 import { groupWith, send, subscribe } from './group-helpers';
 import { modelList, startFakeOpenAI } from './fakes/openai';
@@ -9,6 +9,8 @@ import type { Config } from '../src/config';
 
 // Assistants in a group (docs/groups.md, "Assistants in a group"): the group's assistant for @ai,
 // and shared assistants mentioned by name. The fake model answers with the name its system prompt gives it.
+// Each test waits for several answers; on PostgreSQL under a loaded machine that passes five seconds.
+setDefaultTimeout(30_000);
 const ai = startFakeOpenAI();
 afterAll(() => ai.stop());
 ai.gets['/v1/models'] = modelList(['small', 'big']);
