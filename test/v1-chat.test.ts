@@ -34,7 +34,7 @@ function recordingUsage() {
     calls,
     async reserve(caller, kind, estimate) {
       if (usage.refuse) throw usage.refuse;
-      calls.push({ op: 'reserve', kind, report: estimate, apiKeyId: caller.apiKeyId });
+      calls.push({ op: 'reserve', kind, report: typeof estimate === 'function' ? estimate() : estimate, apiKeyId: caller.apiKeyId });
       return { id: `r${++n}` };
     },
     async settle(_r, actual) {
