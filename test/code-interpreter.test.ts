@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
 import { readFrames, typesOf, type Frame } from './sse';
 import { startFakeOpenAI, toolCallsThenAnswer, type ChatTurn } from './fakes/openai';
-import type { Config } from '../src/config';
+import { testConfig, type Config } from '../src/config';
+import { checkPython } from '../src/code/python-check';
 
 setDefaultTimeout(60_000);
 
@@ -147,6 +148,15 @@ describe('the code interpreter', () => {
     const { completed } = await runOnce(ctx, ann, 'import numpy');
     expect(completed.error).toContain("ModuleNotFoundError: No module named 'numpy'");
     expect(completed.error).toContain('numpy is not installed on this server; an admin can add packages to PARLEY_PYODIDE_PACKAGES_DIR (docs/code-interpreter.md)');
+  });
+});
+
+describe('parley doctor', () => {
+  test('says whether Python is there: off, ready, or a PARLEY_PYODIDE_DIR that lacks its files', () => {
+    expect(checkPython(testConfig({ codeInterpreter: false })).status).toBe('skip');
+    expect(checkPython(testConfig({ codeInterpreter: true })).detail).toStartWith('Python ready (standard library only)');
+    const bad = checkPython(testConfig({ codeInterpreter: true, pyodideDir: tmpdir() }));
+    expect(bad).toMatchObject({ status: 'fail', detail: expect.stringContaining('lacks pyodide.asm.mjs') });
   });
 });
 

@@ -64,12 +64,14 @@ export function createSandboxes(config: Config, log: Logger): Sandboxes {
  * The command that runs a child with no network: `unshare` into new user and network namespaces
  * (the child then sees a loopback that is down), when this machine allows it; asked once.
  */
-function networkIsolation(): string[] {
+export function networkIsolation(): string[] {
+  if (isolation) return isolation;
   const unshare = Bun.which('unshare');
-  if (!unshare) return [];
+  if (!unshare) return (isolation = []);
   const probe = Bun.spawnSync([unshare, '--user', '--map-root-user', '--net', 'true'], { stdout: 'ignore', stderr: 'ignore' });
-  return probe.exitCode === 0 ? [unshare, '--user', '--map-root-user', '--net'] : [];
+  return (isolation = probe.exitCode === 0 ? [unshare, '--user', '--map-root-user', '--net'] : []);
 }
+let isolation: string[] | undefined;
 
 /** The child's command: this executable's hidden `sandbox` command, or the child's module when run from source. */
 function childCommand(): string[] {
