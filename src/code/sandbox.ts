@@ -39,7 +39,8 @@ export const OUTPUT_CHARS = 16_000;
 
 export class SandboxError extends Error {}
 
-export function createSandboxes(config: Config, log: Logger): Sandboxes {
+/** `executable`: run children as `<executable> sandbox` (a benchmark of the compiled binary from source). */
+export function createSandboxes(config: Config, log: Logger, opts: { executable?: string } = {}): Sandboxes {
   const places: Turnstile = createTurnstile(config.codeMaxSandboxes);
   const isolate = networkIsolation();
   return {
@@ -51,7 +52,7 @@ export function createSandboxes(config: Config, log: Logger): Sandboxes {
       if ('missing' in found) throw new SandboxError(`Python is not available on this server: ${found.missing}.`);
       const release = await places.acquire(signal);
       try {
-        return await startChild(config, log, found.dir, isolate, files, release);
+        return await startChild(config, log, found.dir, [...isolate, ...(opts.executable ? [opts.executable, 'sandbox'] : childCommand())], files, release);
       } catch (err) {
         release();
         throw err;
@@ -79,7 +80,7 @@ function childCommand(): string[] {
   return [process.execPath, join(import.meta.dir, 'sandbox-main.ts')];
 }
 
-async function startChild(config: Config, log: Logger, dir: string, isolate: string[], files: SandboxFile[], release: () => void): Promise<Sandbox> {
+async function startChild(config: Config, log: Logger, dir: string, command: string[], files: SandboxFile[], release: () => void): Promise<Sandbox> {
   const limits: SandboxLimits = {
     outputChars: OUTPUT_CHARS,
     scratchBytes: config.codeScratchMb * 1024 * 1024,
@@ -88,7 +89,7 @@ async function startChild(config: Config, log: Logger, dir: string, isolate: str
   };
   // An empty working directory and no environment: nothing of the server's (its secrets) is the child's.
   const cwd = mkdtempSync(join(tmpdir(), 'parley-sandbox-'));
-  const child = Bun.spawn([...isolate, ...childCommand(), '--pyodide-dir', dir, '--limits', JSON.stringify(limits)], {
+  const child = Bun.spawn([...command, '--pyodide-dir', dir, '--limits', JSON.stringify(limits)], {
     cwd,
     env: {},
     stdin: 'pipe',
