@@ -105,7 +105,8 @@ const result = await Bun.build({
   // The GIF decoder's and the document reader's workers are entry points of their own: a
   // compiled executable carries a worker's code only when the build lists it
   // (src/images/decode-gif-in-worker.ts and src/files/extract/extract-text.ts start them).
-  entrypoints: [join(root, 'cli/main.ts'), join(root, 'src/images/gif-worker.ts'), join(root, 'src/files/extract/extract-worker.ts')],
+  // cli/entry.ts: `parley sandbox` children load the sandbox alone; everything else is cli/main.ts.
+  entrypoints: [join(root, 'cli/entry.ts'), join(root, 'src/images/gif-worker.ts'), join(root, 'src/files/extract/extract-worker.ts')],
   naming: { entry: '[name].[ext]' },
   compile: {
     target: `bun-linux-${arch}`,

@@ -6,9 +6,9 @@
  * package's hint, and the hostile cases, each ending in a clear error with nothing leaking.
  */
 import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
 import { readFrames, typesOf, type Frame } from './sse';
 import { startFakeOpenAI, toolCallsThenAnswer, type ChatTurn } from './fakes/openai';
@@ -148,6 +148,16 @@ describe('the code interpreter', () => {
     const { completed } = await runOnce(ctx, ann, 'import numpy');
     expect(completed.error).toContain("ModuleNotFoundError: No module named 'numpy'");
     expect(completed.error).toContain('numpy is not installed on this server; an admin can add packages to PARLEY_PYODIDE_PACKAGES_DIR (docs/code-interpreter.md)');
+  });
+
+  test('PARLEY_PYODIDE_PACKAGES_DIR: a package its lock file names but whose wheel is missing fails the same way, quietly', async () => {
+    const packages = mkdtempSync(join(tmpdir(), 'parley-pyodide-packages-'));
+    dirs.push(packages);
+    copyFileSync(join(dirname(Bun.resolveSync('pyodide/package.json', import.meta.dir)), 'pyodide-lock.json'), join(packages, 'pyodide-lock.json'));
+    const { ctx, ann } = await setup({ pyodidePackagesDir: packages });
+    const { completed } = await runOnce(ctx, ann, 'import numpy');
+    expect(completed.output).toBe('');
+    expect(completed.error).toContain('numpy is not installed on this server');
   });
 });
 

@@ -58,7 +58,8 @@ export async function runSandboxChild(pyodideDir: string, limits: SandboxLimits)
     let error: string | undefined;
     let value: string | undefined;
     try {
-      if (loadImports) await loadImports(req.code).catch(() => undefined);
+      // Quietly: a package that is not there is the import's own error, with the hint (python-driver.ts).
+      if (loadImports) await loadImports(req.code, { messageCallback: () => {}, errorCallback: () => {} }).catch(() => undefined);
       const r = await driver(req.code);
       const [v, e] = r.toJs();
       r.destroy();
