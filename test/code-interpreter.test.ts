@@ -208,6 +208,8 @@ describe('hostile code ends in a clear error, nothing leaking', () => {
       ['from pyodide.http import pyfetch', 'The module pyodide is not available in this sandbox'],
       ['import pyodide_js', 'The module pyodide_js is not available in this sandbox'],
       ['import urllib.request\nurllib.request.urlopen("http://127.0.0.1/")', 'Error'],
+      // Pyodide's API object reached past the import block (through the garbage collector): empty.
+      ['import gc\nf = [o for o in gc.get_objects() if type(o).__name__ == "JsFinder"][0]\nf.jsproxies["pyodide_js"].FS.createPreloadedFile("/mnt/data", "pw", "/etc/passwd", True, False)', 'AttributeError: FS'],
     ];
     // One turn, one interpreter: each call fails on its own and the next still runs.
     openai.chatScript = toolCallsThenAnswer(cases.map(([code], i) => ({ id: `h${i}`, name: 'run_python', args: { code } })), 'Done.');

@@ -15,6 +15,9 @@ export function lockDown(py: PyodideAPI): void {
   // The \`js\` module is globalThis itself: Python gets an empty one in its place.
   py.unregisterJsModule('js');
   py.registerJsModule('js', {});
+  // \`pyodide_js\` is this API object: what is left of it below is unreachable from Python too.
+  py.unregisterJsModule('pyodide_js');
+  py.registerJsModule('pyodide_js', {});
   for (const name of [
     'fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'Request', 'Response', 'Headers', 'FormData',
     'process', 'require', 'module', 'exports', 'Deno', 'navigator', 'importScripts',
@@ -64,7 +67,13 @@ export function lockDown(py: PyodideAPI): void {
       api[name] = undefined;
     } catch {}
   }
-  const fs = py.FS as unknown as { filesystems: Record<string, unknown>; mount: (type: unknown, opts: unknown, at: string) => unknown };
+  const fs = py.FS as unknown as Record<string, unknown> & { filesystems: Record<string, unknown>; mount: (type: unknown, opts: unknown, at: string) => unknown };
+  // These read a path or URL of the host's into the file system (Node's fs under them).
+  for (const name of ['createPreloadedFile', 'createLazyFile', 'forceLoadFile', 'preloadFile']) {
+    fs[name] = () => {
+      throw new Error('Files come into this sandbox only as the turn\'s attachments.');
+    };
+  }
   const memfs = fs.filesystems.MEMFS;
   for (const k of Object.keys(fs.filesystems)) if (k !== 'MEMFS') delete fs.filesystems[k];
   const mount = fs.mount.bind(fs);
