@@ -42,7 +42,6 @@ export class SandboxError extends Error {}
 /** `executable`: run children as `<executable> sandbox` (a benchmark of the compiled binary from source). */
 export function createSandboxes(config: Config, log: Logger, opts: { executable?: string } = {}): Sandboxes {
   const places: Turnstile = createTurnstile(config.codeMaxSandboxes);
-  const isolate = networkIsolation();
   return {
     get running() {
       return places.running;
@@ -52,7 +51,7 @@ export function createSandboxes(config: Config, log: Logger, opts: { executable?
       if ('missing' in found) throw new SandboxError(`Python is not available on this server: ${found.missing}.`);
       const release = await places.acquire(signal);
       try {
-        return await startChild(config, log, found.dir, [...isolate, ...(opts.executable ? [opts.executable, 'sandbox'] : childCommand())], files, release);
+        return await startChild(config, log, found.dir, [...networkIsolation(), ...(opts.executable ? [opts.executable, 'sandbox'] : childCommand())], files, release);
       } catch (err) {
         release();
         throw err;
@@ -63,7 +62,8 @@ export function createSandboxes(config: Config, log: Logger, opts: { executable?
 
 /**
  * The command that runs a child with no network: `unshare` into new user and network namespaces
- * (the child then sees a loopback that is down), when this machine allows it; asked once.
+ * (the child then sees a loopback that is down), when this machine allows it. Asked once, at the
+ * first sandbox, not when the app is built (every CLI command and test builds one).
  */
 export function networkIsolation(): string[] {
   if (isolation) return isolation;
