@@ -3,7 +3,7 @@
  * its owner (a shared one's, an admin's) that its turns always search with read_file and
  * search_files, even for a user who has no documents; that user reads them through the assistant
  * only, and not at all once it is unshared or the file is removed. Through HTTP with the fake
- * OpenAI server, on both stores.
+ * OpenAI and embeddings servers, on both stores.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,20 +13,26 @@ import type { TestContext, TestUser } from './helpers';
 import { readFrames, typesOf } from './sse';
 import { toolCallsThenAnswer } from './fakes/openai';
 import { updateUser } from '../src/account/account.store';
+import type { Config } from '../src/config';
 import { fakeAiForFile } from './support/fake-ai-for-file';
+import { startFakeEmbeddings } from './fakes/openai-embeddings';
 import { assistantsContext } from './support/assistant-users';
 
 setDefaultTimeout(30_000);
 
 const fakes = fakeAiForFile();
 const { openai } = fakes;
+const embeddings = startFakeEmbeddings();
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  embeddings.stop();
+  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
 
-async function setup() {
+async function setup(extra: Partial<Config> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-knowledge-'));
   dirs.push(dataDir);
-  return assistantsContext(fakes, { dataDir });
+  return assistantsContext(fakes, { dataDir, ...extra });
 }
 
 async function upload(ctx: TestContext, as: TestUser, text: string, filename: string): Promise<string> {
@@ -93,6 +99,7 @@ describe("an assistant's knowledge files", () => {
     // Not his by id: the files operations, his own searches, and a turn without the assistant.
     expect((await ctx.json('files/getFile', { fileId: handbook }, bob)).status).toBe(404);
     expect((await ctx.json('files/searchFiles', { query: 'plant' }, bob)).body.hits).toEqual([]);
+    expect((await ctx.call('chat/stream', { message: 'Here it is.', files: [handbook] }, bob)).status).toBe(400);
     openai.chatScript = toolCallsThenAnswer([{ id: 'r2', name: 'read_file', args: { fileId: handbook } }], 'No.');
     const own = await upload(ctx, bob, 'Bob shopping list: apples.', 'list.txt');
     await turn(ctx, bob, { message: 'Read the handbook.' });
@@ -124,5 +131,16 @@ describe("an assistant's knowledge files", () => {
     await ctx.store.write((tx) => updateUser(tx, admin.user.id, { isAdmin: false }, Date.now()));
     expect(typesOf(await turn(ctx, bob, { message: 'Read the handbook.', assistantId: helper.id })).at(-1)).toBe('done');
     expect(toolNames(chatRequests()[0])).not.toContain('read_file');
+  });
+
+  test('searched by meaning too, when embeddings are set up: the vectors of its files are read for its turns', async () => {
+    const { ctx, admin, bob } = await setup({ embeddingsBaseUrl: embeddings.url, embeddingsApiKey: 'sk-embed', embeddingsModel: 'fake-embed' });
+    const clinic = await upload(ctx, admin, 'The clinic has two physicians on duty every weekday.', 'clinic.txt');
+    const helper = (await ctx.json('assistants/create', { name: 'Clinic', shared: true, knowledgeFileIds: [clinic] }, admin)).body.assistant;
+    // "doctor" is not a word of the file: only its meaning (the fake's synonyms) finds it.
+    openai.chatScript = toolCallsThenAnswer([{ id: 's1', name: 'search_files', args: { query: 'doctor' } }], 'Two.');
+    const frames = await turn(ctx, bob, { message: 'How many doctors?', assistantId: helper.id });
+    expect(frames.find((f) => f.data.type === 'file_search.completed')!.data.results).toEqual([{ fileId: clinic, filename: 'clinic.txt', page: null }]);
+    expect(toolOutput()).toContain('two physicians');
   });
 });
