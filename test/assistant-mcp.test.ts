@@ -7,12 +7,13 @@
  * official server SDK (test/fakes/mcp-modern.ts), on both stores.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import type { TestContext, TestUser } from './helpers';
+import { createTestContext, type TestContext, type TestUser } from './helpers';
 import { readFrames, SseReader, typesOf, type Frame } from './sse';
-import { toolCallsThenAnswer } from './fakes/openai';
+import { functionCallEvents, textEvents, toolCallsThenAnswer } from './fakes/openai';
 import { startModernMcp } from './fakes/mcp-modern';
-import { assistantsContext } from './support/assistant-users';
+import { assistantsConfig, assistantsContext } from './support/assistant-users';
 import { DENIED } from '../src/tools/ask-first';
+import { resumeInterruptedResponses } from '../src/chat/respond';
 import { fakeAiForFile } from './support/fake-ai-for-file';
 
 setDefaultTimeout(30_000);
@@ -164,5 +165,35 @@ describe('"ask first" for an MCP server', () => {
     await answer(ctx, ann, head[1]!.data.responseId, 'l1', 'deny');
     await reader.all();
     expect(loud.calls).toEqual([]);
+  });
+
+  test('across a restart: an assistant\'s ask-first server, approved while no instance ran the turn, is called once when the turn resumes', async () => {
+    let round = 0;
+    openai.responsesScript = () => (round++ === 0 ? functionCallEvents('call_1', 'mcp__loud__shout', { text: 'wake' }) : textEvents('Shouted.', 1));
+    const responses = { aiProvider: 'openai-responses' as const, aiApiKey: 'sk-test' };
+    const { ctx: before, admin, ann } = await assistantsContext(fakes, responses, { durable: true });
+    const loud = mcpServer();
+    const loudId = await addServer(before, 'loud', loud.url, admin, false, { approval: 'ask' });
+    await addServer(before, 'other', mcpServer().url, admin);
+    const a = (await before.json('assistants/create', { name: 'Caller', mcpServerIds: [loudId] }, ann)).body.assistant;
+    const reader = new SseReader(await before.call('chat/stream', { message: 'Wake them.', assistantId: a.id }, ann));
+    const head = await reader.until('tool_call.approval_required');
+    const responseId = head[1]!.data.responseId as string;
+    await reader.close();
+    await before.deps.tasks.shutdown(); // the process "dies" while the call waits
+    await before.deps.mcp.close();
+    await before.close();
+
+    const after = await createTestContext({ config: assistantsConfig(fakes, responses), sameDatabaseAs: before });
+    contexts.push(after);
+    expect((await answer(after, ann, responseId, 'call_1', 'approve')).body.status).toBe('approved');
+    expect(loud.calls).toEqual([]);
+    expect(await resumeInterruptedResponses(after.deps)).toEqual({ resumed: 1, failed: 0 });
+    const rest = await readFrames(await after.call('chat/stream', { message: 'x' }, { 'x-api-key': ann.key, 'last-event-id': head.at(-1)!.id! }));
+    expect(typesOf(rest)).toEqual(['tool_call.approval_resolved', 'mcp_call.in_progress', 'mcp_call.completed', 'content_part.added', 'text.delta', 'done']);
+    expect(loud.calls).toEqual(['wake']);
+    // The assistant's choice held on the resumed turn: only its server's tools were offered.
+    const resumed = openai.requests.filter((r) => r.path === 'POST /v1/responses').map((r) => r.body as any);
+    expect(resumed.map((b) => (b.tools ?? []).map((t: any) => t.name).filter((n: string) => n?.startsWith('mcp__')))).toEqual([['mcp__loud__shout'], ['mcp__loud__shout']]);
   });
 });
