@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import type { Assistant, FileRow, User } from '../db/schema';
+import type { Assistant, User } from '../db/schema';
 import type { Tx, Work } from '../db/work';
 import { invalidInput, type ValidationIssue } from '../http/errors';
 import { findUser } from '../account/account.store';
@@ -17,14 +17,6 @@ import type { TurnAssistant } from '../tools/tool.types';
 /** At most this many of each on one assistant. */
 export const KNOWLEDGE_FILES_MAX = 50;
 export const MCP_SERVERS_MAX = 50;
-
-/** A shared assistant's (`ownerId` null) files are an admin's; a user's own, that user's. */
-function* knowledgeReadable(tx: Tx, ownerId: string | null, files: FileRow[]): Work<FileRow[]> {
-  if (ownerId !== null) return files.filter((f) => f.userId === ownerId);
-  const admins = new Set<string>();
-  for (const userId of new Set(files.map((f) => f.userId))) if ((yield* findUser(tx, userId))?.isAdmin) admins.add(userId);
-  return files.filter((f) => admins.has(f.userId));
-}
 
 /** The servers an assistant may name: the admin's for a shared one; the admin's and the owner's own for a user's. */
 const serverAllowed = (ownerId: string | null, server: { ownerId: string | null }) => server.ownerId === null || server.ownerId === ownerId;
@@ -66,28 +58,33 @@ export async function checkAssistantResources(
   if (issues.length) throw invalidInput(issues);
 }
 
-/** The ids of an assistant's knowledge files it may read now. */
-export function* liveKnowledge(tx: Tx, a: Pick<Assistant, 'ownerId' | 'knowledgeFileIds'>): Work<string[]> {
-  const files = yield* findDocumentsByIds(tx, a.knowledgeFileIds);
-  return (yield* knowledgeReadable(tx, a.ownerId, files)).map((f) => f.id);
-}
+export type LiveResources = Pick<TurnAssistant, 'knowledgeFileIds' | 'mcpServerIds'>;
 
-/** The ids of its MCP servers that still exist and it may still name (null stays null: whatever its user has). */
-export function* liveMcpServers(tx: Tx, a: Pick<Assistant, 'ownerId' | 'mcpServerIds'>): Work<string[] | null> {
-  if (a.mcpServerIds === null) return null;
-  const servers = yield* findMcpServersByIds(tx, a.mcpServerIds);
-  return servers.filter((s) => serverAllowed(a.ownerId, s)).map((s) => s.id);
+/**
+ * Each assistant's knowledge files it may read now (they exist; a user's own assistant's are
+ * still the owner's, a shared one's an admin's) and its MCP servers that exist and it may still
+ * name (null stays null: whatever its user has), by assistant id, in one read for a whole list.
+ */
+export function* liveResources(tx: Tx, list: readonly Assistant[]): Work<Map<string, LiveResources>> {
+  const files = yield* findDocumentsByIds(tx, [...new Set(list.flatMap((a) => a.knowledgeFileIds))]);
+  const servers = yield* findMcpServersByIds(tx, [...new Set(list.flatMap((a) => a.mcpServerIds ?? []))]);
+  const admins = new Set<string>();
+  if (list.some((a) => a.ownerId === null)) for (const userId of new Set(files.map((f) => f.userId))) if ((yield* findUser(tx, userId))?.isAdmin) admins.add(userId);
+  const fileOk = (a: Assistant, id: string) => {
+    const f = files.find((x) => x.id === id);
+    return !!f && (a.ownerId === null ? admins.has(f.userId) : f.userId === a.ownerId);
+  };
+  const serverOk = (a: Assistant, id: string) => {
+    const s = servers.find((x) => x.id === id);
+    return !!s && serverAllowed(a.ownerId, s);
+  };
+  return new Map(
+    list.map((a) => [a.id, { knowledgeFileIds: a.knowledgeFileIds.filter((id) => fileOk(a, id)), mcpServerIds: a.mcpServerIds && a.mcpServerIds.filter((id) => serverOk(a, id)) }]),
+  );
 }
 
 /** What a turn's tool sources read of its assistant (src/tools/tool.types.ts). */
 export async function turnAssistantOf(deps: AppDeps, a: Assistant): Promise<TurnAssistant> {
-  return deps.store.read(function* (tx) {
-    return { id: a.id, tools: a.tools, mcpServerIds: yield* liveMcpServers(tx, a), knowledgeFileIds: yield* liveKnowledge(tx, a) };
-  });
-}
-
-/** As the API shows them: files and servers removed since are left out. */
-export async function resourcesView(deps: AppDeps, a: Assistant): Promise<{ knowledgeFileIds: string[]; mcpServerIds: string[] | null }> {
-  const { knowledgeFileIds, mcpServerIds } = await turnAssistantOf(deps, a);
-  return { knowledgeFileIds, mcpServerIds };
+  const live = await deps.store.read((tx) => liveResources(tx, [a]));
+  return { id: a.id, tools: a.tools, ...live.get(a.id)! };
 }

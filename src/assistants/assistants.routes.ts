@@ -16,7 +16,7 @@ import {
   updateAssistant,
   type AssistantFields,
 } from './assistant.store';
-import { checkAssistantResources, KNOWLEDGE_FILES_MAX, MCP_SERVERS_MAX, resourcesView } from './assistant-resources';
+import { checkAssistantResources, KNOWLEDGE_FILES_MAX, liveResources, MCP_SERVERS_MAX } from './assistant-resources';
 
 // Assistants (docs/assistants.md): thin handlers over assistant.store.ts.
 
@@ -74,8 +74,12 @@ const assistantView = (a: Assistant, user: User) => ({
   updatedAt: iso(a.updatedAt),
 });
 
-/** The view with its knowledge files and MCP servers as they are now. */
-const viewOf = async (deps: AppDeps, a: Assistant, user: User) => ({ ...assistantView(a, user), ...(await resourcesView(deps, a)) });
+/** The views, with their knowledge files and MCP servers as they are now (files and servers removed since left out). */
+async function viewsOf(deps: AppDeps, list: Assistant[], user: User) {
+  const live = await deps.store.read((tx) => liveResources(tx, list));
+  return list.map((a) => ({ ...assistantView(a, user), ...live.get(a.id)! }));
+}
+const viewOf = async (deps: AppDeps, a: Assistant, user: User) => (await viewsOf(deps, [a], user))[0]!;
 
 /** An assistant the caller may use: unknown, or not for them, 404. */
 export async function usableAssistant(deps: AppDeps, user: User, id: string): Promise<Assistant | undefined> {
@@ -125,7 +129,7 @@ export const assistantOperations = [
     handler: async ({ user, deps }) => {
       const rows = await deps.store.read((tx) => listAssistantsFor(tx, user.id));
       const usable = rows.filter((a) => canUseAssistant(a, viewerOf(user)));
-      return { assistants: await Promise.all(usable.map((a) => viewOf(deps, a, user))), max: deps.config.assistantsMaxPerUser };
+      return { assistants: await viewsOf(deps, usable, user), max: deps.config.assistantsMaxPerUser };
     },
   }),
   defineOperation({
