@@ -53,7 +53,7 @@ const turn = async (ctx: TestContext, as: TestUser, body: Record<string, unknown
 const HANDBOOK = 'Staff handbook. The office plant is watered on Thursdays with rainwater from the blue barrel.';
 
 describe("an assistant's knowledge files", () => {
-  test('saved: its owner\'s documents only (a shared one, the admin\'s); shown while they exist', async () => {
+  test('saved: its owner\'s documents only (a shared one, the admin\'s); shown while they exist; they bring the file tools', async () => {
     const { ctx, admin, ann, bob } = await setup();
     const mine = await upload(ctx, ann, 'Ann notes about quinces.', 'notes.txt');
     const bobs = await upload(ctx, bob, 'Bob notes.', 'bob.txt');
@@ -66,8 +66,11 @@ describe("an assistant's knowledge files", () => {
     expect(refused.body.data.issues.map((i: any) => i.path)).toEqual([['knowledgeFileIds', 1], ['knowledgeFileIds', 2], ['knowledgeFileIds', 3]]);
     expect(refused.body.data.issues[0].message).toBe(`No document ${bobs} of yours: an assistant's knowledge is documents its owner uploaded (files/listFiles).`);
 
-    const a = (await ctx.json('assistants/create', { name: 'Quince', knowledgeFileIds: [mine, mine] }, ann)).body.assistant;
+    const a = (await ctx.json('assistants/create', { name: 'Quince', knowledgeFileIds: [mine, mine], tools: ['history'] }, ann)).body.assistant;
     expect(a).toMatchObject({ knowledgeFileIds: [mine], mcpServerIds: null });
+    // Its knowledge brings the file tools, whatever else `tools` names.
+    await turn(ctx, ann, { message: 'hi', assistantId: a.id });
+    expect(toolNames(chatRequests()[0])).toEqual(['read_file', 'search_files', 'search_history']);
     // A shared one takes the admin's files, not a user's.
     expect((await ctx.json('assistants/create', { name: 'Shared', shared: true, knowledgeFileIds: [mine] }, admin)).status).toBe(400);
 
