@@ -5,37 +5,18 @@
  * itself once it is deleted. Through HTTP with the fake OpenAI server, on both stores.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { createTestContext, until, type TestContext, type TestUser } from './helpers';
+import { until, type TestContext, type TestUser } from './helpers';
 import { listUsageRecords } from '../src/usage/usage.store';
 import { readFrames, typesOf } from './sse';
 import { updateUser } from '../src/account/account.store';
+import { assistantsContext } from './support/assistant-users';
 import { fakeAiForFile } from './support/fake-ai-for-file';
 
 setDefaultTimeout(30_000);
 
-const { openai, searxng } = fakeAiForFile();
-
-async function setup() {
-  const ctx = await createTestContext({
-    users: [
-      { email: 'admin@example.org', name: 'Ada' },
-      { email: 'ann@example.org', name: 'Ann' },
-      { email: 'bob@example.org', name: 'Bob' },
-    ],
-    config: {
-      aiProvider: 'openai-chat',
-      aiBaseUrl: openai.url,
-      aiModel: 'small',
-      searchProvider: 'searxng',
-      searxngUrl: searxng.url,
-      rateLimitAi: { capacity: 1000, perMs: 1000 },
-      rateLimitWrite: { capacity: 1000, perMs: 1000 },
-    },
-  });
-  const [admin, ann, bob] = ctx.users as [TestUser, TestUser, TestUser];
-  await ctx.store.write((tx) => updateUser(tx, admin.user.id, { isAdmin: true }, Date.now()));
-  return { ctx, admin, ann, bob };
-}
+const fakes = fakeAiForFile();
+const { openai } = fakes;
+const setup = () => assistantsContext(fakes);
 
 const chatRequests = () => openai.requests.filter((r) => r.path === 'POST /v1/chat/completions').map((r) => r.body);
 const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function?.name);

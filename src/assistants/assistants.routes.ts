@@ -16,6 +16,7 @@ import {
   updateAssistant,
   type AssistantFields,
 } from './assistant.store';
+import { checkAssistantResources, KNOWLEDGE_FILES_MAX, liveResources, MCP_SERVERS_MAX } from './assistant-resources';
 
 // Assistants (docs/assistants.md): thin handlers over assistant.store.ts.
 
@@ -25,6 +26,13 @@ const Instructions = t.String({ maxLength: 20_000 });
 const Model = t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()], { description: 'A catalogue id (chat/listModels); null: the server\'s default model.' });
 const Tools = t.Union([t.Array(t.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 }), t.Null()], {
   description: 'Tool source ids (`memory`, `files`, `web_search`, …: admin/getToolSettings) and tool names it may use; null: whatever the admin allows; []: none.',
+});
+const KnowledgeFileIds = t.Array(t.String({ minLength: 1, maxLength: 100 }), {
+  maxItems: KNOWLEDGE_FILES_MAX,
+  description: "Documents it always searches (read_file, search_files), even for a user who has none: the owner's own (files/listFiles); a shared assistant's, the admin's. Its users read them through it only.",
+});
+const McpServerIds = t.Union([t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: MCP_SERVERS_MAX }), t.Null()], {
+  description: "The MCP servers whose tools it gets (mcp/listServers: the admin's, and the owner's own for a user's assistant); null: whatever its user has; []: none.",
 });
 const Starters = t.Array(t.String({ minLength: 1, maxLength: 500 }), { maxItems: 4, description: 'Prompts the web app offers on an empty chat with it.' });
 const Visibility = t.Union([t.Literal('everyone'), t.Literal('tiers')], { description: 'A shared assistant: for every user, or for the users of `tiers`.' });
@@ -38,6 +46,8 @@ const AssistantSchema = t.Object({
   model: t.Union([t.String(), t.Null()]),
   tools: t.Union([t.Array(t.String()), t.Null()]),
   starters: t.Array(t.String()),
+  knowledgeFileIds: t.Array(t.String(), { description: 'Its knowledge files that are still there.' }),
+  mcpServerIds: t.Union([t.Array(t.String()), t.Null()], { description: 'Its MCP servers that are still there; null: whatever its user has.' }),
   shared: t.Boolean({ description: 'Shared by an admin (true), or the caller\'s own.' }),
   visibility: t.Union([t.Literal('private'), t.Literal('everyone'), t.Literal('tiers')]),
   tiers: t.Array(t.String()),
@@ -63,6 +73,13 @@ const assistantView = (a: Assistant, user: User) => ({
   createdAt: iso(a.createdAt),
   updatedAt: iso(a.updatedAt),
 });
+
+/** The views, with their knowledge files and MCP servers as they are now (files and servers removed since left out). */
+async function viewsOf(deps: AppDeps, list: Assistant[], user: User) {
+  const live = await deps.store.read((tx) => liveResources(tx, list));
+  return list.map((a) => ({ ...assistantView(a, user), ...live.get(a.id)! }));
+}
+const viewOf = async (deps: AppDeps, a: Assistant, user: User) => (await viewsOf(deps, [a], user))[0]!;
 
 /** An assistant the caller may use: unknown, or not for them, 404. */
 export async function usableAssistant(deps: AppDeps, user: User, id: string): Promise<Assistant | undefined> {
@@ -97,6 +114,8 @@ async function checkModel(deps: AppDeps, model: string | null | undefined, forTi
 const tiersFor = (user: User, s: { visibility: string; tiers: string[] }): (string | undefined)[] =>
   s.visibility === 'private' ? [user.subscriptionTier] : s.visibility === 'tiers' ? s.tiers : [undefined];
 
+const unique = (ids: string[]) => [...new Set(ids)];
+
 const sharing = (shared: boolean, visibility: 'everyone' | 'tiers' | undefined, tiers: string[] | undefined) =>
   shared ? { visibility: visibility ?? 'everyone', tiers: visibility === 'tiers' ? (tiers ?? []) : [] } : { visibility: 'private' as const, tiers: [] };
 
@@ -109,7 +128,8 @@ export const assistantOperations = [
     output: t.Object({ assistants: t.Array(AssistantSchema), max: t.Integer() }),
     handler: async ({ user, deps }) => {
       const rows = await deps.store.read((tx) => listAssistantsFor(tx, user.id));
-      return { assistants: rows.filter((a) => canUseAssistant(a, viewerOf(user))).map((a) => assistantView(a, user)), max: deps.config.assistantsMaxPerUser };
+      const usable = rows.filter((a) => canUseAssistant(a, viewerOf(user)));
+      return { assistants: await viewsOf(deps, usable, user), max: deps.config.assistantsMaxPerUser };
     },
   }),
   defineOperation({
@@ -122,7 +142,7 @@ export const assistantOperations = [
     handler: async ({ input, user, deps }) => {
       const a = await usableAssistant(deps, user, input.assistantId);
       if (!a) throw notFound();
-      return { assistant: assistantView(a, user) };
+      return { assistant: await viewOf(deps, a, user) };
     },
   }),
   defineOperation({
@@ -130,13 +150,16 @@ export const assistantOperations = [
     summary: 'Save an assistant: instructions, a model and tools under a name',
     description:
       'The caller\'s own (only they see it), or with `shared: true` (admins only, else 403) one for every user (`visibility: "everyone"`, the default) or for the users of some subscription tiers (`visibility: "tiers"`, `tiers`). ' +
-      'A model the catalogue does not offer to whoever may use it (the caller\'s tier for their own; every tier, or each of `tiers`, for a shared one): 400 naming `model`. Own assistants past PARLEY_ASSISTANTS_MAX_PER_USER: 409.',
+      'A model the catalogue does not offer to whoever may use it (the caller\'s tier for their own; every tier, or each of `tiers`, for a shared one): 400 naming `model`. Own assistants past PARLEY_ASSISTANTS_MAX_PER_USER: 409. ' +
+      '`knowledgeFileIds` not the caller\'s documents, or `mcpServerIds` not servers its users may have (for a shared one, the admin\'s): 400 naming each.',
     input: t.Object({
       name: Name,
       description: t.Optional(Description),
       instructions: t.Optional(Instructions),
       model: t.Optional(Model),
       tools: t.Optional(Tools),
+      knowledgeFileIds: t.Optional(KnowledgeFileIds),
+      mcpServerIds: t.Optional(McpServerIds),
       starters: t.Optional(Starters),
       shared: t.Optional(t.Boolean()),
       visibility: t.Optional(Visibility),
@@ -150,6 +173,7 @@ export const assistantOperations = [
       if (shared && !user.isAdmin) throw forbidden();
       const who = sharing(shared, input.visibility, input.tiers);
       await checkModel(deps, input.model, tiersFor(user, who));
+      await checkAssistantResources(deps, user, shared, input);
       const fields: AssistantFields = {
         ...who,
         name: input.name.trim(),
@@ -157,6 +181,8 @@ export const assistantOperations = [
         instructions: input.instructions ?? '',
         model: input.model ?? null,
         tools: input.tools ?? null,
+        knowledgeFileIds: unique(input.knowledgeFileIds ?? []),
+        mcpServerIds: input.mcpServerIds ? unique(input.mcpServerIds) : null,
         starters: input.starters ?? [],
       };
       const max = deps.config.assistantsMaxPerUser;
@@ -165,14 +191,14 @@ export const assistantOperations = [
           yield* checkCap(tx, 'assistantsMaxPerUser', user.id, max, countOwnAssistants(tx, user.id), (n) => [`You keep ${n} assistants`, 'Delete one you no longer use first (assistants/delete).']);
         return yield* insertAssistant(tx, shared ? null : user.id, fields, deps.now());
       });
-      return { assistant: assistantView(a, user) };
+      return { assistant: await viewOf(deps, a, user) };
     },
   }),
   defineOperation({
     path: 'assistants/update',
     summary: 'Change an assistant',
     description:
-      'The fields given change (`model: null`: the default model; `tools: null`: whatever the admin allows). The caller\'s own, or a shared one by an admin: one the caller may use but not change 403, one they may not use 404. `visibility` and `tiers` apply to shared ones only.',
+      'The fields given change (`model: null`: the default model; `tools: null`: whatever the admin allows). The caller\'s own, or a shared one by an admin: one the caller may use but not change 403, one they may not use 404. `visibility` and `tiers` apply to shared ones only. `knowledgeFileIds` and `mcpServerIds` are checked as in assistants/create (files it had stay allowed).',
     input: t.Object({
       assistantId: t.String({ minLength: 1, maxLength: 100 }),
       name: t.Optional(Name),
@@ -180,6 +206,8 @@ export const assistantOperations = [
       instructions: t.Optional(Instructions),
       model: t.Optional(Model),
       tools: t.Optional(Tools),
+      knowledgeFileIds: t.Optional(KnowledgeFileIds),
+      mcpServerIds: t.Optional(McpServerIds),
       starters: t.Optional(Starters),
       visibility: t.Optional(Visibility),
       tiers: t.Optional(Tiers),
@@ -191,11 +219,14 @@ export const assistantOperations = [
       const shared = a.ownerId === null;
       const { assistantId: _, visibility, tiers, ...rest } = input;
       const change: Partial<AssistantFields> = { ...rest, ...(rest.name ? { name: rest.name.trim() } : {}) };
+      await checkAssistantResources(deps, user, shared, input, a);
+      if (change.knowledgeFileIds) change.knowledgeFileIds = unique(change.knowledgeFileIds);
+      if (change.mcpServerIds) change.mcpServerIds = unique(change.mcpServerIds);
       if (shared && (visibility || tiers)) Object.assign(change, sharing(true, visibility ?? (a.visibility as 'everyone' | 'tiers'), tiers ?? a.tiers));
       const model = change.model === undefined ? a.model : change.model;
       if (input.model !== undefined || change.visibility) await checkModel(deps, model, tiersFor(user, { visibility: change.visibility ?? a.visibility, tiers: change.tiers ?? a.tiers }));
       const updated = await deps.store.write((tx) => updateAssistant(tx, a.id, change, deps.now()));
-      return { assistant: assistantView(updated, user) };
+      return { assistant: await viewOf(deps, updated, user) };
     },
   }),
   defineOperation({

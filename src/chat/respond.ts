@@ -9,7 +9,8 @@ import { cancelWhereRunning, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo }
 import { serializeOn, type Tx, type Work } from '../db/work';
 import { findUser } from '../account/account.store';
 import { endPendingApprovals } from '../tools/approval.store';
-import { assistantOfConversation } from '../assistants/assistant.store';
+import { assistantOfConversation, canUseAssistant } from '../assistants/assistant.store';
+import { turnAssistantOf } from '../assistants/assistant-resources';
 import type { Assistant } from '../db/schema';
 import { memoryForTurn } from '../memory/memory.prompt';
 import { filePartOf, filesIntoMessage, type FilePart } from '../files/files-for-turn';
@@ -131,7 +132,9 @@ async function runResponse(
     const memory = await memoryForTurn(deps, user);
     const warn: StreamChatOptions['warn'] = (msg, fields) => deps.log.warn(msg, { ...where, ...fields });
     // The conversation's assistant, as it is now: its instructions and its choice of tools.
-    const assistant = await deps.store.read((tx) => assistantOfConversation(tx, response.conversationId));
+    // One this turn's user may no longer use (unshared, their tier changed) no longer answers.
+    const remembered = await deps.store.read((tx) => assistantOfConversation(tx, response.conversationId));
+    const assistant = remembered && user && canUseAssistant(remembered, user) ? remembered : undefined;
     const streamOpts: StreamChatOptions = {
       model: target.model,
       research: response.kind === 'research',
@@ -145,7 +148,7 @@ async function runResponse(
         conversationId: response.conversationId,
         responseId: response.id,
         provider: ai.name,
-        ...(assistant ? { assistant: { id: assistant.id, tools: assistant.tools, mcpServerIds: [], knowledgeFileIds: [] } } : {}),
+        ...(assistant ? { assistant: await turnAssistantOf(deps, assistant) } : {}),
         warn,
         // "Ask first" tools wait for this user's answer, told in this response's stream.
         stream: { writer, signal },

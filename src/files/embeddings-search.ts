@@ -22,8 +22,11 @@ const QUERY_TIMEOUT_MS = 15_000;
 const FUSE_DEPTH = 50;
 const RRF_K = 60;
 
-/** `apiKeyId`: the key the request came with, for usage by key (docs/usage.md). */
-type SearchInput = { userId: string; conversationId?: string; query: string; limit: number; mode?: SearchMode; apiKeyId?: string };
+/**
+ * `apiKeyId`: the key the request came with, for usage by key (docs/usage.md). `alsoFileIds`:
+ * documents searched besides the user's own and the conversation's (an assistant's knowledge).
+ */
+type SearchInput = { userId: string; conversationId?: string; alsoFileIds?: readonly string[]; query: string; limit: number; mode?: SearchMode; apiKeyId?: string };
 
 /**
  * Search the documents a user may read (docs/files.md, "Semantic search"): by words (full-text),
@@ -35,7 +38,7 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
   const embeddings = await deps.connections.embeddings();
   const on = !!embeddings;
   const mode = input.mode ?? (on ? 'hybrid' : 'text');
-  const byWords = (limit: number) => deps.store.read((tx) => searchFileChunks(tx, { userId: input.userId, query: input.query, conversationId: input.conversationId, limit }));
+  const byWords = (limit: number) => deps.store.read((tx) => searchFileChunks(tx, { userId: input.userId, query: input.query, conversationId: input.conversationId, alsoFileIds: input.alsoFileIds, limit }));
   // A blank query (a model's empty tool call) has no meaning to embed, and servers refuse it.
   if (mode === 'text' || !input.query.trim()) return { mode: 'text', hits: await byWords(input.limit) };
   if (!on) {
@@ -61,7 +64,7 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
     if (mode === 'semantic') throw new AppError('BAD_GATEWAY', { message: err.message, cause: err });
     return { mode: 'text', hits: await byWords(input.limit) };
   }
-  const scope = { userId: input.userId, conversationId: input.conversationId, model };
+  const scope = { userId: input.userId, conversationId: input.conversationId, alsoFileIds: input.alsoFileIds, model };
   if (mode === 'semantic') return { mode, hits: await searchByVector(deps, { ...scope, vector, limit: input.limit }) };
   const depth = Math.max(input.limit, FUSE_DEPTH);
   const words = await byWords(depth);
@@ -84,10 +87,10 @@ export async function searchDocuments(deps: AppDeps, input: SearchInput): Promis
  */
 export async function searchByVector(
   deps: Pick<AppDeps, 'store' | 'embeddingsIndex' | 'log' | 'now'>,
-  input: { userId: string; conversationId?: string; model: string; vector: Float32Array; limit: number },
+  input: { userId: string; conversationId?: string; alsoFileIds?: readonly string[]; model: string; vector: Float32Array; limit: number },
 ): Promise<ChunkHit[]> {
   const { model, vector: query } = input;
-  const files = await deps.store.read((tx) => listSearchableFiles(tx, { userId: input.userId, conversationId: input.conversationId }));
+  const files = await deps.store.read((tx) => listSearchableFiles(tx, { userId: input.userId, conversationId: input.conversationId, alsoFileIds: input.alsoFileIds }));
   const held: FileCodes[] = [];
   const missing: { fileId: string; version: number }[] = [];
   for (const f of files) {

@@ -76,11 +76,16 @@ export type ChunkKey = { fileId: string; seq: number };
  * the caller checked they may read it), with the version of their vectors: asked at every
  * search, so access is the database's answer of the moment, never the index's memory.
  */
-export function* listSearchableFiles({ db, t }: Tx, input: { userId: string; conversationId?: string }): Work<{ fileId: string; version: number }[]> {
+export function* listSearchableFiles(
+  { db, t }: Tx,
+  input: { userId: string; conversationId?: string; alsoFileIds?: readonly string[] },
+): Work<{ fileId: string; version: number }[]> {
   const f = t.files;
-  const readable = input.conversationId
-    ? or(eq(f.userId, input.userId), sql`${f.id} IN (SELECT file_id FROM file_attachments WHERE conversation_id = ${input.conversationId})`)
-    : eq(f.userId, input.userId);
+  const readable = or(
+    eq(f.userId, input.userId),
+    input.conversationId ? sql`${f.id} IN (SELECT file_id FROM file_attachments WHERE conversation_id = ${input.conversationId})` : undefined,
+    input.alsoFileIds?.length ? inArray(f.id, [...input.alsoFileIds]) : undefined,
+  );
   return yield* allRows(
     db
       .select({ fileId: f.id, version: f.vectorsVersion })

@@ -52,11 +52,15 @@ export type ChunkHit = { fileId: string; filename: string; seq: number; page: nu
  * per database as history search is (src/chat/history.store.ts): FTS5 ranked by bm25 on SQLite,
  * the tsvector column ranked by ts_rank on PostgreSQL; any of the query's words matches.
  */
-export function* searchFileChunks({ dialect }: Tx, input: { userId: string; query: string; conversationId?: string; limit: number }): Work<ChunkHit[]> {
+export function* searchFileChunks(
+  { dialect }: Tx,
+  input: { userId: string; query: string; conversationId?: string; alsoFileIds?: readonly string[]; limit: number },
+): Work<ChunkHit[]> {
   const words = wordsOf(input.query);
   if (!words.length) return [];
   const conversationId = input.conversationId ?? '';
-  const readable = sql`(f.user_id = ${input.userId} OR EXISTS (SELECT 1 FROM file_attachments a WHERE a.file_id = f.id AND a.conversation_id = ${conversationId}))`;
+  const also = input.alsoFileIds?.length ? sql` OR f.id IN (${sql.join(input.alsoFileIds.map((id) => sql`${id}`), sql`, `)})` : sql``;
+  const readable = sql`(f.user_id = ${input.userId} OR EXISTS (SELECT 1 FROM file_attachments a WHERE a.file_id = f.id AND a.conversation_id = ${conversationId})${also})`;
   if (dialect === 'pg') {
     const query = words.join(' | ');
     return yield* rawRows<ChunkHit>(

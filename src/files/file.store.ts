@@ -48,6 +48,12 @@ export function* findFileById({ db, t }: Tx, id: string): Work<FileRow | undefin
   return yield* getRow(db.select().from(t.files).where(eq(t.files.id, id)));
 }
 
+/** The documents among `ids` that exist (an assistant's knowledge, src/assistants/assistant-resources.ts). */
+export function* findDocumentsByIds({ db, t }: Tx, ids: readonly string[]): Work<FileRow[]> {
+  if (!ids.length) return [];
+  return yield* allRows(db.select().from(t.files).where(and(inArray(t.files.id, [...ids]), eq(t.files.kind, 'document'))));
+}
+
 /** The caller's files, newest first, a page at a time (`before`: the last id of the page before). */
 export function* listFilesOfUser({ db, t }: Tx, userId: string, opts: { kind?: 'image' | 'document'; limit: number; before?: FileRow }): Work<FileRow[]> {
   const f = t.files;

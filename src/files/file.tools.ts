@@ -4,6 +4,7 @@ import type { FileRow } from '../db/schema';
 import { AppError } from '../http/errors';
 import { readableFile } from './file.routes';
 import { readChunks } from './file-text.store';
+import { findFileById } from './file.store';
 import { searchDocuments } from './embeddings-search';
 import { CHUNK_OVERLAP } from './extract-pending';
 import { offersFileTools } from './files-for-turn';
@@ -19,13 +20,18 @@ const CHUNKS_PER_PART = 4;
 const SEARCH_HITS = 5;
 const HIT_CHARS = 600;
 
-/** The file tools, to the registry (src/tools/): offered when the turn has documents to read. */
+/**
+ * The file tools, to the registry (src/tools/): offered when the turn has documents to read, the
+ * user's, the conversation's, or its assistant's knowledge (checked for it by the turn).
+ */
 export const fileToolSource: ToolSource = {
   id: 'files',
   label: 'Files',
   priority: 70,
   async tools(turn) {
-    return (await offersFileTools(turn.deps, turn.user.id, turn.conversationId)) ? fileTools(turn.deps, { userId: turn.user.id, conversationId: turn.conversationId }) : [];
+    const knowledgeFileIds = turn.assistant?.knowledgeFileIds ?? [];
+    const offered = knowledgeFileIds.length > 0 || (await offersFileTools(turn.deps, turn.user.id, turn.conversationId));
+    return offered ? fileTools(turn.deps, { userId: turn.user.id, conversationId: turn.conversationId, knowledgeFileIds }) : [];
   },
 };
 
@@ -33,9 +39,10 @@ export const fileToolSource: ToolSource = {
  * The tools over the user's files (docs/files.md, "In chat and research"): `read_file` reads an
  * attached or owned document a part at a time, `search_files` searches the text of the user's
  * documents and of those attached to this conversation. Offered when the turn has documents to
- * read (src/files/files-for-turn.ts).
+ * read (src/files/files-for-turn.ts). `knowledgeFileIds`: an assistant's documents, read and
+ * searched here besides the user's, though the user may not read them by id anywhere else.
  */
-export function fileTools(deps: AppDeps, ctx: { userId: string; conversationId: string; apiKeyId?: string }): AiTool[] {
+export function fileTools(deps: AppDeps, ctx: { userId: string; conversationId: string; knowledgeFileIds?: readonly string[]; apiKeyId?: string }): AiTool[] {
   return [
     {
       name: 'read_file',
@@ -52,7 +59,7 @@ export function fileTools(deps: AppDeps, ctx: { userId: string; conversationId: 
       async run(args, emit, callId) {
         const fileId = typeof args.fileId === 'string' ? args.fileId : '';
         const part = Number.isInteger(args.part) && (args.part as number) > 0 ? (args.part as number) : 1;
-        const file = await readable(deps, fileId, ctx.userId);
+        const file = ctx.knowledgeFileIds?.includes(fileId) ? await deps.store.read((tx) => findFileById(tx, fileId)) : await readable(deps, fileId, ctx.userId);
         emit({ type: 'read_file.in_progress', itemId: callId, fileId, ...(file ? { filename: file.filename } : {}) });
         const result = file ? await readPart(deps, file, part) : { error: `No file with the id ${fileId} is available.` };
         if ('error' in result) {
@@ -71,7 +78,7 @@ export function fileTools(deps: AppDeps, ctx: { userId: string; conversationId: 
         const query = typeof args.query === 'string' ? args.query : '';
         emit({ type: 'file_search.in_progress', itemId: callId, query });
         // By words and meaning when embeddings are set up (docs/files.md, "Semantic search").
-        const { hits } = await searchDocuments(deps, { userId: ctx.userId, query, conversationId: ctx.conversationId, limit: SEARCH_HITS, apiKeyId: ctx.apiKeyId });
+        const { hits } = await searchDocuments(deps, { userId: ctx.userId, query, conversationId: ctx.conversationId, alsoFileIds: ctx.knowledgeFileIds, limit: SEARCH_HITS, apiKeyId: ctx.apiKeyId });
         emit({ type: 'file_search.completed', itemId: callId, results: hits.map((h) => ({ fileId: h.fileId, filename: h.filename, page: h.page })) });
         if (!hits.length) return "Nothing found in the user's documents.";
         return hits

@@ -5,6 +5,7 @@ import { claimExpiredLease, listExpiredLeases, releaseLease, renewLeases, tryAcq
 import { lockGroup } from './group.store';
 import { listGroupItems, recordAnswerAuthor } from './group-message.store';
 import { answererOf, type Answerer } from './group-answerer';
+import { turnAssistantOf } from '../assistants/assistant-resources';
 import { appendItem } from '../chat/conversation.store';
 import { endAnswer, publishProgress, publishRecorded, recordGroupEvent, seedProgressCounter } from './group-events';
 import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
@@ -95,7 +96,7 @@ export async function runFollowUp(
         responseId: replyTo,
         provider: target.provider.name,
         // Its tools narrow what the registry allows in groups (web search alone today).
-        ...(assistant ? { assistant: { id: assistant.id, tools: assistant.tools, mcpServerIds: [], knowledgeFileIds: [] } } : {}),
+        ...(assistant ? { assistant: await turnAssistantOf(deps, assistant) } : {}),
         warn,
       }),
       signal: deadline,

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { McpServerRow, McpTokenRow } from '../db/schema';
 import { allRows, exec, getRow, type Tx, type Work } from '../db/work';
 import { newId } from '../ids';
@@ -28,6 +28,12 @@ export function* listUsableMcpServers({ db, t }: Tx, userId: string): Work<McpSe
 
 export function* findMcpServer({ db, t }: Tx, id: string): Work<McpServerRow | undefined> {
   return yield* getRow(db.select().from(t.mcpServers).where(eq(t.mcpServers.id, id)));
+}
+
+/** The servers among `ids` that exist (an assistant's choice, src/assistants/assistant-resources.ts). */
+export function* findMcpServersByIds({ db, t }: Tx, ids: readonly string[]): Work<McpServerRow[]> {
+  if (!ids.length) return [];
+  return yield* allRows(db.select().from(t.mcpServers).where(inArray(t.mcpServers.id, [...ids])));
 }
 
 /** By id, or by name among the admin's servers (`ownerId` null) or one user's. */

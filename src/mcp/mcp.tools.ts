@@ -34,10 +34,9 @@ export function toolNameOf(server: string, tool: string): string {
   return `${name.slice(0, NAME_MAX - hash.length - 1)}_${hash}`;
 }
 
-/** An assistant that names MCP servers gets those only; otherwise every server the user may use. */
+/** An assistant that names MCP servers gets those only (among the user's); otherwise every server the user may use. */
 function serversAllowed(turn: ToolTurn): readonly string[] | undefined {
-  const ids = turn.assistant?.mcpServerIds;
-  return ids?.length ? ids : undefined;
+  return turn.assistant?.mcpServerIds ?? undefined;
 }
 
 function toolOf(deps: AppDeps, server: McpServerRow, tool: Tool, turn: Pick<ToolTurn, 'user' | 'signal'>): SourceTool {

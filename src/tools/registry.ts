@@ -131,18 +131,25 @@ function withinBudget<G extends { source: ToolSource; tools: ToolDef[] }>(turn: 
   return groups.filter((g) => !dropped.has(g));
 }
 
-/** An assistant naming sources or tools allows those only; the MCP source is allowed by naming its servers too. */
+/**
+ * An assistant naming sources or tools allows those only. Its MCP servers decide the `mcp`
+ * source when it names them: some, that source with every tool of those servers; `[]`, none;
+ * null, its `tools` decide as for any source. Knowledge files bring the `files` source with them
+ * (an assistant told to know something that could not read it would be no use).
+ */
 function assistantAllowsSource(turn: ToolTurn, sourceId: string): boolean {
   const a = turn.assistant;
+  if (sourceId === 'mcp' && a?.mcpServerIds) return a.mcpServerIds.length > 0;
+  if (sourceId === 'files' && a?.knowledgeFileIds.length) return true;
   if (!a || a.tools === null) return true;
-  if (sourceId === 'mcp' && a.mcpServerIds.length) return true;
   // A tool named alone lets its source be asked; the tool filter then keeps that tool only.
   return a.tools.length > 0;
 }
 
 function assistantAllowsTool(turn: ToolTurn, sourceId: string, name: string): boolean {
   const a = turn.assistant;
+  if (sourceId === 'mcp' && a?.mcpServerIds) return true;
+  if (sourceId === 'files' && a?.knowledgeFileIds.length) return true;
   if (!a || a.tools === null) return true;
-  if (sourceId === 'mcp' && a.mcpServerIds.length) return true;
   return a.tools.includes(sourceId) || a.tools.includes(name);
 }

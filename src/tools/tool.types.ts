@@ -35,9 +35,15 @@ export interface TurnAssistant {
    * null: whatever the admin allows.
    */
   tools: string[] | null;
-  /** MCP servers (their ids) it may use; read by the MCP source. */
-  mcpServerIds: string[];
-  /** Files this assistant always searches (its knowledge): read by the files source. */
+  /**
+   * MCP servers (their ids) whose tools it gets, read by the registry and the MCP source; null:
+   * whatever its user has (as `tools` allows); []: none.
+   */
+  mcpServerIds: string[] | null;
+  /**
+   * Documents it always searches (its knowledge), checked for it at the start of the turn: the
+   * files source offers read_file and search_files over them, even to a user who has none.
+   */
   knowledgeFileIds: string[];
 }
 

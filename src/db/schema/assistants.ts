@@ -29,6 +29,13 @@ export const assistants = sqliteTable(
     tools: text('tools', { mode: 'json' }).$type<string[] | null>(),
     /** Prompts the web app offers on an empty chat (at most 4). */
     starters: text('starters', { mode: 'json' }).$type<string[]>().notNull(),
+    /**
+     * Documents it always searches (its knowledge): its owner's, or for a shared one an admin's.
+     * Checked again at every turn, so a file removed since is simply not read.
+     */
+    knowledgeFileIds: text('knowledge_file_ids', { mode: 'json' }).$type<string[]>().notNull().default([]),
+    /** The MCP servers whose tools it gets; null: whatever its user has; []: none. */
+    mcpServerIds: text('mcp_server_ids', { mode: 'json' }).$type<string[] | null>(),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
