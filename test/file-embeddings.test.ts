@@ -15,7 +15,7 @@ import { captureLog, createTestContext, type TestContext, type TestUser } from '
 import { readFrames } from './sse';
 import { fakeEmbedding, startFakeEmbeddings } from './fakes/openai-embeddings';
 import { startFakeOpenAI } from './fakes/openai';
-import { codeWords, decodeVector, encodeSignBits, normaliseVector } from '../src/files/embeddings-vectors';
+import { codeWords, decodeVector, encodeSignBits, normaliseVector, type StoredVector } from '../src/files/embeddings-vectors';
 import { codesBytes, createEmbeddingsIndex } from '../src/files/embeddings-index';
 import { NearestCodes } from '../src/files/embeddings-nearest';
 import { CHECK_EVERY_MS, PROBE_TEXT } from '../src/files/embeddings-model';
@@ -62,7 +62,7 @@ async function upload(ctx: TestContext, as: TestUser, text: string, filename: st
   return res.json();
 }
 
-type ChunkRow = { file_id: string; seq: number; embedding: string | null; embedding_model: string | null; content: string };
+type ChunkRow = { file_id: string; seq: number; embedding: StoredVector | null; embedding_model: string | null; content: string };
 const chunksOf = async (ctx: TestContext, fileId?: string) =>
   (await ctx.query<ChunkRow>(sql`SELECT file_id, seq, embedding, embedding_model, content FROM file_chunks ORDER BY file_id, seq`)).filter((r) => !fileId || r.file_id === fileId);
 
@@ -110,7 +110,8 @@ describe('embedding documents', () => {
     await ctx.deps.fileText.idle();
     const [ca] = await chunksOf(ctx, a.id);
     const [cb] = await chunksOf(ctx, b.id);
-    expect(cb!.embedding).toBe(ca!.embedding);
+    // Equal bytes (base64 text on SQLite, bytea on PostgreSQL).
+    expect(cb!.embedding).toEqual(ca!.embedding);
   });
 
   test('PARLEY_EMBEDDINGS_DIMENSIONS is asked for, and labels the vectors', async () => {
@@ -253,7 +254,7 @@ describe('the index of sign bits kept between searches', () => {
     const { ctx, ann } = await setup();
     for (const [i, topic] of TOPICS.entries()) await upload(ctx, ann, longText(topic, 3), `${i}.txt`);
     await ctx.deps.fileText.idle();
-    type Coded = { id: string; embedding: string; embedding_code: string | null };
+    type Coded = { id: string; embedding: StoredVector; embedding_code: string | null };
     const coded = () => ctx.query<Coded>(sql`SELECT id, embedding, embedding_code FROM file_chunks WHERE embedding IS NOT NULL ORDER BY id`);
     const stored = await coded();
     expect(stored.length).toBe((await chunksOf(ctx)).length);
