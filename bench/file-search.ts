@@ -87,11 +87,11 @@ const uniform = Bun.argv.includes('--uniform');
 /**
  * --layouts (PostgreSQL): the library seeded under the previous schema (vectors as base64 text,
  * which PostgreSQL moves out of line), then copied and the copy migrated (vectors as bytea in the
- * row, migrations/pg/0023_vectors_in_row.sql); every mode measured on both, alternated, in the
+ * row, migrations/pg/0024_vectors_in_row.sql); every mode measured on both, alternated, in the
  * same run. The migration's time and both databases' sizes are printed.
  */
 const layouts = Bun.argv.includes('--layouts');
-const VECTORS_IN_ROW = '0023_vectors_in_row';
+const VECTORS_IN_ROW = '0024_vectors_in_row';
 /** --index-mb N: PARLEY_EMBEDDINGS_INDEX_MB of the searching children (a million chunks of 1,536 dimensions need ~200). */
 const indexMb = Bun.argv.includes('--index-mb') ? Number(Bun.argv[Bun.argv.indexOf('--index-mb') + 1]) : undefined;
 

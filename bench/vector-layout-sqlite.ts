@@ -1,6 +1,6 @@
 /**
  * Would SQLite gain from vectors as raw float32 bytes (a BLOB) instead of base64 text, as
- * PostgreSQL did (migrations/pg/0023_vectors_in_row.sql)? Two tables shaped like `file_chunks`
+ * PostgreSQL did (migrations/pg/0024_vectors_in_row.sql)? Two tables shaped like `file_chunks`
  * (the (file_id, seq) key, ~2,000 characters of text, a vector of 1,536 floats), one with base64
  * text and one with BLOBs, the same rows; the statement a search reads its 100 candidates with
  * (src/files/embeddings.store.ts, `readChunkVectors`), then decoding and scoring them, timed on

@@ -1,5 +1,5 @@
 /**
- * Vectors kept in the row on PostgreSQL (migrations/pg/0023_vectors_in_row.sql, src/db/vector-column.ts):
+ * Vectors kept in the row on PostgreSQL (migrations/pg/0024_vectors_in_row.sql, src/db/vector-column.ts):
  * a library written under the previous schema (base64 text, moved out of line to the TOAST table)
  * is migrated in place, every vector the same floats, and searched through HTTP with the same
  * answers as the exact ranking of the vectors written. SQLite keeps base64 text (no migration):
@@ -107,7 +107,7 @@ describe.if(postgresAvailable())('PostgreSQL: vectors moved into the row', () =>
     await admin.unsafe('CREATE DATABASE before_in_row');
     const url = pg.url.replace(/\/postgres$/, '/before_in_row');
     const sql = connectPg(url, 1);
-    await migratePg(sql, pgMigrations.filter((m) => m.tag < '0023_vectors_in_row'));
+    await migratePg(sql, pgMigrations.filter((m) => m.tag < '0024_vectors_in_row'));
     const owner = 'user-before';
     await sql`INSERT INTO users (id, email, subscription_updated_at, created_at, updated_at) VALUES (${owner}, 'before@example.org', ${now}, ${now}, ${now})`;
     await writeLibrary((statement, params) => sql.unsafe(statement, params as never), owner);
@@ -119,7 +119,7 @@ describe.if(postgresAvailable())('PostgreSQL: vectors moved into the row', () =>
     };
     expect(await toast()).toBe(2 * large.length);
 
-    expect(await migratePg(sql)).toEqual(['0023_vectors_in_row']);
+    expect(await migratePg(sql)).toEqual(['0024_vectors_in_row']);
     const [column] = await sql`SELECT data_type AS type, a.attstorage AS storage FROM information_schema.columns c
       JOIN pg_attribute a ON a.attrelid = 'file_chunks'::regclass AND a.attname = c.column_name
       WHERE c.table_name = 'file_chunks' AND c.column_name = 'embedding'`;

@@ -160,7 +160,7 @@ async function runResponse(
       warn,
     };
     // Usage metering (docs/usage.md): over a quota the turn ends here, before anything goes upstream.
-    const usageCaller = { ...caller, userId: response.userId, responseId: response.id };
+    const usageCaller = { ...caller, userId: response.userId, responseId: response.id, ...(assistant ? { assistantId: assistant.id } : {}) };
     meter = await meterCalls(deps, { caller: usageCaller, kind: response.kind, target, messages: streamOpts.messages, resumed: !!resume });
     streamOpts.onUsage = meter.onUsage;
     const batches = ai.streamChatBatches ? ai.streamChatBatches(streamOpts) : single(ai.streamChat(streamOpts));
@@ -232,6 +232,9 @@ const KEPT_EVENTS = new Set<AiEvent['type']>([
   'widget.created',
   'image_generation.completed',
   'edit_image.completed',
+  // A video made, or why not: a reload shows the player or the error (docs/video.md).
+  'generate_video.completed',
+  'generate_video.error',
   'history.completed',
   // An MCP call and what it showed (its images are the user's files).
   'mcp_call.in_progress',

@@ -7,7 +7,7 @@ import { customType as pgCustomType } from 'drizzle-orm/pg-core';
  *
  * - SQLite: base64 text (a vector of 1,536 floats spills into overflow pages whether as text or
  *   as a blob, and decoding 100 candidates' base64 is a fraction of a millisecond).
- * - PostgreSQL: `bytea`, kept in the row (migrations/pg/0023_vectors_in_row.sql: storage MAIN,
+ * - PostgreSQL: `bytea`, kept in the row (migrations/pg/0024_vectors_in_row.sql: storage MAIN,
  *   `toast_tuple_target` raised). Base64 text of 8,192 bytes was moved out of line to the TOAST
  *   table, so each candidate read back cost an index look-up and ~5 chunks there; 6,144 raw bytes
  *   fit the row beside its text.

@@ -6,7 +6,7 @@
  * call never reached the provider. `noopUsage` meters nothing and refuses nothing.
  */
 
-export type UsageKind = 'chat' | 'research' | 'group' | 'title' | 'v1' | 'embeddings' | 'images' | 'stt' | 'tts';
+export type UsageKind = 'chat' | 'research' | 'group' | 'title' | 'v1' | 'embeddings' | 'images' | 'stt' | 'tts' | 'video';
 
 export interface UsageCaller {
   userId: string;
