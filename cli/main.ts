@@ -20,6 +20,7 @@ import { connectionCommands } from './connection';
 import { mcpCommands } from './mcp';
 import { miniAppCommands } from './miniapps';
 import { discoverCommand } from './discover';
+import { sandboxCommand } from './sandbox';
 
 // `parley user list | head -1`: once the reader has closed the pipe, stop quietly like any Unix
 // tool instead of dying on the write with a stack trace.
@@ -53,5 +54,6 @@ miniAppCommands(program);
 mcpCommands(program);
 // After the `connection` group's own commands: it joins that group (cli/discover.ts).
 discoverCommand(program);
+sandboxCommand(program);
 
 await program.parseAsync(process.argv);

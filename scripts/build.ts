@@ -1,5 +1,5 @@
 // Build the single executable:
-//   bun run scripts/build.ts [--target bun-linux-x64|bun-linux-arm64] [--outfile dist/parley] [--no-bytecode]
+//   bun run scripts/build.ts [--target bun-linux-x64|bun-linux-arm64] [--outfile dist/parley] [--no-bytecode] [--no-python]
 // Everything Parley needs at run time (migrations, docs page, native image binding) is embedded.
 // @napi-rs/image picks its binding at run time with `require('@napi-rs/image-linux-<arch>-gnu')`;
 // a plugin answers that require with the target's .node file, zstd-compressed, and a loader. For
@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { archOfTarget, bindingPackage, fetchCrossDeps, hostArch } from './cross-deps';
 import { bundleWeb, checkWebBudget, kb, WEB_JS_BUDGET_BYTES } from '../src/web/bundle-web';
+import { PYODIDE_FILES } from '../src/code/pyodide-dir';
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -17,6 +18,8 @@ const { values } = parseArgs({
     target: { type: 'string' },
     outfile: { type: 'string', default: 'dist/parley' },
     bytecode: { type: 'boolean', default: true },
+    // `--no-python`: without Pyodide (the code interpreter then needs PARLEY_PYODIDE_DIR); measures its share.
+    python: { type: 'boolean', default: true },
   },
   allowNegative: true,
 });
@@ -73,10 +76,24 @@ plugins.push({
   },
 });
 
+// Pyodide's core and standard library (the code interpreter, docs/code-interpreter.md): embedded
+// zstd-compressed (13.4 → ~5.6 MB), written out once at run time by src/code/pyodide-dir.ts.
+const pyodideRoot = join(root, 'node_modules', 'pyodide');
+const pyodideFiles = !values.python ? [] : await Promise.all(PYODIDE_FILES.map(async (name) => ({ name, path: await compressedBinding(join(pyodideRoot, name), name) })));
+plugins.push({
+  name: 'embedded-pyodide',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]code[\\/]embedded-pyodide\.ts$/ }, () => ({
+      loader: 'ts',
+      contents: `${pyodideFiles.map((f, i) => `import f${i} from ${JSON.stringify(f.path)};`).join('\n')}\nexport const embeddedPyodide = [${pyodideFiles.map((f, i) => `{ name: ${JSON.stringify(f.name)}, path: f${i} }`).join(', ')}];`,
+    }));
+  },
+});
+
 /** `<binding>.zst` in .cache/build, made once per binding (level 19 takes a few seconds). */
-async function compressedBinding(file: string): Promise<string> {
+async function compressedBinding(file: string, name = bindingMain): Promise<string> {
   const bytes = await Bun.file(file).bytes();
-  const out = join(root, '.cache', 'build', `${Bun.SHA256.hash(bytes, 'hex').slice(0, 16)}-${bindingMain}.zst`);
+  const out = join(root, '.cache', 'build', `${Bun.SHA256.hash(bytes, 'hex').slice(0, 16)}-${name}.zst`);
   if (!(await Bun.file(out).exists())) {
     await Bun.write(`${out}.tmp`, Bun.zstdCompressSync(bytes, { level: 19 }));
     await $`mv ${out}.tmp ${out}`.quiet();
@@ -88,7 +105,8 @@ const result = await Bun.build({
   // The GIF decoder's and the document reader's workers are entry points of their own: a
   // compiled executable carries a worker's code only when the build lists it
   // (src/images/decode-gif-in-worker.ts and src/files/extract/extract-text.ts start them).
-  entrypoints: [join(root, 'cli/main.ts'), join(root, 'src/images/gif-worker.ts'), join(root, 'src/files/extract/extract-worker.ts')],
+  // cli/entry.ts: `parley sandbox` children load the sandbox alone; everything else is cli/main.ts.
+  entrypoints: [join(root, 'cli/entry.ts'), join(root, 'src/images/gif-worker.ts'), join(root, 'src/files/extract/extract-worker.ts')],
   naming: { entry: '[name].[ext]' },
   compile: {
     target: `bun-linux-${arch}`,

@@ -32,12 +32,14 @@ import { canvasToolSource } from './widgets/canvas.tool';
 import { historyToolSource } from './chat/history.tools';
 import { webSearchToolSource } from './ai/web-search-tool';
 import { mcpToolSource } from './mcp/mcp.tools';
+import { codeToolSource } from './code/code.tools';
+import { createSandboxes, createTurnSandboxes } from './code/sandbox';
 
 /**
  * Parley's own tool sources, in the order their tools are offered (src/tools/). A domain that
  * adds tools adds its source here.
  */
-export const builtinToolSources: readonly ToolSource[] = [memoryToolSource, fileToolSource, imageToolSource, videoToolSource, canvasToolSource, historyToolSource, webSearchToolSource, mcpToolSource];
+export const builtinToolSources: readonly ToolSource[] = [memoryToolSource, fileToolSource, imageToolSource, videoToolSource, canvasToolSource, historyToolSource, webSearchToolSource, mcpToolSource, codeToolSource];
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one
@@ -79,6 +81,7 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     imageConversions,
     transcriptions: base.transcriptions ?? createTurnstile(config.sttConcurrency),
     imageOpacity: base.imageOpacity ?? createOpacityGuess(),
+    sandboxes: base.sandboxes ?? sandboxesFor(config, log, lifecycle),
     // Touches nothing until the first upload: a server without files makes no directory.
     files,
     fileText: base.fileText ?? createFileTextQueue({ config, store, files, log, now, instanceId, lifecycle, imageConversions, connections, usage }),
@@ -88,4 +91,11 @@ export function buildDeps(base: { config: Config; log: Logger } & ({ db: Db } | 
     mcp: base.mcp ?? createMcp({ config, store, sealer: connections.sealer, log, now, instanceId }),
     tools: base.tools ?? createToolRegistry(builtinToolSources),
   };
+}
+
+/** The code interpreter's sandboxes, ended with the server. */
+function sandboxesFor(config: Config, log: Logger, lifecycle: AppDeps['lifecycle']) {
+  const turns = createTurnSandboxes(createSandboxes(config, log), config.codeMaxSandboxes);
+  lifecycle.onShutdown('code sandboxes', () => turns.closeAll());
+  return turns;
 }

@@ -602,6 +602,48 @@ export const settings = {
     doc: 'Image model named in each request (`gpt-image-1`, `dall-e-3`; what LocalAI or stable-diffusion.cpp calls its model).',
     parse: str,
   }),
+  codeInterpreter: setting({
+    env: 'PARLEY_CODE_INTERPRETER',
+    default: 'false',
+    doc: "Offer the code interpreter (`run_python`, docs/code-interpreter.md) to models that call tools. Off until an admin turns it on: each running sandbox is a child process of about 170 MB. Once on, the tool registry's switches (source `code`) narrow it per tier.",
+    parse: bool,
+  }),
+  codeMaxSandboxes: setting({
+    env: 'PARLEY_CODE_MAX_SANDBOXES',
+    default: '2',
+    doc: 'At most this many Python sandboxes (the code interpreter, docs/code-interpreter.md) run at once; a turn that wants one more waits. Each is a child process of about 170–250 MB: 2 suits a 1 GB board.',
+    parse: int(1, 64),
+  }),
+  codeMemoryMb: setting({
+    env: 'PARLEY_CODE_MEMORY_MB',
+    default: '320',
+    doc: 'A sandbox whose memory (resident, the whole child process) passes this many MB is stopped and its code told so. Python itself takes about 170 MB of it.',
+    parse: int(200, 16_384),
+  }),
+  codeTimeoutS: setting({
+    env: 'PARLEY_CODE_TIMEOUT_S',
+    default: '30',
+    doc: 'A run of code taking longer than this many seconds is stopped (the sandbox with it: the next call of the turn starts a fresh one).',
+    parse: int(1, 3600),
+  }),
+  codeScratchMb: setting({
+    env: 'PARLEY_CODE_SCRATCH_MB',
+    default: '64',
+    doc: "MB the files in a sandbox (the turn's attached files and what the code writes, all in the sandbox's memory) may hold together.",
+    parse: int(1, 4096),
+  }),
+  pyodideDir: setting({
+    env: 'PARLEY_PYODIDE_DIR',
+    default: '',
+    doc: "A directory holding Pyodide's core (pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, pyodide-lock.json) to use instead of the copy built into the executable. `parley doctor` says whether Python is available.",
+    parse: optStr,
+  }),
+  pyodidePackagesDir: setting({
+    env: 'PARLEY_PYODIDE_PACKAGES_DIR',
+    default: '',
+    doc: "A directory of Pyodide packages (their wheels and a pyodide-lock.json, as in a Pyodide release) that code may import, such as numpy or matplotlib. Without it only Python's standard library is there; nothing is ever downloaded.",
+    parse: optStr,
+  }),
   imagesSize: setting({
     env: 'PARLEY_IMAGES_SIZE',
     default: '1024x1024',

@@ -1,3 +1,4 @@
+import type { TurnSandboxes } from './code/sandbox';
 import type { Config } from './config';
 import type { Db } from './db/connection';
 import type { Store } from './db/work';
@@ -71,6 +72,8 @@ export interface AppDeps {
   transcriptions: Turnstile;
   /** Whether the next RGBA image is likely opaque, so its encode may start early (`createOpacityGuess`). */
   imageOpacity: OpacityGuess;
+  /** The code interpreter's sandboxes, one per turn that runs code (src/code/sandbox.ts). */
+  sandboxes: TurnSandboxes;
   /** Where file contents live: the data directory, or an S3-compatible bucket (`createBlobStorage`). */
   files: BlobStorage;
   /** Documents into searchable text after their upload, one at a time (`createFileTextQueue`). */

@@ -86,7 +86,7 @@ describe('AI providers', () => {
       { type: 'image_generation.in_progress', itemId: 'ig_1', outputFormat: 'png' },
       { type: 'image_generation.completed', images: [{ type: 'base64', data: 'iVBORw0KGgo=' }], model: 'gpt-image-test' },
       { type: 'code_interpreter.in_progress', itemId: 'ci_1' },
-      { type: 'code_interpreter.completed' },
+      { type: 'code_interpreter.completed', itemId: 'ci_1' },
     ]);
   });
 

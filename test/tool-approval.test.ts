@@ -252,6 +252,8 @@ describe("the admin's switches", () => {
       ['history', true, null],
       ['web_search', true, ['PRO']],
       ['mcp', true, null],
+      // Listed whatever PARLEY_CODE_INTERPRETER says: off, it offers no tool.
+      ['code', true, null],
     ]);
   });
 

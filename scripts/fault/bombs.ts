@@ -4,6 +4,8 @@
 //
 //   bun run scripts/fault/bombs.ts [--binary PATH | --from-source] [--max-rss-mb 300] [--max-health-ms 2000] [--parallel 4] [--only TEXT]
 //
+// Hostile code (the code interpreter, docs/code-interpreter.md) goes as four chat turns at once,
+// each running it through a fake model's run_python call.
 // Every body goes four at once (--parallel) to the operation with the largest body limit that
 // takes it, at each size up to the server's default limit. Uploads (files/upload) go as a case
 // says: one file, an image beside a document (until the document's text is read), four at once;
@@ -14,6 +16,7 @@
 import { useRunTempDir } from '../lib/run-temp-dir';
 import { buildBinary, createUserWithKey, flag, newDataDir, sourceCmd, startServer } from './harness';
 import { startFakeAudio } from '../../test/fakes/openai-audio';
+import { startFakeOpenAI, type ChatTurn } from '../../test/fakes/openai';
 import { animatedGifBomb, costlyJsonShapes, dataUrl, gifBomb, heavyDocx, iccpBomb, itxtBomb, png, ztxtBomb } from '../lib/hostile-payloads';
 
 useRunTempDir('parley-bombs-run', { keepOnFailure: true });
@@ -30,7 +33,31 @@ const key = createUserWithKey(cmd, dataDir, 'bombs@example.org');
 const stt = startFakeAudio();
 stt.transcribeDelayMs = 2000;
 stt.transcriptions.push = () => 0; // nobody reads them here; keep this process's memory flat
-const server = await startServer(cmd, dataDir, { PARLEY_STT_BASE_URL: stt.url });
+// A model that runs the code a message names (`code:<n>`) with the code interpreter, then answers.
+const model = startFakeOpenAI();
+const CODE_BOMBS: { name: string; code: string }[] = [
+  { name: 'an infinite loop', code: 'while True:\n    pass' },
+  { name: 'a memory bomb', code: 'blocks = []\nwhile True:\n    blocks.append(bytearray(8 * 1024 * 1024))' },
+  { name: 'a thread bomb', code: 'import threading\nwhile True:\n    threading.Thread(target=lambda: None).start()' },
+  { name: 'a fork bomb', code: 'import os\nwhile True:\n    os.fork()' },
+  { name: 'a socket', code: 'import socket\nsocket.create_connection(("127.0.0.1", 80))' },
+  { name: 'reading /etc/passwd', code: "open('/etc/passwd').read()" },
+  { name: 'writing outside the scratch space', code: "import os\nos.makedirs('/var/lib/parley', exist_ok=True)\nopen('/var/lib/parley/x', 'w').write('x' * 10**8)" },
+  { name: 'fetch through the FFI', code: 'import js\njs.fetch("http://127.0.0.1/")' },
+];
+model.chatScript = (body: any): ChatTurn => {
+  const last = body.messages.at(-1);
+  if (last.role === 'tool') return { deltas: [{ content: 'Ran it.' }] };
+  const n = Number(/code:(\d+)/.exec(JSON.stringify(last.content))?.[1] ?? 0);
+  return { deltas: [{ tool_calls: [{ index: 0, id: `bomb_${n}`, type: 'function', function: { name: 'run_python', arguments: JSON.stringify({ code: CODE_BOMBS[n]!.code }) } }] }], finish_reason: 'tool_calls' };
+};
+const server = await startServer(cmd, dataDir, {
+  PARLEY_STT_BASE_URL: stt.url,
+  PARLEY_AI_PROVIDER: 'openai-chat',
+  PARLEY_AI_BASE_URL: model.url,
+  PARLEY_AI_MODEL: 'small',
+  PARLEY_CODE_INTERPRETER: 'true',
+});
 
 const kb = (line: string | undefined) => Number(line?.match(/(\d+)\s*kB/)?.[1] ?? 0) / 1024;
 const status = async () => {
@@ -178,6 +205,21 @@ async function sendRecordings(name: string, count: number) {
   await run(name, Array.from({ length: count }, () => one));
 }
 
+/** Hostile code, `parallel` turns at once: each must end with the code's clear error, the turn itself done. */
+// One user a turn: a user's AI rate limit would refuse the third turn at once before any code ran.
+const coders = Array.from({ length: parallel }, (_, i) => createUserWithKey(cmd, dataDir, `coder${i}@example.org`));
+async function sendCode(name: string, n: number) {
+  const one = (coder: string) => async () => {
+    const res = await fetch(`${server.url}/api/chat/stream`, { method: 'POST', headers: { 'x-api-key': coder, 'content-type': 'application/json' }, body: JSON.stringify({ message: `Run code:${n}` }) });
+    const text = await res.text();
+    // A turn that did not end with done, or code that ran without an error, counts as a failure (599).
+    if (text.includes('"type":"done"') && /code_interpreter\.completed[^\n]*"error"/.test(text)) return res.status;
+    console.error(`${name}: ${res.status} ${text.slice(-400)}`);
+    return 599;
+  };
+  await run(name, coders.map(one));
+}
+
 const started = await status();
 sampling = true;
 const sampler = sample();
@@ -185,6 +227,7 @@ const prober = probe();
 for (const b of bodies) if (b.name.includes(only)) await send(b.name, b.path, b.body);
 for (const u of uploads) if (u.name.includes(only)) await sendUploads(u.name, u.files);
 if (recordings.name.includes(only)) await sendRecordings(recordings.name, recordings.count);
+for (const [n, c] of CODE_BOMBS.entries()) if (`code: ${c.name}`.includes(only)) await sendCode(`code: ${c.name}`, n);
 
 sampling = false;
 await Promise.all([sampler, prober]);
@@ -193,10 +236,11 @@ const alive = server.proc.exitCode === null;
 server.proc.kill('SIGTERM');
 await server.proc.exited;
 stt.stop();
+model.stop();
 
 const serverErrors = cases.filter((c) => c.statuses.some((s) => s >= 500 || s === 0));
 const report = {
-  defaults: 'every setting at its default, but a speech-to-text server (a local fake) is set up',
+  defaults: 'every setting at its default, but a speech-to-text server (a local fake) is set up, and the code interpreter is on with a fake model calling it',
   parallel,
   idleRssMb: Math.round(started.rss),
   peakRssMb: Math.round(Math.max(peakRss, end.hwm)),

@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import { buildBinaryOnce } from '../../test/build-binary';
 import { makePdf } from '../../test/fixtures/documents';
 import { llamaServerDir, startLlamaServer, testModelPath, type LlamaServer } from './llama-server';
-import { forward, startLoopbackProxy, type LoopbackProxy } from './loopback-proxy';
+import type { LoopbackProxy } from './loopback-proxy';
 import { readEvents, startParley, type Parley } from './parley-binary';
-import { READ_MARKER, scriptedRead, wantsScriptedRead } from './scripted-read';
+import { READ_MARKER, scriptedRead, startScriptingProxy, wantsScriptedRead, type UpstreamCall } from './scripted-read';
 
 setDefaultTimeout(180_000);
 
@@ -29,28 +29,19 @@ let server: LlamaServer | undefined;
 let proxy: LoopbackProxy | undefined;
 let parley: Parley | undefined;
 /** Every chat request Parley sent upstream, with what answered it. */
-const upstream: { body: any; scripted: boolean; status?: number }[] = [];
+const upstream: UpstreamCall[] = [];
 
 beforeAll(async () => {
   const dir = llamaServerDir();
   server = await startLlamaServer({ dir, model: testModelPath(), contextTokens: 4096, templateFile: join(dir, 'templates', 'Qwen-Qwen2.5-7B-Instruct.jinja') });
-  proxy = startLoopbackProxy(async (req) => {
-    const body = req.method === 'POST' ? await req.text() : undefined;
-    if (new URL(req.url).pathname === '/v1/chat/completions' && body) {
-      const parsed = JSON.parse(body);
-      const fileId = wantsScriptedRead(parsed);
-      upstream.push({ body: parsed, scripted: Boolean(fileId) });
-      if (fileId) return scriptedRead(parsed.model, fileId);
-      // The tiny model never ends an answer by itself: it would run to the rig's 64 tokens (a few
-      // letters each) and the turn end with the cut-off error. Stopping it at its first comma or
-      // full stop lets the turn end as a real model's does, with `done`; the messages and tools go
-      // on as Parley sent them.
-      const res = await forward(server!.url, req, JSON.stringify({ ...parsed, stop: ['.', ',', '!', '?', '\n'] }));
-      upstream.at(-1)!.status = res.status;
-      return res;
-    }
-    return forward(server!.url, req, body);
-  });
+  proxy = startScriptingProxy(
+    () => server!.url,
+    (body) => {
+      const fileId = wantsScriptedRead(body);
+      return fileId ? scriptedRead(body.model, fileId) : undefined;
+    },
+    upstream,
+  );
   parley = await startParley(await buildBinaryOnce(), { PARLEY_AI_PROVIDER: 'openai-chat', PARLEY_AI_BASE_URL: proxy.apiUrl, PARLEY_AI_API_KEY: 'none', PARLEY_AI_MODEL: 'tiny' });
 });
 afterAll(async () => {

@@ -44,8 +44,10 @@ export type AiEvent =
   | { type: 'generate_video.error'; itemId: string; error: string }
   | { type: 'history.in_progress'; itemId: string; query: string }
   | { type: 'history.completed'; results: { text: string }[] }
-  | { type: 'code_interpreter.in_progress'; itemId: string }
-  | { type: 'code_interpreter.completed' }
+  // Parley's own code interpreter (src/code/) adds what ran and what it gave; OpenAI's hosted one
+  // (responses-mapper.ts) has only the item's id (docs/code-interpreter.md, "Events").
+  | { type: 'code_interpreter.in_progress'; itemId: string; language?: CodeLanguage; code?: string }
+  | { type: 'code_interpreter.completed'; itemId?: string; language?: CodeLanguage; output?: string; error?: string; files?: CodeFile[] }
   | { type: 'generate_canvas.in_progress'; itemId: string; topic: string; goal?: string }
   /** Parley's own kinds: the memory tools' activity, shown when the user's `showMemoryToolOutput` is on (docs/memory.md). */
   | { type: 'memory.in_progress'; itemId: string; action: MemoryAction }
@@ -104,6 +106,16 @@ export interface AiMessage {
  * A function the model may call. `run` may emit events (e.g. `generate_canvas.in_progress`,
  * `widget.created`) and returns the text handed back to the model as the call's output.
  */
+export type CodeLanguage = 'python' | 'javascript';
+
+/** A file code wrote, kept as the user's file (docs/code-interpreter.md). */
+export interface CodeFile {
+  fileId: string;
+  filename: string;
+  contentType: string;
+  size: number;
+}
+
 export interface AiTool {
   name: string;
   description: string;

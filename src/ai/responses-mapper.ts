@@ -74,7 +74,7 @@ export class ResponsesEventMapper {
         if (item.type === 'web_search_call') yield* this.completeSearch(item);
         else if (item.type === 'image_generation_call' && item.result)
           yield { type: 'image_generation.completed', images: [{ type: 'base64', data: item.result }], model: this.model };
-        else if (item.type === 'code_interpreter_call') yield { type: 'code_interpreter.completed' };
+        else if (item.type === 'code_interpreter_call') yield { type: 'code_interpreter.completed', ...(item.id ? { itemId: item.id } : {}) };
         else if (item.type === 'function_call') this.functionCalls.push({ callId: item.call_id, name: item.name, arguments: item.arguments ?? '' });
         else if (item.type === 'message') yield* this.flushUnsourced();
         return;

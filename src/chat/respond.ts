@@ -239,6 +239,9 @@ const KEPT_EVENTS = new Set<AiEvent['type']>([
   // An MCP call and what it showed (its images are the user's files).
   'mcp_call.in_progress',
   'mcp_call.completed',
+  // Code the model ran and what it gave (its files are the user's): docs/code-interpreter.md.
+  'code_interpreter.in_progress',
+  'code_interpreter.completed',
 ]);
 
 /**
@@ -268,6 +271,8 @@ async function finish(
     yield* endPendingApprovals(tx, response.id, now);
     yield* letTurnGo(tx, deps, response.id);
   }
+  // The turn's code interpreter, if it ran code, is not needed any more.
+  deps.sandboxes.endTurn(response.id);
   const ending = endingEvent(status, error);
   // The number the last event gets, stored or not (the fallback below keeps it on the row).
   const seq = writer.lastSeq + 1;

@@ -11,6 +11,7 @@ import { checkPermissions } from './storage-checks';
 import { checkPostgres } from './postgres-check';
 import { checkEmbeddingsIndex } from '../files/embeddings-check';
 import type { IndexState } from '../files/embeddings-index';
+import { checkPython } from '../code/python-check';
 
 export type { Check } from './checks';
 
@@ -56,6 +57,7 @@ async function runChecks(opts: DoctorInput): Promise<Check[]> {
   if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
   const index = opts.config && checkEmbeddingsIndex(opts.config, opts.embeddingsIndex);
   if (index) checks.push(index);
+  if (opts.config) checks.push(checkPython(opts.config));
   return checks;
 }
 
