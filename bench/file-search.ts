@@ -49,6 +49,7 @@ import { drizzle } from 'drizzle-orm/bun-sql';
 import { openDatabase, type Db } from '../src/db/connection';
 import { migrate } from '../src/db/migrate';
 import { migratePg } from '../src/db/pg/migrate';
+import { pgMigrations } from '../src/db/pg/migrations';
 import { connectPg } from '../src/db/pg/connect';
 import { pgStore } from '../src/db/pg/store';
 import * as pgSchema from '../src/db/pg/schema';
@@ -83,6 +84,14 @@ const VOCABULARY = 5000;
 const WORDS_PER_CHUNK = 280;
 
 const uniform = Bun.argv.includes('--uniform');
+/**
+ * --layouts (PostgreSQL): the library seeded under the previous schema (vectors as base64 text,
+ * which PostgreSQL moves out of line), then copied and the copy migrated (vectors as bytea in the
+ * row, migrations/pg/0025_vectors_in_row.sql); every mode measured on both, alternated, in the
+ * same run. The migration's time and both databases' sizes are printed.
+ */
+const layouts = Bun.argv.includes('--layouts');
+const VECTORS_IN_ROW = '0025_vectors_in_row';
 /** --index-mb N: PARLEY_EMBEDDINGS_INDEX_MB of the searching children (a million chunks of 1,536 dimensions need ~200). */
 const indexMb = Bun.argv.includes('--index-mb') ? Number(Bun.argv[Bun.argv.indexOf('--index-mb') + 1]) : undefined;
 
@@ -155,9 +164,12 @@ async function grow(target: Target, handle: Db | BunSQL, dims: number, from: num
       for (const { file, chunks } of libraryFiles(userId, files, dims, rnd, from / CHUNKS_PER_FILE)) insert(file, chunks);
     } else {
       const sql = handle as BunSQL;
+      // Written as the column holds them: bytea since migrations/pg/0023, base64 text before.
+      const [{ type }] = await sql`SELECT data_type AS type FROM information_schema.columns WHERE table_name = 'file_chunks' AND column_name = 'embedding'`;
+      const stored = (c: ChunkRow) => (type === 'bytea' ? { ...c, embedding: Buffer.from(c.embedding, 'base64') } : c);
       for (const { file, chunks } of libraryFiles(userId, files, dims, rnd, from / CHUNKS_PER_FILE)) {
         await sql`INSERT INTO files ${sql(file)}`;
-        for (let i = 0; i < chunks.length; i += 50) await sql`INSERT INTO file_chunks ${sql(chunks.slice(i, i + 50))}`;
+        for (let i = 0; i < chunks.length; i += 50) await sql`INSERT INTO file_chunks ${sql(chunks.slice(i, i + 50).map(stored))}`;
       }
     }
   }
@@ -187,13 +199,40 @@ async function openTarget(kind: 'sqlite' | 'pg', dims: number, dir: string, pgUr
   await admin.close();
   const url = pgUrl!.replace(/\/[^/]*$/, `/search_${tag}`);
   const sql = connectPg(url, 2);
-  await migratePg(sql);
+  // --layouts: the library as the previous schema held it (base64 text, out of line), migrated in a copy later.
+  await migratePg(sql, layouts ? pgMigrations.filter((m) => m.tag < VECTORS_IN_ROW) : pgMigrations);
   if (!reused) {
     await sql`INSERT INTO file_blobs ${sql({ sha256: 'bench-blob', size: 1, created_at: now })}`;
     await sql`INSERT INTO users ${sql(users)}`;
   }
   const [{ n }] = await sql`SELECT count(*)::int AS n FROM file_chunks c JOIN files f ON f.id = c.file_id WHERE f.user_id = ${USER}`;
   return { target: { kind, url }, handle: sql, have: Number(n), close: () => sql.close() };
+}
+
+/**
+ * A copy of a library kept under the previous schema (--layouts), migrated to the current one;
+ * the migration's time printed. The copy is made anew each run (CREATE DATABASE … TEMPLATE: the
+ * template may have no other connection meanwhile).
+ */
+async function migratedCopy(url: string): Promise<{ target: { kind: 'pg'; url: string }; dbMB: number }> {
+  const name = `${new URL(url).pathname.slice(1)}_in_row`;
+  const admin = connectPg(url.replace(/\/[^/]*$/, '/postgres'), 1);
+  await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${new URL(url).pathname.slice(1)} AND pid <> pg_backend_pid()`;
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${new URL(url).pathname.slice(1)}`);
+  await admin.close();
+  const copyUrl = url.replace(/\/[^/]*$/, `/${name}`);
+  const sql = connectPg(copyUrl, 1);
+  const sizeOf = async () => Math.round(Number((await sql`SELECT pg_database_size(current_database()) AS n`)[0].n) / 2 ** 20);
+  const before = await sizeOf();
+  const start = performance.now();
+  await migratePg(sql);
+  const seconds = (performance.now() - start) / 1000;
+  const [toast] = await sql`SELECT pg_relation_size(reltoastrelid) AS toast FROM pg_class WHERE relname = 'file_chunks'`;
+  const dbMB = await sizeOf();
+  console.log(`  migrated a copy to ${VECTORS_IN_ROW} in ${seconds.toFixed(1)} s: ${before} MB → ${dbMB} MB, file_chunks' TOAST table ${Math.round(Number(toast.toast) / 2 ** 20)} MB`);
+  await sql.close();
+  return { target: { kind: 'pg', url: copyUrl }, dbMB };
 }
 
 /** The database's plans for a search's statements: counting a user's vectors, a page of codes (several files, a range of one), vectors not coded yet, the candidates. */
@@ -206,9 +245,15 @@ async function printPlan(target: Target, handle: Db | BunSQL): Promise<void> {
       ? { db: handle as Db, t: schema, dialect: 'sqlite' }
       : ({ db: drizzle({ client: handle as BunSQL, schema: pgSchema }), t: pgSchema, dialect: 'pg' } as unknown as Tx);
   type Q = { sql: string; params: unknown[] };
+  // A builder says its own SQL; a raw statement (`rawRows`: the candidates') is an SQL object the
+  // dialect turns into one (it has no toSQL: --plan crashed on it).
+  const dialect = (tx.db as unknown as { dialect: { sqlToQuery(q: unknown): Q } }).dialect;
   const sqlsOf = (work: Generator<unknown, unknown, unknown>): Q[] => {
     const out: Q[] = [];
-    for (let step = work.next(); !step.done; step = work.next([])) out.push((step.value as { query: { toSQL(): Q } }).query.toSQL());
+    for (let step = work.next(); !step.done; step = work.next([])) {
+      const query = (step.value as { query: { toSQL?(): Q } }).query;
+      out.push(query.toSQL ? query.toSQL() : dialect.sqlToQuery(query));
+    }
     return out;
   };
   const queries: [string, Q[]][] = [
@@ -409,7 +454,7 @@ const onlyDb = Bun.argv.includes('--db') ? (Bun.argv[Bun.argv.indexOf('--db') + 
 const withPg = Bun.argv.includes('--pg') || Bun.argv.includes('--pg-url') || onlyDb === 'pg';
 const showPlan = Bun.argv.includes('--plan');
 const listArg = (name: string) => (Bun.argv.includes(name) ? Bun.argv[Bun.argv.indexOf(name) + 1]!.split(',').map(Number) : undefined);
-const custom = !!(listArg('--sizes') ?? listArg('--dims')) || uniform || Bun.argv.includes('--modes') || Bun.argv.includes('--db');
+const custom = !!(listArg('--sizes') ?? listArg('--dims')) || uniform || layouts || Bun.argv.includes('--modes') || Bun.argv.includes('--db');
 const write = !quick && !Bun.argv.includes('--no-write');
 const SIZES = listArg('--sizes') ?? (quick ? [10_000] : [10_000, 100_000]);
 const DIMS = listArg('--dims') ?? [384, 1536];
@@ -426,7 +471,7 @@ if (keepDir) mkdirSync(keepDir, { recursive: true });
 const dir = keepDir ?? mkdtempSync(join(tmpdir(), 'parley-bench-search-'));
 const pg = withPg && !pgUrlArg ? await startPostgres() : undefined;
 const pgUrl = pgUrlArg ?? pg?.url;
-type Result = { db: string; dims: number; size: number; mode: Mode; dbMB?: number; recall?: number } & Omit<Measured, 'found'>;
+type Result = { db: string; dims: number; size: number; mode: Mode; dbMB?: number; recall?: number; round?: number } & Omit<Measured, 'found'>;
 const results: Result[] = [];
 const ms = (n: number) => (n >= 100 ? `${Math.round(n).toLocaleString('en')} ms` : `${n.toFixed(1)} ms`);
 try {
@@ -443,14 +488,27 @@ try {
         console.log(`${kind}, ${dims} dimensions, ${size.toLocaleString('en')} chunks (+${(size / 10).toLocaleString('en')} of another user): seeded in ${((performance.now() - seedStart) / 1000).toFixed(0)} s${dbMB ? `, ${dbMB} MB on disk` : ''}`);
         await codeKept(open.target.kind === 'sqlite' ? sqliteStore(open.handle as Db) : pgStore(open.handle as BunSQL));
         if (showPlan) await printPlan(open.target, open.handle);
-        const measured = new Map<Mode, Measured>();
-        for (const mode of MODES) {
-          const m = runChild({ target: open.target, dims, size, mode, runs: runsFor(size, mode), uniform, indexMb });
-          measured.set(mode, m);
+        const targets: { label: string; target: Target; dbMB?: number }[] = [{ label: kind, target: open.target, dbMB }];
+        if (layouts && open.target.kind === 'pg') {
+          const inRow = await migratedCopy(open.target.url);
+          targets.push({ label: 'pg, in row', ...inRow });
+          if (showPlan) {
+            const handle = connectPg(inRow.target.url, 1);
+            await printPlan(inRow.target, handle);
+            await handle.close();
+          }
+        }
+        const measured = new Map<string, Measured>();
+        // With two layouts, each mode on each in turn, twice: the same moments of the machine's load for both.
+        for (const mode of MODES) for (const round of targets.length > 1 ? [0, 1] : [0]) for (const t of targets) {
+          const m = runChild({ target: t.target, dims, size, mode, runs: runsFor(size, mode), uniform, indexMb });
+          measured.set(`${t.label}:${mode}:${round}`, m);
           // The exact child ran fewer searches past 100,000 chunks: recall over the queries both ran.
-          const recall = (mode === 'semantic' || mode === 'phases') && measured.has('exact') ? recallOf(measured.get('exact')!, m) : undefined;
+          const exact = measured.get(`${t.label}:exact:${round}`) ?? measured.get(`${t.label}:exact:0`);
+          const recall = (mode === 'semantic' || mode === 'phases') && exact ? recallOf(exact, m) : undefined;
           const { found: _, ...figures } = m;
-          results.push({ db: kind, dims, size, mode, dbMB, recall, ...figures });
+          results.push({ db: t.label, dims, size, mode, dbMB: t.dbMB, recall, ...figures, ...(targets.length > 1 ? { round } : {}) });
+          if (targets.length > 1) console.log(`  [${t.label}, round ${round + 1}]`);
           if (m.phases) console.log(`  phases, mean ms a search: ${Object.entries(m.phases).map(([k, v]) => `${k} ${v.toFixed(2)}`).join('; ')}`);
           console.log(
             `  ${mode.padEnd(8)} p50 ${ms(m.p50)}, p95 ${ms(m.p95)}; first ${ms(m.firstMs)}; RSS ${m.baseRssMB.toFixed(0)} MB before, peak ${m.peakRssMB.toFixed(0)} MB, ${m.endRssMB.toFixed(0)} MB after (${m.runs} searches, ${m.hits} hits)${recall === undefined ? '' : `; recall@10 ${recall.toFixed(3)}`}; longest stall ${ms(m.stallMs.first)} (first), ${ms(m.stallMs.later)}`,
@@ -470,7 +528,7 @@ if (write) {
   const benchDir = import.meta.dir;
   const commit = headCommit(benchDir);
   mkdirSync(join(benchDir, 'results'), { recursive: true });
-  const name = custom ? `file-search-${uniform ? 'uniform-' : ''}${SIZES.join('-')}-${DIMS.join('-')}.json` : 'file-search.json';
+  const name = custom ? `file-search-${uniform ? 'uniform-' : ''}${layouts ? 'layouts-' : ''}${SIZES.join('-')}-${DIMS.join('-')}.json` : 'file-search.json';
   writeFileSync(join(benchDir, 'results', name), JSON.stringify({ startedAt: new Date(started).toISOString(), commit, machine, uniform, results }, null, 2) + '\n');
   console.log(`wrote bench/results/${name}`);
 }

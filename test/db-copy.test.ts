@@ -71,6 +71,9 @@ function fillDatabase(dataDir: string, perTable = 4, big = 1234): string {
             return (i + ci) % 2;
           case 'json':
             return JSONS[(i + ci) % JSONS.length];
+          case 'vector':
+            // An embedding's float32 bytes in base64 (bytea on PostgreSQL), long enough for encode()'s line breaks.
+            return Buffer.from(Float32Array.from({ length: 64 + (i % 3) }, (_, k) => Math.sin(n + k)).buffer).toString('base64');
         }
       });
       const row = insert.get(...(values as never[])) as Record<string, unknown> | null;

@@ -15,9 +15,10 @@ import { captureLog, createTestContext, type TestContext, type TestUser } from '
 import { readFrames } from './sse';
 import { fakeEmbedding, startFakeEmbeddings } from './fakes/openai-embeddings';
 import { startFakeOpenAI } from './fakes/openai';
-import { codeWords, decodeVector, encodeSignBits, normaliseVector } from '../src/files/embeddings-vectors';
+import { codeWords, decodeVector, encodeSignBits, normaliseVector, type StoredVector } from '../src/files/embeddings-vectors';
 import { codesBytes, createEmbeddingsIndex } from '../src/files/embeddings-index';
 import { NearestCodes } from '../src/files/embeddings-nearest';
+import { MAX_CHUNKS, MAX_WORDS, releaseHammingKernel, takeHammingKernel } from '../src/files/hamming-wasm';
 import { CHECK_EVERY_MS, PROBE_TEXT } from '../src/files/embeddings-model';
 import { updateUser } from '../src/account/account.store';
 import type { Config } from '../src/config';
@@ -62,7 +63,7 @@ async function upload(ctx: TestContext, as: TestUser, text: string, filename: st
   return res.json();
 }
 
-type ChunkRow = { file_id: string; seq: number; embedding: string | null; embedding_model: string | null; content: string };
+type ChunkRow = { file_id: string; seq: number; embedding: StoredVector | null; embedding_model: string | null; content: string };
 const chunksOf = async (ctx: TestContext, fileId?: string) =>
   (await ctx.query<ChunkRow>(sql`SELECT file_id, seq, embedding, embedding_model, content FROM file_chunks ORDER BY file_id, seq`)).filter((r) => !fileId || r.file_id === fileId);
 
@@ -110,7 +111,8 @@ describe('embedding documents', () => {
     await ctx.deps.fileText.idle();
     const [ca] = await chunksOf(ctx, a.id);
     const [cb] = await chunksOf(ctx, b.id);
-    expect(cb!.embedding).toBe(ca!.embedding);
+    // Equal bytes (base64 text on SQLite, bytea on PostgreSQL).
+    expect(cb!.embedding).toEqual(ca!.embedding);
   });
 
   test('PARLEY_EMBEDDINGS_DIMENSIONS is asked for, and labels the vectors', async () => {
@@ -205,8 +207,8 @@ describe('semantic search', () => {
 
 describe('the index of sign bits kept between searches', () => {
   /** The exact ranking, computed here from the stored vectors: what every search must answer. */
-  async function exactRanking(ctx: TestContext, as: TestUser, query: string, limit: number): Promise<string[]> {
-    const q = normaliseVector(fakeEmbedding(query, 256));
+  async function exactRanking(ctx: TestContext, as: TestUser, query: string, limit: number, dims = 256): Promise<string[]> {
+    const q = normaliseVector(fakeEmbedding(query, dims));
     const rows = await ctx.query<ChunkRow & { user_id: string }>(
       sql`SELECT c.file_id, c.seq, c.embedding, c.embedding_model, c.content, f.user_id FROM file_chunks c JOIN files f ON f.id = c.file_id WHERE f.user_id = ${as.user.id} AND c.embedding IS NOT NULL`,
     );
@@ -238,6 +240,23 @@ describe('the index of sign bits kept between searches', () => {
     expect(ctx.deps.embeddingsIndex.bytes()).toBeGreaterThan(0);
   });
 
+  test('codes of any length: an odd number of words (counted 32 bits at a time) and codes too long for the WebAssembly kernel (counted in JavaScript) answer the exact ranking', async () => {
+    // 96 dimensions: 3 words a code; 4,400: 138 words, over the kernel's 134.
+    for (const dims of [96, 4400]) {
+      const { ctx, ann } = await setup(on({ embeddingsDimensions: dims }));
+      for (const [i, topic] of TOPICS.entries()) await upload(ctx, ann, longText(topic, 3), `${i}.txt`);
+      await ctx.deps.fileText.idle();
+      for (const query of ['car engines', 'doctor invoices spring']) {
+        const exact = await exactRanking(ctx, ann, query, 5, dims);
+        // By text, in any order: the documents share paragraphs, and in so few dimensions chunks
+        // that differ only in words the query lacks score exactly alike.
+        const texts = (keys: string[]) => keys.map((k) => k.slice(k.indexOf(':') + 1)).sort();
+        for (let round = 0; round < 2; round++)
+          expect({ dims, found: texts(keysOf((await ctx.json('files/searchFiles', { query, mode: 'semantic', limit: 5 }, ann)).body)) }).toEqual({ dims, found: texts(exact) });
+      }
+    }
+  });
+
   test('with no room for the index (PARLEY_EMBEDDINGS_INDEX_MB=0) every search reads every code from the database, and answers the same', async () => {
     const { ctx, ann } = await setup(on({ embeddingsIndexMb: 0 }));
     for (const [i, topic] of TOPICS.entries()) await upload(ctx, ann, longText(topic, 3), `${i}.txt`);
@@ -253,7 +272,7 @@ describe('the index of sign bits kept between searches', () => {
     const { ctx, ann } = await setup();
     for (const [i, topic] of TOPICS.entries()) await upload(ctx, ann, longText(topic, 3), `${i}.txt`);
     await ctx.deps.fileText.idle();
-    type Coded = { id: string; embedding: string; embedding_code: string | null };
+    type Coded = { id: string; embedding: StoredVector; embedding_code: string | null };
     const coded = () => ctx.query<Coded>(sql`SELECT id, embedding, embedding_code FROM file_chunks WHERE embedding IS NOT NULL ORDER BY id`);
     const stored = await coded();
     expect(stored.length).toBe((await chunksOf(ctx)).length);
@@ -310,6 +329,28 @@ describe('the index of sign bits kept between searches', () => {
       detail: expect.stringMatching(/^full: 0\.0 MB of 0\.0 MB hold 1 documents \(4 chunks\); a search at \S+ read 3 documents \(22 chunks\) from the database that did not fit/),
       fix: 'raise PARLEY_EMBEDDINGS_INDEX_MB to at least 1 (what that search needed), memory permitting',
     });
+  });
+
+  test("the WebAssembly kernel counts each code's distance to the query exactly: 32 bits at a time for an odd number of words, 64 for an even one", () => {
+    const kernel = takeHammingKernel();
+    let seed = 7;
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) | 0);
+    for (const words of [1, 3, 12, 48, MAX_WORDS]) {
+      const n = MAX_CHUNKS;
+      const codes = Int32Array.from({ length: n * words }, next);
+      const query = Int32Array.from({ length: words }, next);
+      kernel.query.set(query);
+      kernel.codes.set(codes);
+      kernel.distances(n, words);
+      const naive = (c: number) => {
+        let h = 0;
+        for (let w = 0; w < words; w++) for (let x = (codes[c * words + w]! ^ query[w]!) >>> 0; x; x >>>= 1) h += x & 1;
+        return h;
+      };
+      const wrong = Array.from({ length: n }, (_, c) => c).filter((c) => kernel.out[c] !== naive(c));
+      expect({ words, wrong: wrong.length }).toEqual({ words, wrong: 0 });
+    }
+    releaseHammingKernel(kernel);
   });
 
   test('a long comparison gives the thread up every few milliseconds, and finds the same candidates', async () => {

@@ -65,10 +65,11 @@ const databaseOf = new WeakMap<TestContext, Database>();
 /** SQLite connections a context closed (`close`): a context after the restart opens the file again. */
 const closed = new WeakSet<Db>();
 
-async function databaseFor(opts: { db?: Db; sameDatabaseAs?: TestContext; durable?: boolean }): Promise<Database> {
+async function databaseFor(opts: { db?: Db; sameDatabaseAs?: TestContext; durable?: boolean; pgUrl?: string }): Promise<Database> {
   const shared = opts.sameDatabaseAs && databaseOf.get(opts.sameDatabaseAs);
   if (shared) return 'db' in shared && closed.has(shared.db) ? { db: openDatabase(shared.db.$client.filename) } : shared;
   if (opts.db) return { db: opts.db };
+  if (opts.pgUrl) return { url: opts.pgUrl };
   if (onPg) return { url: await freshPgDatabase() };
   return { db: openDatabase(opts.durable ? join(mkdtempSync(join(tmpdir(), 'parley-ctx-')), 'parley.db') : ':memory:') };
 }
@@ -90,6 +91,8 @@ export async function createTestContext(
     extraOperations?: readonly AnyOperation[];
     /** An existing SQLite database (a test about SQLite: a data directory's file). */
     db?: Db;
+    /** An existing PostgreSQL database, as it is (not migrated here: a test about a migration). */
+    pgUrl?: string;
     /**
      * Another context's database, on either store: a second instance (sharing its SQLite
      * connection, or a pool of its own on PostgreSQL), or the app after a restart (once that

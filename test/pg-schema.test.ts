@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from '../src/db/migrate';
 import { pgMigrations, statementsOf } from '../src/db/pg/migrations';
+import { isVectorColumn } from '../src/db/vector-column';
 import * as pgSchema from '../src/db/pg/schema';
 import * as sqliteSchema from '../src/db/schema';
 
@@ -78,6 +79,7 @@ describe.if(run)('the PostgreSQL schema', () => {
       const c = getTableConfig(t as never).columns.find((x) => x.name === column)!;
       if (c.columnType === 'SQLiteBoolean') return 'boolean';
       if (c.columnType === 'SQLiteTextJson') return 'jsonb';
+      if (isVectorColumn(c as never)) return 'bytea';
       return declared.toLowerCase() === 'integer' ? 'bigint' : 'text';
     };
     for (const table of liteTables) {

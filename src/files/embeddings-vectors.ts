@@ -1,6 +1,6 @@
 /**
  * Vectors as stored in `file_chunks.embedding` (docs/files.md, "Semantic search"): float32,
- * little-endian, in base64, scaled to length 1 when stored so that cosine similarity is a plain
+ * little-endian, in base64 (bytea on PostgreSQL, src/db/vector-column.ts), scaled to length 1 when stored so that cosine similarity is a plain
  * dot product at search time.
  */
 
@@ -19,22 +19,31 @@ export function encodeVector(v: Float32Array): string {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 }
 
-export function decodeVector(base64: string): Float32Array {
-  const bytes = Buffer.from(base64, 'base64');
+export function decodeVector(stored: StoredVector): Float32Array {
+  const bytes = typeof stored === 'string' ? Buffer.from(stored, 'base64') : stored;
   // A copy: Buffer.from may hand back a slice of a shared pool, not aligned for float32.
   return new Float32Array(new Uint8Array(bytes).buffer);
 }
+
+/** A stored vector as a statement returns it: base64 text, or its bytes (PostgreSQL's bytea, src/db/vector-column.ts). */
+export type StoredVector = string | Uint8Array;
 
 /**
  * Decodes stored vectors of `dims` floats, each into the same scratch buffer, so a scan of
  * 100,000 vectors allocates nothing per row; a vector of another length (a model that changed
  * under the same name) decodes to undefined. The view is overwritten by the next call.
  */
-export function createDecoder(dims: number): (base64: string) => Float32Array | undefined {
+export function createDecoder(dims: number): (stored: StoredVector) => Float32Array | undefined {
   const encodedLength = Math.ceil((dims * 4) / 3) * 4;
   const scratch = Buffer.alloc(dims * 4);
   const view = new Float32Array(scratch.buffer, scratch.byteOffset, dims);
-  return (base64) => (base64.length === encodedLength && scratch.write(base64, 'base64') === dims * 4 ? view : undefined);
+  return (stored) => {
+    if (typeof stored === 'string') return stored.length === encodedLength && scratch.write(stored, 'base64') === dims * 4 ? view : undefined;
+    if (stored.byteLength !== dims * 4) return undefined;
+    // Copied: the driver's bytes need not be aligned for float32.
+    scratch.set(stored);
+    return view;
+  };
 }
 
 export function dot(a: Float32Array, b: Float32Array): number {
@@ -44,10 +53,10 @@ export function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /** Scores stored vectors against one query vector (`createDecoder`: undefined for another length). */
-export function createScorer(query: Float32Array): (base64: string) => number | undefined {
+export function createScorer(query: Float32Array): (stored: StoredVector) => number | undefined {
   const decode = createDecoder(query.length);
-  return (base64) => {
-    const v = decode(base64);
+  return (stored) => {
+    const v = decode(stored);
     return v && dot(query, v);
   };
 }

@@ -1,9 +1,11 @@
 import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import { allRows, exec, execCount, getRow, rawRows, type Tx, type Work } from '../db/work';
 import type { ChunkHit } from './file-text.store';
+import type { StoredVector } from './embeddings-vectors';
 
 // Units of work (src/db/work.ts): run by `deps.store`, on SQLite or PostgreSQL alike. Vectors are
-// plain text, so the same queries serve both databases.
+// base64 to drizzle's queries on both databases (src/db/vector-column.ts), so the same queries
+// serve both.
 
 /**
  * Chunks with no vector of `model` yet (never embedded, or by another model), at most `limit`;
@@ -146,6 +148,8 @@ export function* readCodePage({ db, t }: Tx, page: ChunkPage, model: string): Wo
 }
 
 export type VectorRow = { fileId: string; seq: number; model: string | null; embedding: string };
+/** A raw statement's row: the vector as the database gives it (bytes on PostgreSQL), not mapped to base64. */
+export type CandidateRow = Omit<VectorRow, 'embedding'> & { embedding: StoredVector };
 
 /**
  * One page of stored vectors of `model`; `uncoded`: only those without their sign bits yet
@@ -171,14 +175,14 @@ export function* readVectorPage({ db, t }: Tx, page: ChunkPage, model: string, o
  * SQLite reads it anyway to reach the vector after it in the row, and the search needs no other
  * read.
  */
-export function* readChunkVectors(_tx: Tx, keys: ChunkKey[]): Work<(VectorRow & ChunkHit)[]> {
+export function* readChunkVectors(_tx: Tx, keys: ChunkKey[]): Work<(CandidateRow & ChunkHit)[]> {
   if (!keys.length) return [];
   const values = sql.join(
     keys.map((k) => sql`(${k.fileId}, CAST(${k.seq} AS integer))`),
     sql`, `,
   );
   // CAST: PostgreSQL's bigint columns would come back as strings.
-  return yield* rawRows<VectorRow & ChunkHit>(
+  return yield* rawRows<CandidateRow & ChunkHit>(
     sql`WITH k(file_id, seq) AS (VALUES ${values})
         SELECT c.file_id AS "fileId", CAST(c.seq AS integer) AS seq, c.embedding_model AS model, c.embedding, f.filename, CAST(c.page AS integer) AS page, c.content
           FROM k JOIN file_chunks c ON c.file_id = k.file_id AND c.seq = k.seq JOIN files f ON f.id = c.file_id

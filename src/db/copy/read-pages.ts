@@ -30,7 +30,8 @@ export function* sqlitePages(db: Database, t: TablePlan, size = PAGE_ROWS): Gene
 }
 
 export async function* pgPages(sql: SQL, t: TablePlan, size = PAGE_ROWS): AsyncGenerator<Record<string, unknown>[]> {
-  const cols = t.columns.map((c) => q(c.name)).join(', ');
+  // A vector as SQLite holds it: base64 without the line breaks PostgreSQL's encode() puts every 76 characters.
+  const cols = t.columns.map((c) => (c.kind === 'vector' ? `translate(encode(${q(c.name)}, 'base64'), E'\n', '') AS ${q(c.name)}` : q(c.name))).join(', ');
   const keyed = t.key.map((k) => (kindOf(t, k) === 'text' ? `${q(k)} COLLATE "C"` : q(k))).join(', ');
   const params = t.key.map((k, i) => `$${i + 1}::${kindOf(t, k) === 'text' ? 'text' : 'bigint'}`).join(', ');
   let after: unknown[] | undefined;
@@ -48,12 +49,14 @@ export async function* pgPages(sql: SQL, t: TablePlan, size = PAGE_ROWS): AsyncG
 /**
  * `INSERT INTO t (…) VALUES (…), …` for PostgreSQL, each parameter cast to its column's type.
  * JSON arrives as text and is cast text → jsonb, so the server parses it: a parameter typed jsonb
- * would have Bun's client encode the string again, and store it as one JSON string.
+ * would have Bun's client encode the string again, and store it as one JSON string. A vector
+ * arrives as base64 and is decoded into bytea there.
  */
 export function pgInsert(t: TablePlan, rows: number): string {
   const cast = { text: 'text', integer: 'bigint', boolean: 'boolean', json: 'text::jsonb' } as const;
   const width = t.columns.length;
-  const values = Array.from({ length: rows }, (_, r) => `(${t.columns.map((c, i) => `$${r * width + i + 1}::${cast[c.kind]}`).join(', ')})`);
+  const param = (kind: TablePlan['columns'][number]['kind'], n: number) => (kind === 'vector' ? `decode($${n}::text, 'base64')` : `$${n}::${cast[kind]}`);
+  const values = Array.from({ length: rows }, (_, r) => `(${t.columns.map((c, i) => param(c.kind, r * width + i + 1)).join(', ')})`);
   return `INSERT INTO ${q(t.name)} (${t.columns.map((c) => q(c.name)).join(', ')}) VALUES ${values.join(', ')}`;
 }
 

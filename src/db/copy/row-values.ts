@@ -12,6 +12,7 @@ export function canonical(kind: ColumnKind, v: unknown, from: 'sqlite' | 'pg'): 
   if (v === null || v === undefined) return 'null';
   switch (kind) {
     case 'text':
+    case 'vector':
       return JSON.stringify(v);
     case 'integer':
       return String(v);

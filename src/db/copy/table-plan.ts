@@ -1,8 +1,13 @@
 import { getTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core';
 import * as schema from '../schema';
+import { isVectorColumn } from '../vector-column';
 
-/** What a column holds, which decides how its values cross between the two databases. */
-export type ColumnKind = 'text' | 'integer' | 'boolean' | 'json';
+/**
+ * What a column holds, which decides how its values cross between the two databases. `vector`: an
+ * embedding, base64 text in SQLite and bytea in PostgreSQL (src/db/vector-column.ts), read from
+ * PostgreSQL as base64 so that both sides give the same text.
+ */
+export type ColumnKind = 'text' | 'integer' | 'boolean' | 'json' | 'vector';
 
 export interface TablePlan {
   name: string;
@@ -49,7 +54,7 @@ export function tablePlan(): TablePlan[] {
       name,
       key,
       columns: c.columns.map((col) => {
-        const kind = KIND[col.columnType];
+        const kind = isVectorColumn(col as never) ? 'vector' : KIND[col.columnType];
         if (!kind) throw new Error(`no copy rule for ${col.columnType} (${name}.${col.name}): add it in src/db/copy/table-plan.ts`);
         return { name: col.name, kind };
       }),

@@ -1,6 +1,7 @@
 import { getTableConfig, type SQLiteColumn, type SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { bigint, boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uniqueIndex, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import { getTableColumns, is, SQL } from 'drizzle-orm';
+import { isVectorColumn, pgVectorColumn } from '../vector-column';
 
 /** A column's property name in its table (the schema's `createdAt` for the column `created_at`). */
 const keyOf = (c: SQLiteColumn): string => Object.entries(getTableColumns(c.table as SQLiteTable)).find(([, x]) => x === c)![0];
@@ -11,7 +12,8 @@ const keyOf = (c: SQLiteColumn): string => Object.entries(getTableColumns(c.tabl
  * the column holds, not by name:
  *
  *   text → text; integer → bigint (milliseconds since the epoch outgrow PostgreSQL's 4-byte
- *   integer in 1970 + 25 days); integer as boolean → boolean; text as JSON → jsonb.
+ *   integer in 1970 + 25 days); integer as boolean → boolean; text as JSON → jsonb; an
+ *   embedding's vector (base64 text) → bytea (src/db/vector-column.ts).
  *
  * A column type with no mapping here is refused when the schema loads, so a new kind of column
  * cannot reach PostgreSQL unconverted.
@@ -51,6 +53,10 @@ function convertColumn(c: SQLiteColumn) {
       break;
     case 'SQLiteTextJson':
       b = jsonb(c.name);
+      break;
+    case 'SQLiteCustomColumn':
+      if (!isVectorColumn(c)) throw new Error(`no PostgreSQL column for the custom column ${c.name}: add its mapping in src/db/pg/from-sqlite.ts`);
+      b = pgVectorColumn(c.name);
       break;
     default:
       throw new Error(`no PostgreSQL column for ${c.columnType} (${c.name}): add its mapping in src/db/pg/from-sqlite.ts`);

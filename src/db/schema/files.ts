@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { sqliteTable, text, integer, index, primaryKey, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { users } from './users';
 import { conversations } from './conversations';
+import { vectorColumn } from '../vector-column';
 
 /**
  * Stored bytes, named by their SHA-256: the same bytes uploaded twice (by one user or by two) are
@@ -69,7 +70,8 @@ export const fileAttachments = sqliteTable(
 /**
  * A document's text in chunks, searchable (SQLite FTS5 / PostgreSQL tsvector, custom migrations)
  * and optionally embedded (src/files/embeddings-fill.ts): `embedding` is the vector's float32
- * bytes (little-endian, scaled to length 1) in base64, `embeddingModel` the model that made it, so
+ * bytes (little-endian, scaled to length 1), base64 to the application (held as bytea on
+ * PostgreSQL: src/db/vector-column.ts), `embeddingModel` the model that made it, so
  * vectors of two models are never compared. A model that refused a chunk leaves `embedding` null
  * beside its name, and the chunk is not sent to it again. `embeddingCode` is the vector's sign
  * bits in base64 (1/32 of its bytes), written with it: what a search's index is built from
@@ -86,7 +88,7 @@ export const fileChunks = sqliteTable(
     page: integer('page'),
     startChar: integer('start_char').notNull(),
     content: text('content').notNull(),
-    embedding: text('embedding'),
+    embedding: vectorColumn('embedding'),
     embeddingModel: text('embedding_model'),
     embeddingCode: text('embedding_code'),
   },
