@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { createTestContext, type TestUser } from './helpers';
 import { groupWith, send, subscribe } from './group-helpers';
-import { mentionsAssistant, runFollowUp } from '../src/groups/group-assistant';
+import { runFollowUp } from '../src/groups/group-assistant';
+import { mentionsAssistant } from '../src/groups/group-answerer';
 import { findGroupById } from '../src/groups/group.store';
 import { startFakeOpenAI, textEvents, webSearchEvents } from './fakes/openai';
 import type { Config } from '../src/config';

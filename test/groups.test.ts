@@ -18,8 +18,8 @@ describe('group chats', () => {
     const res = await ctx.json('groupChat/createGroupChat', { name: 'Trip' }, ann);
     expect(res.status).toBe(200);
     const g = res.body;
-    expect(Object.keys(g).sort()).toEqual(['conversationId', 'createdAt', 'creatorId', 'id', 'intelligentResponses', 'model', 'name', 'updatedAt']);
-    expect(g).toMatchObject({ name: 'Trip', creatorId: ann.user.id, intelligentResponses: true, model: null });
+    expect(Object.keys(g).sort()).toEqual(['assistantId', 'conversationId', 'createdAt', 'creatorId', 'id', 'intelligentResponses', 'model', 'name', 'updatedAt']);
+    expect(g).toMatchObject({ name: 'Trip', creatorId: ann.user.id, intelligentResponses: true, model: null, assistantId: null });
     expect(g.createdAt).toMatch(ISO);
     expect(g.updatedAt).toMatch(ISO);
     expect((await ctx.store.read((tx) => findConversationById(tx, g.conversationId)))?.ownerId).toBe(ann.user.id);

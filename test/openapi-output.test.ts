@@ -54,6 +54,7 @@ describe('OpenAPI: output schemas', () => {
     const groups = await answer('groupChat/listGroupChats', {});
     expect(groups.groupChats[0].memberCount).toBe(2);
     expect((await answer('groupChat/setModel', { groupChatId: group.id, model: null })).model).toBeNull();
+    expect((await answer('groupChat/setAssistant', { groupChatId: group.id, assistantId: null })).assistantId).toBeNull();
     await ctx.store.write((tx) => createNewsPost(tx, { title: 'Hello', body: 'First post' }, Date.now()));
     expect((await answer('news/list', {})).unreadCount).toBe(1);
     expect((await answer('news/markRead', { all: true })).unreadCount).toBe(0);

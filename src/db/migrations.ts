@@ -41,6 +41,7 @@ import m0036 from '../../migrations/0036_usage.sql' with { type: 'text' };
 import m0037 from '../../migrations/0037_group_model.sql' with { type: 'text' };
 import m0038 from '../../migrations/0038_video_jobs.sql' with { type: 'text' };
 import m0039 from '../../migrations/0039_assistant_knowledge_mcp.sql' with { type: 'text' };
+import m0040 from '../../migrations/0040_group_assistant.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -88,4 +89,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0037_group_model', sql: m0037 },
   { tag: '0038_video_jobs', sql: m0038 },
   { tag: '0039_assistant_knowledge_mcp', sql: m0039 },
+  { tag: '0040_group_assistant', sql: m0040 },
 ];

@@ -1,9 +1,11 @@
-import type { GroupChat } from '../db/schema';
+import type { Assistant, GroupChat } from '../db/schema';
 import type { AppDeps } from '../deps';
 import { afterCommit, type Tx, type Work } from '../db/work';
 import { claimExpiredLease, listExpiredLeases, releaseLease, renewLeases, tryAcquireLease } from '../tasks/lease.store';
 import { lockGroup } from './group.store';
-import { listGroupItems } from './group-message.store';
+import { listGroupItems, recordAnswerAuthor } from './group-message.store';
+import { answererOf, type Answerer } from './group-answerer';
+import { turnAssistantOf } from '../assistants/assistant-resources';
 import { appendItem } from '../chat/conversation.store';
 import { endAnswer, publishProgress, publishRecorded, recordGroupEvent, seedProgressCounter } from './group-events';
 import { assistantSender, groupMessageOf, type GroupMessage, type WebSearchPart } from './group.view';
@@ -14,16 +16,14 @@ import { meterCalls, type CallMeter } from '../usage/meter-calls';
 import type { UsageCaller } from '../usage/usage.types';
 import type { ChatTarget } from '../connections/resolver';
 
-/** `@ai` (or the configured handle) as a word of its own, in any case. */
-export function mentionsAssistant(text: string, handle: string): boolean {
-  const escaped = handle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(^|[^\\w@])@${escaped}(?![\\w-])`, 'i').test(text);
-}
-
 /** Fire-and-forget: the sender's response never waits for the assistant. */
 export function startFollowUpIfAddressed(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string, payer?: UsageCaller): void {
-  if (!group.intelligentResponses || !mentionsAssistant(trigger.content, deps.config.aiHandle)) return;
-  void runFollowUp(deps, group, trigger, requestId, payer).catch((err) => {
+  // Most messages mention no one: only those with an `@` go on to read who is addressed.
+  if (!group.intelligentResponses || !trigger.content.includes('@')) return;
+  void (async () => {
+    const answerer = await answererOf(deps, group, trigger);
+    if (answerer) await runFollowUp(deps, group, trigger, requestId, payer, answerer);
+  })().catch((err) => {
     deps.log.error('group follow-up crashed', { requestId, groupId: group.id, cause: String(err) });
     // No outcome will be published to end it: its deltas must not stay kept for resume.
     endAnswer(deps, group.id, trigger.id);
@@ -41,19 +41,28 @@ const TOO_SLOW = 'The AI provider did not finish its answer within five minutes.
  * assistant's `message.created` or `assistant.failed` — is stored and numbered like every
  * durable event, so a client that reconnects learns how the follow-up ended.
  */
-export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: GroupMessage, requestId?: string, payer?: UsageCaller): Promise<void> {
+export async function runFollowUp(
+  deps: AppDeps,
+  group: GroupChat,
+  trigger: GroupMessage,
+  requestId?: string,
+  payer?: UsageCaller,
+  answerer: Answerer = { tierOf: group.creatorId },
+): Promise<void> {
   const replyTo = trigger.id;
-  const where = { requestId, groupId: group.id, replyTo };
+  const { assistant } = answerer;
+  const where = { requestId, groupId: group.id, replyTo, ...(assistant ? { assistantId: assistant.id } : {}) };
   await seedProgressCounter(deps, group.id);
-  publishProgress(deps, group.id, { type: 'assistant.started', replyTo });
-  const target = await groupTarget(deps, group, where);
+  publishProgress(deps, group.id, { type: 'assistant.started', replyTo, ...(assistant ? { assistantId: assistant.id, name: assistant.name } : {}) });
+  const target = (assistant?.model && (await assistantTarget(deps, assistant.model, answerer.tierOf, where))) || (await groupTarget(deps, group, where));
   if (target instanceof Error) return fail(deps, group, replyTo, 'provider_error', target.message);
   if (!target) return fail(deps, group, replyTo, 'no_provider', NO_PROVIDER);
-  const messages = await contextOf(deps, group);
+  const messages = await contextOf(deps, group, assistant);
   // The member who addressed the assistant pays (docs/usage.md): over their quota, no answer.
   let meter: CallMeter;
   try {
-    meter = await meterCalls(deps, { caller: payer ?? { userId: trigger.sender.id }, kind: 'group', target, messages });
+    const caller = { ...(payer ?? { userId: trigger.sender.id }), ...(assistant ? { assistantId: assistant.id } : {}) };
+    meter = await meterCalls(deps, { caller, kind: 'group', target, messages });
   } catch (err) {
     // The event's reasons are the interface's two: the sentence says it is the quota.
     if (err instanceof AiError) return fail(deps, group, replyTo, 'provider_error', err.message);
@@ -86,6 +95,8 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
         conversationId: group.conversationId,
         responseId: replyTo,
         provider: target.provider.name,
+        // Its tools narrow what the registry allows in groups (web search alone today).
+        ...(assistant ? { assistant: await turnAssistantOf(deps, assistant) } : {}),
         warn,
       }),
       signal: deadline,
@@ -138,7 +149,9 @@ export async function runFollowUp(deps: AppDeps, group: GroupChat, trigger: Grou
     if (!(yield* lockGroup(tx, group.id))) return;
     const now = deps.now();
     const item = yield* appendItem(tx, { conversationId: group.conversationId, role: 'assistant', content: text, parts }, now);
-    const message = groupMessageOf(item, assistantSender(deps.config.aiHandle));
+    const author = assistant ? { assistantId: assistant.id, name: assistant.name } : undefined;
+    if (author) yield* recordAnswerAuthor(tx, item.id, author);
+    const message = groupMessageOf(item, assistantSender(author?.name ?? deps.config.aiHandle), author);
     const event = yield* recordGroupEvent(tx, group.id, { type: 'message.created', message, replyTo, ...(cutOff ? { cutOff } : {}) }, now);
     yield* releaseLease(tx, answerLease(group.id, replyTo), deps.instanceId);
     yield* afterCommit(() => publishRecorded(deps, group.id, event));
@@ -159,6 +172,19 @@ async function groupTarget(deps: AppDeps, group: GroupChat, where: Record<string
     deps.log.warn('group follow-up: the group\'s model is gone, the group default answers', { ...where, model: group.model, cause: chosen.message });
   }
   return deps.connections.chat(undefined, 'group').catch((err: Error) => err);
+}
+
+/**
+ * An assistant's own model, in the tier of whoever's choice it is (the creator for `@ai`, the
+ * member who mentioned it): one no longer offered there gives way to the group's model, and the
+ * log says why.
+ */
+async function assistantTarget(deps: AppDeps, model: string, tierOf: string, where: Record<string, unknown>): Promise<ChatTarget | undefined> {
+  const user = await deps.store.read((tx) => findUser(tx, tierOf));
+  const chosen = await deps.connections.chat(model, 'group', { subscriptionTier: user?.subscriptionTier ?? '' }).catch((err: Error) => err);
+  if (!(chosen instanceof Error)) return chosen;
+  deps.log.warn("group follow-up: the assistant's model is not available, the group's model answers", { ...where, model, cause: chosen.message });
+  return undefined;
 }
 
 async function fail(deps: AppDeps, group: GroupChat, replyTo: string, reason: FailReason, message: string): Promise<void> {
@@ -230,18 +256,30 @@ const webSearchPart = (ev: Extract<AiEvent, { type: 'web_search.in_progress' }>)
   content: { query: ev.query ?? null, num_results: ev.numResults ?? null, country: ev.country ?? null, safe_search: null },
 });
 
-/** The system prompt, then the recent history, oldest first; members' names prefix their lines so the model knows who said what. */
-async function contextOf(deps: AppDeps, group: GroupChat): Promise<AiMessage[]> {
-  const handle = deps.config.aiHandle;
-  const system: AiMessage = {
-    role: 'system',
-    content:
-      `You are @${handle}, an assistant taking part in the group chat "${group.name}". Each member's message starts with their name. ` +
-      `Answer the latest message that addresses you, briefly and in the language it was written in.`,
-  };
+/**
+ * The system prompt, then the recent history, oldest first; members' names prefix their lines so
+ * the model knows who said what. A shared assistant answers under its name, its instructions after
+ * Parley's own (as in a chat, docs/assistants.md).
+ */
+async function contextOf(deps: AppDeps, group: GroupChat, assistant?: Assistant): Promise<AiMessage[]> {
+  const name = assistant ? assistant.name : deps.config.aiHandle;
+  const base =
+    `You are @${name}, an assistant taking part in the group chat "${group.name}". Each member's message starts with their name. ` +
+    `Answer the latest message that addresses you, briefly and in the language it was written in.`;
+  const instructions = assistant?.instructions.trim();
+  const system: AiMessage = { role: 'system', content: instructions ? `${base}\n\nYour instructions:\n${instructions}` : base };
   const { items } = await deps.store.read((tx) => listGroupItems(tx, group.conversationId, { limit: deps.config.groupAiHistory }));
+  // Its own earlier answers are the model's turns; another assistant's are lines of the
+  // conversation under that one's name, so it does not take them for what it said itself.
+  const own = (i: (typeof items)[number]) => (i.assistantId ?? undefined) === assistant?.id;
   return [
     system,
-    ...items.map((i): AiMessage => (i.role === 'assistant' ? { role: 'assistant', content: i.content } : { role: 'user', content: `${i.senderName || 'Someone'}: ${i.content}` })),
+    ...items.map((i): AiMessage =>
+      i.role === 'assistant'
+        ? own(i)
+          ? { role: 'assistant', content: i.content }
+          : { role: 'user', content: `@${i.assistantName ?? deps.config.aiHandle} (an assistant): ${i.content}` }
+        : { role: 'user', content: `${i.senderName || 'Someone'}: ${i.content}` },
+    ),
   ];
 }

@@ -12,7 +12,12 @@ export const GroupEventSchema = t.Union([
   t.Object({ type: t.Literal('group.updated'), groupChat: GroupChatSchema }),
   t.Object({ type: t.Literal('group.deleted'), groupChatId: t.String() }),
   t.Object({ type: t.Literal('stream.reset'), reason: t.Union([t.Literal('events_expired'), t.Literal('unknown_event_id')]) }),
-  t.Object({ type: t.Literal('assistant.started'), ...ReplyTo }),
+  t.Object({
+    type: t.Literal('assistant.started'),
+    ...ReplyTo,
+    assistantId: t.Optional(t.String({ description: 'the shared assistant answering (absent: Parley\'s own)' })),
+    name: t.Optional(t.String({ description: 'its name, as the answer will be signed' })),
+  }),
   t.Object({ type: t.Literal('assistant.text.delta'), ...ReplyTo, delta: t.String() }),
   t.Object({ type: t.Literal('assistant.web_search.in_progress'), ...ReplyTo, itemId: t.String(), part: WebSearchPartSchema }),
   t.Object({

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, lt } from 'drizzle-orm';
 import type { ConversationItem } from '../db/schema';
-import { allRows, getRow, type Tx, type Work } from '../db/work';
+import { allRows, exec, getRow, type Tx, type Work } from '../db/work';
 
 /*
  * Group messages are the items of the group's conversation (so `chat/*` sees the same history),
@@ -12,6 +12,9 @@ import { allRows, getRow, type Tx, type Work } from '../db/work';
 export type ItemWithSender = Pick<ConversationItem, 'id' | 'role' | 'content' | 'parts' | 'createdAt' | 'authorId'> & {
   senderName: string | null;
   senderImage: string | null;
+  /** An answer by a shared assistant: which, and its name then (group_answer_authors). */
+  assistantId: string | null;
+  assistantName: string | null;
 };
 
 /** The newest `limit` messages before the item `beforeId` (or the newest overall), oldest first. */
@@ -43,9 +46,12 @@ export function* listGroupItems(
         authorId: items.authorId,
         senderName: t.users.name,
         senderImage: t.users.image,
+        assistantId: t.groupAnswerAuthors.assistantId,
+        assistantName: t.groupAnswerAuthors.name,
       })
       .from(items)
       .leftJoin(t.users, eq(t.users.id, items.authorId))
+      .leftJoin(t.groupAnswerAuthors, eq(t.groupAnswerAuthors.itemId, items.id))
       .where(
         and(
           eq(items.conversationId, conversationId),
@@ -58,4 +64,9 @@ export function* listGroupItems(
   );
   const hasMore = rows.length > opts.limit;
   return { items: rows.slice(0, opts.limit).reverse(), hasMore };
+}
+
+/** Record which shared assistant wrote the answer `itemId`, under the name it has now. */
+export function* recordAnswerAuthor({ db, t }: Tx, itemId: string, author: { assistantId: string; name: string }): Work<void> {
+  yield* exec(db.insert(t.groupAnswerAuthors).values({ itemId, assistantId: author.assistantId, name: author.name }));
 }

@@ -15,12 +15,14 @@ import {
   listGroupsOfUser,
   lockGroupForUser,
   memberCountsOf,
+  type GroupSettings,
 } from './group.store';
 import { listGroupItems } from './group-message.store';
 import { changeGroupSettings, checkGroupModel, checkGroupsCap, deleteGroup, joinGroup, leaveGroup, sendGroupMessage } from './group.service';
 import { checkCap } from '../http/user-caps';
 import { openGroupStream } from './group-stream';
 import { startFollowUpIfAddressed } from './group-assistant';
+import { checkGroupAssistant } from './group-answerer';
 import { apiKeyOf } from '../usage/meter-calls';
 import { GroupEventSchema } from './group-events.schema';
 import { assistantSender, formerMember, groupChatOf, GroupChatSchema, groupMessageOf, GroupMessageSchema, MemberSchema } from './group.view';
@@ -53,6 +55,18 @@ async function ownGroup(deps: AppDeps, groupChatId: string, userId: string): Pro
   if (!found) throw notFound();
   if (found.group.creatorId !== userId) throw forbidden();
   return found.group;
+}
+
+/**
+ * Change a setting of a group the caller created: `settings` checks the new value (and throws its
+ * 400) after the ownership check, so a stranger learns nothing from it.
+ */
+async function changeOwnGroup(deps: AppDeps, groupChatId: string, userId: string, settings: () => GroupSettings | Promise<GroupSettings>) {
+  const group = await ownGroup(deps, groupChatId, userId);
+  const updated = await changeGroupSettings(deps, group, await settings());
+  // Deleted meanwhile by another request: as if this one came after it.
+  if (!updated) throw notFound();
+  return groupChatOf(updated);
 }
 
 export const groupOperations = [
@@ -202,10 +216,11 @@ export const groupOperations = [
     handler: async ({ input, user, deps }) => {
       const group = await memberGroup(deps, input.groupChatId, user.id);
       const page = await deps.store.read((tx) => listGroupItems(tx, group.conversationId, { beforeId: input.before, limit: input.limit ?? MESSAGE_PAGE.default }));
-      const ai = assistantSender(deps.config.aiHandle);
-      const messages = page.items.map((i) =>
-        groupMessageOf(i, i.role === 'assistant' ? ai : i.authorId ? { id: i.authorId, name: i.senderName ?? '', image: i.senderImage ?? '' } : formerMember),
-      );
+      const messages = page.items.map((i) => {
+        const author = i.assistantId ? { assistantId: i.assistantId, name: i.assistantName ?? '' } : undefined;
+        if (i.role === 'assistant') return groupMessageOf(i, assistantSender(author?.name ?? deps.config.aiHandle), author);
+        return groupMessageOf(i, i.authorId ? { id: i.authorId, name: i.senderName ?? '', image: i.senderImage ?? '' } : formerMember);
+      });
       return { messages, hasMore: page.hasMore };
     },
   }),
@@ -229,12 +244,20 @@ export const groupOperations = [
     input: t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }), enabled: t.Boolean() }),
     output: GroupChatSchema,
     errors: [403, 404],
-    handler: async ({ input, user, deps }) => {
-      const updated = await changeGroupSettings(deps, await ownGroup(deps, input.groupChatId, user.id), { intelligentResponses: input.enabled });
-      // Deleted meanwhile by another request: as if this one came after it.
-      if (!updated) throw notFound();
-      return groupChatOf(updated);
-    },
+    handler: ({ input, user, deps }) => changeOwnGroup(deps, input.groupChatId, user.id, () => ({ intelligentResponses: input.enabled })),
+  }),
+  defineOperation({
+    path: 'groupChat/setAssistant',
+    summary: 'Choose the shared assistant that answers @ai in a group chat (creator only)',
+    description:
+      "`assistantId`: a shared assistant the creator may use (`assistants/list`, `shared: true`), or null for Parley's own. One the creator may not use, or their own: 400 saying which. Its instructions, model and tools answer `@ai`; members see the change as `group.updated` (docs/groups.md).",
+    input: t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }), assistantId: t.Union([t.String({ minLength: 1, maxLength: 100 }), t.Null()]) }),
+    output: GroupChatSchema,
+    errors: [400, 403, 404],
+    handler: ({ input, user, deps }) =>
+      changeOwnGroup(deps, input.groupChatId, user.id, async () => ({
+        assistantId: input.assistantId === null ? null : (await checkGroupAssistant(deps, input.assistantId, user)).id,
+      })),
   }),
   defineOperation({
     path: 'groupChat/setModel',
@@ -244,12 +267,7 @@ export const groupOperations = [
     input: t.Object({ groupChatId: t.String({ minLength: 1, maxLength: 100 }), model: t.Union([t.String({ minLength: 1, maxLength: 300 }), t.Null()]) }),
     output: GroupChatSchema,
     errors: [400, 403, 404],
-    handler: async ({ input, user, deps }) => {
-      const group = await ownGroup(deps, input.groupChatId, user.id);
-      const model = input.model === null ? null : await checkGroupModel(deps, input.model, user);
-      const updated = await changeGroupSettings(deps, group, { model });
-      if (!updated) throw notFound();
-      return groupChatOf(updated);
-    },
+    handler: ({ input, user, deps }) =>
+      changeOwnGroup(deps, input.groupChatId, user.id, async () => ({ model: input.model === null ? null : await checkGroupModel(deps, input.model, user) })),
   }),
 ];

@@ -52,6 +52,7 @@ interface GroupForUserRow {
   conversation_id: string;
   intelligent_responses: number;
   model: string | null;
+  assistant_id: string | null;
   last_seq: number;
   created_at: number;
   updated_at: number;
@@ -104,6 +105,7 @@ function groupForUserOn(db: Tx['db'], groupId: string, userId: string): GroupFor
     conversationId: r.conversation_id,
     intelligentResponses: r.intelligent_responses === 1,
     model: r.model,
+    assistantId: r.assistant_id,
     lastSeq: r.last_seq,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -201,8 +203,8 @@ export function* deleteGroupRows(tx: Tx, group: GroupChat): Work<void> {
   yield* deleteConversation(tx, group.conversationId);
 }
 
-/** What the creator may change about a group: whether the assistant answers, and with which model. */
-export type GroupSettings = Partial<Pick<GroupChat, 'intelligentResponses' | 'model'>>;
+/** What the creator may change about a group: whether the assistant answers, with which model, and which shared assistant answers `@ai`. */
+export type GroupSettings = Partial<Pick<GroupChat, 'intelligentResponses' | 'model' | 'assistantId'>>;
 
 export function* updateGroupSettings({ db, t }: Tx, groupId: string, settings: GroupSettings, now = Date.now()): Work<GroupChat | undefined> {
   return yield* getRow(db.update(t.groupChats).set({ ...settings, updatedAt: now }).where(eq(t.groupChats.id, groupId)).returning());

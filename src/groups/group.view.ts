@@ -14,6 +14,8 @@ export const GroupChatSchema = t.Object({
   intelligentResponses: t.Boolean(),
   /** The catalogue id that answers `@ai` here; null: the server's group default (docs/groups.md). */
   model: t.Union([t.String(), t.Null()]),
+  /** The shared assistant that answers `@ai` here; null: Parley's own (docs/groups.md). */
+  assistantId: t.Union([t.String(), t.Null()]),
 });
 
 /** A web search the assistant ran while answering; in realtime progress events any field may be null. */
@@ -36,6 +38,8 @@ export const GroupMessageSchema = t.Object({
   content: t.String(),
   parts: t.Array(WebSearchPartSchema),
   sender: SenderSchema,
+  /** An answer written by a shared assistant (its name is the sender's): which one. Absent on members' messages and on Parley's own answers. */
+  assistantId: t.Optional(t.String()),
   createdAt: t.String({ format: 'date-time' }),
 });
 
@@ -62,10 +66,14 @@ export const groupChatOf = (g: GroupChat): GroupChatView => ({
   updatedAt: iso(g.updatedAt),
   intelligentResponses: g.intelligentResponses,
   model: g.model ?? null,
+  assistantId: g.assistantId ?? null,
 });
 
-/** The assistant has no user row; it appears under this fixed sender. */
-export const assistantSender = (handle: string): Sender => ({ id: 'assistant', name: handle, image: '' });
+/** The assistant has no user row; it appears under this fixed sender, named by the handle or by the shared assistant that answered. */
+export const assistantSender = (name: string): Sender => ({ id: 'assistant', name, image: '' });
+
+/** Who wrote an answer: a shared assistant (as it was named then), or Parley's own. */
+export type AnswerAuthor = { assistantId: string; name: string };
 
 /** A member whose account was deleted keeps their messages under an anonymous sender. */
 export const formerMember: Sender = { id: '', name: '', image: '' };
@@ -73,6 +81,7 @@ export const formerMember: Sender = { id: '', name: '', image: '' };
 export function groupMessageOf(
   item: { id: string; role: string; content: string; parts: unknown[]; createdAt: number },
   sender: Sender,
+  author?: AnswerAuthor,
 ): GroupMessage {
   return {
     id: item.id,
@@ -81,6 +90,7 @@ export function groupMessageOf(
     content: item.content,
     parts: item.parts as WebSearchPart[],
     sender,
+    ...(author ? { assistantId: author.assistantId } : {}),
     createdAt: iso(item.createdAt),
   };
 }

@@ -197,6 +197,7 @@ export const authzCases: Record<string, AuthzCase> = {
   'groupChat/listMessages': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner) })),
   'groupChat/setIntelligentResponses': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner), enabled: false })),
   'groupChat/setModel': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner), model: null })),
+  'groupChat/setAssistant': foreign(403, async ({ ctx, owner }) => ({ groupChatId: await ownersGroup(ctx, owner), assistantId: null })),
   // --- support: another user's thread is 403, as a bookmark group ---
   'support/createThread': NO_RESOURCE,
   'support/listThreads': NO_RESOURCE,

@@ -207,7 +207,7 @@ export const NOT_CREATING = new Set([
   'credits/getBalance', 'usage/getUsage', 'usage/listCalls', 'images/convertImage', 'audio/transcribe', 'audio/speak',
   'notifications/unregisterPushToken', 'notifications/sendTestWebhookNotification',
   'groupChat/deleteGroupChat', 'groupChat/subscribeToGroup', 'groupChat/leaveGroup', 'groupChat/listMembers', 'groupChat/listMessages',
-  'groupChat/listGroupChats', 'groupChat/setIntelligentResponses', 'groupChat/setModel',
+  'groupChat/listGroupChats', 'groupChat/setIntelligentResponses', 'groupChat/setModel', 'groupChat/setAssistant',
   'support/listThreads', 'support/getThread', 'support/closeThread',
   'releaseNotes/list', 'news/list', 'miniApps/list', 'server/getCapabilities',
   'mcp/listServers', 'mcp/updateServer', 'mcp/removeServer', 'mcp/testServer', 'mcp/disconnectServer',

@@ -29,6 +29,7 @@ import p0022 from '../../../migrations/pg/0022_group_model.sql' with { type: 'te
 import p0023 from '../../../migrations/pg/0023_video_jobs.sql' with { type: 'text' };
 import p0024 from '../../../migrations/pg/0024_assistant_knowledge_mcp.sql' with { type: 'text' };
 import p0025 from '../../../migrations/pg/0025_vectors_in_row.sql' with { type: 'text' };
+import p0026 from '../../../migrations/pg/0026_group_assistant.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -57,6 +58,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0023_video_jobs', sql: p0023 },
   { tag: '0024_assistant_knowledge_mcp', sql: p0024 },
   { tag: '0025_vectors_in_row', sql: p0025 },
+  { tag: '0026_group_assistant', sql: p0026 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

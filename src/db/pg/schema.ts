@@ -24,6 +24,7 @@ export const files = tables.files!;
 export const fileAttachments = tables.fileAttachments!;
 export const fileChunks = tables.fileChunks!;
 export const embeddingModels = tables.embeddingModels!;
+export const groupAnswerAuthors = tables.groupAnswerAuthors!;
 export const groupChats = tables.groupChats!;
 export const groupEvents = tables.groupEvents!;
 export const groupInvites = tables.groupInvites!;

@@ -1,6 +1,7 @@
 import { uniqueIndex, sqliteTable, text, integer, index, primaryKey } from 'drizzle-orm/sqlite-core';
 import { users } from './users';
-import { conversations } from './conversations';
+import { conversationItems, conversations } from './conversations';
+import { assistants } from './assistants';
 
 /**
  * A group chat. Its messages are the items of `conversationId` (so the chat operations see the
@@ -21,6 +22,11 @@ export const groupChats = sqliteTable(
     intelligentResponses: integer('intelligent_responses', { mode: 'boolean' }).notNull().default(true),
     /** The catalogue id (`<connection>/<model>`) that answers `@ai` here; null: the admin's group default. */
     model: text('model'),
+    /**
+     * The shared assistant that answers `@ai` here (docs/groups.md, "The group's assistant"); null:
+     * Parley's own. Deleted, the group goes back to Parley's own.
+     */
+    assistantId: text('assistant_id').references(() => assistants.id, { onDelete: 'set null' }),
     lastSeq: integer('last_seq').notNull().default(0),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
@@ -75,6 +81,19 @@ export const groupEvents = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.groupId, t.seq] }), index('group_events_created_idx').on(t.createdAt)],
 );
+
+/**
+ * Which assistant wrote a group answer, as it was named then: the message keeps saying who answered
+ * after the assistant is renamed or deleted. An answer by Parley's own has no row.
+ */
+export const groupAnswerAuthors = sqliteTable('group_answer_authors', {
+  itemId: text('item_id')
+    .primaryKey()
+    .references(() => conversationItems.id, { onDelete: 'cascade' }),
+  /** No reference: the assistant may be deleted, the answer stays its. */
+  assistantId: text('assistant_id').notNull(),
+  name: text('name').notNull(),
+});
 
 export type GroupChat = typeof groupChats.$inferSelect;
 export type GroupMember = typeof groupMembers.$inferSelect;

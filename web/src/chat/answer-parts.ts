@@ -68,6 +68,18 @@ export interface AnswerExtras {
   canvases: string[];
 }
 
+/**
+ * The calls still waiting for the user's answer after one event (the chat's answers and the
+ * research page alike): `approval_required` adds its call (once), `approval_resolved` takes it away.
+ */
+export function approvalsAfter(approvals: PendingApproval[], data: { type: string; [field: string]: unknown }): PendingApproval[] {
+  const id = str(data.itemId);
+  if (data.type === 'tool_call.approval_resolved') return approvals.filter((a) => a.itemId !== id);
+  if (data.type !== 'tool_call.approval_required' || approvals.some((a) => a.itemId === id)) return approvals;
+  const args = data.arguments && typeof data.arguments === 'object' ? (data.arguments as Record<string, unknown>) : {};
+  return [...approvals, { itemId: id, name: str(data.name), label: str(data.label) || str(data.name), arguments: args }];
+}
+
 export const emptyExtras = (): AnswerExtras => ({ reasoning: '', activity: [], documents: [], images: [], videos: [], code: [], canvases: [], approvals: [] });
 
 const MEMORY_WORDS: Record<string, [string, string]> = {
@@ -222,14 +234,12 @@ export function applyExtra(x: AnswerExtras, data: { type: string; [k: string]: u
         files: codeFilesOf(data.files),
       });
       return true;
-    case 'tool_call.approval_required': {
-      const args = data.arguments && typeof data.arguments === 'object' ? (data.arguments as Record<string, unknown>) : {};
-      if (!x.approvals.some((a) => a.itemId === id)) x.approvals = [...x.approvals, { itemId: id, name: str(data.name), label: str(data.label) || str(data.name), arguments: args }];
+    case 'tool_call.approval_required':
+      x.approvals = approvalsAfter(x.approvals, data);
       return true;
-    }
     case 'tool_call.approval_resolved': {
       const asked = x.approvals.find((a) => a.itemId === id);
-      x.approvals = x.approvals.filter((a) => a.itemId !== id);
+      x.approvals = approvalsAfter(x.approvals, data);
       const label = asked?.label ?? 'A tool';
       const approved = data.decision === 'approved';
       const words = approved

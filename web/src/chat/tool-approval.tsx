@@ -1,3 +1,4 @@
+import './tool-approval.css';
 import { useState } from 'preact/hooks';
 import { call } from '../shared/api';
 import { messageOf, Note } from '../shared/note';

@@ -4,6 +4,7 @@ import { navigate } from '../shared/router';
 import { followGroup, type GroupChat, type GroupEvent, type GroupMessage } from './group-stream';
 import { GroupComposer, MessageLog, type Pending } from './group-messages';
 import { GroupPanel, type Member } from './group-panel';
+import { useAssistants } from '../chat/assistant-picker';
 
 /** Messages already on screen keep their place; ones not seen yet are added after them (one per id). */
 const mergeMessages = (shown: GroupMessage[], loaded: GroupMessage[]) => {
@@ -26,6 +27,8 @@ export function Group({ id }: { id: string }) {
   const [ended, setEnded] = useState<string>();
   const [error, setError] = useState<string>();
   const [panelOpen, setPanelOpen] = useState(false);
+  // Only shared assistants answer in a group (docs/groups.md): the others are their owner's alone.
+  const shared = useAssistants().filter((a) => a.shared);
   // One per view: leaving the page stops following the group.
   const following = useRef(new AbortController());
 
@@ -51,9 +54,11 @@ export function Group({ id }: { id: string }) {
         if (event.replyTo) setPending((p) => p.filter((a) => a.replyTo !== event.replyTo));
         break;
       }
-      case 'assistant.started':
-        setPending((p) => (p.some((a) => a.replyTo === event.replyTo) ? p : [...p, { replyTo: String(event.replyTo), text: '' }]));
+      case 'assistant.started': {
+        const name = typeof event.name === 'string' ? event.name : undefined;
+        setPending((p) => (p.some((a) => a.replyTo === event.replyTo) ? p : [...p, { replyTo: String(event.replyTo), text: '', name }]));
         break;
+      }
       case 'assistant.text.delta':
         setPending((p) => {
           const known = p.some((a) => a.replyTo === event.replyTo);
@@ -136,10 +141,10 @@ export function Group({ id }: { id: string }) {
       <div class="group-body">
         <div class="group-chat">
           <MessageLog messages={messages} pending={pending} me={me} onOlder={hasMore ? loadOlder : undefined} />
-          <GroupComposer disabled={!!ended} onSend={send} />
+          <GroupComposer disabled={!!ended} onSend={send} mentions={group?.intelligentResponses ? shared.map((a) => a.name) : []} />
         </div>
         <aside id="group-panel" class={`group-panel${panelOpen ? ' open' : ''}`} aria-label="Members and invite">
-          {group && <GroupPanel group={group} members={members} me={me} onGroup={setGroup} onLeft={() => navigate('/groups')} onError={setError} />}
+          {group && <GroupPanel group={group} members={members} me={me} assistants={shared} onGroup={setGroup} onLeft={() => navigate('/groups')} onError={setError} />}
         </aside>
       </div>
     </section>

@@ -2,11 +2,14 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { renderMarkdown } from '../shared/markdown';
 import type { GroupMessage } from './group-stream';
 import { MessageBox } from '../shared/message-box';
+import { MentionButtons } from './mention-buttons';
 
 /** An answer of the assistant being written, by the message it answers; `failed` when none will come. */
 export interface Pending {
   replyTo: string;
   text: string;
+  /** The shared assistant answering (assistant.started says), else Parley's own. */
+  name?: string;
   failed?: string;
 }
 
@@ -45,7 +48,7 @@ export function MessageLog(props: { messages: GroupMessage[]; pending: Pending[]
           .map((p) => (
             <li key={p.replyTo} class="group-message assistant" aria-busy="true">
               <p class="author">
-                <strong>Assistant</strong> <span class="group-badge">AI</span>
+                <strong>{p.name ?? 'Assistant'}</strong> <span class="group-badge">AI</span>
               </p>
               {p.text ? <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(p.text) }} /> : <p class="hint">Thinking…</p>}
             </li>
@@ -57,7 +60,8 @@ export function MessageLog(props: { messages: GroupMessage[]; pending: Pending[]
 
 function MessageItem({ message, mine, failed }: { message: GroupMessage; mine: boolean; failed?: string }) {
   const assistant = message.role === 'assistant';
-  const name = assistant ? 'Assistant' : message.sender.name || 'Former member';
+  // A shared assistant signs its answers with its name; Parley's own is "Assistant".
+  const name = assistant ? (message.assistantId ? message.sender.name : 'Assistant') : message.sender.name || 'Former member';
   return (
     <li class={`group-message ${assistant ? 'assistant' : mine ? 'mine' : 'user'}`}>
       <p class="author">
@@ -77,7 +81,7 @@ function MessageItem({ message, mine, failed }: { message: GroupMessage; mine: b
 }
 
 /** The box to write in: Enter sends, Shift+Enter adds a line. Resolves false when the message was not sent (it stays in the box). */
-export function GroupComposer({ disabled, onSend }: { disabled: boolean; onSend(message: string): Promise<boolean> }) {
+export function GroupComposer({ disabled, onSend, mentions = [] }: { disabled: boolean; onSend(message: string): Promise<boolean>; mentions?: string[] }) {
   const [text, setText] = useState('');
   const [sending, setSending] = useState(false);
   const box = useRef<HTMLTextAreaElement>(null);
@@ -107,6 +111,8 @@ export function GroupComposer({ disabled, onSend }: { disabled: boolean; onSend(
       <button type="submit" disabled={disabled || sending || !text.trim()}>
         Send
       </button>
+      {/* Then back to writing: the question follows the name. */}
+      <MentionButtons text={text} names={mentions} disabled={disabled} onMention={(t) => (setText(t), box.current?.focus())} />
     </form>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, call } from '../shared/api';
 import type { GroupChat } from './group-stream';
 import { useModels } from '../chat/chat-models';
+import type { AssistantChoice } from '../chat/assistant-picker';
 
 export interface Member {
   id: string;
@@ -13,7 +14,16 @@ export interface Member {
 const said = (err: unknown, fallback: string) => (err instanceof ApiError ? err.message : fallback);
 
 /** The members, an invite link to share, and leaving or deleting the group. */
-export function GroupPanel(props: { group: GroupChat; members: Member[]; me: string | undefined; onLeft(): void; onGroup(group: GroupChat): void; onError(message: string): void }) {
+export function GroupPanel(props: {
+  group: GroupChat;
+  members: Member[];
+  me: string | undefined;
+  /** The shared assistants the user may use: the creator picks one for @ai among them. */
+  assistants: AssistantChoice[];
+  onLeft(): void;
+  onGroup(group: GroupChat): void;
+  onError(message: string): void;
+}) {
   const { group, members, me, onLeft, onError } = props;
   const creator = group.creatorId === me;
   const leave = async () => {
@@ -39,7 +49,11 @@ export function GroupPanel(props: { group: GroupChat; members: Member[]; me: str
         </ul>
       </section>
       <Invite groupChatId={group.id} onError={onError} />
-      {creator && <AssistantSwitch group={group} onGroup={props.onGroup} onError={onError} />}
+      {creator ? (
+        <AssistantSwitch group={group} assistants={props.assistants} onGroup={props.onGroup} onError={onError} />
+      ) : (
+        <GroupAssistantNote group={group} assistants={props.assistants} />
+      )}
       <section aria-labelledby="leave-title">
         <h3 id="leave-title">{creator ? 'Delete the group' : 'Leave the group'}</h3>
         {creator ? (
@@ -106,9 +120,28 @@ function Invite({ groupChatId, onError }: { groupChatId: string; onError(message
   );
 }
 
-/** The creator decides whether the assistant answers messages that mention it, and with which model. */
-function AssistantSwitch({ group, onGroup, onError }: { group: GroupChat; onGroup(group: GroupChat): void; onError(message: string): void }) {
+/** The name of the group's assistant for @ai, as far as the user's list knows it. */
+const assistantName = (group: GroupChat, assistants: AssistantChoice[]) => (group.assistantId ? (assistants.find((a) => a.id === group.assistantId)?.name ?? 'a shared assistant') : undefined);
+
+/** A member who did not create the group sees who answers @ai. */
+function GroupAssistantNote({ group, assistants }: { group: GroupChat; assistants: AssistantChoice[] }) {
+  const name = assistantName(group, assistants);
+  if (!group.intelligentResponses) return null;
+  return (
+    <section aria-labelledby="assistant-title">
+      <h3 id="assistant-title">Assistant</h3>
+      <p class="hint">@ai is answered by {name ?? 'Parley'}.</p>
+    </section>
+  );
+}
+
+/** The creator decides whether the assistant answers messages that mention it, who answers @ai, and with which model. */
+function AssistantSwitch({ group, assistants, onGroup, onError }: { group: GroupChat; assistants: AssistantChoice[]; onGroup(group: GroupChat): void; onError(message: string): void }) {
   const { choices } = useModels();
+  const pick = (assistantId: string) =>
+    call<GroupChat>('groupChat/setAssistant', { groupChatId: group.id, assistantId: assistantId || null }).then(onGroup, (err) => onError(said(err, 'The assistant could not be changed.')));
+  // One chosen earlier that the list no longer has (no longer shared with the creator): named, so they see why Parley answers.
+  const goneAssistant = group.assistantId && !assistants.some((a) => a.id === group.assistantId) ? group.assistantId : undefined;
   const change = (enabled: boolean) =>
     call<GroupChat>('groupChat/setIntelligentResponses', { groupChatId: group.id, enabled }).then(onGroup, (err) => onError(said(err, 'The setting could not be changed.')));
   const choose = (model: string) =>
@@ -122,6 +155,20 @@ function AssistantSwitch({ group, onGroup, onError }: { group: GroupChat; onGrou
         <input type="checkbox" checked={group.intelligentResponses} onChange={(e) => void change(e.currentTarget.checked)} />
         Answer messages that mention @ai
       </label>
+      {(assistants.length > 0 || goneAssistant) && (
+        <label class="group-model">
+          <span>Answers @ai</span>
+          <select value={group.assistantId ?? ''} onChange={(e) => void pick(e.currentTarget.value)}>
+            <option value="">Parley</option>
+            {assistants.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name}
+              </option>
+            ))}
+            {goneAssistant && <option value={goneAssistant}>An assistant no longer shared with you (Parley answers)</option>}
+          </select>
+        </label>
+      )}
       {choices.length > 0 && (
         <label class="group-model">
           <span>Model</span>

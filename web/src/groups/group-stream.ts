@@ -8,6 +8,8 @@ export interface GroupMessage {
   role: 'user' | 'assistant';
   content: string;
   sender: { id: string; name: string; image: string };
+  /** An answer a shared assistant wrote (its name is the sender's). */
+  assistantId?: string;
   createdAt: string;
 }
 export interface GroupChat {
@@ -19,6 +21,8 @@ export interface GroupChat {
   intelligentResponses: boolean;
   /** The catalogue id that answers `@ai` here; null: the server's group default. */
   model: string | null;
+  /** The shared assistant that answers `@ai` here; null: Parley's own. */
+  assistantId: string | null;
 }
 /** One event of the group's stream (docs/realtime.md, "Event kinds"); unknown kinds are ignored. */
 export interface GroupEvent {

@@ -1,5 +1,6 @@
 import { post } from '../shared/api';
 import { followResponse } from '../shared/follow-response';
+import { approvalsAfter, type PendingApproval } from '../chat/answer-parts';
 
 export interface Source {
   link: string;
@@ -38,12 +39,14 @@ export interface Run {
   read: ReadPage[];
   reasoning: string;
   report: string;
+  /** Calls of "ask first" tools the run waits on (docs/chat.md, "Tool approval"), as on the chat page. */
+  approvals: PendingApproval[];
   state: 'waiting' | 'running' | 'done' | 'failed' | 'stopped';
   error?: string;
   responseId?: string;
 }
 
-export const emptyRun = (question: string): Run => ({ question, searches: [], sources: [], read: [], reasoning: '', report: '', state: 'waiting' });
+export const emptyRun = (question: string): Run => ({ question, searches: [], sources: [], read: [], reasoning: '', report: '', approvals: [], state: 'waiting' });
 
 /** A `web_page.read` event (live or stored) into the run's read pages: http(s) links only, each number once. */
 export function addReadPage(read: ReadPage[], data: Record<string, unknown>): ReadPage[] {
@@ -101,10 +104,17 @@ function apply(run: Run, data: { type: string; [field: string]: unknown }): bool
     case 'text.delta':
       run.report += String(data.delta ?? '');
       break;
+    case 'tool_call.approval_required':
+    case 'tool_call.approval_resolved':
+      run.approvals = approvalsAfter(run.approvals, data);
+      break;
     case 'done':
       run.state = 'done';
+      run.approvals = [];
       return false;
     case 'error':
+      // An ended run waits on nobody.
+      run.approvals = [];
       if (data.message === CANCELLED) run.state = 'stopped';
       else Object.assign(run, { state: 'failed', error: String(data.message ?? 'The research failed.') });
       return false;

@@ -7,6 +7,7 @@ import { ResearchList } from './research-list';
 import { addReadPage, addSources, emptyRun, followResearch, isRunning, startResearch, type Run, type Source } from './research-run';
 import { notifyEnded, useNotifyPermission } from './research-notify';
 import { AttachFileButton, AttachmentList, DropZone, useAttachments } from '../files/attachments';
+import { ToolApprovals } from '../chat/tool-approval';
 
 interface StoredItem extends Item {
   parts: { type?: string; results?: unknown }[];
@@ -184,6 +185,7 @@ function StartForm({ onStart }: { onStart(question: string, files: string[]): vo
 
 function statusWords(run: Run): string {
   if (run.state === 'waiting') return 'Starting…';
+  if (run.state === 'running' && run.approvals.length) return 'Waiting for your answer…';
   if (run.state === 'running') return run.report ? 'Writing the report…' : run.searches.length ? 'Searching the web and reading sources…' : 'Planning the research…';
   if (run.state === 'done') return 'Finished.';
   if (run.state === 'stopped') return 'Stopped.';
@@ -213,6 +215,7 @@ function RunView({ run, notify, onStop }: { run: Run; notify: ReturnType<typeof 
           {run.error}
         </p>
       )}
+      {run.responseId && run.approvals.length > 0 && <ToolApprovals responseId={run.responseId} approvals={run.approvals} />}
       {run.searches.length > 0 && (
         <section aria-labelledby="searches-title">
           <h4 id="searches-title">Searches</h4>
