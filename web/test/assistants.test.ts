@@ -11,7 +11,7 @@ const world = worldForFile();
 describe('assistants in the web app', () => {
   test('pick an assistant, start from a starter, the model gets its instructions, the conversation keeps it', async () => {
     const { context, page } = await world.signedIn();
-    // Made through the API, as a client would (the editor page is not built yet).
+    // Made through the API, as a client would (the editor page has its own test below).
     const made = await page.evaluate(async () => {
       const res = await fetch('/api/assistants/create', {
         method: 'POST',
@@ -41,6 +41,60 @@ describe('assistants in the web app', () => {
     await page.reload();
     await waitOrExplain(page, page.getByText('Answering: Tea sommelier'));
     await expect(page.getByRole('combobox', { name: 'Assistant' }).count()).resolves.toBe(0);
+    await context.close();
+  });
+
+  test('the editor: made from the picker, edited, shared by an admin with a tier, deleted', async () => {
+    await world.cli(['user', 'create', '--email', 'root@example.org', '--name', 'Root', '--admin']);
+    const { context, page } = await world.signedIn(undefined, undefined, 'root@example.org');
+    await waitOrExplain(page, page.getByRole('link', { name: 'Make an assistant' }).or(page.getByRole('link', { name: 'Manage assistants' })));
+    await page.getByRole('link', { name: /(Make an|Manage) assistants?/ }).click();
+    await page.waitForURL(/\/assistants$/);
+    await page.getByRole('button', { name: 'New assistant' }).click();
+    const form = page.getByRole('form', { name: 'New assistant' });
+    await form.getByLabel('Name').fill('Gardener');
+    await form.getByLabel('Description').fill('Plants and soil.');
+    await form.getByLabel('Instructions').fill('Answer as a gardener.');
+    await form.getByLabel('Every tool the server allows').uncheck();
+    await form.getByLabel('Past conversations').check();
+    await form.getByLabel('Starter 1').fill('When to sow tomatoes?');
+    await expectAccessible(page, 'the assistant editor');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('status').getByText('Gardener was created.').waitFor();
+    const list = page.getByRole('list', { name: 'Your assistants' });
+    await list.getByText('Gardener').waitFor();
+
+    // Its fields came back as saved; a change is kept.
+    await page.getByRole('button', { name: 'Edit Gardener' }).click();
+    const edit = page.getByRole('form', { name: 'Edit Gardener' });
+    await expect(edit.getByLabel('Instructions').inputValue()).resolves.toBe('Answer as a gardener.');
+    await expect(edit.getByLabel('Past conversations').isChecked()).resolves.toBe(true);
+    await edit.getByLabel('Description').fill('Plants, soil and compost.');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByText('Gardener was saved.').waitFor();
+    await list.getByText('Plants, soil and compost.').waitFor();
+    const saved = await page.evaluate(async () => (await (await fetch('/api/assistants/list', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()).assistants);
+    const gardener = saved.find((a: { name: string }) => a.name === 'Gardener');
+    expect(gardener).toMatchObject({ tools: ['history'], starters: ['When to sow tomatoes?'], shared: false, visibility: 'private' });
+
+    // An admin shares one with a tier; Ann (another tier) does not see it.
+    await page.getByRole('button', { name: 'New assistant' }).click();
+    const shared = page.getByRole('form', { name: 'New assistant' });
+    await shared.getByLabel('Name').fill('Pro helper');
+    await shared.getByLabel('Shared with other users').check();
+    await shared.getByLabel('Who may use it').selectOption('tiers');
+    await shared.getByRole('textbox', { name: 'Tiers' }).fill('PRO');
+    await shared.getByRole('button', { name: 'Create' }).click();
+    await list.getByText('Shared with PRO').waitFor();
+    const ann = await world.signedIn();
+    const annSees = await ann.page.evaluate(async () => (await (await fetch('/api/assistants/list', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()).assistants.map((a: { name: string }) => a.name));
+    expect(annSees).not.toContain('Pro helper');
+    await ann.context.close();
+
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Delete Gardener' }).click();
+    await page.getByRole('status').getByText('Gardener was deleted.').waitFor();
+    await expect(list.getByText('Gardener').count()).resolves.toBe(0);
     await context.close();
   });
 });

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call } from '../shared/api';
+import { onLinkClick } from '../shared/router';
 
 /** An assistant as `assistants/list` gives it (docs/assistants.md), what the chat needs of it. */
 export interface AssistantChoice {
@@ -29,20 +30,28 @@ export function AssistantPicker({ assistants, chosen, current, onChoose }: { ass
     const name = assistants.find((a) => a.id === current)?.name ?? 'an assistant';
     return <p class="assistant-current hint">Answering: {name}</p>;
   }
-  if (!assistants.length) return null;
+  const manage = (
+    <a class="assistant-manage" href="/assistants" onClick={onLinkClick('/assistants')}>
+      {assistants.length ? 'Manage assistants' : 'Make an assistant'}
+    </a>
+  );
+  if (!assistants.length) return <p class="assistant-picker hint">{manage}</p>;
   return (
-    <label class="model-picker assistant-picker">
-      <span>Assistant</span>
-      <select value={chosen} onChange={(e) => onChoose(e.currentTarget.value)}>
-        <option value="">Parley</option>
-        {assistants.map((a) => (
-          <option key={a.id} value={a.id}>
-            {a.name}
-            {a.shared ? ' (shared)' : ''}
-          </option>
-        ))}
-      </select>
-    </label>
+    <div class="assistant-picker">
+      <label class="model-picker">
+        <span>Assistant</span>
+        <select value={chosen} onChange={(e) => onChoose(e.currentTarget.value)}>
+          <option value="">Parley</option>
+          {assistants.map((a) => (
+            <option key={a.id} value={a.id}>
+              {a.name}
+              {a.shared ? ' (shared)' : ''}
+            </option>
+          ))}
+        </select>
+      </label>
+      {manage}
+    </div>
   );
 }
 

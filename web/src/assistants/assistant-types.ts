@@ -1,0 +1,24 @@
+/** An assistant as `assistants/*` give it (docs/assistants.md). */
+export interface Assistant {
+  id: string;
+  name: string;
+  description: string;
+  instructions: string;
+  model: string | null;
+  tools: string[] | null;
+  starters: string[];
+  shared: boolean;
+  visibility: 'private' | 'everyone' | 'tiers';
+  tiers: string[];
+  canEdit: boolean;
+}
+
+/** Parley's own tool sources (docs/assistants.md, "Tools and the admin's switches"), as the editor names them. */
+export const TOOL_SOURCES: { id: string; label: string }[] = [
+  { id: 'web_search', label: 'Web search' },
+  { id: 'files', label: 'Files' },
+  { id: 'memory', label: 'Memories' },
+  { id: 'history', label: 'Past conversations' },
+  { id: 'canvas', label: 'Canvas' },
+  { id: 'images', label: 'Images' },
+];
