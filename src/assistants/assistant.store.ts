@@ -5,7 +5,7 @@ import { newId } from '../ids';
 
 // Units of work (src/db/work.ts) for assistants (docs/assistants.md).
 
-export type AssistantFields = Pick<Assistant, 'visibility' | 'tiers' | 'name' | 'description' | 'instructions' | 'model' | 'tools' | 'starters'>;
+export type AssistantFields = Pick<Assistant, 'visibility' | 'tiers' | 'name' | 'description' | 'instructions' | 'model' | 'tools' | 'starters' | 'parameters'>;
 
 /** Who is asking: an assistant is theirs, shared with everyone, or shared with their tier. */
 export interface Viewer {

@@ -3,7 +3,7 @@ import { defineOperation } from '../http/operation';
 import { AppError, forbidden, invalidInput, notFound } from '../http/errors';
 import { checkCap } from '../http/user-caps';
 import type { AppDeps } from '../deps';
-import type { Assistant, User } from '../db/schema';
+import type { Assistant, AssistantParameters, User } from '../db/schema';
 import { iso } from '../ids';
 import {
   canEditAssistant,
@@ -27,10 +27,25 @@ const Tools = t.Union([t.Array(t.String({ minLength: 1, maxLength: 200 }), { max
   description: 'Tool source ids (`memory`, `files`, `web_search`, …: admin/getToolSettings) and tool names it may use; null: whatever the admin allows; []: none.',
 });
 const Starters = t.Array(t.String({ minLength: 1, maxLength: 500 }), { maxItems: 4, description: 'Prompts the web app offers on an empty chat with it.' });
+// Ranges every provider takes (Anthropic's temperature tops at 1: src/ai/anthropic-messages.ts clamps it).
+const Parameters = t.Object(
+  {
+    temperature: t.Optional(t.Union([t.Number({ minimum: 0, maximum: 2 }), t.Null()])),
+    topP: t.Optional(t.Union([t.Number({ exclusiveMinimum: 0, maximum: 1 }), t.Null()])),
+    maxOutputTokens: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1_000_000 }), t.Null()])),
+  },
+  { description: 'Sampling settings for its turns: temperature 0–2, topP above 0 up to 1, maxOutputTokens 1–1,000,000; absent or null: the provider\'s default. Given on update, it replaces them all.' },
+);
+/** The settings as stored: absent for "the provider's default". */
+const parametersOf = (p: { temperature?: number | null; topP?: number | null; maxOutputTokens?: number | null }): AssistantParameters => ({
+  ...(p.temperature != null ? { temperature: p.temperature } : {}),
+  ...(p.topP != null ? { topP: p.topP } : {}),
+  ...(p.maxOutputTokens != null ? { maxOutputTokens: p.maxOutputTokens } : {}),
+});
 const Visibility = t.Union([t.Literal('everyone'), t.Literal('tiers')], { description: 'A shared assistant: for every user, or for the users of `tiers`.' });
 const Tiers = t.Array(t.String({ minLength: 1, maxLength: 50 }), { maxItems: 50 });
 
-const AssistantSchema = t.Object({
+export const AssistantSchema = t.Object({
   id: t.String(),
   name: t.String(),
   description: t.String(),
@@ -38,6 +53,11 @@ const AssistantSchema = t.Object({
   model: t.Union([t.String(), t.Null()]),
   tools: t.Union([t.Array(t.String()), t.Null()]),
   starters: t.Array(t.String()),
+  parameters: t.Object(
+    { temperature: t.Union([t.Number(), t.Null()]), topP: t.Union([t.Number(), t.Null()]), maxOutputTokens: t.Union([t.Integer(), t.Null()]) },
+    { description: 'Sampling settings sent with each of its turns; null: the provider\'s default.' },
+  ),
+  avatarUrl: t.Union([t.String(), t.Null()], { description: 'Where its avatar is served (GET, with a credential; changes with the image); null: none.' }),
   shared: t.Boolean({ description: 'Shared by an admin (true), or the caller\'s own.' }),
   visibility: t.Union([t.Literal('private'), t.Literal('everyone'), t.Literal('tiers')]),
   tiers: t.Array(t.String()),
@@ -48,7 +68,7 @@ const AssistantSchema = t.Object({
 
 const viewerOf = (user: User) => ({ id: user.id, subscriptionTier: user.subscriptionTier, isAdmin: user.isAdmin });
 
-const assistantView = (a: Assistant, user: User) => ({
+export const assistantView = (a: Assistant, user: User) => ({
   id: a.id,
   name: a.name,
   description: a.description,
@@ -56,6 +76,8 @@ const assistantView = (a: Assistant, user: User) => ({
   model: a.model,
   tools: a.tools,
   starters: a.starters,
+  parameters: { temperature: a.parameters.temperature ?? null, topP: a.parameters.topP ?? null, maxOutputTokens: a.parameters.maxOutputTokens ?? null },
+  avatarUrl: a.avatarVersion ? `/api/assistants/${encodeURIComponent(a.id)}/avatar?v=${a.avatarVersion}` : null,
   shared: a.ownerId === null,
   visibility: a.visibility,
   tiers: a.tiers,
@@ -71,7 +93,7 @@ export async function usableAssistant(deps: AppDeps, user: User, id: string): Pr
 }
 
 /** One the caller may change: one they cannot see 404, one they see but may not change 403. */
-async function editableAssistant(deps: AppDeps, user: User, id: string): Promise<Assistant> {
+export async function editableAssistant(deps: AppDeps, user: User, id: string): Promise<Assistant> {
   const a = await usableAssistant(deps, user, id);
   if (!a) throw notFound();
   if (!canEditAssistant(a, viewerOf(user))) throw forbidden();
@@ -138,6 +160,7 @@ export const assistantOperations = [
       model: t.Optional(Model),
       tools: t.Optional(Tools),
       starters: t.Optional(Starters),
+      parameters: t.Optional(Parameters),
       shared: t.Optional(t.Boolean()),
       visibility: t.Optional(Visibility),
       tiers: t.Optional(Tiers),
@@ -158,6 +181,7 @@ export const assistantOperations = [
         model: input.model ?? null,
         tools: input.tools ?? null,
         starters: input.starters ?? [],
+        parameters: parametersOf(input.parameters ?? {}),
       };
       const max = deps.config.assistantsMaxPerUser;
       const a = await deps.store.write(function* (tx) {
@@ -181,6 +205,7 @@ export const assistantOperations = [
       model: t.Optional(Model),
       tools: t.Optional(Tools),
       starters: t.Optional(Starters),
+      parameters: t.Optional(Parameters),
       visibility: t.Optional(Visibility),
       tiers: t.Optional(Tiers),
     }),
@@ -189,8 +214,8 @@ export const assistantOperations = [
     handler: async ({ input, user, deps }) => {
       const a = await editableAssistant(deps, user, input.assistantId);
       const shared = a.ownerId === null;
-      const { assistantId: _, visibility, tiers, ...rest } = input;
-      const change: Partial<AssistantFields> = { ...rest, ...(rest.name ? { name: rest.name.trim() } : {}) };
+      const { assistantId: _, visibility, tiers, parameters, ...rest } = input;
+      const change: Partial<AssistantFields> = { ...rest, ...(rest.name ? { name: rest.name.trim() } : {}), ...(parameters ? { parameters: parametersOf(parameters) } : {}) };
       if (shared && (visibility || tiers)) Object.assign(change, sharing(true, visibility ?? (a.visibility as 'everyone' | 'tiers'), tiers ?? a.tiers));
       const model = change.model === undefined ? a.model : change.model;
       if (input.model !== undefined || change.visibility) await checkModel(deps, model, tiersFor(user, { visibility: change.visibility ?? a.visibility, tiers: change.tiers ?? a.tiers }));

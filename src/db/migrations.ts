@@ -39,6 +39,7 @@ import m0034 from '../../migrations/0034_oauth_grants.sql' with { type: 'text' }
 import m0035 from '../../migrations/0035_tool_approvals_assistants.sql' with { type: 'text' };
 import m0036 from '../../migrations/0036_usage.sql' with { type: 'text' };
 import m0037 from '../../migrations/0037_group_model.sql' with { type: 'text' };
+import m0038 from '../../migrations/0038_assistant_parameters_avatars.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -84,4 +85,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0035_tool_approvals_assistants', sql: m0035 },
   { tag: '0036_usage', sql: m0036 },
   { tag: '0037_group_model', sql: m0037 },
+  { tag: '0038_assistant_parameters_avatars', sql: m0038 },
 ];

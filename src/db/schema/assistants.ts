@@ -29,6 +29,10 @@ export const assistants = sqliteTable(
     tools: text('tools', { mode: 'json' }).$type<string[] | null>(),
     /** Prompts the web app offers on an empty chat (at most 4). */
     starters: text('starters', { mode: 'json' }).$type<string[]>().notNull(),
+    /** Sampling settings sent with each of its turns; an absent one is the provider's default. */
+    parameters: text('parameters', { mode: 'json' }).$type<AssistantParameters>().notNull().default({}),
+    /** Its avatar's version (a hash of the image in assistant_avatars); null: none. */
+    avatarVersion: text('avatar_version'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
@@ -36,3 +40,22 @@ export const assistants = sqliteTable(
 );
 
 export type Assistant = typeof assistants.$inferSelect;
+
+/** An assistant's sampling settings (docs/assistants.md, "Parameters"). */
+export interface AssistantParameters {
+  temperature?: number;
+  topP?: number;
+  maxOutputTokens?: number;
+}
+
+/**
+ * An assistant's avatar: a small square WebP made from the image uploaded (assistants/setAvatar),
+ * base64. Apart from the assistant's row so that listing assistants does not read every image.
+ */
+export const assistantAvatars = sqliteTable('assistant_avatars', {
+  assistantId: text('assistant_id')
+    .primaryKey()
+    .references(() => assistants.id, { onDelete: 'cascade' }),
+  webp: text('webp').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+});
