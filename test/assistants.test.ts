@@ -5,7 +5,7 @@
  * itself once it is deleted. Through HTTP with the fake OpenAI server, on both stores.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { createTestContext, type TestContext, type TestUser } from './helpers';
+import { createTestContext, shareWith, type TestContext, type TestUser } from './helpers';
 import { readFrames, typesOf } from './sse';
 import { updateUser } from '../src/account/account.store';
 import { fakeAiForFile } from './support/fake-ai-for-file';
@@ -105,6 +105,27 @@ describe('assistants', () => {
     await readFrames(await ctx.call('chat/stream', { message: 'still there?', conversationId }, ann));
     expect(systemOf(chatRequests().at(-1))).not.toContain('historian');
     expect((await ctx.json('chat/listConversations', {}, ann)).body.conversations.find((c: any) => c.id === conversationId).assistantId).toBeNull();
+  });
+
+  test('a branch keeps the assistant (regenerating makes one); one made by a writer who may not use it goes on with Parley', async () => {
+    const { ctx, ann, bob } = await setup();
+    const a = (await create(ctx, ann, { name: 'Poet', instructions: 'Answer in verse.' })).body.assistant;
+    const first = await readFrames(await ctx.call('chat/stream', { message: 'hello', assistantId: a.id }, ann));
+    const conversationId = first[0]!.data.conversationId;
+    const items = (await ctx.json('chat/getConversation', { conversationId }, ann)).body.items;
+    const branched = await ctx.json('chat/branchConversation', { conversationId, fromItemId: items[0].id }, ann);
+    expect(branched.status).toBe(200);
+    const branchId = branched.body.conversation.id;
+    expect((await ctx.json('chat/getConversation', { conversationId: branchId }, ann)).body.conversation.assistantId).toBe(a.id);
+    // Its next turn, naming no assistant, is the assistant's.
+    await readFrames(await ctx.call('chat/stream', { message: 'again', conversationId: branchId }, ann));
+    expect(systemOf(chatRequests().at(-1))).toContain('Answer in verse.');
+
+    // Bob writes to Ann's conversation but may not use her own assistant: his branch is Parley's.
+    await shareWith(ctx, conversationId, ann, bob);
+    const his = await ctx.json('chat/branchConversation', { conversationId, fromItemId: items[0].id }, bob);
+    expect(his.status).toBe(200);
+    expect((await ctx.json('chat/getConversation', { conversationId: his.body.conversation.id }, bob)).body.conversation.assistantId).toBeNull();
   });
 
   test('shared by an admin: with everyone, or with some tiers; only admins change them', async () => {

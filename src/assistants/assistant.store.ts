@@ -79,3 +79,10 @@ export function* assistantOfConversation({ db, t }: Tx, conversationId: string):
   );
   return row?.a;
 }
+
+/** The assistant a branch of `source` goes on with: the source's, if whoever branches may use it; else Parley itself (null). */
+export function* assistantForBranch(tx: Tx, source: { assistantId: string | null }, viewer: Viewer): Work<string | null> {
+  if (!source.assistantId) return null;
+  const a = yield* findAssistantById(tx, source.assistantId);
+  return a && canUseAssistant(a, viewer) ? a.id : null;
+}

@@ -1,12 +1,18 @@
 import { describe, expect, test } from 'bun:test';
+import { Transformer } from '@napi-rs/image';
 import { expectAccessible, waitOrExplain, worldForFile } from './harness';
+import { modelList } from '../../test/fakes/openai';
 
 /**
  * Assistants in the web app (docs/assistants.md): the picker under the chat offers the user's own
  * and shared assistants; the chosen one's starters show on an empty chat; its instructions reach
  * the model; the conversation then says who answers, also after a reload.
  */
-const world = worldForFile();
+// Two models, so the chat has a model picker beside the assistant picker.
+const world = worldForFile({}, async (w) => {
+  w.ai.gets['/v1/models'] = modelList(['small', 'large']);
+});
+const streamedRequests = () => world.ai.requests.filter((r) => r.path === 'POST /v1/chat/completions' && r.body?.stream).map((r) => r.body);
 
 describe('assistants in the web app', () => {
   test('pick an assistant, start from a starter, the model gets its instructions, the conversation keeps it', async () => {
@@ -95,6 +101,54 @@ describe('assistants in the web app', () => {
     await page.getByRole('button', { name: 'Delete Gardener' }).click();
     await page.getByRole('status').getByText('Gardener was deleted.').waitFor();
     await expect(list.getByText('Gardener').count()).resolves.toBe(0);
+    await context.close();
+  });
+
+  test("an avatar and parameters from the editor; the assistant's model answers unless the user picks one", async () => {
+    const { context, page } = await world.signedIn();
+    world.ai.eventDelayMs = 0;
+    world.ai.chatScript = (body) => (body.stream ? { deltas: [{ content: 'Look up.' }] } : { deltas: [{ content: 'Title' }] });
+    await page.goto(`${world.url}/assistants`);
+    await page.getByRole('button', { name: 'New assistant' }).click();
+    const form = page.getByRole('form', { name: 'New assistant' });
+    await form.getByLabel('Name').fill('Astronomer');
+    await form.getByLabel('Model').selectOption('env-ai/large');
+    const px = new Uint8Array(300 * 200 * 4).map((_, i) => (i % 4 === 3 ? 255 : i % 4 === 2 ? 200 : 40));
+    await form.getByLabel('An image').setInputFiles({ name: 'star.png', mimeType: 'image/png', buffer: Buffer.from(await Transformer.fromRgbaPixels(px, 300, 200).png()) });
+    await form.getByRole('img', { name: 'The new avatar' }).waitFor();
+    await form.getByLabel('Temperature').fill('0.4');
+    await form.getByLabel('Longest answer').fill('200');
+    await expectAccessible(page, 'the assistant editor with an avatar');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('status').getByText('Astronomer was created.').waitFor();
+    const listed = page.getByRole('list', { name: 'Your assistants' }).locator('li', { hasText: 'Astronomer' }).locator('img.assistant-avatar');
+    await listed.waitFor();
+    await expect(listed.evaluate((img: any) => img.complete && img.naturalWidth)).resolves.toBe(128);
+
+    // On the chat: chosen, its avatar beside the picker and the model picker showing its model.
+    await page.goto(world.url);
+    const picker = page.getByRole('combobox', { name: 'Assistant' });
+    await waitOrExplain(page, picker);
+    await picker.selectOption({ label: 'Astronomer' });
+    await page.locator('.assistant-picker img.assistant-avatar').waitFor();
+    await expect(page.getByRole('combobox', { name: 'Model' }).inputValue()).resolves.toBe('env-ai/large');
+    await page.getByRole('textbox', { name: 'Message' }).fill('What is that star?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await waitOrExplain(page, page.locator('.message.assistant').last().getByText('Look up.'));
+    await page.getByRole('button', { name: 'Send' }).waitFor();
+    // No model was named: the assistant's answered, with its parameters.
+    const first = streamedRequests().at(-1)!;
+    expect({ model: first.model, temperature: first.temperature, max: first.max_tokens ?? first.max_completion_tokens }).toEqual({ model: 'large', temperature: 0.4, max: 200 });
+    const heading = page.locator('.message.assistant').last().locator('h3.answer-by');
+    await expect(heading.innerText()).resolves.toBe('Astronomer');
+    await expect(heading.locator('img').evaluate((img: any) => img.complete && img.naturalWidth)).resolves.toBe(128);
+
+    // Picked explicitly in this conversation: that model answers.
+    await page.getByRole('combobox', { name: 'Model' }).selectOption({ label: 'small' });
+    await page.getByRole('textbox', { name: 'Message' }).fill('And that one?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await waitOrExplain(page, page.locator('.message.assistant').nth(1).getByText('Look up.'));
+    expect(streamedRequests().at(-1)!.model).toBe('small');
     await context.close();
   });
 });

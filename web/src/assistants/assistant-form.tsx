@@ -9,9 +9,12 @@ interface ModelList {
 
 /** The fields of `assistants/create` and `assistants/update` the form edits. */
 export type AssistantInput = Record<string, unknown>;
+/** What to do with the avatar once the assistant is saved: a new image (a data URL), its removal, or nothing. */
+export type AvatarChange = { dataUrl: string } | 'remove' | undefined;
 
 const MAX_STARTERS = 4;
 const known = new Set(TOOL_SOURCES.map((s) => s.id));
+const numberOrNull = (text: string) => (text.trim() === '' ? null : Number(text));
 const listOf = (text: string) =>
   text
     .split(',')
@@ -22,7 +25,7 @@ const listOf = (text: string) =>
  * Every field of an assistant: name, description, instructions, model, tools, starters; an admin
  * also says whether a new one is shared, and with whom. `assistant` absent: a new one.
  */
-export function AssistantForm({ assistant, isAdmin, onSave, onCancel }: { assistant?: Assistant; isAdmin: boolean; onSave(input: AssistantInput): Promise<void>; onCancel(): void }) {
+export function AssistantForm({ assistant, isAdmin, onSave, onCancel }: { assistant?: Assistant; isAdmin: boolean; onSave(input: AssistantInput, avatar: AvatarChange): Promise<void>; onCancel(): void }) {
   const [name, setName] = useState(assistant?.name ?? '');
   const [description, setDescription] = useState(assistant?.description ?? '');
   const [instructions, setInstructions] = useState(assistant?.instructions ?? '');
@@ -35,6 +38,10 @@ export function AssistantForm({ assistant, isAdmin, onSave, onCancel }: { assist
   const [shared, setShared] = useState(assistant?.shared ?? false);
   const [visibility, setVisibility] = useState<'everyone' | 'tiers'>(assistant?.visibility === 'tiers' ? 'tiers' : 'everyone');
   const [tiers, setTiers] = useState(assistant?.tiers.join(', ') ?? '');
+  const [temperature, setTemperature] = useState(String(assistant?.parameters.temperature ?? ''));
+  const [topP, setTopP] = useState(String(assistant?.parameters.topP ?? ''));
+  const [maxOutputTokens, setMaxOutputTokens] = useState(String(assistant?.parameters.maxOutputTokens ?? ''));
+  const [avatar, setAvatar] = useState<AvatarChange>();
   const [models, setModels] = useState<ModelList['models']>([]);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
@@ -47,6 +54,13 @@ export function AssistantForm({ assistant, isAdmin, onSave, onCancel }: { assist
     else next.delete(id);
     setSources(next);
   };
+  const pickAvatar = (input: HTMLInputElement) => {
+    const file = input.files?.[0];
+    if (!file) return;
+    const reader = new FileReader();
+    reader.onload = () => setAvatar({ dataUrl: String(reader.result) });
+    reader.readAsDataURL(file);
+  };
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
@@ -58,9 +72,10 @@ export function AssistantForm({ assistant, isAdmin, onSave, onCancel }: { assist
         model: model || null,
         tools: allTools ? null : [...sources, ...listOf(otherTools)],
         starters: starters.map((s) => s.trim()).filter(Boolean),
+        parameters: { temperature: numberOrNull(temperature), topP: numberOrNull(topP), maxOutputTokens: numberOrNull(maxOutputTokens) },
         ...(shared ? { visibility, tiers: visibility === 'tiers' ? listOf(tiers) : [] } : {}),
         ...(!assistant && shared ? { shared: true } : {}),
-      });
+      }, avatar);
     } finally {
       setBusy(false);
     }
@@ -95,6 +110,35 @@ export function AssistantForm({ assistant, isAdmin, onSave, onCancel }: { assist
           ))}
         </select>
       </label>
+      <fieldset>
+        <legend>Avatar</legend>
+        {avatar !== 'remove' && (avatar ? <img class="assistant-avatar" src={avatar.dataUrl} alt="The new avatar" width={64} height={64} /> : assistant?.avatarUrl && <img class="assistant-avatar" src={assistant.avatarUrl} alt="The avatar" width={64} height={64} />)}
+        <label>
+          An image <span class="hint">(made a small square)</span>
+          <input type="file" accept="image/*" onChange={(e) => pickAvatar(e.currentTarget)} />
+        </label>
+        {(avatar && avatar !== 'remove') || (assistant?.avatarUrl && avatar !== 'remove') ? (
+          <button type="button" onClick={() => setAvatar(assistant?.avatarUrl ? 'remove' : undefined)}>
+            Remove the avatar
+          </button>
+        ) : null}
+      </fieldset>
+      <fieldset>
+        <legend>Parameters</legend>
+        <p class="hint">Empty: the model's default.</p>
+        <label>
+          Temperature <span class="hint">(0–2: lower is steadier, higher more varied)</span>
+          <input type="number" min={0} max={2} step={0.05} value={temperature} onInput={(e) => setTemperature(e.currentTarget.value)} />
+        </label>
+        <label>
+          Top P <span class="hint">(above 0, up to 1)</span>
+          <input type="number" min={0.01} max={1} step={0.01} value={topP} onInput={(e) => setTopP(e.currentTarget.value)} />
+        </label>
+        <label>
+          Longest answer <span class="hint">(tokens)</span>
+          <input type="number" min={1} max={1000000} step={1} value={maxOutputTokens} onInput={(e) => setMaxOutputTokens(e.currentTarget.value)} />
+        </label>
+      </fieldset>
       <fieldset>
         <legend>Tools</legend>
         <label class="check">

@@ -7,6 +7,8 @@ export interface Assistant {
   model: string | null;
   tools: string[] | null;
   starters: string[];
+  parameters: { temperature: number | null; topP: number | null; maxOutputTokens: number | null };
+  avatarUrl: string | null;
   shared: boolean;
   visibility: 'private' | 'everyone' | 'tiers';
   tiers: string[];

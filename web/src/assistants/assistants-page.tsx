@@ -2,7 +2,7 @@ import './assistants.css';
 import { useEffect, useState } from 'preact/hooks';
 import { call } from '../shared/api';
 import { messageOf, Note } from '../shared/note';
-import { AssistantForm, type AssistantInput } from './assistant-form';
+import { AssistantForm, type AssistantInput, type AvatarChange } from './assistant-form';
 import type { Assistant } from './assistant-types';
 
 const whoFor = (a: Assistant) => (a.visibility === 'private' ? 'Yours' : a.visibility === 'everyone' ? 'Shared with everyone' : `Shared with ${a.tiers.join(', ') || 'no tier yet'}`);
@@ -29,8 +29,22 @@ export function AssistantsPage({ isAdmin }: { isAdmin: boolean }) {
       setNote({ error: messageOf(err) });
     }
   };
-  const save = (a: Assistant | undefined) => (input: AssistantInput) =>
-    a ? act(() => call('assistants/update', { assistantId: a.id, ...input }), `${String(input.name).trim()} was saved.`) : act(() => call('assistants/create', input), `${String(input.name).trim()} was created.`);
+  // The fields first, then the avatar (an operation of its own, as it carries an image).
+  const save = (a: Assistant | undefined) => (input: AssistantInput, avatar: AvatarChange) =>
+    act(async () => {
+      const saved = a
+        ? (await call<{ assistant: Assistant }>('assistants/update', { assistantId: a.id, ...input })).assistant
+        : (await call<{ assistant: Assistant }>('assistants/create', input)).assistant;
+      try {
+        if (avatar === 'remove') await call('assistants/removeAvatar', { assistantId: saved.id });
+        else if (avatar) await call('assistants/setAvatar', { assistantId: saved.id, dataUrl: avatar.dataUrl });
+      } catch (err) {
+        // Saved without its image: the form goes on editing it (a second Create would make another).
+        await load();
+        setEditing(saved.id);
+        throw err;
+      }
+    }, `${String(input.name).trim()} was ${a ? 'saved' : 'created'}.`);
   const remove = (a: Assistant) => {
     if (confirm(`Delete the assistant "${a.name}"? Its conversations go on with Parley itself.`)) void act(() => call('assistants/delete', { assistantId: a.id }), `${a.name} was deleted.`);
   };
@@ -60,6 +74,7 @@ export function AssistantsPage({ isAdmin }: { isAdmin: boolean }) {
           {list.assistants.map((a) => (
             <li key={a.id}>
               <span class="assistant-name">
+                {a.avatarUrl && <img class="assistant-avatar" src={a.avatarUrl} alt="" width={32} height={32} />}
                 <strong>{a.name}</strong> <span class="hint">{whoFor(a)}</span>
                 {a.description && <span class="hint assistant-description">{a.description}</span>}
               </span>

@@ -1,4 +1,6 @@
+import { createContext } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { ModelChoice } from './chat-models';
 import { call } from '../shared/api';
 import { onLinkClick } from '../shared/router';
 
@@ -9,6 +11,10 @@ export interface AssistantChoice {
   description: string;
   starters: string[];
   shared: boolean;
+  /** Its model (a catalogue id); null: the server's default. */
+  model: string | null;
+  /** Where its avatar is served; null: none. */
+  avatarUrl: string | null;
 }
 
 /** The assistants the user may pick (their own and the shared ones); none while the list has not come. */
@@ -21,14 +27,27 @@ export function useAssistants(): AssistantChoice[] {
   return list;
 }
 
+/** The assistant answering the conversation on screen: its name and avatar head its answers. */
+export const AnsweringAssistant = createContext<AssistantChoice | undefined>(undefined);
+
+/** An assistant's avatar, decorative beside its name; nothing without one. */
+export function AssistantAvatar({ assistant, size = 24 }: { assistant: AssistantChoice | undefined; size?: number }) {
+  return assistant?.avatarUrl ? <img class="assistant-avatar" src={assistant.avatarUrl} alt="" width={size} height={size} /> : null;
+}
+
 /**
  * Who answers: Parley itself or one of the user's assistants. A conversation keeps the assistant
  * it was started with (the server remembers it), so once it has one the page names it instead.
  */
 export function AssistantPicker({ assistants, chosen, current, onChoose }: { assistants: AssistantChoice[]; chosen: string; current: string | null | undefined; onChoose(id: string): void }) {
   if (current) {
-    const name = assistants.find((a) => a.id === current)?.name ?? 'an assistant';
-    return <p class="assistant-current hint">Answering: {name}</p>;
+    const a = assistants.find((x) => x.id === current);
+    return (
+      <p class="assistant-current hint">
+        <AssistantAvatar assistant={a} />
+        Answering: {a?.name ?? 'an assistant'}
+      </p>
+    );
   }
   const manage = (
     <a class="assistant-manage" href="/assistants" onClick={onLinkClick('/assistants')}>
@@ -38,6 +57,7 @@ export function AssistantPicker({ assistants, chosen, current, onChoose }: { ass
   if (!assistants.length) return <p class="assistant-picker hint">{manage}</p>;
   return (
     <div class="assistant-picker">
+      <AssistantAvatar assistant={assistants.find((a) => a.id === chosen)} />
       <label class="model-picker">
         <span>Assistant</span>
         <select value={chosen} onChange={(e) => onChoose(e.currentTarget.value)}>
@@ -73,4 +93,27 @@ export function AssistantStarters({ assistant, onSend }: { assistant: AssistantC
       )}
     </section>
   );
+}
+
+interface Models {
+  choices: ModelChoice[];
+  model: string | undefined;
+  choose(id: string): void;
+}
+
+/**
+ * The model a turn names while an assistant answers (docs/web.md, "Assistants"): none, so that
+ * the assistant's own model answers, unless the user picks one in the picker on this page (then
+ * that one, for this conversation as long as the page is open). The picker shows the assistant's
+ * model meanwhile, when it is one of the choices.
+ */
+export function useModelBeside(models: Models, assistant: AssistantChoice | undefined): { picker: Models; model: string | undefined } {
+  const [picked, setPicked] = useState(false);
+  const choose = (id: string) => {
+    models.choose(id);
+    setPicked(true);
+  };
+  if (!assistant || picked) return { picker: { ...models, choose }, model: models.model };
+  const own = assistant.model && models.choices.some((c) => c.id === assistant.model) ? assistant.model : models.model;
+  return { picker: { ...models, model: own, choose }, model: undefined };
 }
