@@ -16,6 +16,7 @@ import { feedbackCommands } from './feedback';
 import { newsCommands } from './news';
 import { connectionCommands } from './connection';
 import { mcpCommands } from './mcp';
+import { assistantCommands } from './assistant';
 import { miniAppCommands } from './miniapps';
 import { discoverCommand } from './discover';
 
@@ -47,6 +48,7 @@ newsCommands(program);
 connectionCommands(program);
 miniAppCommands(program);
 mcpCommands(program);
+assistantCommands(program);
 // After the `connection` group's own commands: it joins that group (cli/discover.ts).
 discoverCommand(program);
 

@@ -15,6 +15,7 @@ import {
   listAssistantsFor,
   updateAssistant,
   type AssistantFields,
+  type Viewer,
 } from './assistant.store';
 
 // Assistants (docs/assistants.md): thin handlers over assistant.store.ts.
@@ -66,9 +67,9 @@ export const AssistantSchema = t.Object({
   updatedAt: t.String({ format: 'date-time' }),
 });
 
-const viewerOf = (user: User) => ({ id: user.id, subscriptionTier: user.subscriptionTier, isAdmin: user.isAdmin });
+const viewerOf = (user: Viewer) => ({ id: user.id, subscriptionTier: user.subscriptionTier, isAdmin: user.isAdmin });
 
-export const assistantView = (a: Assistant, user: User) => ({
+export const assistantView = (a: Assistant, user: Viewer) => ({
   id: a.id,
   name: a.name,
   description: a.description,
@@ -105,7 +106,7 @@ export async function editableAssistant(deps: AppDeps, user: User, id: string): 
  * caller's tier for their own; every tier for one shared with everyone; each of its tiers for one
  * shared with some. (The tier is checked again at each turn: models' tiers change.)
  */
-async function checkModel(deps: AppDeps, model: string | null | undefined, forTiers: (string | undefined)[]): Promise<void> {
+export async function checkModel(deps: Pick<AppDeps, 'connections'>, model: string | null | undefined, forTiers: (string | undefined)[]): Promise<void> {
   if (!model) return;
   try {
     for (const tier of forTiers) await deps.connections.chat(model, 'chat', tier === undefined ? undefined : { subscriptionTier: tier });
@@ -116,11 +117,51 @@ async function checkModel(deps: AppDeps, model: string | null | undefined, forTi
 }
 
 /** The tiers an assistant's model must be open to (undefined: every tier). */
-const tiersFor = (user: User, s: { visibility: string; tiers: string[] }): (string | undefined)[] =>
+export const tiersFor = (user: Pick<User, 'subscriptionTier'>, s: { visibility: string; tiers: string[] }): (string | undefined)[] =>
   s.visibility === 'private' ? [user.subscriptionTier] : s.visibility === 'tiers' ? s.tiers : [undefined];
 
-const sharing = (shared: boolean, visibility: 'everyone' | 'tiers' | undefined, tiers: string[] | undefined) =>
+export const sharing = (shared: boolean, visibility: 'everyone' | 'tiers' | undefined, tiers: string[] | undefined) =>
   shared ? { visibility: visibility ?? 'everyone', tiers: visibility === 'tiers' ? (tiers ?? []) : [] } : { visibility: 'private' as const, tiers: [] };
+
+/** The fields create and update both take (all but the name optional in both). */
+const optionalFields = {
+  description: t.Optional(Description),
+  instructions: t.Optional(Instructions),
+  model: t.Optional(Model),
+  tools: t.Optional(Tools),
+  starters: t.Optional(Starters),
+  parameters: t.Optional(Parameters),
+  visibility: t.Optional(Visibility),
+  tiers: t.Optional(Tiers),
+};
+
+export const CreateInput = t.Object({ name: Name, ...optionalFields, shared: t.Optional(t.Boolean()) });
+
+export const UpdateInput = t.Object({ assistantId: t.String({ minLength: 1, maxLength: 100 }), name: t.Optional(Name), ...optionalFields });
+
+/** A new assistant's fields from `assistants/create`'s input, with whom it is for. */
+export const fieldsOf = (input: typeof CreateInput.static, who: ReturnType<typeof sharing>): AssistantFields => ({
+  ...who,
+  name: input.name.trim(),
+  description: input.description ?? '',
+  instructions: input.instructions ?? '',
+  model: input.model ?? null,
+  tools: input.tools ?? null,
+  starters: input.starters ?? [],
+  parameters: parametersOf(input.parameters ?? {}),
+});
+
+/**
+ * The change `assistants/update`'s input makes to `a`, and the tiers its model must then be open
+ * to (none when neither the model nor who may use it changes).
+ */
+export function changeOf(a: Assistant, owner: Pick<User, 'subscriptionTier'>, input: Omit<typeof UpdateInput.static, 'assistantId'>): { change: Partial<AssistantFields>; checkTiers?: (string | undefined)[] } {
+  const { visibility, tiers, parameters, ...rest } = input;
+  const change: Partial<AssistantFields> = { ...rest, ...(rest.name ? { name: rest.name.trim() } : {}), ...(parameters ? { parameters: parametersOf(parameters) } : {}) };
+  if (a.ownerId === null && (visibility || tiers)) Object.assign(change, sharing(true, visibility ?? (a.visibility as 'everyone' | 'tiers'), tiers ?? a.tiers));
+  const checkTiers = input.model !== undefined || change.visibility ? tiersFor(owner, { visibility: change.visibility ?? a.visibility, tiers: change.tiers ?? a.tiers }) : undefined;
+  return { change, checkTiers };
+}
 
 export const assistantOperations = [
   defineOperation({
@@ -153,18 +194,7 @@ export const assistantOperations = [
     description:
       'The caller\'s own (only they see it), or with `shared: true` (admins only, else 403) one for every user (`visibility: "everyone"`, the default) or for the users of some subscription tiers (`visibility: "tiers"`, `tiers`). ' +
       'A model the catalogue does not offer to whoever may use it (the caller\'s tier for their own; every tier, or each of `tiers`, for a shared one): 400 naming `model`. Own assistants past PARLEY_ASSISTANTS_MAX_PER_USER: 409.',
-    input: t.Object({
-      name: Name,
-      description: t.Optional(Description),
-      instructions: t.Optional(Instructions),
-      model: t.Optional(Model),
-      tools: t.Optional(Tools),
-      starters: t.Optional(Starters),
-      parameters: t.Optional(Parameters),
-      shared: t.Optional(t.Boolean()),
-      visibility: t.Optional(Visibility),
-      tiers: t.Optional(Tiers),
-    }),
+    input: CreateInput,
     output: t.Object({ assistant: AssistantSchema }),
     errors: [403, 409],
     rateLimit: 'write',
@@ -173,16 +203,7 @@ export const assistantOperations = [
       if (shared && !user.isAdmin) throw forbidden();
       const who = sharing(shared, input.visibility, input.tiers);
       await checkModel(deps, input.model, tiersFor(user, who));
-      const fields: AssistantFields = {
-        ...who,
-        name: input.name.trim(),
-        description: input.description ?? '',
-        instructions: input.instructions ?? '',
-        model: input.model ?? null,
-        tools: input.tools ?? null,
-        starters: input.starters ?? [],
-        parameters: parametersOf(input.parameters ?? {}),
-      };
+      const fields = fieldsOf(input, who);
       const max = deps.config.assistantsMaxPerUser;
       const a = await deps.store.write(function* (tx) {
         if (!shared)
@@ -197,28 +218,14 @@ export const assistantOperations = [
     summary: 'Change an assistant',
     description:
       'The fields given change (`model: null`: the default model; `tools: null`: whatever the admin allows). The caller\'s own, or a shared one by an admin: one the caller may use but not change 403, one they may not use 404. `visibility` and `tiers` apply to shared ones only.',
-    input: t.Object({
-      assistantId: t.String({ minLength: 1, maxLength: 100 }),
-      name: t.Optional(Name),
-      description: t.Optional(Description),
-      instructions: t.Optional(Instructions),
-      model: t.Optional(Model),
-      tools: t.Optional(Tools),
-      starters: t.Optional(Starters),
-      parameters: t.Optional(Parameters),
-      visibility: t.Optional(Visibility),
-      tiers: t.Optional(Tiers),
-    }),
+    input: UpdateInput,
     output: t.Object({ assistant: AssistantSchema }),
     errors: [403, 404],
     handler: async ({ input, user, deps }) => {
       const a = await editableAssistant(deps, user, input.assistantId);
-      const shared = a.ownerId === null;
-      const { assistantId: _, visibility, tiers, parameters, ...rest } = input;
-      const change: Partial<AssistantFields> = { ...rest, ...(rest.name ? { name: rest.name.trim() } : {}), ...(parameters ? { parameters: parametersOf(parameters) } : {}) };
-      if (shared && (visibility || tiers)) Object.assign(change, sharing(true, visibility ?? (a.visibility as 'everyone' | 'tiers'), tiers ?? a.tiers));
-      const model = change.model === undefined ? a.model : change.model;
-      if (input.model !== undefined || change.visibility) await checkModel(deps, model, tiersFor(user, { visibility: change.visibility ?? a.visibility, tiers: change.tiers ?? a.tiers }));
+      const { assistantId: _, ...fields } = input;
+      const { change, checkTiers } = changeOf(a, user, fields);
+      if (checkTiers) await checkModel(deps, change.model === undefined ? a.model : change.model, checkTiers);
       const updated = await deps.store.write((tx) => updateAssistant(tx, a.id, change, deps.now()));
       return { assistant: assistantView(updated, user) };
     },
