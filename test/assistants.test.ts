@@ -128,6 +128,18 @@ describe('assistants', () => {
     expect((await ctx.json('chat/getConversation', { conversationId: his.body.conversation.id }, bob)).body.conversation.assistantId).toBeNull();
   });
 
+  test('one the caller may no longer use stops answering: its instructions and parameters leave the turn', async () => {
+    const { ctx, admin, ann } = await setup();
+    const pro = (await create(ctx, admin, { name: 'Pro coach', instructions: 'Coach like a pro.', shared: true, visibility: 'tiers', tiers: [ann.user.subscriptionTier], parameters: { temperature: 0.2 } })).body.assistant;
+    const first = await readFrames(await ctx.call('chat/stream', { message: 'hello', assistantId: pro.id }, ann));
+    const conversationId = first[0]!.data.conversationId;
+    expect(systemOf(chatRequests().at(-1))).toContain('Coach like a pro.');
+    await ctx.json('assistants/update', { assistantId: pro.id, tiers: ['SOMEONE_ELSE'] }, admin);
+    await readFrames(await ctx.call('chat/stream', { message: 'and now?', conversationId }, ann));
+    expect(systemOf(chatRequests().at(-1))).not.toContain('Coach like a pro.');
+    expect(chatRequests().at(-1).temperature).toBeUndefined();
+  });
+
   test('shared by an admin: with everyone, or with some tiers; only admins change them', async () => {
     const { ctx, admin, ann, bob } = await setup();
     const everyone = (await create(ctx, admin, { name: 'Helper', instructions: 'Be brief.', shared: true })).body.assistant;

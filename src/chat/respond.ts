@@ -9,7 +9,7 @@ import { cancelWhereRunning, claimTurn, holdTurn, LEASE_LOST_REASON, letTurnGo }
 import { serializeOn, type Tx, type Work } from '../db/work';
 import { findUser } from '../account/account.store';
 import { endPendingApprovals } from '../tools/approval.store';
-import { assistantOfConversation } from '../assistants/assistant.store';
+import { assistantOfConversation, canUseAssistant } from '../assistants/assistant.store';
 import type { Assistant } from '../db/schema';
 import { memoryForTurn } from '../memory/memory.prompt';
 import { filePartOf, filesIntoMessage, type FilePart } from '../files/files-for-turn';
@@ -130,8 +130,11 @@ async function runResponse(
     // Off (`enableMemories`): no memory in the prompt and no memory tools (src/memory/).
     const memory = await memoryForTurn(deps, user);
     const warn: StreamChatOptions['warn'] = (msg, fields) => deps.log.warn(msg, { ...where, ...fields });
-    // The conversation's assistant, as it is now: its instructions and its choice of tools.
-    const assistant = await deps.store.read((tx) => assistantOfConversation(tx, response.conversationId));
+    // The conversation's assistant, as it is now: its instructions and its choice of tools; one
+    // this user may not use (a shared one's tiers changed, or a writer's in someone else's
+    // conversation) does not answer.
+    const kept = await deps.store.read((tx) => assistantOfConversation(tx, response.conversationId));
+    const assistant = kept && user && canUseAssistant(kept, user) ? kept : undefined;
     const streamOpts: StreamChatOptions = {
       model: target.model,
       research: response.kind === 'research',
