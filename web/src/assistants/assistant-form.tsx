@@ -89,7 +89,8 @@ export function AssistantForm({ assistant, isAdmin, onSave, onCancel }: { assist
       <h3>{title}</h3>
       <label>
         Name
-        <input required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        {/* The form opens on the user's click: its first field takes the focus, as a dialog's would. */}
+        <input required maxLength={100} value={name} autoFocus onInput={(e) => setName(e.currentTarget.value)} />
       </label>
       <label>
         Description <span class="hint">(shown on an empty chat with it)</span>
