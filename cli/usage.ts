@@ -4,6 +4,7 @@ import { rangeOf, usageReport, type UsageReportView } from '../src/usage/usage.v
 import type { UsageGrouping } from '../src/usage/usage.store';
 import { common, openCliStore, output, runAction, CliError, type CommonOptions } from './context';
 import { requireUser } from './user';
+import { alignedTable } from './table';
 
 type UsageOptions = CommonOptions & { from?: string; to?: string; by: UsageGrouping; email?: string; csv?: boolean };
 
@@ -37,12 +38,10 @@ function csvOf(r: UsageReportView): string {
   return csvRow([r.by, 'label', ...COLUMNS]) + r.groups.map((g) => csvRow([g.key, g.label, ...COLUMNS.map((c) => g[c])])).join('');
 }
 
-/** Columns aligned for a terminal, the totals last. */
+/** The groups, then the totals. */
 function tableOf(r: UsageReportView): string {
   const head = [r.by, 'input', 'output', 'cached', 'reasoning', 'units', 'calls', 'estimated', 'credits'];
   const name = (g: { key: string | null; label: string | null }) => g.label ?? g.key ?? (r.by === 'key' ? '(no key)' : '-');
   const rows = [...r.groups.map((g) => [name(g), ...COLUMNS.map((c) => String(g[c]))]), ['total', ...COLUMNS.map((c) => String(r.totals[c]))]];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
-  return [`usage ${r.from} to ${r.to}, by ${r.by}`, line(head), ...rows.map(line)].join('\n');
+  return `usage ${r.from} to ${r.to}, by ${r.by}\n${alignedTable(head, rows)}`;
 }

@@ -5,7 +5,8 @@
  * itself once it is deleted. Through HTTP with the fake OpenAI server, on both stores.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { createTestContext, shareWith, type TestContext, type TestUser } from './helpers';
+import { createTestContext, shareWith, until, type TestContext, type TestUser } from './helpers';
+import { listUsageRecords } from '../src/usage/usage.store';
 import { readFrames, typesOf } from './sse';
 import { updateUser } from '../src/account/account.store';
 import { fakeAiForFile } from './support/fake-ai-for-file';
@@ -105,6 +106,11 @@ describe('assistants', () => {
     await readFrames(await ctx.call('chat/stream', { message: 'still there?', conversationId }, ann));
     expect(systemOf(chatRequests().at(-1))).not.toContain('historian');
     expect((await ctx.json('chat/listConversations', {}, ann)).body.conversations.find((c: any) => c.id === conversationId).assistantId).toBeNull();
+
+    // Each turn's usage names the assistant that answered it (docs/usage.md), newest first.
+    const turns = async () => (await ctx.store.read((tx) => listUsageRecords(tx, ann.user.id, { limit: 10 }))).filter((r) => r.kind === 'chat');
+    await until(async () => (await turns()).length === 4, 'the four turns recorded');
+    expect((await turns()).map((r) => r.assistantId)).toEqual([null, a.id, a.id, a.id]);
   });
 
   test('a branch keeps the assistant (regenerating makes one); one made by a writer who may not use it goes on with Parley', async () => {

@@ -85,7 +85,7 @@ for (const engine of engines) {
     afterAll(async () => {
       for (const b of buses ?? []) await b.close().catch(() => undefined);
       await world?.stop();
-    });
+    }, 60_000);
 
     test('a burst published on one instance reaches the others once each, in order; its own listeners hear it at once', async () => {
       const [a, b, c] = buses;

@@ -112,7 +112,7 @@ describe.if(run)('moving between SQLite and PostgreSQL', () => {
   afterAll(async () => {
     await admin?.close();
     await pg?.stop();
-  });
+  }, 60_000);
 
   test('every table up to PostgreSQL and back down: the same rows, value for value, and the copy verified on the way', async () => {
     const from = mkdtempSync(join(tmpdir(), 'parley-copy-'));

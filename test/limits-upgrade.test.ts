@@ -63,7 +63,7 @@ describe.if(postgresAvailable())('upgrading to the limits of issue 30 (PostgreSQ
   afterAll(async () => {
     await sql?.close();
     await pg?.stop();
-  });
+  }, 60_000);
 
   test('0010 counts the messages stored before, as jsonb writes them back; 0011 keeps every writer', async () => {
     await migratePg(sql, pgMigrations.filter((m) => m.tag < '0010'));

@@ -34,7 +34,7 @@ describe.if(run)('the PostgreSQL schema', () => {
   afterAll(async () => {
     await sql?.close();
     await pg?.stop();
-  });
+  }, 60_000);
 
   test('every SQL file of migrations/pg/ is embedded, in order', () => {
     const files = readdirSync(join(root, 'migrations/pg'))

@@ -22,11 +22,11 @@ describe.if(run)('limits shared by the instances of a cluster', () => {
     pg = await startPostgres();
     sql = new SQL({ url: pg.url, max: 4 });
     await migratePg(sql);
-  });
+  }, 60_000);
   afterAll(async () => {
     await sql?.close();
     await pg?.stop();
-  });
+  }, 60_000);
 
   const clock = { now: 1_764_000_000_000 };
   const instance = (id: string, config = {}) => {

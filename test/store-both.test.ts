@@ -487,7 +487,7 @@ describe.if(run)('one store interface, two databases', () => {
   afterAll(async () => {
     await sql?.close();
     await pg?.stop();
-  });
+  }, 60_000);
   /** The story on a fresh migrated SQLite database, then on the PostgreSQL one: both must give `expected`. */
   async function onBoth<T>(story: (store: Store) => Promise<T>, expected: Awaited<T>) {
     const lite = openDatabase(':memory:');

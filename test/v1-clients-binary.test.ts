@@ -3,7 +3,7 @@
  * SDK and Vercel's AI SDK (`ai` with `@ai-sdk/openai-compatible`), against the fake upstreams
  * (an OpenAI-compatible chat server that reports usage, an embeddings server). What a user of those
  * libraries does: list models, chat streamed and not, tools, a refused `n`, a background response
- * resumed after a disconnect, embeddings, a stream left mid-way, `store: true`.
+ * resumed after a disconnect, embeddings, a stream left mid-way, `store: true`, an assistant as a model.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import OpenAI from 'openai';
@@ -182,6 +182,28 @@ describe('the official openai SDK against the compiled binary', () => {
     await c.chat.completions.create({ model: 'env-ai/small', messages: [{ role: 'user', content: 'Keep this one' }], store: true });
     await until(async () => (await listed()).length === before + 1, 'the conversation is kept');
     expect((await listed()).map((x) => x.title)).toContain('Keep this one');
+  });
+});
+
+describe('assistants as models, against the compiled binary', () => {
+  test('the openai SDK lists an assistant and streams from it; the AI SDK names it too: its instructions first', async () => {
+    const p = await server();
+    const c = await client();
+    const made = await p.json('assistants/create', { name: 'Reviewer', description: 'Reviews code.', instructions: 'Review like a senior engineer.' });
+    const id = `assistant:${made.assistant.id}`;
+    const listed = (await c.models.list()).data.find((m) => m.id === id);
+    expect(listed).toMatchObject({ id, owned_by: 'assistant', name: 'Reviewer' });
+
+    openai.chatScript = () => ({ deltas: [{ content: 'Looks' }, { content: ' fine.' }] });
+    const stream = await c.chat.completions.create({ model: id, messages: [{ role: 'system', content: 'You are in an editor.' }, { role: 'user', content: 'Review this' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Looks fine.');
+    expect(chatRequests().at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'Review like a senior engineer.\n\nYou are in an editor.' });
+
+    const provider = createOpenAICompatible({ name: 'parley', baseURL: `${p.url}/v1`, apiKey: p.keys[0]! });
+    expect((await generateText({ model: provider(id), prompt: 'Again' })).text).toBe('Looks fine.');
+    expect(chatRequests().at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'Review like a senior engineer.' });
   });
 });
 

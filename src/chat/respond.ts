@@ -165,7 +165,7 @@ async function runResponse(
       ...(assistant ? { sampling: assistant.parameters } : {}),
     };
     // Usage metering (docs/usage.md): over a quota the turn ends here, before anything goes upstream.
-    const usageCaller = { ...caller, userId: response.userId, responseId: response.id };
+    const usageCaller = { ...caller, userId: response.userId, responseId: response.id, ...(assistant ? { assistantId: assistant.id } : {}) };
     meter = await meterCalls(deps, { caller: usageCaller, kind: response.kind, target, messages: streamOpts.messages, resumed: !!resume });
     streamOpts.onUsage = meter.onUsage;
     const batches = ai.streamChatBatches ? ai.streamChatBatches(streamOpts) : single(ai.streamChat(streamOpts));

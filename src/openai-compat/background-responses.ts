@@ -36,7 +36,7 @@ export interface BackgroundInput {
   meter: Meter;
   inputTokens: number;
   /** `store: true`: the messages to keep, and the conversation they continue. */
-  keep?: { messages: ChatMessage[]; conversationId?: string };
+  keep?: { messages: ChatMessage[]; conversationId?: string; assistantId?: string };
 }
 
 /** Create the row with its first event and start the task; a 429 when the user runs as many as PARLEY_RESEARCH_MAX_PER_USER allows. */
@@ -108,7 +108,7 @@ async function runBackground(deps: AppDeps, input: BackgroundInput, events: Resp
   }
   await finish(deps, events, writer, ending, (tx) =>
     input.keep && ending.status === 'completed'
-      ? keepAsConversation(tx, { userId: input.userId, messages: input.keep.messages, answer, model: input.target.id, conversationId: input.keep.conversationId }, deps.now())
+      ? keepAsConversation(tx, { userId: input.userId, messages: input.keep.messages, answer, model: input.target.id, conversationId: input.keep.conversationId, assistantId: input.keep.assistantId }, deps.now())
       : undefined,
   );
   if (refused) await input.meter.release();

@@ -7,6 +7,7 @@ import { keepAsConversation } from './keep-conversation';
 import { completeOpenAiChat } from './upstream-openai-chat';
 import type { ChunkBatches, V1Target } from './upstream-call';
 import { openStream, type ResolveTarget } from './v1-target';
+import { withAssistant } from './v1-assistants';
 import { beginCall, chatEstimate, chatReport, estimateInput, type Meter } from './v1-usage';
 import { sseResponse, type V1Context } from './v1-route';
 import { dataFrame, textStream } from './text-stream';
@@ -19,16 +20,17 @@ import { dataFrame, textStream } from './text-stream';
 export function chatCompletions(resolve: ResolveTarget) {
   return async (ctx: V1Context): Promise<Response | object> => {
     const { deps } = ctx;
-    const req = checkChatRequest(ctx.body, imageUrlPolicy(deps.config));
-    const target = await resolve(req.model, ctx.user);
+    const asked = checkChatRequest(ctx.body, imageUrlPolicy(deps.config));
+    const target = await resolve(asked.model, ctx.user);
+    const req = withAssistant(asked, target.assistant);
     const inputTokens = estimateInput(req);
     const streamed = req.stream === true;
-    const { meter, releaseSlot } = await beginCall(ctx, streamed, chatEstimate(target, req, inputTokens));
+    const { meter, releaseSlot } = await beginCall(ctx, target, streamed, chatEstimate(target, req, inputTokens));
     const stop = new AbortController();
     const signal = AbortSignal.any([ctx.request.signal, deps.lifecycle.signal, stop.signal]);
     const done = async (answer: AnswerCollector) => {
       await meter.settle(chatReport(target, answer, inputTokens));
-      if (req.store === true) await deps.store.write((tx) => keepAsConversation(tx, { userId: ctx.user.id, messages: req.messages, answer, model: target.id }, deps.now()));
+      if (req.store === true) await deps.store.write((tx) => keepAsConversation(tx, { userId: ctx.user.id, messages: req.messages, answer, model: target.id, assistantId: target.assistant?.id }, deps.now()));
     };
     if (!streamed) return answerWhole(target, req, signal, meter, done);
     let batches: ChunkBatches;

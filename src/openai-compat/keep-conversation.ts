@@ -14,11 +14,12 @@ const TITLE_CHARS = 80;
  * answers carry it) and, when it called tools, the calls (`{type: "tool_calls", calls}`). Not
  * kept: system and developer messages, tool results, reasoning. `conversationId`: a conversation
  * the exchange continues (a Responses call's `previous_response_id`), else a new one titled with
- * the first line of the first user message.
+ * the first line of the first user message. An exchange with an assistant (`assistant:<id>`)
+ * starts a conversation with it, so the web app goes on with the same assistant.
  */
 export function* keepAsConversation(
   tx: Tx,
-  input: { userId: string; messages: readonly ChatMessage[]; answer: AnswerCollector; model: string; conversationId?: string },
+  input: { userId: string; messages: readonly ChatMessage[]; answer: AnswerCollector; model: string; conversationId?: string; assistantId?: string },
   now: number,
 ): Work<string> {
   const kept = input.messages.filter((m) => m.role === 'user' || (m.role === 'assistant' && textOf(m.content).trim()));
@@ -26,7 +27,7 @@ export function* keepAsConversation(
   const line = firstUser.split('\n')[0] ?? '';
   const conversationId =
     input.conversationId ??
-    (yield* createConversation(tx, { ownerId: input.userId, title: line.length > TITLE_CHARS ? `${line.slice(0, TITLE_CHARS - 1)}…` : line }, now)).id;
+    (yield* createConversation(tx, { ownerId: input.userId, title: line.length > TITLE_CHARS ? `${line.slice(0, TITLE_CHARS - 1)}…` : line, assistantId: input.assistantId }, now)).id;
   for (const m of kept) {
     const parts = m.role === 'user' ? imagesOf(m.content).map((i) => ({ type: 'input_image', imageUrl: i.url, ...(i.detail ? { detail: i.detail } : {}) })) : [];
     yield* appendItem(tx, { conversationId, role: m.role as 'user' | 'assistant', content: textOf(m.content), parts, authorId: m.role === 'user' ? input.userId : null }, now);

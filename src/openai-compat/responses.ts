@@ -14,6 +14,7 @@ import { newResponseId, ResponseEvents, responseObject, type Ending, type Respon
 import { cancelBackground, startBackground } from './background-responses';
 import type { ChunkBatches, V1Target } from './upstream-call';
 import { openStream, type ResolveTarget } from './v1-target';
+import { withAssistant } from './v1-assistants';
 import { beginCall, chatEstimate, chatReport, estimateInput, type Meter } from './v1-usage';
 import { sseResponse, type V1Context } from './v1-route';
 import { namedFrame, textStream } from './text-stream';
@@ -51,14 +52,15 @@ export function createResponse(resolve: ResolveTarget, log: EventLog) {
     const req = checkResponsesRequest(ctx.body);
     const previous = req.previous_response_id ? await previousOf(ctx, req.previous_response_id) : undefined;
     const history = previous?.history ?? [];
-    const chat = chatRequestOf(req, history, imageUrlPolicy(deps.config));
+    const asked = chatRequestOf(req, history, imageUrlPolicy(deps.config));
     const target = await resolve(req.model, ctx.user);
+    const chat = withAssistant(asked, target.assistant);
     const response = responseObject(newResponseId(), req, target.id, deps.now());
     const inputTokens = estimateInput(chat);
     // What `store: true` keeps: the messages this request adds (not the instructions, not the history).
-    const added = chat.messages.slice((req.instructions ? 1 : 0) + history.length);
-    const keep = req.store === true ? { messages: added, conversationId: previous?.conversationId } : undefined;
-    const { meter, releaseSlot } = await beginCall(ctx, req.stream === true, chatEstimate(target, chat, inputTokens));
+    const added = asked.messages.slice((req.instructions ? 1 : 0) + history.length);
+    const keep = req.store === true ? { messages: added, conversationId: previous?.conversationId, assistantId: target.assistant?.id } : undefined;
+    const { meter, releaseSlot } = await beginCall(ctx, target, req.stream === true, chatEstimate(target, chat, inputTokens));
     const run = { ctx, target, chat, meter, inputTokens, keep, events: new ResponseEvents(response) };
     if (req.background === true) {
       // What the caller is answered with is the object as created (queued): the task changes it from now on.
@@ -100,7 +102,7 @@ interface Run {
   chat: ChatRequest;
   meter: Meter;
   inputTokens: number;
-  keep: { messages: ChatMessage[]; conversationId?: string } | undefined;
+  keep: { messages: ChatMessage[]; conversationId?: string; assistantId?: string } | undefined;
   events: ResponseEvents;
 }
 
@@ -122,7 +124,7 @@ async function keepResponse(run: Run, answer: AnswerCollector): Promise<void> {
   const now = deps.now();
   const body = events.response;
   await deps.store.write(function* (tx) {
-    const conversationId = yield* keepAsConversation(tx, { userId: user.id, messages: keep.messages, answer, model: run.target.id, conversationId: keep.conversationId }, now);
+    const conversationId = yield* keepAsConversation(tx, { userId: user.id, messages: keep.messages, answer, model: run.target.id, conversationId: keep.conversationId, assistantId: keep.assistantId }, now);
     yield* insertApiResponse(tx, {
       id: body.id,
       userId: user.id,

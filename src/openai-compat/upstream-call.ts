@@ -5,6 +5,7 @@ import { parseSseBatches } from '../ai/sse-parse';
 import { keyedFetch, refusedRedirectMessage, refusedRedirectOf } from '../net/keyed-fetch';
 import { OpenAiError } from '../http/errors';
 import type { ChatChunk, ChatRequest } from './chat-request';
+import type { V1Assistant } from './v1-assistants';
 
 /**
  * How the `/v1` door reaches a chat connection: one request of the caller's, sent as that
@@ -24,6 +25,8 @@ export interface V1Target {
   idleTimeoutMs: number;
   /** The connection's `answerTokens` (what an Anthropic request sends when the caller set no limit). */
   answerTokens: number | undefined;
+  /** The assistant the caller named (`assistant:<id>`): its instructions go first, its id on the usage row. */
+  assistant?: V1Assistant;
 }
 
 /** The upstream's answer as chunks, grouped as they arrived (one array per network read). */

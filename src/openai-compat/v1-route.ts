@@ -107,9 +107,14 @@ export function toOpenAiError(err: unknown, deps: AppDeps, requestId: string, wh
   return openAiErrorOf(new AppError('INTERNAL_SERVER_ERROR'));
 }
 
-/** A quota refusal (src/usage/): OpenAI's `insufficient_quota` 429, with when the limit resets. */
+/**
+ * A quota refusal (src/usage/): OpenAI's `insufficient_quota` 429, with when the limit resets.
+ * `x-should-retry: false` stops the `openai` SDKs' own retries: they retry a 429 after waiting
+ * whatever `Retry-After` says, which here is hours away (docs/openai-api.md, "Quotas and clients").
+ */
 function quotaError(err: QuotaError, now: number): OpenAiError {
-  const headers: Record<string, string> = err.resetAt !== undefined ? { 'retry-after': String(Math.max(1, Math.ceil((err.resetAt - now) / 1000))) } : {};
+  const headers: Record<string, string> = { 'x-should-retry': 'false' };
+  if (err.resetAt !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil((err.resetAt - now) / 1000)));
   return new OpenAiError(429, err.message, 'insufficient_quota', 'insufficient_quota', null, headers);
 }
 

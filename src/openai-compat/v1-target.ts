@@ -8,21 +8,24 @@ import type { OpenStream, V1Target } from './upstream-call';
 import { openOpenAiChat } from './upstream-openai-chat';
 import { openAnthropic } from './upstream-anthropic';
 import { openResponses } from './upstream-responses';
+import { assistantOfModel, isAssistantModel } from './v1-assistants';
 
 /**
  * A `/v1` request's model, resolved as Parley's own turns resolve theirs (deps.connections, the
  * catalogue's ids and the caller's tier), with the connection's credential opened once per row
  * version and kept (opening unseals it: not on the path of every request). An unknown, hidden or
- * forbidden model is OpenAI's 404 `model_not_found`, with the resolver's sentence.
+ * forbidden model is OpenAI's 404 `model_not_found`, with the resolver's sentence. An
+ * assistant (`assistant:<id>`, v1-assistants.ts) answers with its own model, else the default.
  */
 export function createV1Targets(deps: AppDeps) {
   const keys = new Map<string, { version: number; key: Promise<string | undefined> }>();
   return async function resolve(model: string, user: User): Promise<V1Target> {
+    const assistant = isAssistantModel(model) ? await assistantOfModel(deps, user, model) : undefined;
     let found;
     try {
-      found = await deps.connections.chat(model, 'chat', { subscriptionTier: user.subscriptionTier });
+      found = await deps.connections.chat(assistant ? (assistant.model ?? undefined) : model, 'chat', { subscriptionTier: user.subscriptionTier });
     } catch (err) {
-      if (err instanceof AppError) throw openAiModelNotFound(err.message);
+      if (err instanceof AppError) throw openAiModelNotFound(assistant ? `The assistant "${assistant.name}" cannot answer you: ${err.message}` : err.message);
       throw err;
     }
     if (!found) throw openAiModelNotFound(NO_PROVIDER_MESSAGE);
@@ -42,6 +45,7 @@ export function createV1Targets(deps: AppDeps) {
       apiKey: await kept.key,
       idleTimeoutMs: (o.idleTimeoutS ?? deps.config.aiIdleTimeoutS) * 1000,
       answerTokens: o.answerTokens || undefined,
+      assistant,
     };
   };
 }

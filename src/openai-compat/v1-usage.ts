@@ -20,12 +20,13 @@ export interface Meter {
 /**
  * A call about to go upstream: for a stream, one of the caller's stream slots first (over the
  * cap: 429 before anything is reserved), then the usage reserved; the slot given back if the
- * reservation is refused.
+ * reservation is refused. A call made with an assistant is the assistant's on the usage row.
  */
-export async function beginCall(ctx: V1Context, streamed: boolean, estimate: UsageReport): Promise<{ meter: Meter; releaseSlot: () => void }> {
+export async function beginCall(ctx: V1Context, target: V1Target, streamed: boolean, estimate: UsageReport): Promise<{ meter: Meter; releaseSlot: () => void }> {
   const releaseSlot = streamed ? await ctx.holdStream() : () => {};
+  const caller = target.assistant ? { ...ctx.caller, assistantId: target.assistant.id } : ctx.caller;
   try {
-    return { meter: await startMeter(ctx.deps, ctx.caller, 'v1', estimate), releaseSlot };
+    return { meter: await startMeter(ctx.deps, caller, 'v1', estimate), releaseSlot };
   } catch (err) {
     releaseSlot();
     throw err;

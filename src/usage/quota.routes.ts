@@ -1,11 +1,10 @@
 import { t } from 'elysia';
 import { defineOperation } from '../http/operation';
 import { notFound } from '../http/errors';
-import { iso } from '../ids';
 import type { AppDeps } from '../deps';
-import type { UsagePriceRow, UsageTierRow } from '../db/schema';
 import type { Tx, Work } from '../db/work';
-import { deletePrice, deleteTier, listPrices, listTiers, savePrice, saveTier } from './usage.store';
+import { deletePrice, deleteTier, savePrice, saveTier } from './usage.store';
+import { MAX_PRICE, priceRowOf, quotaSettings, tierRowOf } from './quota-settings';
 import { PERIODS } from './periods';
 
 // Quotas (docs/usage.md, "Quotas"): the admins' tiers and prices, which the metering service
@@ -23,7 +22,7 @@ const TierSchema = t.Object({
   updatedAt: t.String(),
 });
 
-const Credits = (what: string) => t.Number({ minimum: 0, maximum: 1_000_000, description: `Credits ${what}.` });
+const Credits = (what: string) => t.Number({ minimum: 0, maximum: MAX_PRICE, description: `Credits ${what}.` });
 const PriceSchema = t.Object({
   model: t.String({ description: 'The catalogue id (`<connection>/<model>`).' }),
   inputPerMillion: Credits('per million input tokens'),
@@ -33,30 +32,11 @@ const PriceSchema = t.Object({
   updatedAt: t.String(),
 });
 
-const MICRO = 1_000_000;
-const tierView = (r: UsageTierRow) => ({ ...r, period: r.period as (typeof PERIODS)[number], updatedAt: iso(r.updatedAt) });
-const priceView = (r: UsagePriceRow) => ({
-  model: r.model,
-  inputPerMillion: r.inputMicro / MICRO,
-  outputPerMillion: r.outputMicro / MICRO,
-  perUnit: r.unitMicro / MICRO,
-  perRequest: r.requestMicro / MICRO,
-  updatedAt: iso(r.updatedAt),
-});
-const micro = (credits: number | undefined) => Math.round((credits ?? 0) * MICRO);
-
-async function settingsView(deps: AppDeps) {
-  const { tiers, prices } = await deps.store.read(function* (tx) {
-    return { tiers: yield* listTiers(tx), prices: yield* listPrices(tx) };
-  });
-  return { tiers: tiers.map(tierView), prices: prices.map(priceView) };
-}
-
 const Settings = t.Object({ tiers: t.Array(TierSchema), prices: t.Array(PriceSchema) });
 
 async function changed(deps: AppDeps) {
   deps.usage.changed?.();
-  return settingsView(deps);
+  return quotaSettings(deps.store);
 }
 
 /** Remove a tier's or a price's row, by its key; 404 when there was none. */
@@ -87,7 +67,7 @@ export const quotaOperations = [
     input: t.Object({}),
     output: Settings,
     errors: [403],
-    handler: ({ deps }) => settingsView(deps),
+    handler: ({ deps }) => quotaSettings(deps.store),
   }),
   defineOperation({
     path: 'admin/setUsageTier',
@@ -105,8 +85,7 @@ export const quotaOperations = [
     errors: [403],
     rateLimit: 'write',
     handler: async ({ input, deps }) => {
-      const row = { name: input.name, period: input.period, tokens: input.tokens ?? null, researchRuns: input.researchRuns ?? null, images: input.images ?? null, updatedAt: deps.now() };
-      await deps.store.write((tx) => saveTier(tx, row));
+      await deps.store.write((tx) => saveTier(tx, tierRowOf(input, deps.now())));
       return changed(deps);
     },
   }),
@@ -118,24 +97,16 @@ export const quotaOperations = [
     description: `${ADMIN_ONLY} What a call past its user's allowance costs, in bonus credits (to a millionth). docs/usage.md.`,
     input: t.Object({
       model: t.String({ minLength: 1, maxLength: 300 }),
-      inputPerMillion: t.Optional(t.Number({ minimum: 0, maximum: 1_000_000 })),
-      outputPerMillion: t.Optional(t.Number({ minimum: 0, maximum: 1_000_000 })),
-      perUnit: t.Optional(t.Number({ minimum: 0, maximum: 1_000_000 })),
-      perRequest: t.Optional(t.Number({ minimum: 0, maximum: 1_000_000 })),
+      inputPerMillion: t.Optional(t.Number({ minimum: 0, maximum: MAX_PRICE })),
+      outputPerMillion: t.Optional(t.Number({ minimum: 0, maximum: MAX_PRICE })),
+      perUnit: t.Optional(t.Number({ minimum: 0, maximum: MAX_PRICE })),
+      perRequest: t.Optional(t.Number({ minimum: 0, maximum: MAX_PRICE })),
     }),
     output: Settings,
     errors: [403],
     rateLimit: 'write',
     handler: async ({ input, deps }) => {
-      const row = {
-        model: input.model,
-        inputMicro: micro(input.inputPerMillion),
-        outputMicro: micro(input.outputPerMillion),
-        unitMicro: micro(input.perUnit),
-        requestMicro: micro(input.perRequest),
-        updatedAt: deps.now(),
-      };
-      await deps.store.write((tx) => savePrice(tx, row));
+      await deps.store.write((tx) => savePrice(tx, priceRowOf(input, deps.now())));
       return changed(deps);
     },
   }),
