@@ -10,6 +10,9 @@ export const AVATAR_SIDE = 128;
 export const AVATAR_MAX_BYTES = 64 * 1024;
 const QUALITY = 85;
 
+/** The image decoder's lower-case phrase as a sentence a person reads. */
+const sentence = (phrase: string) => `${phrase[0]!.toUpperCase()}${phrase.slice(1)}.`;
+
 export interface AvatarLimits {
   maxBytes: number;
   maxPixels: number;
@@ -23,7 +26,7 @@ export interface AvatarLimits {
  */
 export async function makeAvatar(dataUrl: string, limits: AvatarLimits): Promise<{ webp: Uint8Array } | { error: string }> {
   const bytes = parseDataUrl(dataUrl, limits.maxBytes);
-  if (!(bytes instanceof Uint8Array)) return { error: `The image could not be read: ${bytes.success ? '' : bytes.error.message}.` };
+  if (!(bytes instanceof Uint8Array)) return { error: sentence(bytes.success ? 'the image could not be read' : bytes.error.message) };
   if (bytes.length === 0) return { error: 'The image is empty.' };
   if (bytes.length > limits.maxBytes) return { error: `The image is larger than ${limits.maxBytes} bytes.` };
   const header = readImageHeader(bytes);
