@@ -22,9 +22,10 @@ export function AssistantsPage({ isAdmin }: { isAdmin: boolean }) {
     setNote({});
     try {
       await doing();
+      // The list as it now is before the note says what was done, so both tell the same.
+      await load();
       setNote({ done });
       setEditing(undefined);
-      await load();
     } catch (err) {
       setNote({ error: messageOf(err) });
     }
