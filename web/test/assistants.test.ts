@@ -47,6 +47,24 @@ describe('assistants in the web app', () => {
     await page.reload();
     await waitOrExplain(page, page.getByText('Answering: Tea sommelier'));
     await expect(page.getByRole('combobox', { name: 'Assistant' }).count()).resolves.toBe(0);
+
+    // Shared with Bob, who may not use Ann's own assistant: the page says so, and Parley answers him.
+    await world.createUser('bob@example.org', 'Bob');
+    const conversationId = new URL(page.url()).pathname.split('/').at(-1)!;
+    await page.evaluate(async (id) => {
+      await fetch('/api/chat/shareConversation', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ conversationId: id, email: 'bob@example.org' }) });
+    }, conversationId);
+    const bob = await world.signedIn(undefined, undefined, 'bob@example.org');
+    await bob.page.getByRole('button', { name: 'Accept' }).click();
+    await bob.page.goto(`${world.url}/c/${conversationId}`);
+    await waitOrExplain(bob.page, bob.page.getByText("Answering: Parley (this conversation's assistant is not available to you)"));
+    await bob.page.getByRole('textbox', { name: 'Message' }).fill('Coffee instead?');
+    await bob.page.getByRole('button', { name: 'Send' }).click();
+    await waitOrExplain(bob.page, bob.page.locator('.message.assistant').last().getByText('Assam, strong.'));
+    const his = world.ai.requests.filter((r) => r.body?.stream).at(-1)!.body;
+    expect(his.messages.at(-1).content).toBe('Coffee instead?');
+    expect(his.messages[0].content).not.toContain('Always recommend a tea.');
+    await bob.context.close();
     await context.close();
   });
 

@@ -17,12 +17,12 @@ export interface AssistantChoice {
   avatarUrl: string | null;
 }
 
-/** The assistants the user may pick (their own and the shared ones); none while the list has not come. */
-export function useAssistants(): AssistantChoice[] {
-  const [list, setList] = useState<AssistantChoice[]>([]);
+/** The assistants the user may pick (their own and the shared ones); undefined while the list has not come. */
+export function useAssistants(): AssistantChoice[] | undefined {
+  const [list, setList] = useState<AssistantChoice[]>();
   useEffect(() => {
     // Without the list the page still chats with Parley itself: nothing to tell the user.
-    call<{ assistants: AssistantChoice[] }>('assistants/list').then((r) => setList(r.assistants), () => undefined);
+    call<{ assistants: AssistantChoice[] }>('assistants/list').then((r) => setList(r.assistants), () => setList([]));
   }, []);
   return list;
 }
@@ -39,13 +39,17 @@ export function AssistantAvatar({ assistant, size = 24 }: { assistant: Assistant
  * Who answers: Parley itself or one of the user's assistants. A conversation keeps the assistant
  * it was started with (the server remembers it), so once it has one the page names it instead.
  */
-export function AssistantPicker({ assistants, chosen, current, onChoose }: { assistants: AssistantChoice[]; chosen: string; current: string | null | undefined; onChoose(id: string): void }) {
+export function AssistantPicker({ assistants, chosen, current, onChoose }: { assistants: AssistantChoice[] | undefined; chosen: string; current: string | null | undefined; onChoose(id: string): void }) {
+  if (!assistants) return null;
   if (current) {
     const a = assistants.find((x) => x.id === current);
+    // One the user may not use (a shared one's tiers changed, or the owner's own in a conversation
+    // shared with them): the server answers their turns as Parley itself.
+    if (!a) return <p class="assistant-current hint">Answering: Parley (this conversation's assistant is not available to you)</p>;
     return (
       <p class="assistant-current hint">
         <AssistantAvatar assistant={a} />
-        Answering: {a?.name ?? 'an assistant'}
+        Answering: {a.name}
       </p>
     );
   }

@@ -78,7 +78,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
   // Who answers a conversation that has no assistant yet ('' : Parley itself).
   const [chosenAssistant, setChosenAssistant] = useState('');
   // The assistant that answers the next turn: the conversation's, else the one chosen for a new one.
-  const answering = assistants.find((a) => a.id === (conversationId && conversation?.assistantId ? conversation.assistantId : chosenAssistant));
+  const answering = assistants?.find((a) => a.id === (conversationId && conversation?.assistantId ? conversation.assistantId : chosenAssistant));
   const turnModel = useModelBeside(models, answering);
   const attachments = useAttachments();
   const caps = useCapabilities();
@@ -209,7 +209,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
     }
   };
 
-  const starters = assistants.find((a) => a.id === chosenAssistant);
+  const starters = assistants?.find((a) => a.id === chosenAssistant);
   if (loadError) return <p role="alert" class="page-message">{loadError}</p>;
   // A message's actions wait while an answer is being written: the history is still growing.
   const idle = !busy && sent === undefined && !!conversationId;
