@@ -67,7 +67,7 @@ function fieldOptions(cmd: Command): Command {
     .option('--starter <text>', 'a starter prompt (repeat, at most 4)', collect)
     .option('--tiers <list>', 'only for users of these subscription tiers (comma-separated); "everyone" for all')
     .option('--temperature <n>', 'sampling temperature 0–2, or "none"')
-    .option('--top-p <n>', 'top_p above 0 up to 1, or "none"')
+    .option('--top-p <n>', 'top_p 0–1, or "none"')
     .option('--max-output-tokens <n>', 'the longest answer in tokens, or "none"')
     .option('--avatar <image>', 'an image file, made a 128-pixel square')
     .option('--no-avatar', 'remove the avatar (set)');

@@ -41,7 +41,7 @@ const streamed = (path: string) => openai.requests.filter((r) => r.path === path
 describe('assistant parameters', () => {
   test('validated, returned with nulls for the defaults, replaced whole on update', async () => {
     const { ctx, ann } = await setup();
-    for (const parameters of [{ temperature: 2.5 }, { temperature: -0.1 }, { topP: 0 }, { topP: 1.5 }, { maxOutputTokens: 0 }, { maxOutputTokens: 1.5 }]) {
+    for (const parameters of [{ temperature: 2.5 }, { temperature: -0.1 }, { topP: -0.1 }, { topP: 1.5 }, { maxOutputTokens: 0 }, { maxOutputTokens: 1.5 }]) {
       const res = await ctx.json('assistants/create', { name: 'Bad', parameters }, ann);
       expect(res.status).toBe(400);
       expect(JSON.stringify(res.body)).toContain('parameters');

@@ -32,10 +32,10 @@ const Starters = t.Array(t.String({ minLength: 1, maxLength: 500 }), { maxItems:
 const Parameters = t.Object(
   {
     temperature: t.Optional(t.Union([t.Number({ minimum: 0, maximum: 2 }), t.Null()])),
-    topP: t.Optional(t.Union([t.Number({ exclusiveMinimum: 0, maximum: 1 }), t.Null()])),
+    topP: t.Optional(t.Union([t.Number({ minimum: 0, maximum: 1 }), t.Null()])),
     maxOutputTokens: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1_000_000 }), t.Null()])),
   },
-  { description: 'Sampling settings for its turns: temperature 0–2, topP above 0 up to 1, maxOutputTokens 1–1,000,000; absent or null: the provider\'s default. Given on update, it replaces them all.' },
+  { description: 'Sampling settings for its turns: temperature 0–2, topP 0–1, maxOutputTokens 1–1,000,000; absent or null: the provider\'s default. Given on update, it replaces them all.' },
 );
 /** The settings as stored: absent for "the provider's default". */
 const parametersOf = (p: { temperature?: number | null; topP?: number | null; maxOutputTokens?: number | null }): AssistantParameters => ({

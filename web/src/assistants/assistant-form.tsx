@@ -132,8 +132,8 @@ export function AssistantForm({ assistant, isAdmin, onSave, onCancel }: { assist
           <input type="number" min={0} max={2} step={0.05} value={temperature} onInput={(e) => setTemperature(e.currentTarget.value)} />
         </label>
         <label>
-          Top P <span class="hint">(above 0, up to 1)</span>
-          <input type="number" min={0.01} max={1} step={0.01} value={topP} onInput={(e) => setTopP(e.currentTarget.value)} />
+          Top P <span class="hint">(0–1)</span>
+          <input type="number" min={0} max={1} step={0.01} value={topP} onInput={(e) => setTopP(e.currentTarget.value)} />
         </label>
         <label>
           Longest answer <span class="hint">(tokens)</span>
