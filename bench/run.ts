@@ -24,8 +24,9 @@ import { imagesFigure } from './figures/images';
 import { footprintFigure } from './figures/footprint';
 import { realModelFigure } from './figures/real-model';
 import { webFigure } from './figures/web';
+import { v1RealModelFigure } from './figures/v1-real-model';
 
-const figures: Figure[] = [writeFigure, readFigure, fanoutFigure, researchFigure, imagesFigure, footprintFigure, realModelFigure, webFigure];
+const figures: Figure[] = [writeFigure, readFigure, fanoutFigure, researchFigure, imagesFigure, footprintFigure, realModelFigure, webFigure, v1RealModelFigure];
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),

@@ -27,6 +27,7 @@ import type { ToolSource } from './tools/tool.types';
 import { memoryToolSource } from './memory/memory.tools';
 import { fileToolSource } from './files/file.tools';
 import { imageToolSource } from './files/image.tools';
+import { videoToolSource } from './video/video.tools';
 import { canvasToolSource } from './widgets/canvas.tool';
 import { historyToolSource } from './chat/history.tools';
 import { webSearchToolSource } from './ai/web-search-tool';
@@ -36,7 +37,7 @@ import { mcpToolSource } from './mcp/mcp.tools';
  * Parley's own tool sources, in the order their tools are offered (src/tools/). A domain that
  * adds tools adds its source here.
  */
-export const builtinToolSources: readonly ToolSource[] = [memoryToolSource, fileToolSource, imageToolSource, canvasToolSource, historyToolSource, webSearchToolSource, mcpToolSource];
+export const builtinToolSources: readonly ToolSource[] = [memoryToolSource, fileToolSource, imageToolSource, videoToolSource, canvasToolSource, historyToolSource, webSearchToolSource, mcpToolSource];
 
 /**
  * Assemble the app's dependencies from the config, the open database and the logger: the one

@@ -618,6 +618,37 @@ export const settings = {
     doc: 'Seconds one image request (and the download of an image the server answers with a URL) may take before the tool gives up and tells the model so; a large image on a CPU-only server can take minutes.',
     parse: int(5, 3600),
   }),
+  // --- video generation (docs/video.md): the connection's options override the first three ---
+  videoModel: setting({
+    env: 'PARLEY_VIDEO_MODEL',
+    default: 'sora-2',
+    doc: 'Video model a `video` connection names in each job when its options name none (`sora-2`, `sora-2-pro`, or what a compatible server calls its model).',
+    parse: str,
+  }),
+  videoSeconds: setting({
+    env: 'PARLEY_VIDEO_SECONDS',
+    default: '4',
+    doc: 'Length of a generated clip in seconds, sent as `seconds` when a `video` connection\'s options name none (OpenAI takes 4, 8 or 12; a longer clip costs more).',
+    parse: int(1, 120),
+  }),
+  videoTimeoutS: setting({
+    env: 'PARLEY_VIDEO_TIMEOUT_S',
+    default: '900',
+    doc: 'Seconds a video job may take from its creation to its download before the tool gives up and tells the model so (the job may still finish on the server; nothing more is downloaded).',
+    parse: int(10, 3600),
+  }),
+  videoPollMs: setting({
+    env: 'PARLEY_VIDEO_POLL_MS',
+    default: '5000',
+    doc: 'How often a running video job is asked how it stands (`GET /videos/{id}`).',
+    parse: int(50, 60_000),
+  }),
+  videoMaxBytes: setting({
+    env: 'PARLEY_VIDEO_MAX_BYTES',
+    default: String(100 * 1024 * 1024),
+    doc: 'Largest video kept: the download is streamed to disk and stopped past this many bytes (the video is then not kept; the user\'s quota counts it as any file).',
+    parse: int(1),
+  }),
   // --- semantic search of documents (docs/files.md, "Semantic search") ---
   embeddingsBaseUrl: setting({
     env: 'PARLEY_EMBEDDINGS_BASE_URL',

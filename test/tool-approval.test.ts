@@ -247,6 +247,7 @@ describe("the admin's switches", () => {
       ['memory', true, null],
       ['files', true, null],
       ['images', true, null],
+      ['video', true, null],
       ['canvas', false, null],
       ['history', true, null],
       ['web_search', true, ['PRO']],

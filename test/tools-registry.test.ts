@@ -198,6 +198,6 @@ describe('registering', () => {
     expect(() => registry.register(echoSource())).toThrow('registered twice');
     expect(() => registry.register(echoSource({ id: 'Bad-Id' }))).toThrow('[a-z0-9_]');
     expect(registry.sources().map((s) => s.id)).toEqual(['echo']);
-    expect(builtinToolSources.map((s) => s.id)).toEqual(['memory', 'files', 'images', 'canvas', 'history', 'web_search', 'mcp']);
+    expect(builtinToolSources.map((s) => s.id)).toEqual(['memory', 'files', 'images', 'video', 'canvas', 'history', 'web_search', 'mcp']);
   });
 });

@@ -34,7 +34,7 @@ function recordingUsage() {
     calls,
     async reserve(caller, kind, estimate) {
       if (usage.refuse) throw usage.refuse;
-      calls.push({ op: 'reserve', kind, report: estimate, apiKeyId: caller.apiKeyId });
+      calls.push({ op: 'reserve', kind, report: typeof estimate === 'function' ? estimate() : estimate, apiKeyId: caller.apiKeyId });
       return { id: `r${++n}` };
     },
     async settle(_r, actual) {
@@ -206,6 +206,25 @@ describe('/v1/chat/completions on an OpenAI-compatible connection', () => {
     } finally {
       openai.eventDelayMs = 0;
     }
+  });
+
+  test('a stream gone quiet carries a keepalive comment once a whole heartbeat tick passed without a chunk', async () => {
+    const ctx = await createTestContext({
+      users: [{ email: 'ann@example.org' }],
+      config: { aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', rateLimitAi: undefined, sseHeartbeatSeconds: 1 },
+    });
+    // The model says a word, then nothing (until the caller leaves).
+    openai.chatScript = () => ({ deltas: [{ content: 'Thinking' }], hangAfter: 1 });
+    const stream = new V1Stream(await v1(ctx, 'POST', '/v1/chat/completions', { ...hello, stream: true }, ctx.users[0]));
+    expect((await stream.next())!.data.choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect((await stream.next())!.data.choices[0].delta).toEqual({ content: 'Thinking' });
+    const quietSince = Date.now();
+    const reading = stream.next();
+    await until(() => stream.text.includes(': keepalive\n\n'), 'a keepalive', 4000);
+    // Between one and two ticks: the tick that finds the stream quiet since the one before.
+    expect(Date.now() - quietSince).toBeGreaterThanOrEqual(900);
+    await stream.cancel().catch(() => undefined);
+    await reading.catch(() => undefined);
   });
 
   test('store: true keeps the exchange as a conversation of the caller; by default nothing is kept', async () => {

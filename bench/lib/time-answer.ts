@@ -53,8 +53,18 @@ export async function timeDirect(completionsUrl: string, body: string, onResend:
       onResend();
       continue;
     }
-    return timeStream(sent, res, (d) => d.choices?.[0]?.delta?.content);
+    return timeStream(sent, res, chunkText);
   }
+}
+
+/** The text of a Chat Completions chunk (none in the usage chunk). */
+const chunkText = (d: any): string | undefined => d.choices?.[0]?.delta?.content;
+
+/** A streamed `POST /v1/chat/completions` through Parley, with its API key as OpenAI's clients send it. */
+export async function timeV1(url: string, key: string, body: string): Promise<TimedAnswer> {
+  const sent = nowMs();
+  const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
+  return timeStream(sent, res, chunkText);
 }
 
 /** A `chat/stream` turn through Parley (a new conversation each time). */

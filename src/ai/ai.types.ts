@@ -38,6 +38,10 @@ export type AiEvent =
   | { type: 'edit_image.in_progress'; itemId: string; prompt: string; fileId: string }
   | { type: 'edit_image.completed'; itemId: string; images: AiEventImage[]; model: string }
   | { type: 'edit_image.error'; itemId: string; error: string }
+  /** `generate_video`, Parley's own tool (docs/video.md); `itemId` and the video's `fileId`, `mimeType` on `.completed` are Parley's additions. */
+  | { type: 'generate_video.in_progress'; itemId: string; prompt: string; negative_prompt?: string; aspect_ratio?: '16:9' | '1:1' | '9:16' }
+  | { type: 'generate_video.completed'; itemId: string; video: { url: string; fileId: string; mimeType: string }; model: string }
+  | { type: 'generate_video.error'; itemId: string; error: string }
   | { type: 'history.in_progress'; itemId: string; query: string }
   | { type: 'history.completed'; results: { text: string }[] }
   | { type: 'code_interpreter.in_progress'; itemId: string }

@@ -237,6 +237,9 @@ const KEPT_EVENTS = new Set<AiEvent['type']>([
   'widget.created',
   'image_generation.completed',
   'edit_image.completed',
+  // A video made, or why not: a reload shows the player or the error (docs/video.md).
+  'generate_video.completed',
+  'generate_video.error',
   'history.completed',
   // An MCP call and what it showed (its images are the user's files).
   'mcp_call.in_progress',

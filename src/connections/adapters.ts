@@ -104,6 +104,21 @@ export function serviceModelOf(settings: Config, kind: 'embeddings' | 'images' |
   return row ? { connectionId: row.id, model: `${row.name}/${model}` } : { model };
 }
 
+/** A `video` connection as the video tool reads it (docs/video.md): its options, else the server's settings. */
+export interface VideoService {
+  connection: ConnectionRow;
+  baseUrl: string;
+  apiKey: string | undefined;
+  model: string;
+  seconds: number;
+  timeoutS: number;
+}
+
+export function videoService({ row, apiKey }: OpenConnection, config: Config): VideoService {
+  const o = optionsOf(row);
+  return { connection: row, baseUrl: row.baseUrl, apiKey, model: o.model || config.videoModel, seconds: o.seconds ?? config.videoSeconds, timeoutS: o.timeoutS ?? config.videoTimeoutS };
+}
+
 function kindSettings({ row, apiKey }: OpenConnection, config: Config): Config {
   const o = optionsOf(row);
   switch (row.kind) {

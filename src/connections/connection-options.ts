@@ -9,7 +9,7 @@ export type ConnectionKind = ConnectionRow['kind'];
 export type CapabilityMode = 'auto' | 'on' | 'off';
 
 export interface ConnectionOptions {
-  /** chat: the default model; embeddings/images/stt/tts: the model named in each request. */
+  /** chat: the default model; embeddings/images/stt/tts/video: the model named in each request. */
   model?: string;
   /** chat: deep research's model when a request names none. */
   researchModel?: string;
@@ -26,8 +26,10 @@ export interface ConnectionOptions {
   /** embeddings */
   dimensions?: number;
   batch?: number;
-  /** embeddings, images: seconds one request may take. */
+  /** embeddings, images: seconds one request may take; video: one job, from creation to download. */
   timeoutS?: number;
+  /** video: a clip's length in seconds (PARLEY_VIDEO_SECONDS). */
+  seconds?: number;
   /** images: the size asked for. */
   size?: string;
   /** tts */
@@ -45,6 +47,7 @@ export const API_OF_KIND: Record<ConnectionKind, readonly string[]> = {
   stt: ['openai'],
   tts: ['openai'],
   search: ['searxng'],
+  video: ['openai'],
 };
 
 export const KINDS = Object.keys(API_OF_KIND) as ConnectionKind[];
@@ -57,6 +60,7 @@ export const OPTIONS_OF_KIND: Record<ConnectionKind, readonly (keyof ConnectionO
   stt: ['model', 'maxBytes'],
   tts: ['model', 'voice', 'maxChars'],
   search: [],
+  video: ['model', 'seconds', 'timeoutS'],
 };
 
 /** A chat connection's default model when its options name none, by API. */

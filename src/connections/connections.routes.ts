@@ -41,6 +41,7 @@ const Options = t.Object(
     dimensions: orRemove(t.Integer({ minimum: 0, maximum: 100_000 })),
     batch: orRemove(t.Integer({ minimum: 1, maximum: 2048 })),
     timeoutS: orRemove(t.Integer({ minimum: 1, maximum: 3600 })),
+    seconds: orRemove(t.Integer({ minimum: 1, maximum: 120 })),
     size: orRemove(t.String({ pattern: '^(auto|[1-9]\\d{1,4}x[1-9]\\d{1,4})$' })),
     voice: orRemove(t.String({ maxLength: 100 })),
     maxChars: orRemove(t.Integer({ minimum: 1, maximum: 1_000_000 })),

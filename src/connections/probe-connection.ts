@@ -51,8 +51,8 @@ export async function probeConnection(row: Pick<ConnectionRow, 'api' | 'baseUrl'
     if (!res.ok || !Array.isArray(jsonOf(body)?.results)) return { reachable: true, latencyMs, error: `answered HTTP ${res.status}, not SearxNG's JSON: is this SearxNG's address?` };
     return { reachable: true, latencyMs };
   }
-  // Speech servers without a model list (whisper.cpp): up is enough.
-  if (res.status === 404 && (row.kind === 'stt' || row.kind === 'tts')) return { reachable: true, latencyMs };
+  // Speech servers without a model list (whisper.cpp), video servers that list none: up is enough.
+  if (res.status === 404 && (row.kind === 'stt' || row.kind === 'tts' || row.kind === 'video')) return { reachable: true, latencyMs };
   if (!res.ok) return { reachable: true, latencyMs, error: `answered HTTP ${res.status} to ${new URL(url).pathname}: is this the API's base URL${row.api === 'anthropic' ? '' : ' (it usually ends in /v1)'}?` };
   const list = jsonOf(body)?.data;
   if (!Array.isArray(list)) return { reachable: true, latencyMs, error: 'answered, but not with a model list: is this the base URL of an AI server?' };

@@ -8,7 +8,7 @@ import { AppError } from '../http/errors';
 import { listConnectionRows, listModelSettingRows, readServerSetting } from './connection.store';
 import { seedEnvConnections, envConnections } from './seed-env';
 import { createSealer, type Sealer } from './seal';
-import { chatAdapterOf, searchAdapter, serviceSettings, type OpenConnection } from './adapters';
+import { chatAdapterOf, searchAdapter, serviceSettings, videoService, type OpenConnection, type VideoService } from './adapters';
 import { chatModelOf, researchModelOf } from './connection-options';
 import { allowedFor, catalogueId, connectionModels, ordered, type CatalogueEntry } from './catalogue';
 import { createModelLists, type ModelListEntry, type ModelLists } from './model-lists';
@@ -62,6 +62,8 @@ export interface Connections {
   images(): Promise<Config | undefined>;
   speech(kind: 'stt' | 'tts'): Promise<Config | undefined>;
   search(): Promise<SearchProvider | undefined>;
+  /** The first enabled `video` connection (docs/video.md), or undefined. */
+  video(): Promise<VideoService | undefined>;
   /** Every enabled chat connection's models; with `asker`, only those they may use and not hidden. */
   catalogue(asker?: Asker): Promise<{ models: CatalogueEntry[]; defaults: Required<Defaults> }>;
   /** Every row (admins' view and health). */
@@ -259,6 +261,10 @@ export function createConnections(deps: { config: Config; store: Store; bus: Bus
     images: () => service('images'),
     speech: (kind) => service(kind),
     search: async () => searchOf(await current()),
+    async video() {
+      const row = await firstOf('video');
+      return row ? adapter(row, '', (c) => videoService(c, config)) : undefined;
+    },
     async catalogue(asker) {
       const s = await current();
       // A list never had is waited for CATALOGUE_WAIT_MS at most: past that its connection is

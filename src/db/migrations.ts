@@ -39,7 +39,8 @@ import m0034 from '../../migrations/0034_oauth_grants.sql' with { type: 'text' }
 import m0035 from '../../migrations/0035_tool_approvals_assistants.sql' with { type: 'text' };
 import m0036 from '../../migrations/0036_usage.sql' with { type: 'text' };
 import m0037 from '../../migrations/0037_group_model.sql' with { type: 'text' };
-import m0038 from '../../migrations/0038_assistant_parameters_avatars.sql' with { type: 'text' };
+import m0038 from '../../migrations/0038_video_jobs.sql' with { type: 'text' };
+import m0039 from '../../migrations/0039_assistant_parameters_avatars.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -85,5 +86,6 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0035_tool_approvals_assistants', sql: m0035 },
   { tag: '0036_usage', sql: m0036 },
   { tag: '0037_group_model', sql: m0037 },
-  { tag: '0038_assistant_parameters_avatars', sql: m0038 },
+  { tag: '0038_video_jobs', sql: m0038 },
+  { tag: '0039_assistant_parameters_avatars', sql: m0039 },
 ];

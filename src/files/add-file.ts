@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { AppDeps } from '../deps';
 import type { FileRow } from '../db/schema';
 import { AppError } from '../http/errors';
-import { ACCEPTED, sniffFile } from './sniff-file';
+import { ACCEPTED, sniffFile, sniffVideo } from './sniff-file';
 import { cleanImage } from './clean-image';
 import { claimBlob, findBlob, insertFile, lockUserFiles, usageOf } from './file.store';
 import { tempName } from './receive-upload';
@@ -33,7 +33,7 @@ export async function addFile(
   const filename = cleanFilename(received.filename);
   try {
     const tail = received.size > received.head.length ? await Bun.file(received.tempPath).slice(Math.max(0, received.size - TAIL_BYTES)).bytes() : received.head;
-    const sniffed = sniffFile(received.head, tail, filename);
+    const sniffed = sniffFile(received.head, tail, filename) ?? (source === 'generated' ? sniffVideo(received.head) : undefined);
     if (!sniffed) throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: `Parley takes ${ACCEPTED}; this file is none of them (decided from its content).` });
 
     let main = { path: received.tempPath, size: received.size, sha256: received.sha256 };
@@ -88,8 +88,8 @@ export async function addFile(
           ...dims,
           thumbSha256: thumb?.sha256 ?? null,
           source,
-          // Documents are turned into text after the upload answers (src/files/extract-pending.ts).
-          textStatus: sniffed.kind === 'document' ? 'pending' : 'none',
+          // Documents are turned into text after the upload answers (src/files/extract-pending.ts); a video has none.
+          textStatus: sniffed.kind === 'document' && !('video' in sniffed) ? 'pending' : 'none',
         },
         now,
       );

@@ -43,7 +43,7 @@ async function serveFile(deps: AppDeps, request: Request, id: string, what: 'con
     'accept-ranges': 'bytes',
     // Private: behind a credential. Revalidated: access can end (a writer removed).
     'cache-control': 'private, no-cache',
-    'content-disposition': `${file.kind === 'image' ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(what === 'content' ? file.filename : `${file.filename}.webp`)}`,
+    'content-disposition': `${file.kind === 'image' || file.mimeType.startsWith('video/') ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(what === 'content' ? file.filename : `${file.filename}.webp`)}`,
   };
   if (request.headers.get('if-none-match') === etag) return new Response(null, { status: 304, headers });
   const range = parseRange(request.headers.get('range'), size);
@@ -103,7 +103,7 @@ export const fileContentOpenApiPaths = {
   '/api/files/{id}/content': contentPath(
     'content',
     "A file's bytes",
-    'With the caller\'s credential (API key, bearer token or the session cookie). Images are served inline, documents as attachments; every file with a sandboxing Content-Security-Policy.',
+    'With the caller\'s credential (API key, bearer token or the session cookie). Images and generated videos are served inline, documents as attachments; every file with a sandboxing Content-Security-Policy.',
   ),
   '/api/files/{id}/thumbnail': contentPath('thumbnail', "An image's thumbnail (WebP, at most 256 pixels a side)", 'Only images have one (else 404).'),
 };

@@ -7,7 +7,11 @@ import { readImageHeader, type ImageHeader } from '../images/image-header';
  */
 export type Sniffed =
   | { kind: 'image'; mimeType: string; header: ImageHeader }
-  | { kind: 'document'; mimeType: DocumentType };
+  | { kind: 'document'; mimeType: DocumentType }
+  | { kind: 'document'; mimeType: VideoType; video: true };
+
+/** What a generated video may be (docs/video.md): never an upload's type. */
+export type VideoType = 'video/mp4' | 'video/webm';
 
 export const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 export type DocumentType = 'application/pdf' | typeof DOCX | 'text/html' | 'text/markdown' | 'text/csv' | 'application/json' | 'text/plain';
@@ -34,6 +38,16 @@ export function sniffFile(head: Uint8Array, tail: Uint8Array, filename: string):
   if (ext === 'md' || ext === 'markdown') return { kind: 'document', mimeType: 'text/markdown' };
   if (ext === 'csv' && text.includes(',')) return { kind: 'document', mimeType: 'text/csv' };
   return { kind: 'document', mimeType: 'text/plain' };
+}
+
+/**
+ * A video a tool made (`generate_video`): MP4 (an ISO media file, its `ftyp` box first) or WebM
+ * (a Matroska header). Asked of generated files only: uploads stay the types above.
+ */
+export function sniffVideo(head: Uint8Array): Sniffed | undefined {
+  if (head.length >= 12 && String.fromCharCode(...head.subarray(4, 8)) === 'ftyp') return { kind: 'document', mimeType: 'video/mp4', video: true };
+  if (head.length >= 4 && head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return { kind: 'document', mimeType: 'video/webm', video: true };
+  return undefined;
 }
 
 const startsWith = (b: Uint8Array, ascii: string) => b.length >= ascii.length && [...ascii].every((c, i) => b[i] === c.charCodeAt(0));

@@ -31,7 +31,8 @@ export async function meterCalls(
   if (opts.resumed) reservation = uncheckedReservation(deps.usage, opts.caller, opts.kind);
   else
     try {
-      const estimate = { ...where, inputTokens: requestTokens(opts.messages), outputTokens: deps.config.usageEstimateOutputTokens, estimated: true };
+      // Counted only when a limit needs it (most users' tiers limit nothing).
+      const estimate = () => ({ ...where, inputTokens: requestTokens(opts.messages), outputTokens: deps.config.usageEstimateOutputTokens, estimated: true });
       reservation = await deps.usage.reserve(opts.caller, opts.kind, estimate);
     } catch (err) {
       if (err instanceof QuotaError) throw new AiError(err.message);

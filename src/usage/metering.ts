@@ -136,10 +136,11 @@ export function createUsage(deps: { store: Store; bus: Bus; now: () => number; i
     async reserve(caller, kind, estimate) {
       const tier = await limitingTier(caller, kind);
       if (!tier) return { id: 'free', caller, kind, row: false } satisfies Held;
-      const price = estimate.model ? (await settings()).prices.get(estimate.model) : undefined;
+      const counted = typeof estimate === 'function' ? estimate() : estimate;
+      const price = counted.model ? (await settings()).prices.get(counted.model) : undefined;
       const id = newId();
       const at = now();
-      await store.write((tx) => reserveFor(tx, { id, caller, kind, tier, price, estimate, model: estimate.model }, at));
+      await store.write((tx) => reserveFor(tx, { id, caller, kind, tier, price, estimate: counted, model: counted.model }, at));
       return { id, caller, kind, tier, row: true } satisfies Held;
     },
     record: (reservation, actual) => (isHeld(reservation) ? recordCall(reservation, actual, false) : Promise.resolve()),

@@ -6,7 +6,7 @@
  * call never reached the provider. `noopUsage` meters nothing and refuses nothing.
  */
 
-export type UsageKind = 'chat' | 'research' | 'group' | 'title' | 'v1' | 'embeddings' | 'images' | 'stt' | 'tts';
+export type UsageKind = 'chat' | 'research' | 'group' | 'title' | 'v1' | 'embeddings' | 'images' | 'stt' | 'tts' | 'video';
 
 export interface UsageCaller {
   userId: string;
@@ -34,6 +34,9 @@ export interface UsageReport {
   estimated: boolean;
 }
 
+/** What a call may use, or how to count it when asked. */
+export type Estimate = UsageReport | (() => UsageReport);
+
 export interface Reservation {
   readonly id: string;
 }
@@ -51,8 +54,12 @@ export class QuotaError extends Error {
 }
 
 export interface Usage {
-  /** Before an upstream call; throws `QuotaError` when the call may not be made. */
-  reserve(caller: UsageCaller, kind: UsageKind, estimate: UsageReport): Promise<Reservation>;
+  /**
+   * Before an upstream call; throws `QuotaError` when the call may not be made. The estimate may
+   * be given as a function, called only when a limit needs it: counting a long request's tokens is
+   * work a user whose tier limits nothing should not pay for on every turn.
+   */
+  reserve(caller: UsageCaller, kind: UsageKind, estimate: Estimate): Promise<Reservation>;
   /**
    * One call of several under one reservation has ended (a turn's upstream round): what it used
    * is recorded and charged now, so a crash later loses none of it; the reservation stays open.

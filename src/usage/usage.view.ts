@@ -71,7 +71,7 @@ export async function usageReport(store: Store, q: { userId?: string; since: num
 export const UsageCallSchema = t.Object({
   id: t.String(),
   createdAt: t.String({ description: 'ISO 8601.' }),
-  kind: t.String({ description: 'chat, research, group, v1, embeddings, images, stt or tts.' }),
+  kind: t.String({ description: 'chat, research, group, v1, embeddings, images, stt, tts or video.' }),
   model: t.String({ description: 'The catalogue id (`<connection>/<model>`).' }),
   apiKeyId: t.Union([t.String(), t.Null()]),
   responseId: t.Union([t.String(), t.Null()], { description: 'The AI turn the call belonged to.' }),

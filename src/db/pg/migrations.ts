@@ -26,7 +26,8 @@ import p0019 from '../../../migrations/pg/0019_oauth_grants.sql' with { type: 't
 import p0020 from '../../../migrations/pg/0020_tool_approvals_assistants.sql' with { type: 'text' };
 import p0021 from '../../../migrations/pg/0021_usage.sql' with { type: 'text' };
 import p0022 from '../../../migrations/pg/0022_group_model.sql' with { type: 'text' };
-import p0023 from '../../../migrations/pg/0023_assistant_parameters_avatars.sql' with { type: 'text' };
+import p0023 from '../../../migrations/pg/0023_video_jobs.sql' with { type: 'text' };
+import p0024 from '../../../migrations/pg/0024_assistant_parameters_avatars.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -52,7 +53,8 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0020_tool_approvals_assistants', sql: p0020 },
   { tag: '0021_usage', sql: p0021 },
   { tag: '0022_group_model', sql: p0022 },
-  { tag: '0023_assistant_parameters_avatars', sql: p0023 },
+  { tag: '0023_video_jobs', sql: p0023 },
+  { tag: '0024_assistant_parameters_avatars', sql: p0024 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

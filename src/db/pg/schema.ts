@@ -66,3 +66,4 @@ export const oauthClients = tables.oauthClients!;
 export const oauthCodes = tables.oauthCodes!;
 export const oauthGrants = tables.oauthGrants!;
 export const oauthTokens = tables.oauthTokens!;
+export const videoJobs = tables.videoJobs!;

@@ -12,7 +12,7 @@ export const connections = sqliteTable(
     id: text('id').primaryKey(),
     /** Admin-chosen, unique, lowercase `[a-z0-9-]`: the prefix of the catalogue's model ids. */
     name: text('name').notNull().unique(),
-    kind: text('kind', { enum: ['chat', 'embeddings', 'images', 'stt', 'tts', 'search'] }).notNull(),
+    kind: text('kind', { enum: ['chat', 'embeddings', 'images', 'stt', 'tts', 'search', 'video'] }).notNull(),
     /** chat: `openai-chat` | `openai-responses` | `anthropic`; embeddings/images/stt/tts: `openai`; search: `searxng`. */
     api: text('api').notNull(),
     baseUrl: text('base_url').notNull(),

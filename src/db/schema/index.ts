@@ -24,3 +24,4 @@ export * from './tools';
 export * from './assistants';
 export * from './mcp';
 export * from './oauth';
+export * from './video';

@@ -2,7 +2,7 @@
  * Connections and the model catalogue as the `admin/*` operations give them (docs/connections.md),
  * and what the Admin page needs to know of each kind: its APIs, its options, an example address.
  */
-export type Kind = 'chat' | 'embeddings' | 'images' | 'stt' | 'tts' | 'search';
+export type Kind = 'chat' | 'embeddings' | 'images' | 'stt' | 'tts' | 'search' | 'video';
 
 export interface Health {
   reachable: boolean;
@@ -65,6 +65,7 @@ export const KIND_NAMES: Record<Kind, string> = {
   stt: 'Speech to text',
   tts: 'Text to speech',
   search: 'Web search',
+  video: 'Video generation',
 };
 
 export const API_NAMES: Record<string, string> = {
@@ -82,7 +83,7 @@ export const apisOf = (kind: Kind): string[] => (kind === 'chat' ? ['openai-chat
 export function exampleUrl(kind: Kind, api: string): string {
   if (api === 'anthropic') return 'https://api.anthropic.com';
   if (api === 'openai-responses') return 'https://api.openai.com/v1';
-  return { chat: 'http://127.0.0.1:11434/v1', embeddings: 'http://127.0.0.1:11434/v1', images: 'http://127.0.0.1:8080/v1', stt: 'http://127.0.0.1:8000/v1', tts: 'http://127.0.0.1:8880/v1', search: 'http://127.0.0.1:8888' }[kind];
+  return { chat: 'http://127.0.0.1:11434/v1', embeddings: 'http://127.0.0.1:11434/v1', images: 'http://127.0.0.1:8080/v1', stt: 'http://127.0.0.1:8000/v1', tts: 'http://127.0.0.1:8880/v1', search: 'http://127.0.0.1:8888', video: 'https://api.openai.com/v1' }[kind];
 }
 
 export interface OptionField {
@@ -133,6 +134,11 @@ export const OPTIONS: Record<Kind, OptionField[]> = {
     { key: 'maxChars', label: 'Longest text (characters)', type: 'number', min: 1, max: 1_000_000, hint: unset('4,096') },
   ],
   search: [],
+  video: [
+    { key: 'model', label: 'Model', type: 'text', hint: unset('sora-2') },
+    { key: 'seconds', label: 'Clip length (seconds)', type: 'number', min: 1, max: 120, hint: `OpenAI takes 4, 8 or 12. ${unset('4')}` },
+    { key: 'timeoutS', label: 'Time limit of a job (seconds)', type: 'number', min: 1, max: 3600, hint: `From its start to its download. ${unset('900')}` },
+  ],
 };
 
 export const optionsFor = (kind: Kind, api: string) => OPTIONS[kind].filter((o) => !o.apis || o.apis.includes(api));

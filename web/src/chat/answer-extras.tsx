@@ -2,8 +2,10 @@ import type { AnswerExtras } from './answer-parts';
 import { useContext } from 'preact/hooks';
 import { CanvasButton } from './canvas';
 import { ModelNames } from './chat-models';
+import { CodeRuns } from './code-runs';
+import { MadeVideos } from './made-videos';
 
-/** What the assistant did and made besides its text: tools used, documents read, reasoning, images and canvases. */
+/** What the assistant did and made besides its text: tools used, code run, documents read, reasoning, images, videos and canvases. */
 export function ExtrasBefore({ extras }: { extras: AnswerExtras }) {
   return (
     <>
@@ -23,6 +25,7 @@ export function ExtrasBefore({ extras }: { extras: AnswerExtras }) {
           ))}
         </ul>
       )}
+      <CodeRuns runs={extras.code} />
     </>
   );
 }
@@ -41,6 +44,7 @@ export function ExtrasAfter({ extras, onOpenCanvas }: { extras: AnswerExtras; on
           ))}
         </ul>
       )}
+      <MadeVideos videos={extras.videos} />
       {extras.canvases.length > 0 && onOpenCanvas && (
         <p class="canvases">
           {extras.canvases.map((id) => (

@@ -2,8 +2,8 @@
  * What an answer shows besides its text, built the same way from its live events (turn.ts) and
  * from the parts its stored item keeps (docs/research.md, "What is stored for the conversation"):
  * the model, the reasoning, what the assistant did (read a document, searched the user's files,
- * saved a memory, searched the web), the documents it read (its citations), the images it made
- * and the canvases it wrote.
+ * saved a memory, searched the web), the documents it read (its citations), the images and
+ * videos it made, the code it ran and the canvases it wrote.
  */
 export interface Activity {
   /** The tool call's id (`itemId`), so its completion finds it. */
@@ -22,6 +22,32 @@ export interface MadeImage {
   url: string;
   fileId?: string;
 }
+/** A `generate_video` call (docs/video.md): waiting for the video, made, or why not. */
+export interface MadeVideo {
+  id: string;
+  state: 'pending' | 'done' | 'failed';
+  prompt?: string;
+  url?: string;
+  fileId?: string;
+  error?: string;
+}
+/** A file a code run wrote, kept as the user's file. */
+export interface CodeFile {
+  fileId: string;
+  filename: string;
+  contentType: string;
+  size: number;
+}
+/** A run of the code interpreter (docs/code-interpreter.md): the code, then what it printed, its error and the files it wrote. */
+export interface CodeRun {
+  id: string;
+  state: 'running' | 'done';
+  language?: string;
+  code?: string;
+  output?: string;
+  error?: string;
+  files: CodeFile[];
+}
 /** A call of an "ask first" tool waiting for the user's answer (docs/chat.md, "Tool approval"). */
 export interface PendingApproval {
   itemId: string;
@@ -37,10 +63,12 @@ export interface AnswerExtras {
   activity: Activity[];
   documents: CitedDocument[];
   images: MadeImage[];
+  videos: MadeVideo[];
+  code: CodeRun[];
   canvases: string[];
 }
 
-export const emptyExtras = (): AnswerExtras => ({ reasoning: '', activity: [], documents: [], images: [], canvases: [], approvals: [] });
+export const emptyExtras = (): AnswerExtras => ({ reasoning: '', activity: [], documents: [], images: [], videos: [], code: [], canvases: [], approvals: [] });
 
 const MEMORY_WORDS: Record<string, [string, string]> = {
   save: ['Saving a memory…', 'Saved a memory'],
@@ -68,6 +96,20 @@ function addImages(x: AnswerExtras, images: unknown) {
     if (url && !x.images.some((i) => i.url === url)) x.images = [...x.images, { url, fileId: img.fileId }];
   }
 }
+
+function setVideo(x: AnswerExtras, v: MadeVideo) {
+  x.videos = x.videos.some((w) => w.id === v.id) ? x.videos.map((w) => (w.id === v.id ? { ...w, ...v } : w)) : [...x.videos, v];
+}
+/** A run by its id; a completion without one (OpenAI's hosted tool) closes the last still running. */
+function setCodeRun(x: AnswerExtras, id: string, run: Partial<CodeRun>) {
+  const target = id ? x.code.find((r) => r.id === id) : [...x.code].reverse().find((r) => r.state === 'running');
+  if (target) x.code = x.code.map((r) => (r === target ? { ...r, ...run } : r));
+  else x.code = [...x.code, { id, state: 'running', files: [], ...run }];
+}
+const codeFilesOf = (files: unknown): CodeFile[] =>
+  (Array.isArray(files) ? (files as Partial<CodeFile>[]) : [])
+    .filter((f) => f && typeof f.fileId === 'string' && f.fileId)
+    .map((f) => ({ fileId: f.fileId!, filename: str(f.filename) || 'a file', contentType: str(f.contentType), size: typeof f.size === 'number' ? f.size : 0 }));
 
 /** One event (live, or a stored part) into the extras; returns whether it was one of theirs. */
 export function applyExtra(x: AnswerExtras, data: { type: string; [k: string]: unknown }): boolean {
@@ -154,6 +196,32 @@ export function applyExtra(x: AnswerExtras, data: { type: string; [k: string]: u
       addImages(x, data.images);
       return true;
     }
+    case 'generate_video.in_progress':
+      setVideo(x, { id, state: 'pending', prompt: str(data.prompt) || undefined });
+      return true;
+    case 'generate_video.completed': {
+      const video = (data.video ?? {}) as { url?: unknown; fileId?: unknown };
+      // Only Parley's own file URLs: a video address from elsewhere must not make the browser call anywhere.
+      const url = str(video.url).startsWith('/api/files/') ? str(video.url) : undefined;
+      setVideo(x, url ? { id, state: 'done', url, fileId: str(video.fileId) || undefined } : { id, state: 'failed', error: 'The video has no address on this server.' });
+      return true;
+    }
+    case 'generate_video.error':
+      setVideo(x, { id, state: 'failed', error: str(data.error) || 'The video could not be made.' });
+      return true;
+    case 'code_interpreter.in_progress':
+      setCodeRun(x, id, { id, state: 'running', language: str(data.language) || undefined, code: str(data.code) || undefined });
+      return true;
+    case 'code_interpreter.completed':
+      setCodeRun(x, id, {
+        state: 'done',
+        ...(data.language ? { language: str(data.language) } : {}),
+        ...(typeof data.code === 'string' ? { code: data.code } : {}),
+        output: str(data.output) || undefined,
+        error: str(data.error) || undefined,
+        files: codeFilesOf(data.files),
+      });
+      return true;
     case 'tool_call.approval_required': {
       const args = data.arguments && typeof data.arguments === 'object' ? (data.arguments as Record<string, unknown>) : {};
       if (!x.approvals.some((a) => a.itemId === id)) x.approvals = [...x.approvals, { itemId: id, name: str(data.name), label: str(data.label) || str(data.name), arguments: args }];
@@ -187,6 +255,9 @@ export function extrasOfParts(parts: unknown[] | undefined): AnswerExtras {
   for (const p of parts ?? []) if (p && typeof p === 'object' && typeof (p as { type?: unknown }).type === 'string') applyExtra(x, p as { type: string });
   // A stored answer's tools all ended: nothing of it is still running, or waiting.
   x.approvals = [];
+  x.code = x.code.map((r) => ({ ...r, state: 'done' }));
+  // A video asked for whose end the answer does not keep: the turn ended without it.
+  x.videos = x.videos.map((v) => (v.state === 'pending' ? { ...v, state: 'failed', error: v.error ?? 'The video was not finished.' } : v));
   x.activity = x.activity.map((a) => (a.state === 'running' ? { ...a, state: 'done', label: a.label.replace(/^(\w+)ing (.*)…$/, (_, v: string, rest: string) => `${pastOf(v)} ${rest}`) } : a));
   return x;
 }

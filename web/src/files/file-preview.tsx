@@ -5,7 +5,7 @@ import { sizeOf, type StoredFile } from './upload';
 const TEXT = /^(text\/|application\/json)/;
 const PREVIEW_CHARS = 4000;
 
-/** A file shown: an image as itself, a text file's beginning, and for PDF and Word its facts and a download. */
+/** A file shown: an image as itself, a generated video in the browser's player, a text file's beginning, and for PDF and Word its facts and a download. */
 export function FilePreview({ file, onClose }: { file: StoredFile; onClose(): void }) {
   const [text, setText] = useState<string>();
   useEffect(() => {
@@ -30,6 +30,8 @@ export function FilePreview({ file, onClose }: { file: StoredFile; onClose(): vo
       </p>
       {file.kind === 'image' ? (
         <img class="preview-image" src={file.contentUrl} alt={file.filename} />
+      ) : file.mimeType.startsWith('video/') ? (
+        <video class="preview-image" controls preload="metadata" src={file.contentUrl} aria-label={file.filename} />
       ) : text !== undefined ? (
         <pre class="preview-text">{text || '(empty)'}</pre>
       ) : (
