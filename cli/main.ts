@@ -18,6 +18,7 @@ import { feedbackCommands } from './feedback';
 import { newsCommands } from './news';
 import { connectionCommands } from './connection';
 import { mcpCommands } from './mcp';
+import { assistantCommands } from './assistant';
 import { miniAppCommands } from './miniapps';
 import { discoverCommand } from './discover';
 import { sandboxCommand } from './sandbox';
@@ -52,6 +53,7 @@ newsCommands(program);
 connectionCommands(program);
 miniAppCommands(program);
 mcpCommands(program);
+assistantCommands(program);
 // After the `connection` group's own commands: it joins that group (cli/discover.ts).
 discoverCommand(program);
 sandboxCommand(program);

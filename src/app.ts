@@ -40,6 +40,7 @@ import { fileOperations } from './files/file.routes';
 import { serverInfoOperations } from './server-info/server-info.routes';
 import { toolOperations } from './tools/tools.routes';
 import { assistantOperations } from './assistants/assistants.routes';
+import { AVATAR_PATH, assistantAvatarOpenApiPaths, assistantAvatarOperations, assistantAvatarRoutes } from './assistants/avatar.routes';
 import { FILE_CONTENT_PATH, fileContentOpenApiPaths, fileContentRoutes } from './files/file-content.routes';
 import { V1_PATHS, V1_PATTERNS, v1Routes } from './openai-compat/v1.routes';
 import { createLimits } from './http/shared-limits';
@@ -73,6 +74,7 @@ export const operations: readonly AnyOperation[] = [
   ...streamOperations,
   ...toolOperations,
   ...assistantOperations,
+  ...assistantAvatarOperations,
   ...modelOperations,
   ...groupOperations,
   ...supportOperations,
@@ -111,7 +113,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   const allowOf = (path: string) =>
     allowed.get(path) ??
     V1_PATTERNS.find(([pattern]) => pattern.test(path))?.[1] ??
-    (OAUTH_PAGE.test(path) || FILE_CONTENT_PATH.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
+    (OAUTH_PAGE.test(path) || FILE_CONTENT_PATH.test(path) || AVATAR_PATH.test(path) || (deps.config.web && WEB_PATH.test(path)) ? PAGE_METHODS : undefined);
   // One set of per-user limits for the operations, the /v1 door and /mcp (src/http/shared-limits.ts).
   const limits = createLimits(deps);
   // Built on first request: together they take tens of milliseconds that a cold start need not pay.
@@ -119,7 +121,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
   let docs: string | undefined;
   const openapiJson = () => {
     if (openapi === undefined) {
-      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths, ...mcpOAuthOpenApiPaths, ...mcpOpenApiPaths }, undefined, deps.config));
+      openapi = JSON.stringify(buildOpenApi(ops, { ...oauthOpenApiPaths, ...loginLinkOpenApiPaths, ...fileContentOpenApiPaths, ...assistantAvatarOpenApiPaths, ...mcpOAuthOpenApiPaths, ...mcpOpenApiPaths }, undefined, deps.config));
     }
     return openapi;
   };
@@ -161,6 +163,7 @@ export function createApp(deps: AppDeps, ops: readonly AnyOperation[] = operatio
     .use(oauthRoutes(deps))
     .use(loginLinkRoutes(deps))
     .use(fileContentRoutes(deps))
+    .use(assistantAvatarRoutes(deps))
     .use(v1Routes(deps, limits))
     // Parley as an MCP server, beside the operations (docs/mcp-server.md).
     .use(mcpRoutes(deps, limits))

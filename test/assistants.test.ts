@@ -5,7 +5,7 @@
  * itself once it is deleted. Through HTTP with the fake OpenAI server, on both stores.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { until, type TestContext, type TestUser } from './helpers';
+import { createTestContext, shareWith, until, type TestContext, type TestUser } from './helpers';
 import { listUsageRecords } from '../src/usage/usage.store';
 import { readFrames, typesOf } from './sse';
 import { updateUser } from '../src/account/account.store';
@@ -92,6 +92,39 @@ describe('assistants', () => {
     const turns = async () => (await ctx.store.read((tx) => listUsageRecords(tx, ann.user.id, { limit: 10 }))).filter((r) => r.kind === 'chat');
     await until(async () => (await turns()).length === 4, 'the four turns recorded');
     expect((await turns()).map((r) => r.assistantId)).toEqual([null, a.id, a.id, a.id]);
+  });
+
+  test('a branch keeps the assistant (regenerating makes one); one made by a writer who may not use it goes on with Parley', async () => {
+    const { ctx, ann, bob } = await setup();
+    const a = (await create(ctx, ann, { name: 'Poet', instructions: 'Answer in verse.' })).body.assistant;
+    const first = await readFrames(await ctx.call('chat/stream', { message: 'hello', assistantId: a.id }, ann));
+    const conversationId = first[0]!.data.conversationId;
+    const items = (await ctx.json('chat/getConversation', { conversationId }, ann)).body.items;
+    const branched = await ctx.json('chat/branchConversation', { conversationId, fromItemId: items[0].id }, ann);
+    expect(branched.status).toBe(200);
+    const branchId = branched.body.conversation.id;
+    expect((await ctx.json('chat/getConversation', { conversationId: branchId }, ann)).body.conversation.assistantId).toBe(a.id);
+    // Its next turn, naming no assistant, is the assistant's.
+    await readFrames(await ctx.call('chat/stream', { message: 'again', conversationId: branchId }, ann));
+    expect(systemOf(chatRequests().at(-1))).toContain('Answer in verse.');
+
+    // Bob writes to Ann's conversation but may not use her own assistant: his branch is Parley's.
+    await shareWith(ctx, conversationId, ann, bob);
+    const his = await ctx.json('chat/branchConversation', { conversationId, fromItemId: items[0].id }, bob);
+    expect(his.status).toBe(200);
+    expect((await ctx.json('chat/getConversation', { conversationId: his.body.conversation.id }, bob)).body.conversation.assistantId).toBeNull();
+  });
+
+  test('one the caller may no longer use stops answering: its instructions and parameters leave the turn', async () => {
+    const { ctx, admin, ann } = await setup();
+    const pro = (await create(ctx, admin, { name: 'Pro coach', instructions: 'Coach like a pro.', shared: true, visibility: 'tiers', tiers: [ann.user.subscriptionTier], parameters: { temperature: 0.2 } })).body.assistant;
+    const first = await readFrames(await ctx.call('chat/stream', { message: 'hello', assistantId: pro.id }, ann));
+    const conversationId = first[0]!.data.conversationId;
+    expect(systemOf(chatRequests().at(-1))).toContain('Coach like a pro.');
+    await ctx.json('assistants/update', { assistantId: pro.id, tiers: ['SOMEONE_ELSE'] }, admin);
+    await readFrames(await ctx.call('chat/stream', { message: 'and now?', conversationId }, ann));
+    expect(systemOf(chatRequests().at(-1))).not.toContain('Coach like a pro.');
+    expect(chatRequests().at(-1).temperature).toBeUndefined();
   });
 
   test('shared by an admin: with everyone, or with some tiers; only admins change them', async () => {

@@ -24,6 +24,8 @@ describe('body limits per operation', () => {
       'images/convertImage': Math.ceil(config.imageMaxBytes / 3) * 4 + SMALL_BODY_BYTES,
       'chat/stream': Math.ceil(config.imageMaxBytes / 3) * 4 + SMALL_BODY_BYTES,
       'chat/streamDeepResearch': Math.ceil(config.imageMaxBytes / 3) * 4 + SMALL_BODY_BYTES,
+      // The image an avatar is made from, as large as any image Parley takes
+      'assistants/setAvatar': Math.ceil(config.imageMaxBytes / 3) * 4 + SMALL_BODY_BYTES,
       'groupChat/sendGroupMessage': 128 * 1024,
       // The largest message (PARLEY_WIDGET_MESSAGE_MAX_BYTES) and room for the rest.
       'widget/addThreadMessage': config.widgetMessageMaxBytes + 4096,

@@ -159,4 +159,17 @@ describe('assistants as /v1 models', () => {
     expect(gone).toBeInstanceOf(OpenAI.NotFoundError);
     expect(openai.requests.length).toBe(before);
   });
+
+  test("the assistant's parameters fill in what the caller leaves unset; the caller's own win", async () => {
+    const { ctx, ann } = await setup();
+    const a = await assistant(ctx, ann, { name: 'Steady', parameters: { temperature: 0.2, topP: 0.7, maxOutputTokens: 50 } });
+    await sdk(ctx, ann).chat.completions.create({ model: `assistant:${a.id}`, messages: [{ role: 'user', content: 'Hi' }] });
+    const plain = lastChat();
+    expect({ temperature: plain.temperature, top_p: plain.top_p, max: plain.max_tokens ?? plain.max_completion_tokens }).toEqual({ temperature: 0.2, top_p: 0.7, max: 50 });
+    await sdk(ctx, ann).chat.completions.create({ model: `assistant:${a.id}`, messages: [{ role: 'user', content: 'Hi' }], temperature: 0.9, max_completion_tokens: 20 });
+    const own = lastChat();
+    expect({ temperature: own.temperature, top_p: own.top_p, max: own.max_tokens ?? own.max_completion_tokens }).toEqual({ temperature: 0.9, top_p: 0.7, max: 20 });
+    await sdk(ctx, ann).responses.create({ model: `assistant:${a.id}`, input: 'Hi' });
+    expect(lastChat().temperature).toBe(0.2);
+  });
 });

@@ -34,7 +34,7 @@ describe('the web app is served at / (in development: bundled from web/ on first
     const page = await get(ctx, '/');
     const html = await page.text();
     const id = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
-    for (const path of [`/c/${id}`, '/sessions', '/research', `/research/${id}`, '/groups', `/g/${id}`, '/join/pi_abc', '/settings', '/admin', '/files', '/memories', '/news', '/support', `/support/${id}`, '/apps', '/whats-new']) {
+    for (const path of [`/c/${id}`, '/sessions', '/research', `/research/${id}`, '/groups', `/g/${id}`, '/join/pi_abc', '/settings', '/admin', '/files', '/memories', '/assistants', '/news', '/support', `/support/${id}`, '/apps', '/whats-new']) {
       const again = await get(ctx, path);
       expect(again.status).toBe(200);
       expect(await again.text()).toBe(html);

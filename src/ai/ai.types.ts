@@ -172,6 +172,16 @@ export interface StreamChatOptions {
    * report), called once per call as it ends, so usage metering records it then (src/usage/).
    */
   onUsage?: (usage: CallUsage) => void;
+  /** The assistant's sampling settings (docs/assistants.md, "Parameters"); absent ones: the provider's defaults. */
+  sampling?: Sampling;
+}
+
+/** Sampling settings each provider sends in its own words (temperature, top_p, the answer's token limit). */
+export interface Sampling {
+  temperature?: number;
+  topP?: number;
+  /** At most this many output tokens: lowers the limit Parley would send otherwise, never raises it past the context. */
+  maxOutputTokens?: number;
 }
 
 /** One upstream call's token counts, as its provider reported them, or counted by Parley (`estimated`) when it reported none. */

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AiError, AnswerCutError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type CallUsage } from './ai.types';
-import type { ChatCall, ChatClient } from './openai-chat';
+import { samplingWire, type ChatCall, type ChatClient } from './openai-chat';
 import { estimatedUsage } from './call-usage';
 import { runResearch, type ResearchSettings } from './research-loop';
 import type { SearchProvider } from './search';
@@ -46,7 +46,7 @@ export function createAnthropicProvider(cfg: AnthropicProviderConfig): AiProvide
     streamChat(opts) {
       const model = opts.model ?? (opts.research ? cfg.researchModel : cfg.model);
       if (opts.research && cfg.research) return runResearch(chat, { ...opts, model }, cfg.search, cfg.research);
-      return streamWithTools(client, cfg, { model, messages: opts.messages, tools: opts.tools, signal: opts.signal, onUsage: opts.onUsage });
+      return streamWithTools(client, cfg, { model, messages: opts.messages, tools: opts.tools, signal: opts.signal, onUsage: opts.onUsage, sampling: opts.sampling });
     },
   };
 }
@@ -101,6 +101,9 @@ export function requestOf(messages: AiMessage[]): { system?: Block[]; messages: 
   return { ...(system ? { system: [{ type: 'text', text: system, cache_control: { type: 'ephemeral' } }] } : {}), messages: turns };
 }
 
+/** Anthropic's temperature runs 0–1, OpenAI's 0–2 (which an assistant may use): higher is Anthropic's highest. */
+const clampTemperature = (x: number | undefined) => (x === undefined ? undefined : Math.min(1, x));
+
 type StreamOpts = ChatCall & { tools?: AiTool[] };
 
 /** One turn: rounds of a streamed message, the tools it called run between them. */
@@ -108,7 +111,12 @@ async function* streamWithTools(client: Anthropic, cfg: AnthropicProviderConfig,
   const { system, messages } = requestOf(opts.messages);
   const tools = opts.tools ?? [];
   const thinking = cfg.thinkingTokens >= 1024 ? { type: 'enabled', budget_tokens: cfg.thinkingTokens } : undefined;
-  const maxTokens = (cfg.answerTokens ?? DEFAULT_ANSWER_TOKENS) + (thinking ? cfg.thinkingTokens : 0);
+  // The assistant's limit is on the answer; thinking keeps its own budget on top.
+  const answerTokens = Math.min(cfg.answerTokens ?? DEFAULT_ANSWER_TOKENS, opts.sampling?.maxOutputTokens ?? Infinity);
+  const maxTokens = answerTokens + (thinking ? cfg.thinkingTokens : 0);
+  // Anthropic refuses temperature and top_p beside extended thinking: they are left out then.
+  // Current Claude models also refuse both at once: temperature, the more common, goes alone then.
+  const sampling = thinking ? {} : samplingWire({ temperature: clampTemperature(opts.sampling?.temperature), topP: opts.sampling?.temperature === undefined ? opts.sampling?.topP : undefined });
   let partAdded = false;
   let answered = false;
   let thought = false;
@@ -132,6 +140,7 @@ async function* streamWithTools(client: Anthropic, cfg: AnthropicProviderConfig,
           ...(tools.length ? { tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
           ...(tools.length && last ? { tool_choice: { type: 'none' } } : {}),
           ...(thinking ? { thinking } : {}),
+          ...sampling,
           stream: true,
         } as never,
         { signal: idle.signal },

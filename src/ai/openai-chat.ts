@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { AiError, AnswerCutError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type CallUsage, type StreamChatOptions } from './ai.types';
+import { AiError, AnswerCutError, type AiEvent, type AiMessage, type AiProvider, type AiTool, type CallUsage, type Sampling, type StreamChatOptions } from './ai.types';
 import { estimatedUsage, reportedUsage } from './call-usage';
 import { CANCELLED, IdleLimit, fetchWithoutBunTimeout, runTool } from './upstream';
 import { parseSseBatches } from './sse-parse';
@@ -52,7 +52,7 @@ export function createChatProvider(cfg: ChatProviderConfig): AiProvider {
     streamChat(opts) {
       const model = opts.model ?? (opts.research ? cfg.researchModel : cfg.model);
       if (opts.research) return runResearch(chat, { ...opts, model }, cfg.search, cfg.research);
-      return chat.stream({ model, messages: opts.messages, tools: opts.tools, signal: opts.signal, onUsage: opts.onUsage });
+      return chat.stream({ model, messages: opts.messages, tools: opts.tools, signal: opts.signal, onUsage: opts.onUsage, sampling: opts.sampling });
     },
   };
 }
@@ -76,6 +76,7 @@ export interface ChatCall {
   messages: AiMessage[];
   signal?: AbortSignal;
   onUsage?: (usage: CallUsage) => void;
+  sampling?: Sampling;
 }
 
 export function createChatClient(client: OpenAI, caps: Capabilities, idleTimeoutMs: number, budget: ContextBudget): ChatClient {
@@ -135,14 +136,22 @@ async function fitRequest(
   tools: AiTool[],
   shape?: { toolRole?: boolean },
   shrinkBy = 0,
+  sampling: Sampling = {},
 ): Promise<Record<string, unknown>> {
   const context = await budget.contexts.get(model);
   const shaped = renderFor(shape);
   const fitted = await fitContext(turns, tools, context, budget.answerTokens, shaped, shrinkBy);
   const { messages, tools: wire } = shaped(fitted.turns, fitted.tools);
-  const limit = fitted.maxTokens === undefined ? {} : { [context.kind === 'other' ? 'max_completion_tokens' : 'max_tokens']: fitted.maxTokens };
-  return { messages, ...(wire.length ? { tools: wire } : {}), ...limit };
+  // The assistant's limit lowers the fitted one; with no budget known it is the limit itself.
+  const maxTokens = minOf(fitted.maxTokens, sampling.maxOutputTokens);
+  const limit = maxTokens === undefined ? {} : { [context.kind === 'other' ? 'max_completion_tokens' : 'max_tokens']: maxTokens };
+  return { messages, ...(wire.length ? { tools: wire } : {}), ...limit, ...samplingWire(sampling) };
 }
+
+const minOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+
+/** Temperature and top_p as Chat Completions (and Anthropic) name them; an absent one is not sent. */
+export const samplingWire = (s: Sampling) => ({ ...(s.temperature !== undefined ? { temperature: s.temperature } : {}), ...(s.topP !== undefined ? { top_p: s.topP } : {}) });
 
 /** The turns with their images left out, each replaced by a note the model can read. */
 function withoutImages(turns: ChatTurn[]): ChatTurn[] {
@@ -192,7 +201,7 @@ async function* streamWithTools(
     // What was sent: a server that reports no usage is counted from it (call-usage.ts).
     let sent: unknown[] = [];
     while (!stream) try {
-      const request = await fitRequest(budget, opts.model, turns, tools, { toolRole }, shrinkBy);
+      const request = await fitRequest(budget, opts.model, turns, tools, { toolRole }, shrinkBy, opts.sampling);
       sentTools = !!request.tools;
       sent = request.messages as unknown[];
       const res = await client.chat.completions

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { parseSseBatches } from './sse-parse';
-import { AiError, SHUTDOWN_REASON, type AiEvent, type AiMessage, type AiProvider, type StreamChatOptions } from './ai.types';
+import { AiError, SHUTDOWN_REASON, type AiEvent, type AiMessage, type AiProvider, type Sampling, type StreamChatOptions } from './ai.types';
 import { ResponsesEventMapper } from './responses-mapper';
 import { describeUpstream, runTool } from './upstream';
 import { estimatedUsage, reportedUsage } from './call-usage';
@@ -47,6 +47,13 @@ async function* flatten<T>(batches: AsyncIterable<T[]>): AsyncGenerator<T> {
   for await (const batch of batches) yield* batch;
 }
 
+/** An assistant's sampling settings in the Responses API's words; an absent one is not sent. */
+const responsesSampling = (s: Sampling = {}) => ({
+  ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
+  ...(s.topP !== undefined ? { top_p: s.topP } : {}),
+  ...(s.maxOutputTokens !== undefined ? { max_output_tokens: s.maxOutputTokens } : {}),
+});
+
 /** The turn's events, one array per upstream network chunk (one await per chunk on the hot path). */
 async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: StreamChatOptions): AsyncGenerator<AiEvent[]> {
   const model = opts.model ?? (opts.research ? cfg.researchModel : cfg.model);
@@ -61,6 +68,7 @@ async function* streamTurns(client: OpenAI, cfg: ResponsesProviderConfig, opts: 
     // items instead of failing every later turn (the default, `disabled`, answers 400).
     truncation: 'auto',
     ...(apiTools.length ? { tools: apiTools } : {}),
+    ...responsesSampling(opts.sampling),
     ...(opts.research || opts.webSearch ? { include: ['web_search_call.action.sources'] } : {}),
   };
   let resume = opts.resumeFrom;

@@ -75,7 +75,7 @@ export async function* runResearch(
   }
   opts.signal?.throwIfAborted();
   await fitExcerpts(chat, opts, sources, !!search);
-  yield* chat.stream({ model: opts.model, messages: reportMessages(opts.messages, sources, !!search), tools: opts.tools, signal: opts.signal, onUsage: opts.onUsage });
+  yield* chat.stream({ model: opts.model, messages: reportMessages(opts.messages, sources, !!search), tools: opts.tools, signal: opts.signal, onUsage: opts.onUsage, sampling: opts.sampling });
 }
 
 /** Of the room beside the question and the instructions, what the page extracts may take; the rest is for tools and history. */

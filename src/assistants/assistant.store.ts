@@ -5,7 +5,10 @@ import { newId } from '../ids';
 
 // Units of work (src/db/work.ts) for assistants (docs/assistants.md).
 
-export type AssistantFields = Pick<Assistant, 'visibility' | 'tiers' | 'name' | 'description' | 'instructions' | 'model' | 'tools' | 'starters' | 'knowledgeFileIds' | 'mcpServerIds'>;
+export type AssistantFields = Pick<
+  Assistant,
+  'visibility' | 'tiers' | 'name' | 'description' | 'instructions' | 'model' | 'tools' | 'starters' | 'knowledgeFileIds' | 'mcpServerIds' | 'parameters'
+>;
 
 /** Who is asking: an assistant is theirs, shared with everyone, or shared with their tier. */
 export interface Viewer {
@@ -78,4 +81,11 @@ export function* assistantOfConversation({ db, t }: Tx, conversationId: string):
       .where(eq(t.conversations.id, conversationId)),
   );
   return row?.a;
+}
+
+/** The assistant a branch of `source` goes on with: the source's, if whoever branches may use it; else Parley itself (null). */
+export function* assistantForBranch(tx: Tx, source: { assistantId: string | null }, viewer: Viewer): Work<string | null> {
+  if (!source.assistantId) return null;
+  const a = yield* findAssistantById(tx, source.assistantId);
+  return a && canUseAssistant(a, viewer) ? a.id : null;
 }

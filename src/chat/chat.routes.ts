@@ -24,6 +24,7 @@ import { lastResponsesOf, listRunningInConversation } from './response.store';
 import { cancelResponse } from './respond';
 import { ConversationSchema, ItemSchema, conversationView, itemView, decodeCursor, encodeCursor } from './chat.view';
 import { importConversation, MESSAGE_ROW_BYTES } from './import.store';
+import { assistantForBranch } from '../assistants/assistant.store';
 
 /** A conversation brought in (chat/importConversation): bounds that keep one request small. */
 export const IMPORT_LIMITS = { messages: 2000, contentChars: 100_000, bodyBytes: 4 * 1024 * 1024 } as const;
@@ -156,7 +157,7 @@ export const chatOperations = [
     path: 'chat/branchConversation',
     summary: 'Fork a conversation at an item into a new conversation',
     description:
-      'Copies the items up to and including `fromItemId` into a new conversation owned by the caller. Owner or writer (403); unknown conversation or item → 404; a caller who owns PARLEY_BRANCHES_MAX_PER_USER branches: 409.',
+      'Copies the items up to and including `fromItemId` into a new conversation owned by the caller, which goes on with the source\'s assistant (`assistantId`) when the caller may use it, else with Parley itself. Owner or writer (403); unknown conversation or item → 404; a caller who owns PARLEY_BRANCHES_MAX_PER_USER branches: 409.',
     input: t.Object({ conversationId: t.String(), fromItemId: t.String() }),
     output: t.Object({ conversation: ConversationSchema }),
     errors: [403, 404, 409],
@@ -170,7 +171,7 @@ export const chatOperations = [
           `You own ${n} branched conversations`,
           'Delete some you no longer need first (chat/deleteConversation).',
         ]);
-        const branch = yield* branchConversation(tx, source, item, user.id, deps.now());
+        const branch = yield* branchConversation(tx, source, item, user.id, deps.now(), yield* assistantForBranch(tx, source, user));
         return { conversation: conversationView(branch, yield* findBranchOf(tx, branch.id)) };
       }),
   }),

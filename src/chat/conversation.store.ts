@@ -200,10 +200,13 @@ export function countBranchesOf(tx: Tx, userId: string): Work<number> {
   return countRows(tx, t.conversationBranches, inArray(t.conversationBranches.conversationId, db.select({ id: t.conversations.id }).from(t.conversations).where(eq(t.conversations.ownerId, userId))));
 }
 
-/** A new conversation owned by `ownerId` holding copies of `source`'s items up to and including `item` (run with `store.write`). */
-export function* branchConversation(tx: Tx, source: Conversation, item: ConversationItem, ownerId: string, now = Date.now()): Work<Conversation> {
+/**
+ * A new conversation owned by `ownerId` holding copies of `source`'s items up to and including
+ * `item`, going on with `assistantId` (run with `store.write`).
+ */
+export function* branchConversation(tx: Tx, source: Conversation, item: ConversationItem, ownerId: string, now = Date.now(), assistantId: string | null = null): Work<Conversation> {
   const { db, t } = tx;
-  const branch = yield* createConversation(tx, { ownerId, title: source.title, studyMode: source.studyMode }, now);
+  const branch = yield* createConversation(tx, { ownerId, title: source.title, studyMode: source.studyMode, assistantId }, now);
   const items = yield* allRows(
     db
       .select()

@@ -161,6 +161,8 @@ async function runResponse(
       resumeFrom: resume && response.upstreamId != null ? { upstreamId: response.upstreamId, sequenceNumber: response.upstreamSeq ?? -1 } : undefined,
       toolOutputs: resume ? await deps.store.read((tx) => toolOutputsOf(tx, response.id)) : undefined,
       warn,
+      // Its temperature, top_p and answer limit, for every provider (docs/assistants.md, "Parameters").
+      ...(assistant ? { sampling: assistant.parameters } : {}),
     };
     // Usage metering (docs/usage.md): over a quota the turn ends here, before anything goes upstream.
     const usageCaller = { ...caller, userId: response.userId, responseId: response.id, ...(assistant ? { assistantId: assistant.id } : {}) };

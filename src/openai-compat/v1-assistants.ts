@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import type { Assistant, User } from '../db/schema';
+import type { Assistant, AssistantParameters, User } from '../db/schema';
 import { canUseAssistant, findAssistantById, listAssistantsFor } from '../assistants/assistant.store';
 import { openAiModelNotFound } from '../http/errors';
 import type { ChatMessage, ChatRequest } from './chat-request';
@@ -22,6 +22,8 @@ export interface V1Assistant {
   instructions: string;
   /** Its model (a catalogue id); null: the server's default chat model. */
   model: string | null;
+  /** Its sampling settings: what the caller leaves unset (docs/assistants.md, "Parameters"). */
+  parameters: AssistantParameters;
 }
 
 const viewerOf = (user: User) => ({ id: user.id, subscriptionTier: user.subscriptionTier, isAdmin: user.isAdmin });
@@ -41,7 +43,7 @@ export async function assistantOfModel(deps: AppDeps, user: User, model: string)
   const a = id ? await deps.store.read((tx) => findAssistantById(tx, id)) : undefined;
   if (!a || !canUseAssistant(a, viewerOf(user)))
     throw openAiModelNotFound(`The assistant "${model}" does not exist or you may not use it (GET /v1/models lists yours).`);
-  return { id: a.id, name: a.name, instructions: a.instructions, model: a.model };
+  return { id: a.id, name: a.name, instructions: a.instructions, model: a.model, parameters: a.parameters };
 }
 
 /**
@@ -49,14 +51,30 @@ export async function assistantOfModel(deps: AppDeps, user: User, model: string)
  * caller's system (or developer) messages follow them, so what an editor asks for (Continue's and
  * Zed's edit formats, their rules) comes last and wins where the two disagree. Joined into the
  * caller's first system message when there is one, since some chat templates take a single
- * system message at the start; the caller's messages are not changed in place.
+ * system message at the start; the caller's messages are not changed in place. The assistant's
+ * parameters fill in what the caller left unset.
  */
-export function withAssistant<R extends Pick<ChatRequest, 'messages'>>(req: R, assistant: V1Assistant | undefined): R {
+export function withAssistant<R extends Pick<ChatRequest, 'messages' | SamplingField>>(req: R, assistant: V1Assistant | undefined): R {
+  const sampled = withSampling(req, assistant?.parameters);
   const instructions = assistant?.instructions.trim();
-  if (!instructions) return req;
-  const [first, ...rest] = req.messages;
-  if (first && (first.role === 'system' || first.role === 'developer')) return { ...req, messages: [{ ...first, content: joined(instructions, first.content) }, ...rest] };
-  return { ...req, messages: [{ role: 'system', content: instructions }, ...req.messages] };
+  if (!instructions) return sampled;
+  const [first, ...rest] = sampled.messages;
+  if (first && (first.role === 'system' || first.role === 'developer')) return { ...sampled, messages: [{ ...first, content: joined(instructions, first.content) }, ...rest] };
+  return { ...sampled, messages: [{ role: 'system', content: instructions }, ...sampled.messages] };
+}
+
+type SamplingField = 'temperature' | 'top_p' | 'max_tokens' | 'max_completion_tokens';
+
+/** The assistant's temperature, top_p and answer limit where the caller set none: the caller's own win. */
+function withSampling<R extends Pick<ChatRequest, SamplingField>>(req: R, p: AssistantParameters | undefined): R {
+  if (!p) return req;
+  const unset = (v: number | null | undefined) => typeof v !== 'number';
+  return {
+    ...req,
+    ...(p.temperature !== undefined && unset(req.temperature) ? { temperature: p.temperature } : {}),
+    ...(p.topP !== undefined && unset(req.top_p) ? { top_p: p.topP } : {}),
+    ...(p.maxOutputTokens !== undefined && unset(req.max_tokens) && unset(req.max_completion_tokens) ? { max_tokens: p.maxOutputTokens } : {}),
+  };
 }
 
 function joined(instructions: string, content: ChatMessage['content']): ChatMessage['content'] {

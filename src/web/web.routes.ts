@@ -30,7 +30,7 @@ export const WEB_CSP = [
  * The app's pages (web/src/router.ts): `/`, the fixed pages, and one place per conversation,
  * research run, group chat and invite link. src/app.ts answers their other methods with a 405.
  */
-export const WEB_PAGES = ['/', '/sessions', '/research', '/groups', '/settings', '/admin', '/setup', '/files', '/memories', '/news', '/support', '/apps', '/whats-new', '/oauth/authorize'] as const;
+export const WEB_PAGES = ['/', '/sessions', '/research', '/groups', '/settings', '/admin', '/setup', '/files', '/memories', '/assistants', '/news', '/support', '/apps', '/whats-new', '/oauth/authorize'] as const;
 export const WEB_PLACES = ['/c/:id', '/research/:id', '/g/:id', '/join/:id', '/support/:id'] as const;
 /** Files at fixed paths beside the hashed assets: a service worker's scope is its own folder, so it lives at the root. */
 export const WEB_FILES = ['/sw.js', '/manifest.webmanifest'] as const;

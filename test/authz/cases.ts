@@ -148,6 +148,8 @@ export const authzCases: Record<string, AuthzCase> = {
   'assistants/get': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner) })),
   'assistants/update': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner), name: 'mine now' })),
   'assistants/delete': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner) })),
+  'assistants/setAvatar': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner), dataUrl: 'data:image/png;base64,AAAA' })),
+  'assistants/removeAvatar': foreign(404, async ({ ctx, owner }) => ({ assistantId: await ownersAssistant(ctx, owner) })),
   'memories/listMemories': NO_RESOURCE,
   'memories/addMemory': NO_RESOURCE,
   'memories/updateMemory': foreign(403, async ({ ctx, owner }) => ({ id: await ownersMemory(ctx, owner), content: 'mine now' })),

@@ -179,6 +179,7 @@ export const creates: Record<string, CreateBound> = {
   'chat/acceptShare': { kind: 'bounded', why: 'one writer row per offer received, and offers are capped per owner' },
   'files/upload': { kind: 'bounded', why: 'PARLEY_FILES_MAX_PER_USER and PARLEY_FILES_QUOTA_BYTES (test/files.test.ts)' },
   'mcp/connectServer': { kind: 'bounded', why: 'one sign-in row per user and MCP server, written in place' },
+  'assistants/setAvatar': { kind: 'bounded', why: 'one avatar row per assistant (assistants are capped), written in place, at most 64 KB' },
   'support/sendMessage': { kind: 'bounded', why: 'messages of a conversation with the admins: the write rate limit' },
   'groupChat/sendGroupMessage': { kind: 'bounded', why: 'messages of a group: the write rate limit' },
   'chat/stream': { kind: 'bounded', why: 'each turn calls the AI provider: the AI rate limit and PARLEY_RESEARCH_MAX_PER_USER' },
@@ -214,7 +215,7 @@ export const NOT_CREATING = new Set([
   'chat/listPendingShares', 'chat/listSentShares', 'chat/declineShare', 'chat/withdrawShare',
   'mcpAccess/checkAuthorization', 'mcpAccess/denyAuthorization', 'mcpAccess/listGrants', 'mcpAccess/revokeGrant',
   'chat/listToolRules', 'chat/deleteToolRule',
-  'assistants/list', 'assistants/get', 'assistants/update', 'assistants/delete',
+  'assistants/list', 'assistants/get', 'assistants/update', 'assistants/delete', 'assistants/removeAvatar',
   // Public, before any account exists: they make the one first admin and nothing while one exists.
   'setup/getStatus', 'setup/checkToken', 'setup/createAdmin',
 ]);

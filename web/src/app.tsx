@@ -19,6 +19,7 @@ const Settings = lazyView(() => import('./settings/settings').then((m) => m.Sett
 const Admin = lazyView(() => import('./admin/admin').then((m) => m.Admin));
 const FilesPage = lazyView(() => import('./files/files-page').then((m) => m.FilesPage));
 const MemoriesPage = lazyView(() => import('./memories/memories-page').then((m) => m.MemoriesPage));
+const AssistantsPage = lazyView(() => import('./assistants/assistants-page').then((m) => m.AssistantsPage));
 const NewsPage = lazyView(() => import('./service/news-page').then((m) => m.NewsPage));
 const SupportPage = lazyView(() => import('./service/support-page').then((m) => m.SupportPage));
 const AppsPage = lazyView(() => import('./service/apps-page').then((m) => m.AppsPage));
@@ -59,7 +60,7 @@ export function App() {
 }
 
 /** The main area for the route; `visit` changes when the user goes somewhere, so a view starts afresh. */
-function View({ route, visit, userId, onActivity }: { route: Route; visit: number; userId: string; onActivity(): void }) {
+function View({ route, visit, userId, isAdmin, onActivity }: { route: Route; visit: number; userId: string; isAdmin: boolean; onActivity(): void }) {
   switch (route.name) {
     case 'sessions':
       return <Sessions />;
@@ -79,6 +80,8 @@ function View({ route, visit, userId, onActivity }: { route: Route; visit: numbe
       return <FilesPage key={visit} />;
     case 'memories':
       return <MemoriesPage key={visit} />;
+    case 'assistants':
+      return <AssistantsPage key={visit} isAdmin={isAdmin} />;
     case 'news':
       return <NewsPage key={visit} />;
     case 'support':
@@ -139,7 +142,7 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut(): void }) {
         <WhatsNewBanner />
       </div>
       <main class="main">
-        <View route={route} visit={visit} userId={user.id} onActivity={refresh} />
+        <View route={route} visit={visit} userId={user.id} isAdmin={user.isAdmin === true} onActivity={refresh} />
       </main>
       <HelpDialog open={help} onClose={() => setHelp(false)} />
     </div>

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Transformer } from '@napi-rs/image';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { EMAIL, researchEnv, startWorld, type World } from './harness';
@@ -151,6 +152,23 @@ describe('screenshots of the main pages (docs/screenshots/)', () => {
       await page.getByRole('list', { name: 'Your memories' }).getByText(fact).waitFor();
     }
     await shoot(page, 'memories');
+
+    // A shared assistant made with the CLI (its avatar drawn here), and one of Ann's own, listed.
+    const avatar = join(OUT, '..', '..', 'dist', 'screenshot-avatar.png');
+    const side = 96;
+    const px = new Uint8Array(side * side * 4).map((_, i) => [60, 140 + ((i >> 2) % side), 90, 255][i % 4]!);
+    mkdirSync(join(avatar, '..'), { recursive: true });
+    writeFileSync(avatar, await Transformer.fromRgbaPixels(px, side, side).png());
+    await world.cli(['assistant', 'create', '--name', 'Garden helper', '--description', 'Plants, soil and the seasons.', '--instructions', 'Answer as a patient gardener.', '--starter', 'When do I prune roses?', '--temperature', '0.4', '--avatar', avatar]);
+    await page.goto(`${world.url}/assistants`);
+    await page.getByRole('button', { name: 'New assistant' }).click();
+    const form = page.getByRole('form', { name: 'New assistant' });
+    await form.getByLabel('Name').fill('Sourdough coach');
+    await form.getByLabel('Description').fill('Feeding, shaping and baking schedules.');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('list', { name: 'Your assistants' }).getByText('Sourdough coach').waitFor();
+    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('.assistant-list img')].some((img) => img.complete && img.naturalWidth > 0));
+    await shoot(page, 'assistants');
 
     await world.cli(['news', 'post', '--title', 'New: files and voice', '--body', 'Upload documents, ask about them, and talk to Parley.']);
     await world.cli(['miniapps', 'add', '--name', 'Tip calculator', '--url', 'https://tips.example.org/', '--description', 'Split the bill.']);

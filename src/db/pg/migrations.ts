@@ -30,6 +30,7 @@ import p0023 from '../../../migrations/pg/0023_video_jobs.sql' with { type: 'tex
 import p0024 from '../../../migrations/pg/0024_assistant_knowledge_mcp.sql' with { type: 'text' };
 import p0025 from '../../../migrations/pg/0025_vectors_in_row.sql' with { type: 'text' };
 import p0026 from '../../../migrations/pg/0026_group_assistant.sql' with { type: 'text' };
+import p0027 from '../../../migrations/pg/0027_assistant_parameters_avatars.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -59,6 +60,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0024_assistant_knowledge_mcp', sql: p0024 },
   { tag: '0025_vectors_in_row', sql: p0025 },
   { tag: '0026_group_assistant', sql: p0026 },
+  { tag: '0027_assistant_parameters_avatars', sql: p0027 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

@@ -55,6 +55,7 @@ export const serverSettings = tables.serverSettings!;
 export const toolApprovals = tables.toolApprovals!;
 export const conversationToolRules = tables.conversationToolRules!;
 export const assistants = tables.assistants!;
+export const assistantAvatars = tables.assistantAvatars!;
 export const usageRecords = tables.usageRecords!;
 export const usageDays = tables.usageDays!;
 export const usageReservations = tables.usageReservations!;

@@ -36,6 +36,10 @@ export const assistants = sqliteTable(
     knowledgeFileIds: text('knowledge_file_ids', { mode: 'json' }).$type<string[]>().notNull().default([]),
     /** The MCP servers whose tools it gets; null: whatever its user has; []: none. */
     mcpServerIds: text('mcp_server_ids', { mode: 'json' }).$type<string[] | null>(),
+    /** Sampling settings sent with each of its turns; an absent one is the provider's default. */
+    parameters: text('parameters', { mode: 'json' }).$type<AssistantParameters>().notNull().default({}),
+    /** Its avatar's version (a hash of the image in assistant_avatars); null: none. */
+    avatarVersion: text('avatar_version'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
@@ -43,3 +47,22 @@ export const assistants = sqliteTable(
 );
 
 export type Assistant = typeof assistants.$inferSelect;
+
+/** An assistant's sampling settings (docs/assistants.md, "Parameters"). */
+export interface AssistantParameters {
+  temperature?: number;
+  topP?: number;
+  maxOutputTokens?: number;
+}
+
+/**
+ * An assistant's avatar: a small square WebP made from the image uploaded (assistants/setAvatar),
+ * base64. Apart from the assistant's row so that listing assistants does not read every image.
+ */
+export const assistantAvatars = sqliteTable('assistant_avatars', {
+  assistantId: text('assistant_id')
+    .primaryKey()
+    .references(() => assistants.id, { onDelete: 'cascade' }),
+  webp: text('webp').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+});

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useContext, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { AnsweringAssistant, AssistantAvatar } from './assistant-picker';
 import type { Item } from '../shared/api';
 import { Markdown } from '../shared/markdown-view';
 import type { Answer } from './turn';
@@ -36,10 +37,18 @@ export function Message({ role, text, images = [], answer, onBranch, onEdit, edi
     if (wasEditing.current && !editing) editButton.current?.focus();
     wasEditing.current = !!editing;
   }, [editing]);
-  const who = role === 'user' ? 'You' : 'Parley';
+  const assistant = useContext(AnsweringAssistant);
+  const who = role === 'user' ? 'You' : (assistant?.name ?? 'Parley');
   return (
     <li class={`message ${role}`} aria-busy={answer && (answer.state === 'waiting' || answer.state === 'streaming') ? 'true' : undefined}>
-      <h3 class="visually-hidden">{who}</h3>
+      {role === 'assistant' && assistant?.avatarUrl ? (
+        <h3 class="answer-by">
+          <AssistantAvatar assistant={assistant} />
+          {who}
+        </h3>
+      ) : (
+        <h3 class="visually-hidden">{who}</h3>
+      )}
       {images.length > 0 && <MessageImages urls={images} />}
       {files.length > 0 && <FileLinks files={files} />}
       {extras && <ExtrasBefore extras={extras} />}

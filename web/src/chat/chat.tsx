@@ -16,7 +16,7 @@ import { useCapabilities } from '../shared/capabilities';
 import { Recorder } from '../voice/recorder';
 import { asJson, asMarkdown, download, exportOne, fileNameOf } from './transfer';
 import { ShareControls } from './share-button';
-import { AssistantPicker, AssistantStarters, useAssistants } from './assistant-picker';
+import { AnsweringAssistant, AssistantPicker, AssistantStarters, useAssistants, useModelBeside } from './assistant-picker';
 
 interface Props {
   conversationId: string | undefined;
@@ -77,6 +77,9 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
   const assistants = useAssistants();
   // Who answers a conversation that has no assistant yet ('' : Parley itself).
   const [chosenAssistant, setChosenAssistant] = useState('');
+  // The assistant that answers the next turn: the conversation's, else the one chosen for a new one.
+  const answering = assistants?.find((a) => a.id === (conversationId && conversation?.assistantId ? conversation.assistantId : chosenAssistant));
+  const turnModel = useModelBeside(models, answering);
   const attachments = useAttachments();
   const caps = useCapabilities();
   // One per view: leaving the view (a new visit, signing out) stops following its answer.
@@ -155,7 +158,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
         onAnswer: showAnswer,
       },
       following.current.signal,
-      { model: models.model, images, files: files.map((f) => f.id), assistantId: conversation?.assistantId ? undefined : chosenAssistant || undefined },
+      { model: turnModel.model, images, files: files.map((f) => f.id), assistantId: conversation?.assistantId ? undefined : chosenAssistant || undefined },
     ).catch(() => setAnswer({ text: '', state: 'failed', error: 'The message could not be sent.', extras: extrasOfParts([]) }));
     if (id) await finish(id);
   };
@@ -206,7 +209,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
     }
   };
 
-  const starters = assistants.find((a) => a.id === chosenAssistant);
+  const starters = assistants?.find((a) => a.id === chosenAssistant);
   if (loadError) return <p role="alert" class="page-message">{loadError}</p>;
   // A message's actions wait while an answer is being written: the history is still growing.
   const idle = !busy && sent === undefined && !!conversationId;
@@ -230,6 +233,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
         onScroll={(e) => (pinned.current = e.currentTarget.scrollHeight - e.currentTarget.scrollTop - e.currentTarget.clientHeight < 40)}
       >
         <ModelNames.Provider value={models.names}>
+        <AnsweringAssistant.Provider value={answering}>
         <ol>
         {items.map((item) => (
           <Message
@@ -262,6 +266,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
         {sent !== undefined && <Message role="user" text={sent.text} images={sent.images} files={sent.files} />}
         {answer && (answer.text || busy ? <Message role="assistant" text={answer.text} answer={answer} extras={answer.extras} onOpenCanvas={setCanvas} /> : <Ending answer={answer} />)}
         </ol>
+        </AnsweringAssistant.Provider>
         </ModelNames.Provider>
       </div>
       {actionError && (
@@ -276,7 +281,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
         busy={busy}
         onSend={send}
         onStop={stop}
-        models={models}
+        models={turnModel.picker}
         attachments={attachments}
         insert={dictated}
         tools={caps?.voice.transcribe ? <Recorder maxBytes={caps.voice.maxRecordingBytes} onText={(text) => setDictated((d) => ({ text, n: (d?.n ?? 0) + 1 }))} /> : undefined}

@@ -28,7 +28,7 @@ export function Group({ id }: { id: string }) {
   const [error, setError] = useState<string>();
   const [panelOpen, setPanelOpen] = useState(false);
   // Only shared assistants answer in a group (docs/groups.md): the others are their owner's alone.
-  const shared = useAssistants().filter((a) => a.shared);
+  const shared = (useAssistants() ?? []).filter((a) => a.shared);
   // One per view: leaving the page stops following the group.
   const following = useRef(new AbortController());
 

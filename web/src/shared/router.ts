@@ -5,7 +5,8 @@ import { useEffect, useState } from 'preact/hooks';
  * a new chat (`/`), a conversation (`/c/<id>`), the user's sessions (`/sessions`), deep research
  * (`/research`, one run at `/research/<conversationId>`), group chats (`/groups`, one at
  * `/g/<groupChatId>`, an invite link at `/join/<token>`), settings (`/settings`), the admin
- * pages (`/admin`), the file library (`/files`), memories (`/memories`), and the service's pages:
+ * pages (`/admin`), the file library (`/files`), memories (`/memories`), the assistants (`/assistants`),
+ * and the service's pages:
  * news (`/news`), support (`/support`, one conversation at `/support/<threadId>`), mini apps
  * (`/apps`) and release notes (`/whats-new`).
  */
@@ -21,6 +22,7 @@ export type Route =
   | { name: 'admin' }
   | { name: 'files' }
   | { name: 'memories' }
+  | { name: 'assistants' }
   | { name: 'news' }
   | { name: 'support'; id?: string }
   | { name: 'apps' }
@@ -41,6 +43,7 @@ const PAGES: Record<string, Route> = {
   '/admin': { name: 'admin' },
   '/files': { name: 'files' },
   '/memories': { name: 'memories' },
+  '/assistants': { name: 'assistants' },
   '/news': { name: 'news' },
   '/support': { name: 'support' },
   '/apps': { name: 'apps' },
