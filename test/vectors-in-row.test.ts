@@ -119,7 +119,8 @@ describe.if(postgresAvailable())('PostgreSQL: vectors moved into the row', () =>
     };
     expect(await toast()).toBe(2 * large.length);
 
-    expect(await migratePg(sql)).toEqual(['0025_vectors_in_row']);
+    // This one first; those written after it follow.
+    expect((await migratePg(sql))[0]).toBe('0025_vectors_in_row');
     const [column] = await sql`SELECT data_type AS type, a.attstorage AS storage FROM information_schema.columns c
       JOIN pg_attribute a ON a.attrelid = 'file_chunks'::regclass AND a.attname = c.column_name
       WHERE c.table_name = 'file_chunks' AND c.column_name = 'embedding'`;
