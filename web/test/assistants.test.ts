@@ -169,4 +169,31 @@ describe('assistants in the web app', () => {
     expect(streamedRequests().at(-1)!.model).toBe('small');
     await context.close();
   });
+  test("knowledge and MCP servers from the editor: a document ticked, no servers; saved as the API takes them", async () => {
+    const { context, page } = await world.signedIn();
+    // A document of the user's, uploaded as the Files page does.
+    const uploaded = await page.evaluate(async () => {
+      const form = new FormData();
+      form.append('file', new File(['Compost wants green and brown layers.'], 'compost.txt', { type: 'text/plain' }));
+      return (await (await fetch('/api/files/upload', { method: 'POST', body: form })).json()) as { id: string };
+    });
+    await page.goto(`${world.url}/assistants`);
+    await page.getByRole('button', { name: 'New assistant' }).click();
+    const form = page.getByRole('form', { name: 'New assistant' });
+    await form.getByLabel('Name').fill('Composter');
+    await form.getByLabel('compost.txt').check();
+    await form.getByLabel('Servers whose tools it gets').selectOption('none');
+    await expectAccessible(page, 'the assistant editor with knowledge and MCP servers');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('status').getByText('Composter was created.').waitFor();
+    const saved = await page.evaluate(async () => (await (await fetch('/api/assistants/list', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()).assistants);
+    expect(saved.find((a: { name: string }) => a.name === 'Composter')).toMatchObject({ knowledgeFileIds: [uploaded.id], mcpServerIds: [] });
+
+    // Opened again, the choice is shown as saved.
+    await page.getByRole('button', { name: 'Edit Composter' }).click();
+    const edit = page.getByRole('form', { name: 'Edit Composter' });
+    await expect(edit.getByLabel('compost.txt').isChecked()).resolves.toBe(true);
+    await expect(edit.getByLabel('Servers whose tools it gets').inputValue()).resolves.toBe('none');
+    await context.close();
+  });
 });
