@@ -54,7 +54,9 @@ const plugins: BunPlugin[] = [
 ];
 
 // The web app (docs/web.md): bundled here, measured against its budget (the build fails above
-// it), and carried by the executable as strings in place of src/web/embedded-web.ts's empty list.
+// it), and carried by the executable as embedded files listed in place of src/web/embedded-web.ts's
+// empty list. Files, not string literals: a string is kept twice, in the source and in its
+// bytecode (1.1 MB of app cost 3.0 MB of binary as strings, bench/RESULTS.md).
 const webFiles = await bundleWeb().catch((err: AggregateError) => {
   for (const log of err.errors ?? [err]) console.error(log);
   process.exit(1);
@@ -66,12 +68,21 @@ try {
   console.error(`build failed: ${(err as Error).message}`);
   process.exit(1);
 }
+const webDir = join(root, '.cache', 'build', 'web');
+const webEmbeds = await Promise.all(
+  webFiles.map(async (f) => {
+    const bytes = f.base64 ? Buffer.from(f.text, 'base64') : new TextEncoder().encode(f.text);
+    const file = join(webDir, `${Bun.hash(bytes).toString(36)}.webfile`);
+    if (!(await Bun.file(file).exists())) await Bun.write(file, bytes);
+    return { path: f.path, type: f.type, compressed: !!f.base64, file };
+  }),
+);
 plugins.push({
   name: 'embedded-web',
   setup(build) {
     build.onLoad({ filter: /[\\/]src[\\/]web[\\/]embedded-web\.ts$/ }, () => ({
       loader: 'ts',
-      contents: `export const embeddedWeb = ${JSON.stringify(webFiles)};`,
+      contents: `${webEmbeds.map((f, i) => `import w${i} from ${JSON.stringify(f.file)};`).join('\n')}\nexport const embeddedWeb = [${webEmbeds.map((f, i) => `{ path: ${JSON.stringify(f.path)}, type: ${JSON.stringify(f.type)}, compressed: ${f.compressed}, file: w${i} }`).join(', ')}];`,
     }));
   },
 });
@@ -115,7 +126,7 @@ const result = await Bun.build({
   },
   minify: { syntax: true, whitespace: true },
   sourcemap: 'none',
-  loader: { '.zst': 'file' },
+  loader: { '.zst': 'file', '.webfile': 'file' },
   // Bytecode skips parsing ~500 modules at every start: cold start to the first answer drops to
   // about half or less (bench/RESULTS.md) for ~4.5 MB more binary. `--no-bytecode` turns it off.
   ...(values.bytecode ? { bytecode: true, format: 'esm' as const } : {}),

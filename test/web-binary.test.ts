@@ -54,6 +54,14 @@ describe('the compiled binary: the web app', () => {
     });
   }, 180_000);
 
+  test("carries KaTeX's fonts once, as the web app's WOFF2 files: no stylesheet with the fonts inlined beside them", async () => {
+    // The build-time helper that makes the math assets once pulled katex.min.css into the
+    // executable through `require.resolve`, every font inlined as a data: URL (1.4 MB).
+    const bytes = Buffer.from(await Bun.file(await buildBinaryOnce()).arrayBuffer());
+    expect(bytes.includes('data:font/woff2;base64,')).toBe(false);
+    expect(bytes.includes('/assets/KaTeX_Main-Regular-')).toBe(true);
+  }, 180_000);
+
   test('PARLEY_WEB=false: / is the JSON 404', async () => {
     await withServer({ PARLEY_WEB: 'false' }, async (url) => {
       const res = await fetch(`${url}/`);

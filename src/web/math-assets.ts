@@ -10,7 +10,10 @@ import type { WebFile } from './bundle-web';
  * reads it, so the WOFF and TTF fallbacks are dropped from the `src` lists.
  */
 export async function mathAssets(): Promise<{ cssPath: string; files: WebFile[] }> {
-  const dist = dirname(require.resolve('katex/dist/katex.min.css'));
+  // Resolved at run time, not by `require.resolve`: the bundler follows that into the executable,
+  // which then carried the stylesheet with all sixty fonts inlined (1.4 MB) beside the web app
+  // that already holds them (bench/RESULTS.md, "Binary size, again").
+  const dist = dirname(Bun.resolveSync('katex/dist/katex.min.css', import.meta.dir));
   const files: WebFile[] = [];
   const fontPaths = new Map<string, string>();
   for (const name of readdirSync(join(dist, 'fonts')).filter((n) => n.endsWith('.woff2'))) {

@@ -16,28 +16,30 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** The page names the current hashed files, so it is asked for again every time (an ETag keeps that cheap). */
 const REVALIDATE = 'no-cache';
 
-function serve(file: WebFile): ServedFile {
-  const body = file.base64 ? new Uint8Array(Buffer.from(file.text, 'base64')) : new TextEncoder().encode(file.text);
+function serve(path: string, type: string, body: Uint8Array<ArrayBuffer>, compressed: boolean): ServedFile {
   // Compressed once, when the files are loaded: a few milliseconds for the whole app, then
   // every answer is a lookup. Tiny files are not worth the header, and fonts and PNGs are
   // compressed already.
-  const gzip = body.length > 1024 && !file.base64 ? Bun.gzipSync(body, { level: 9 }) : undefined;
+  const gzip = body.length > 1024 && !compressed ? Bun.gzipSync(body, { level: 9 }) : undefined;
   return {
     body,
     gzip,
-    type: file.type,
+    type,
     etag: `"${Bun.hash(body).toString(36)}"`,
-    cacheControl: file.path.startsWith('/assets/') ? IMMUTABLE : REVALIDATE,
+    cacheControl: path.startsWith('/assets/') ? IMMUTABLE : REVALIDATE,
   };
 }
 
+const bodyOf = (file: WebFile) => (file.base64 ? new Uint8Array(Buffer.from(file.text, 'base64')) : new TextEncoder().encode(file.text));
+
 /** The files by URL path: the binary's embedded bundle, or in development a fresh one of `web/`. */
 export async function loadWebFiles(log: Logger): Promise<Map<string, ServedFile>> {
-  let files = embeddedWeb;
-  if (!files.length) {
-    const started = performance.now();
-    files = await bundleWeb();
-    log.info('web app bundled for development', { ms: Math.round(performance.now() - started) });
+  if (embeddedWeb.length) {
+    const served = await Promise.all(embeddedWeb.map(async (f) => serve(f.path, f.type, await Bun.file(f.file).bytes(), f.compressed)));
+    return new Map(served.map((file, i) => [embeddedWeb[i]!.path, file]));
   }
-  return new Map(files.map((f) => [f.path, serve(f)]));
+  const started = performance.now();
+  const files = await bundleWeb();
+  log.info('web app bundled for development', { ms: Math.round(performance.now() - started) });
+  return new Map(files.map((f) => [f.path, serve(f.path, f.type, bodyOf(f), !!f.base64)]));
 }
