@@ -165,9 +165,12 @@ export interface InputValidator<T> {
  */
 export function compileInput<T>(schema: TObject): InputValidator<T> {
   const open = inputSchema(schema, false);
-  const exact: TypeCheck<TSchema> = TypeCompiler.Compile(inputSchema(schema, true));
-  const check: TypeCheck<TSchema> = TypeCompiler.Compile(open);
+  // Compiled at the operation's first request, not when the app is built: each check is code
+  // made with `new Function`, and compiling every operation's two at start held ~5 MB of a 1 GB
+  // board's idle memory for operations most servers never see (bench/RESULTS.md, "Idle memory").
+  let compiled: { exact: TypeCheck<TSchema>; check: TypeCheck<TSchema> } | undefined;
   const validate = ((value: unknown) => {
+    const { exact, check } = (compiled ??= { exact: TypeCompiler.Compile(inputSchema(schema, true)), check: TypeCompiler.Compile(open) });
     if (exact.Check(value)) return value as T;
     if (check.Check(value)) return Value.Clean(open, value) as T;
     const issues: ValidationIssue[] = [];
