@@ -63,8 +63,8 @@ export async function openConfiguredDatabase(
     };
   }
   // PostgreSQL's half of the schema (drizzle's pg-core tables) is loaded only for a PostgreSQL
-  // database: a server on SQLite does not hold it (a few MB of a 1 GB board's idle memory,
-  // bench/RESULTS.md "Idle memory").
+  // database: a server on SQLite does not hold it (with Pyodide's glue, 5 MB of a 1 GB board's
+  // idle memory, bench/RESULTS.md "Idle memory").
   const { pgStore } = await import('./pg/store');
   const sql = connectPg(config.databaseUrl, opts.poolSize ?? config.databasePool);
   try {

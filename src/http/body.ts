@@ -172,7 +172,7 @@ export interface InputValidator<T> {
 export function compileInput<T>(schema: TObject): InputValidator<T> {
   const open = inputSchema(schema, false);
   // Compiled at the operation's first request, not when the app is built: each check is code
-  // made with `new Function`, and compiling every operation's two at start held ~5 MB of a 1 GB
+  // made with `new Function`, and compiling every operation's two at start held ~7 MB of a 1 GB
   // board's idle memory for operations most servers never see (bench/RESULTS.md, "Idle memory").
   let compiled: { exact: TypeCheck<TSchema>; check: TypeCheck<TSchema> } | undefined;
   const validate = ((value: unknown) => {

@@ -14,9 +14,10 @@ export const MCP_METHODS = 'GET, POST, DELETE';
  * which the operations and /v1 take from too (the `ai` bucket, open streams): one budget per user.
  *
  * The door, with the SDK's server and its tools' zod schemas, is loaded by the first request to
- * `/mcp`: a server no MCP client talks to does not hold them (~10 MB of a 1 GB board's idle
- * memory with the MCP client's, bench/RESULTS.md "Idle memory"). A failure to load answers that
- * request with the usual 500, logged, and the next request tries again.
+ * `/mcp`: a server no MCP client talks to does not hold them (with the MCP client's, 5 MB of a
+ * 1 GB board's idle memory, more once the executable was split: bench/RESULTS.md "Idle memory").
+ * A failure to load answers that request with the usual 500, logged, and the next request tries
+ * again.
  */
 export function mcpRoutes(deps: AppDeps, limits: Limits) {
   let door: Promise<McpDoor> | undefined;
