@@ -38,6 +38,18 @@ describe('usage pages', () => {
     await expectAccessible(page, 'settings: usage');
     await usage.getByRole('combobox', { name: 'Group by' }).selectOption('key');
     await usage.getByRole('list', { name: 'Tokens by api key' }).getByText(/^laptop \(pk_/).waitFor();
+
+    // Each call, unfolded: the two turns made with the key, named, newest first.
+    await usage.getByText('Each call').click();
+    const calls = usage.getByRole('table', { name: 'Your model calls, newest first' });
+    const rows = calls.locator('tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(2);
+    for (const row of await rows.all()) {
+      const cells = await row.getByRole('cell').allTextContents();
+      expect(cells).toEqual(['chat', expect.stringMatching(/\/small$/), '—', 'laptop', '1,200', '34', '0', '0']);
+    }
+    await expectAccessible(page, 'settings: usage calls');
   });
 
   test('Admin → Usage: everyone\'s, by user', async () => {
