@@ -17,6 +17,7 @@ import { Recorder } from '../voice/recorder';
 import { asJson, asMarkdown, download, exportOne, fileNameOf } from './transfer';
 import { ShareControls } from './share-button';
 import { BookmarkButton } from './bookmark-button';
+import { ToolRules } from './tool-rules';
 import { AnsweringAssistant, AssistantPicker, AssistantStarters, useAssistants, useModelBeside } from './assistant-picker';
 
 interface Props {
@@ -224,6 +225,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
         <div class="conversation-tools">
           <ShareControls conversation={conversation} userId={userId} />
           {!conversation.groupChatId && <BookmarkButton conversationId={conversationId} label="Bookmark conversation" />}
+          <ToolRules conversationId={conversationId} version={items.length} />
           <ExportButtons conversationId={conversationId} title={conversation.title} />
         </div>
       )}
