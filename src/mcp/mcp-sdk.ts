@@ -5,8 +5,8 @@ import type * as StdioSdk from '@modelcontextprotocol/client/stdio';
  * The MCP SDK's client, loaded the first time Parley talks to an MCP server (a connection, a
  * sign-in, `parley mcp check`): with its zod schemas and the /mcp door's SDK it was 5 MB of a
  * server's idle memory, which a server whose users have no MCP server need not hold on a 1 GB
- * board (bench/RESULTS.md, "Idle memory"). A failure to load fails that use with McpSdkUnavailable (mcp-errors.ts words it for
- * the user) and the next use tries again.
+ * board (bench/RESULTS.md, "Idle memory"). A failure to load fails that use with
+ * McpSdkUnavailable (mcp-errors.ts words it for the user) and the next use tries again.
  */
 export type McpClientSdk = typeof ClientSdk & typeof StdioSdk;
 
