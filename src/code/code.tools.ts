@@ -6,15 +6,29 @@ import { findBlob, listAttachedFiles } from '../files/file.store';
 import type { ToolSource } from '../tools/tool.types';
 import type { SandboxFile } from './sandbox.protocol';
 import { DATA_DIR } from './sandbox.protocol';
+import { pyodideDir } from './pyodide-dir';
 import { SandboxError, type RunResult } from './sandbox';
 
-/** The code interpreter, to the registry (src/tools/): source `code`, one tool per language. */
+/**
+ * The code interpreter, to the registry (src/tools/): source `code`, one tool per language. Off
+ * until an admin turns it on in Admin → Tools (each running sandbox costs a child process's
+ * memory); PARLEY_CODE_INTERPRETER=true makes it on where the admin has not said.
+ */
 export const codeToolSource: ToolSource = {
   id: 'code',
   label: 'Code interpreter',
   priority: 55,
+  enabledByDefault: (config) => config.codeInterpreter,
+  async status(deps) {
+    const found = pyodideDir(deps.config.pyodideDir);
+    return {
+      ...('missing' in found ? { unavailable: `The Python runtime is not installed: ${found.missing} (docs/code-interpreter.md).` } : {}),
+      note: `Each running sandbox is a child process of about 170 MB; at most ${deps.config.codeMaxSandboxes} run at once (PARLEY_CODE_MAX_SANDBOXES).`,
+    };
+  },
   async tools(turn) {
-    if (!turn.deps.config.codeInterpreter) return [];
+    // Without its runtime every call would fail: the model is better off not knowing the tool.
+    if ('missing' in pyodideDir(turn.deps.config.pyodideDir)) return [];
     return [runPythonTool(turn.deps, { userId: turn.user.id, conversationId: turn.conversationId, responseId: turn.responseId, signal: turn.signal })];
   },
 };

@@ -1,0 +1,98 @@
+/**
+ * The code interpreter as an admin switches it (docs/code-interpreter.md, "Turning it on"): off by
+ * default, turned on and off in Admin → Tools (source `code`, per tier) with no restart,
+ * PARLEY_CODE_INTERPRETER seeding it on, listed as not installed when Python is missing.
+ */
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestContext, type TestContext, type TestUser } from './helpers';
+import { readFrames } from './sse';
+import { fakeAiForFile } from './support/fake-ai-for-file';
+import type { Config } from '../src/config';
+import { updateUser } from '../src/account/account.store';
+
+setDefaultTimeout(60_000);
+
+const { openai } = fakeAiForFile();
+const root = mkdtempSync(join(tmpdir(), 'parley-code-admin-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+async function setup(extra: Partial<Config> = {}) {
+  const dataDir = mkdtempSync(join(root, 'data-'));
+  const ctx = await createTestContext({
+    users: [{ email: 'admin@example.org' }, { email: 'ann@example.org' }],
+    config: { dataDir, aiProvider: 'openai-chat', aiBaseUrl: openai.url, aiModel: 'small', rateLimitAi: { capacity: 1000, perMs: 1000 }, rateLimitWrite: { capacity: 1000, perMs: 1000 }, ...extra },
+  });
+  const [admin, ann] = ctx.users as [TestUser, TestUser];
+  await ctx.store.write((tx) => updateUser(tx, admin.user.id, { isAdmin: true }, Date.now()));
+  return { ctx, admin, ann };
+}
+
+/** Whether a chat turn of `as` offers the model `run_python`. */
+async function offered(ctx: TestContext, as: TestUser): Promise<boolean> {
+  openai.requests.length = 0;
+  await readFrames(await ctx.call('chat/stream', { message: 'Hello' }, as));
+  const body = openai.requests.find((r) => r.path === 'POST /v1/chat/completions')!.body as any;
+  return (body.tools ?? []).some((t: any) => t.function?.name === 'run_python');
+}
+
+const codeRow = async (ctx: TestContext, admin: TestUser) => ((await ctx.json('admin/getToolSettings', {}, admin)).body.sources as any[]).find((s) => s.id === 'code');
+const switchCode = async (ctx: TestContext, admin: TestUser, change: Record<string, unknown>) => {
+  const res = await ctx.json('admin/setToolSettings', { sources: [{ id: 'code', ...change }] }, admin);
+  expect(res.status).toBe(200);
+  return (res.body.sources as any[]).find((s) => s.id === 'code');
+};
+
+describe('the code interpreter, switched by an admin', () => {
+  test('off by default; the admin turns it on, for some tiers, and off again, with no restart', async () => {
+    const { ctx, admin, ann } = await setup();
+    const row = await codeRow(ctx, admin);
+    expect(row).toMatchObject({ id: 'code', label: 'Code interpreter', enabled: false, available: true, unavailableReason: null, tiers: null });
+    expect(row.note).toBe('Each running sandbox is a child process of about 170 MB; at most 2 run at once (PARLEY_CODE_MAX_SANDBOXES).');
+    // Listed with its tool even while off, so the admin sees what turning it on gives.
+    expect(row.tools.map((t: any) => t.name)).toEqual(['run_python']);
+    expect(await offered(ctx, ann)).toBe(false);
+
+    const doctorLine = async () => ((await ctx.json('admin/doctor', {}, admin)).body.checks as any[]).find((c) => c.name === 'code interpreter').detail as string;
+    expect(await doctorLine()).toContain('off (an admin turns it on in Admin → Tools)');
+    expect(await switchCode(ctx, admin, { enabled: true })).toMatchObject({ enabled: true });
+    expect(await offered(ctx, ann)).toBe(true);
+    expect(await doctorLine()).toStartWith('Python ready (standard library only), on;');
+
+    await switchCode(ctx, admin, { tiers: ['PRO'] });
+    expect(await offered(ctx, ann)).toBe(false);
+    await ctx.store.write((tx) => updateUser(tx, ann.user.id, { subscriptionTier: 'PRO' }, Date.now()));
+    expect(await offered(ctx, ann)).toBe(true);
+
+    expect(await switchCode(ctx, admin, { enabled: false })).toMatchObject({ enabled: false, tiers: ['PRO'] });
+    expect(await offered(ctx, ann)).toBe(false);
+  });
+
+  test('another instance on the same database follows the switch at its next turn', async () => {
+    const { ctx, admin, ann } = await setup();
+    const other = await createTestContext({ sameDatabaseAs: ctx, config: ctx.deps.config });
+    expect(await offered(other, ann)).toBe(false);
+    await switchCode(ctx, admin, { enabled: true });
+    expect(await offered(other, ann)).toBe(true);
+  });
+
+  test('PARLEY_CODE_INTERPRETER=true makes it on until an admin turns it off', async () => {
+    const { ctx, admin, ann } = await setup({ codeInterpreter: true });
+    expect(await codeRow(ctx, admin)).toMatchObject({ enabled: true });
+    expect(await offered(ctx, ann)).toBe(true);
+    await switchCode(ctx, admin, { enabled: false });
+    expect(await offered(ctx, ann)).toBe(false);
+  });
+
+  test('without Python the row says it is not installed, and no turn is offered the tool', async () => {
+    const empty = mkdtempSync(join(root, 'no-pyodide-'));
+    const { ctx, admin, ann } = await setup({ pyodideDir: empty });
+    const row = await switchCode(ctx, admin, { enabled: true });
+    expect(row).toMatchObject({ enabled: true, available: false, tools: [] });
+    expect(row.unavailableReason).toBe(`The Python runtime is not installed: PARLEY_PYODIDE_DIR (${empty}) lacks pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, pyodide-lock.json (docs/code-interpreter.md).`);
+    expect(await offered(ctx, ann)).toBe(false);
+  });
+});
+
