@@ -1,7 +1,8 @@
 /**
  * The code interpreter as an admin switches it (docs/code-interpreter.md, "Turning it on"): off by
  * default, turned on and off in Admin → Tools (source `code`, per tier) with no restart,
- * PARLEY_CODE_INTERPRETER seeding it on, listed as not installed when Python is missing.
+ * PARLEY_CODE_INTERPRETER seeding it on, listed as not installed when Python is missing; and the
+ * files a call keeps, kept once when a restart runs the call again.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,8 @@ import { readFrames } from './sse';
 import { fakeAiForFile } from './support/fake-ai-for-file';
 import type { Config } from '../src/config';
 import { updateUser } from '../src/account/account.store';
+import { runPythonTool } from '../src/code/code.tools';
+import type { AiEvent } from '../src/ai/ai.types';
 
 setDefaultTimeout(60_000);
 
@@ -96,3 +99,26 @@ describe('the code interpreter, switched by an admin', () => {
   });
 });
 
+describe('the files a call keeps', () => {
+  test('kept once when the call runs again (a restart between keeping them and recording its output)', async () => {
+    const { ctx, ann } = await setup();
+    const responseId = 'resp_restarted';
+    const tool = runPythonTool(ctx.deps, { userId: ann.user.id, conversationId: 'none', responseId });
+    // The second run writes other bytes (a clock, a random number): the name and the call decide.
+    const code = "import random\nopen('result.csv', 'w').write(f'n,{random.random()}\\n')\nprint('ok')";
+    const events: AiEvent[] = [];
+    const first = await tool.run({ code }, (e) => events.push(e), 'call_1', 'up_1:call_1');
+    const again = await tool.run({ code }, (e) => events.push(e), 'call_1', 'up_1:call_1');
+    const list = async () => (await ctx.json('files/listFiles', {}, ann)).body.files as { id: string; filename: string }[];
+    const files = await list();
+    expect(files.map((f) => f.filename)).toEqual(['result.csv']);
+    const [done1, done2] = events.filter((e) => e.type === 'code_interpreter.completed') as any[];
+    expect(done2.files).toEqual(done1.files);
+    expect(again).toBe(first);
+
+    // Another call of the same turn keeps its own.
+    await tool.run({ code }, () => {}, 'call_2', 'up_1:call_2');
+    expect((await list()).map((f) => f.filename)).toEqual(['result.csv', 'result.csv']);
+    ctx.deps.sandboxes.endTurn(responseId);
+  });
+});

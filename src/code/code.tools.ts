@@ -48,7 +48,7 @@ export function runPythonTool(deps: AppDeps, ctx: { userId: string; conversation
       properties: { code: { type: 'string', description: 'The Python code to run' } },
       required: ['code'],
     },
-    async run(args, emit, callId) {
+    async run(args, emit, callId, callKey) {
       const code = typeof args.code === 'string' ? args.code : '';
       if (!code.trim()) return 'Nothing ran: the code is empty.';
       emit({ type: 'code_interpreter.in_progress', itemId: callId, language: 'python', code });
@@ -60,7 +60,7 @@ export function runPythonTool(deps: AppDeps, ctx: { userId: string; conversation
         if (!(err instanceof SandboxError)) throw err;
         result = { output: '', error: err.message, files: [], notes: [] };
       }
-      const kept = await keepFiles(deps, ctx.userId, result);
+      const kept = await keepFiles(deps, ctx.userId, result, `code:${ctx.responseId}:${callKey}`);
       emit({ type: 'code_interpreter.completed', itemId: callId, language: 'python', output: result.output, ...(result.error ? { error: result.error } : {}), files: kept });
       return toolOutput(result, kept, restarted);
     },
@@ -84,13 +84,17 @@ async function turnFiles(deps: AppDeps, conversationId: string): Promise<Sandbox
   return out;
 }
 
-/** What the code wrote, kept as the user's files (`generated`), like an upload: sniffed, within their quota. */
-async function keepFiles(deps: AppDeps, userId: string, result: RunResult): Promise<CodeFile[]> {
+/**
+ * What the code wrote, kept as the user's files (`generated`), like an upload: sniffed, within
+ * their quota. Each is kept once per call and name (`origin`): a restart after they were kept
+ * and before the call's output was recorded runs the call again, which finds them.
+ */
+async function keepFiles(deps: AppDeps, userId: string, result: RunResult, origin: string): Promise<CodeFile[]> {
   const kept: CodeFile[] = [];
   for (const f of result.files) {
     try {
       const temp = await writeTemp(deps, f.bytes);
-      const row = await addFile(deps, userId, { tempPath: temp.path, size: temp.size, sha256: temp.sha256, filename: f.name, head: f.bytes.subarray(0, 4096) }, 'generated');
+      const row = await addFile(deps, userId, { tempPath: temp.path, size: temp.size, sha256: temp.sha256, filename: f.name, head: f.bytes.subarray(0, 4096) }, 'generated', origin);
       kept.push({ fileId: row.id, filename: row.filename, contentType: row.mimeType, size: row.size });
     } catch (err) {
       // Parley's own words (a kind it does not keep, the quota full): safe to show.
