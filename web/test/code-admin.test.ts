@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { EMAIL, expectAccessible, toolThenAnswer, waitOrExplain, worldForFile } from './harness';
+import { EMAIL, expectAccessible, lastAnswer, sendMessage, toolThenAnswer, waitOrExplain, worldForFile } from './harness';
 
 /**
  * The code interpreter switched from the web app (docs/code-interpreter.md, "Turning it on"): off
@@ -10,15 +10,9 @@ import { EMAIL, expectAccessible, toolThenAnswer, waitOrExplain, worldForFile } 
  */
 const world = worldForFile({ env: { PARLEY_AI_TOOLS: 'on' } }, (w) => w.cli(['user', 'set', '--email', EMAIL, '--admin']).then(() => undefined));
 
-const lastAnswer = (page: Page) => page.locator('.message.assistant').last();
 const codeSwitch = (page: Page) => page.getByRole('checkbox', { name: 'Code interpreter: on' });
 /** The tool names of the newest streamed request to the model. */
 const offeredTools = (): string[] => (world.ai.requests.filter((r) => r.body?.stream).at(-1)!.body.tools ?? []).map((t: any) => t.function?.name);
-
-async function send(page: Page, text: string) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
 
 describe('the code interpreter in the web app', () => {
   test('the admin turns it on in Admin → Tools; a chat then runs Python; off again, it is gone', async () => {
@@ -39,7 +33,7 @@ describe('the code interpreter in the web app', () => {
 
     await page.goto(`${world.url}/`);
     toolThenAnswer(world.ai, 'run_python', { code: 'print(6 * 7)' }, 'It is 42.');
-    await send(page, 'What is six times seven? Check it in Python.');
+    await sendMessage(page, 'What is six times seven? Check it in Python.');
     await waitOrExplain(page, lastAnswer(page).getByText('It is 42.'), 60_000);
     await lastAnswer(page).getByText('Ran Python code').waitFor();
     const told = world.ai.requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool')?.content;
@@ -54,7 +48,7 @@ describe('the code interpreter in the web app', () => {
 
     await page.goto(`${world.url}/`);
     world.ai.chatScript = (body) => ({ deltas: [{ content: body.stream ? 'No Python here.' : 'Title' }] });
-    await send(page, 'And now?');
+    await sendMessage(page, 'And now?');
     await waitOrExplain(page, lastAnswer(page).getByText('No Python here.'));
     expect(offeredTools()).not.toContain('run_python');
     await context.close();
