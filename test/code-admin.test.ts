@@ -9,7 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
-import { readFrames } from './sse';
+import { readFrames, SseReader } from './sse';
+import { functionCallEvents, textEvents } from './fakes/openai';
+import { resumeInterruptedResponses } from '../src/chat/respond';
+import type { AppDeps } from '../src/deps';
+import type { Store } from '../src/db/work';
 import { fakeAiForFile } from './support/fake-ai-for-file';
 import type { Config } from '../src/config';
 import { updateUser } from '../src/account/account.store';
@@ -120,5 +124,48 @@ describe('the files a call keeps', () => {
     await tool.run({ code }, () => {}, 'call_2', 'up_1:call_2');
     expect((await list()).map((f) => f.filename)).toEqual(['result.csv', 'result.csv']);
     ctx.deps.sandboxes.endTurn(responseId);
+  });
+
+  test('a real restart in the window: the resumed turn runs the call again and answers with the file kept before', async () => {
+    const responses: Partial<Config> = { codeInterpreter: true, aiProvider: 'openai-responses', aiApiKey: 'sk-test' };
+    const dataDir = mkdtempSync(join(root, 'data-'));
+    // The process "dies" right after the unit of work that keeps the file commits: nothing it
+    // writes afterwards (the call's event and output) reaches the database.
+    let dead = false;
+    const dying = (store: Store): Partial<AppDeps> => {
+      const never = new Promise<never>(() => {});
+      const write: Store['write'] = async (work) => {
+        if (dead) return never;
+        const result = await store.write(work);
+        if (result && typeof result === 'object' && 'file' in result && 'duplicates' in result) dead = true;
+        return result;
+      };
+      return { store: { ...store, write, queued: (work) => (dead ? never : store.queued(work)) } };
+    };
+    const before = await createTestContext({ users: [{ email: 'ann@example.org' }], config: { ...responses, dataDir, aiBaseUrl: openai.url }, durable: true, deps: dying });
+    const ann = before.users[0]!;
+    let turn = 0;
+    const code = "import random\nopen('result.csv', 'w').write(f'n,{random.random()}\\n')\nprint('written')";
+    openai.responsesScript = () => (turn++ === 0 ? functionCallEvents('call_c', 'run_python', { code }) : textEvents('Here it is.', 1));
+    const reader = new SseReader(await before.call('chat/stream', { message: 'Write a CSV' }, ann));
+    const head = await reader.until('response.created');
+    // The call's events reach the stream with its output, after the run: none came before the end.
+    while (!dead) await Bun.sleep(10);
+    await reader.close();
+    before.deps.sandboxes.closeAll();
+    await before.close();
+
+    const after = await createTestContext({ config: { ...responses, dataDir, aiBaseUrl: openai.url }, sameDatabaseAs: before });
+    const files = async () => (await after.json('files/listFiles', {}, ann)).body.files as { id: string; filename: string }[];
+    const [kept] = await files();
+    expect(kept?.filename).toBe('result.csv');
+    expect(await resumeInterruptedResponses(after.deps)).toEqual({ resumed: 1, failed: 0 });
+    const rest = await readFrames(await after.call('chat/stream', { message: 'x' }, { 'x-api-key': ann.key, 'last-event-id': head.at(-1)!.id! }));
+    const done = rest.find((f) => f.data.type === 'code_interpreter.completed')!.data;
+    expect(done.files).toEqual([expect.objectContaining({ fileId: kept!.id, filename: 'result.csv' })]);
+    expect((await files()).map((f) => f.id)).toEqual([kept!.id]);
+    expect(rest.at(-1)!.data.type).toBe('done');
+    after.deps.sandboxes.closeAll();
+    await after.close();
   });
 });
