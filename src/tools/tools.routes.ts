@@ -163,7 +163,9 @@ export const toolOperations = [
   defineOperation({
     path: 'admin/getToolSettings',
     summary: 'Tool sources, their tools, and the switches on them',
-    description: 'Admins only: any other caller is answered 403. Every registered tool source with whether it is on, for which tiers, whether it asks first, and the tools it offers the calling admin now.',
+    description:
+      'Admins only: any other caller is answered 403. Every registered tool source with whether it is on (where the admin has not switched it, its default: on, but the code interpreter off), for which tiers, ' +
+      'whether it asks first, whether it can offer anything on this server (`available`; `unavailableReason` says what is missing), what turning it on costs (`note`), and the tools it offers the calling admin now.',
     input: t.Object({}),
     output: SettingsView,
     errors: [403],
@@ -175,7 +177,7 @@ export const toolOperations = [
     summary: 'Switch tool sources on or off, per tier, and mark sources or tools "ask first"',
     description:
       'Admins only: any other caller is answered 403. Each source named is changed in the fields given (`tiers: null`: every tier); each tool named gets `approval` (`null`: back to its source\'s). ' +
-      'An unknown source id is a 400. Takes effect at the next turn on every instance. Answers as admin/getToolSettings.',
+      'An unknown source id is a 400; a source that is not available may still be switched (it applies once its connection or runtime is there). Takes effect at the next turn on every instance. Answers as admin/getToolSettings.',
     input: t.Object({
       sources: t.Optional(
         t.Array(
