@@ -80,30 +80,21 @@ export function CanvasPanel({ widgetId, onClose }: { widgetId: string; onClose()
       failed(err, 'The versions could not be loaded.');
     }
   };
-  // The assistant's version again: the thread is archived (kept, read-only) and a new one begins.
-  const startOver = async () => {
-    if (!thread || !confirm("Go back to the assistant's version? Your versions are kept, archived, and no longer shown here.")) return;
+  // The assistant's version again: the thread archived (kept, read-only) or deleted (which frees
+  // its room under the caps on saved versions); either way the next open starts a new one.
+  const reset = async (op: 'widget/archiveThread' | 'widget/deleteThread', question: string, done: string) => {
+    if (!thread || !confirm(question)) return;
     try {
-      await call('widget/archiveThread', { threadId: thread.id });
+      await call(op, { threadId: thread.id });
       setVersions(undefined);
       await open();
-      setNote({ done: "Back to the assistant's version." });
+      setNote({ done });
     } catch (err) {
       failed(err, 'The canvas could not be reset.');
     }
   };
-  // Deleting the thread frees its room under the caps on saved versions.
-  const deleteVersions = async () => {
-    if (!thread || !confirm('Delete your versions of this canvas for good? The assistant\'s version stays.')) return;
-    try {
-      await call('widget/deleteThread', { threadId: thread.id });
-      setVersions(undefined);
-      await open();
-      setNote({ done: 'Your versions were deleted.' });
-    } catch (err) {
-      failed(err, 'The versions could not be deleted.');
-    }
-  };
+  const startOver = () => reset('widget/archiveThread', "Go back to the assistant's version? Your versions are kept, archived, and no longer shown here.", "Back to the assistant's version.");
+  const deleteVersions = () => reset('widget/deleteThread', "Delete your versions of this canvas for good? The assistant's version stays.", 'Your versions were deleted.');
   const saved = !!thread && editsOf(thread.messages).length > 0;
   return (
     <aside class="canvas-panel" aria-labelledby="canvas-title">
