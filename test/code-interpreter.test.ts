@@ -6,7 +6,7 @@
  * package's hint, and the hostile cases, each ending in a clear error with nothing leaking.
  */
 import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
@@ -14,6 +14,7 @@ import { readFrames, typesOf, type Frame } from './sse';
 import { startFakeOpenAI, toolCallsThenAnswer, type ChatTurn } from './fakes/openai';
 import { testConfig, type Config } from '../src/config';
 import { checkPython } from '../src/code/python-check';
+import { PYODIDE_FILES, PYODIDE_VERSION } from '../src/code/pyodide-dir';
 
 setDefaultTimeout(60_000);
 
@@ -161,12 +162,51 @@ describe('the code interpreter', () => {
   });
 });
 
-describe('parley doctor', () => {
-  test('says whether Python is there: off, ready, or a PARLEY_PYODIDE_DIR that lacks its files', () => {
+describe('where Pyodide is: parley doctor and the tool\'s error', () => {
+  /** A directory of Pyodide's files whose pyodide.asm.mjs says `version` (an older install's). */
+  function pyodideCopy(version?: string): string {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-pyodide-'));
+    dirs.push(dir);
+    const npm = dirname(Bun.resolveSync('pyodide/package.json', import.meta.dir));
+    for (const f of PYODIDE_FILES) copyFileSync(join(npm, f), join(dir, f));
+    if (version) writeFileSync(join(dir, 'pyodide.asm.mjs'), readFileSync(join(dir, 'pyodide.asm.mjs'), 'latin1').replace(/API\.version="[^"]+"/, `API.version="${version}"`), 'latin1');
+    return dir;
+  }
+
+  test('doctor: off, ready (naming the directory and version), missing, incomplete, or stale after an upgrade', () => {
     expect(checkPython(testConfig({ codeInterpreter: false })).status).toBe('skip');
-    expect(checkPython(testConfig({ codeInterpreter: true })).detail).toStartWith('Python ready (standard library only)');
-    const bad = checkPython(testConfig({ codeInterpreter: true, pyodideDir: tmpdir() }));
-    expect(bad).toMatchObject({ status: 'fail', detail: expect.stringContaining('lacks pyodide.asm.mjs') });
+    const ready = checkPython(testConfig({ codeInterpreter: true }));
+    expect(ready.detail).toStartWith(`Python ready (Pyodide ${PYODIDE_VERSION} in `);
+    expect(ready.detail).toContain('the npm package; standard library only)');
+
+    const empty = mkdtempSync(join(tmpdir(), 'parley-no-pyodide-'));
+    dirs.push(empty);
+    expect(checkPython(testConfig({ codeInterpreter: true, pyodideDir: empty }))).toMatchObject({
+      status: 'fail',
+      detail: `Pyodide is not installed in ${empty} (PARLEY_PYODIDE_DIR): run_python fails until it is there`,
+      fix: expect.stringContaining(`point PARLEY_PYODIDE_DIR at Pyodide ${PYODIDE_VERSION}'s files`),
+    });
+
+    const partial = pyodideCopy();
+    rmSync(join(partial, 'python_stdlib.zip'));
+    expect(checkPython(testConfig({ codeInterpreter: true, pyodideDir: partial })).detail).toContain(`Pyodide in ${partial} (PARLEY_PYODIDE_DIR) lacks python_stdlib.zip`);
+
+    const stale = pyodideCopy('0.26.4');
+    expect(checkPython(testConfig({ codeInterpreter: true, pyodideDir: stale }))).toMatchObject({
+      status: 'fail',
+      detail: `${stale} (PARLEY_PYODIDE_DIR) holds Pyodide 0.26.4; this Parley needs ${PYODIDE_VERSION}: run_python fails until it is there`,
+    });
+    expect(checkPython(testConfig({ codeInterpreter: true, pyodideDir: pyodideCopy() })).detail).toStartWith(`Python ready (Pyodide ${PYODIDE_VERSION} in `);
+  });
+
+  test('with Pyodide missing the server still answers, and the tool\'s error says why and who can fix it', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'parley-no-pyodide-'));
+    dirs.push(empty);
+    const { ctx, ann } = await setup({ pyodideDir: empty });
+    const { completed, told } = await runOnce(ctx, ann, '1 + 1');
+    const why = `Python is not available on this server: Pyodide is not installed in ${empty} (PARLEY_PYODIDE_DIR). An admin can fix it: \`parley doctor\` says how.`;
+    expect(completed.error).toBe(why);
+    expect(told).toContain(why);
   });
 });
 
