@@ -13,7 +13,7 @@ import { MAX_SHARE_MB, MB, parleyShare } from '../scripts/lib/binary-share';
 import { PYODIDE_FILES } from '../src/code/pyodide-dir';
 
 describe("Parley's share of the binary", () => {
-  test(`is at most ${MAX_SHARE_MB} MB above an empty program's; Pyodide is beside it, not in it`, async () => {
+  test(`is at most ${MAX_SHARE_MB} MB above an empty program's; Pyodide's files are beside it`, async () => {
     const binary = await buildBinaryOnce();
     const { size, floor, share } = await parleyShare(binary);
     expect(floor).toBeGreaterThan(50 * MB);
