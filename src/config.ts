@@ -605,7 +605,7 @@ export const settings = {
   codeInterpreter: setting({
     env: 'PARLEY_CODE_INTERPRETER',
     default: 'false',
-    doc: "Offer the code interpreter (`run_python`, docs/code-interpreter.md) to models that call tools. Off until an admin turns it on: each running sandbox is a child process of about 170 MB. Once on, the tool registry's switches (source `code`) narrow it per tier.",
+    doc: "Offer the code interpreter (`run_python`, `run_javascript`, docs/code-interpreter.md) to models that call tools. Off until an admin turns it on: each running sandbox is a child process of about 170 MB. Once on, the tool registry's switches (source `code`) narrow it per tier.",
     parse: bool,
   }),
   codeMaxSandboxes: setting({
