@@ -100,14 +100,16 @@ describe('hostile JavaScript ends in a clear error, the server alive, nothing le
     expect(after!.error).toBeUndefined();
   });
 
-  test('memory bombs (an array, a string) and deep recursion stop at QuickJS\'s own limits; the sandbox goes on', async () => {
+  test('memory bombs (an array, a string) and deep recursion (in code, in a built-in) stop at QuickJS\'s own limits; the sandbox goes on', async () => {
     const { ctx, ann } = await setup();
-    const [array, string, doubled, recursion, after] = await turn(ctx, ann, [
+    const [array, string, doubled, recursion, after, native, fresh] = await turn(ctx, ann, [
       ['run_javascript', "var lost = 1;\nconst blocks = [];\nwhile (true) blocks.push(new Array(1e6).fill('x'))"],
       ['run_javascript', "typeof lost + ' ' + 'x'.repeat(200 * 1024 * 1024).length"],
       ['run_javascript', "let s = 'x';\nwhile (true) s += s"],
       ['run_javascript', 'var kept = 7;\nfunction down(n) { return down(n + 1) + 1 }\ndown(0)'],
       ['run_javascript', 'typeof lost + " " + kept * 6'],
+      ['run_javascript', 'var nested = [];\nfor (let i = 0; i < 1e6; i++) nested = [nested];\nJSON.stringify(nested).length'],
+      ['run_javascript', 'typeof nested + " " + typeof kept'],
     ]);
     // Its WebAssembly memory cannot grow past the limit: the interpreter is dropped, the next starts afresh.
     const memory = 'The code used more than 80 MB of JavaScript memory and was stopped. JavaScript starts afresh at the next call: names defined by earlier calls are gone.';
@@ -117,6 +119,10 @@ describe('hostile JavaScript ends in a clear error, the server alive, nothing le
     expect(recursion!.error).toStartWith('InternalError: stack overflow (the recursion is too deep for this sandbox)');
     // A stack overflow leaves the interpreter and its names; the memory bombs took `lost` with them.
     expect(after).toMatchObject({ output: '"undefined 42"' });
+    // Native recursion past the host's own stack: that interpreter goes, the next call starts afresh.
+    expect(native!.error).toStartWith('The code broke the JavaScript interpreter (Maximum call stack size exceeded.) and was stopped');
+    expect(native!.error).toEndWith('JavaScript starts afresh at the next call: names defined by earlier calls are gone.');
+    expect(fresh).toMatchObject({ output: '"undefined undefined"' });
     // The child itself was never killed.
     expect(toolOutputs().join('\n')).not.toContain('started afresh');
   });

@@ -72,6 +72,7 @@ export async function createJavaScript(compiled: WebAssembly.Module, fs: DataFs,
     memory: `The code used more than ${Math.round(limits.memoryBytes / 1024 / 1024)} MB of JavaScript memory and was stopped.`,
     afresh: 'JavaScript starts afresh at the next call: names defined by earlier calls are gone.',
   };
+  let broken = false;
   return (code) => {
     // Stopped by QuickJS a little before the server would kill the child: the names defined so far stay.
     runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + Math.max(timeoutMs - 1000, timeoutMs * 0.8)));
@@ -104,8 +105,13 @@ export async function createJavaScript(compiled: WebAssembly.Module, fs: DataFs,
       const text = vm.getString(shown.value);
       shown.value.dispose();
       return { value: text };
+    } catch (err) {
+      // The interpreter itself failed (native recursion, as in JSON.stringify of an array nested a
+      // million deep, exhausts the host's stack past QuickJS's own check): it is not trusted again.
+      broken = true;
+      return { error: `The code broke the JavaScript interpreter (${err instanceof Error ? err.message : String(err)}) and was stopped; too deep a nesting does this. ${stopped.afresh}`, reset: true };
     } finally {
-      runtime.removeInterruptHandler();
+      if (!broken) runtime.removeInterruptHandler();
     }
   };
 }
