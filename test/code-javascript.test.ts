@@ -10,7 +10,8 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readFrames } from './sse';
+import { readFrames, SseReader } from './sse';
+import { updateUser } from '../src/account/account.store';
 import { toolCallsThenAnswer } from './fakes/openai';
 import { codeFrames, codeTurns, upload } from './support/code-turns';
 
@@ -85,6 +86,38 @@ describe('run_javascript', () => {
     expect(done.map((e) => [e.output, e.error])).toEqual([['', undefined], ['42', undefined]]);
     const next = await runJs(ctx, ann, 'total');
     expect(next.completed.error).toContain("ReferenceError: 'total' is not defined");
+  });
+});
+
+describe('the tool registry\'s switches, as for run_python', () => {
+  test('source code per tier and off turn both tools off; run_javascript marked ask first waits for the user', async () => {
+    const { ctx, ann, bob } = await setup();
+    const admin = ann;
+    await ctx.store.write((tx) => updateUser(tx, admin.user.id, { isAdmin: true }, Date.now()));
+    await ctx.store.write((tx) => updateUser(tx, bob.user.id, { subscriptionTier: 'PRO' }, Date.now()));
+    const offered = async (as: typeof ann) => {
+      openai.requests.length = 0;
+      openai.chatScript = () => ({ deltas: [{ content: 'Hi.' }] });
+      await readFrames(await ctx.call('chat/stream', { message: 'Hello' }, as));
+      return (chatRequests()[0].tools ?? []).map((t: any) => t.function.name).filter((n: string) => n.startsWith('run_'));
+    };
+    expect(await offered(ann)).toEqual(['run_python', 'run_javascript']);
+    expect((await ctx.json('admin/setToolSettings', { sources: [{ id: 'code', tiers: ['PRO'] }] }, admin)).status).toBe(200);
+    expect(await offered(ann)).toEqual([]);
+    expect(await offered(bob)).toEqual(['run_python', 'run_javascript']);
+    await ctx.json('admin/setToolSettings', { sources: [{ id: 'code', tiers: null, enabled: false }] }, admin);
+    expect(await offered(bob)).toEqual([]);
+
+    await ctx.json('admin/setToolSettings', { sources: [{ id: 'code', enabled: true }], tools: [{ name: 'run_javascript', approval: 'ask' }] }, admin);
+    openai.chatScript = toolCallsThenAnswer([{ id: 'j1', name: 'run_javascript', args: { code: '6 * 7' } }], 'Done.');
+    const reader = new SseReader(await ctx.call('chat/stream', { message: 'Run it.' }, ann));
+    const head = await reader.until('tool_call.approval_required');
+    expect(head.at(-1)!.data).toMatchObject({ type: 'tool_call.approval_required', itemId: 'j1', name: 'run_javascript', arguments: { code: '6 * 7' } });
+    expect(head.some((f) => f.data.type.startsWith('code_interpreter.'))).toBe(false);
+    expect((await ctx.json('chat/approveToolCall', { responseId: head[1]!.data.responseId, itemId: 'j1', decision: 'approve' }, ann)).status).toBe(200);
+    const rest = await reader.until('done');
+    expect(codeFrames(rest).at(-1)).toMatchObject({ type: 'code_interpreter.completed', language: 'javascript', output: '42' });
+    await reader.close();
   });
 });
 
