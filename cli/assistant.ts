@@ -7,6 +7,7 @@ import { findAssistantById, insertAssistant, deleteAssistant, listAssistantsFor,
 import { assistantView, checkModel, changeOf, CreateInput, fieldsOf, sharing, tiersFor, UpdateInput } from '../src/assistants/assistants.routes';
 import { deleteAvatar, saveAvatar } from '../src/assistants/avatar.store';
 import { makeAvatar } from '../src/assistants/avatar-image';
+import { checkSharedAssistantResources, liveResources } from '../src/assistants/assistant-resources';
 import type { Assistant } from '../src/db/schema';
 import { common, openCliStore, output, runAction, CliError, type CommonOptions } from './context';
 
@@ -34,9 +35,14 @@ async function asCliError<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** As the API shows it to an admin. */
-const view = (a: Assistant) => assistantView(a, { id: NOBODY, subscriptionTier: '', isAdmin: true });
-const line = (a: Assistant) => `${a.id}  ${a.name}  ${a.visibility === 'tiers' ? `tiers ${a.tiers.join(',') || '-'}` : 'everyone'}  ${a.model ?? 'default model'}${a.avatarVersion ? '  avatar' : ''}`;
+/** As the API shows it to an admin, with its knowledge files and MCP servers as they are now. */
+async function viewsOf(store: Awaited<ReturnType<typeof open>>['store'], list: Assistant[]) {
+  const live = await store.read((tx) => liveResources(tx, list));
+  return list.map((a) => ({ ...assistantView(a, { id: NOBODY, subscriptionTier: '', isAdmin: true }), ...live.get(a.id)! }));
+}
+const view = async (store: Awaited<ReturnType<typeof open>>['store'], a: Assistant) => (await viewsOf(store, [a]))[0]!;
+const line = (a: Assistant) =>
+  `${a.id}  ${a.name}  ${a.visibility === 'tiers' ? `tiers ${a.tiers.join(',') || '-'}` : 'everyone'}  ${a.model ?? 'default model'}${a.avatarVersion ? '  avatar' : ''}${a.knowledgeFileIds.length ? `  knowledge ${a.knowledgeFileIds.length}` : ''}${a.mcpServerIds ? `  mcp ${a.mcpServerIds.length ? a.mcpServerIds.length : 'none'}` : ''}`;
 
 const collect = (v: string, all: string[] = []) => [...all, v];
 const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean);
@@ -55,6 +61,8 @@ interface FieldOptions {
   topP?: string;
   maxOutputTokens?: string;
   avatar?: string | false;
+  knowledge?: string;
+  mcpServers?: string;
 }
 
 function fieldOptions(cmd: Command): Command {
@@ -69,6 +77,8 @@ function fieldOptions(cmd: Command): Command {
     .option('--temperature <n>', 'sampling temperature 0–2, or "none"')
     .option('--top-p <n>', 'top_p 0–1, or "none"')
     .option('--max-output-tokens <n>', 'the longest answer in tokens, or "none"')
+    .option('--knowledge <ids>', 'documents it always searches: file ids of an admin\'s uploads, comma-separated; "none" for none')
+    .option('--mcp-servers <ids>', 'the admin\'s MCP servers whose tools it gets (parley mcp list), comma-separated; "all" (whatever its user has) or "none"')
     .option('--avatar <image>', 'an image file, made a 128-pixel square')
     .option('--no-avatar', 'remove the avatar (set)');
 }
@@ -85,6 +95,8 @@ async function inputOf(opts: FieldOptions): Promise<Record<string, unknown>> {
     ...(opts.model !== undefined ? { model: opts.model === 'default' ? null : opts.model } : {}),
     ...(opts.tools !== undefined ? { tools: opts.tools === 'all' ? null : opts.tools === 'none' ? [] : list(opts.tools) } : {}),
     ...(opts.starter ? { starters: opts.starter } : {}),
+    ...(opts.knowledge !== undefined ? { knowledgeFileIds: opts.knowledge === 'none' ? [] : list(opts.knowledge) } : {}),
+    ...(opts.mcpServers !== undefined ? { mcpServerIds: opts.mcpServers === 'all' ? null : opts.mcpServers === 'none' ? [] : list(opts.mcpServers) } : {}),
     ...(opts.tiers !== undefined ? (opts.tiers === 'everyone' ? { visibility: 'everyone' } : { visibility: 'tiers', tiers: list(opts.tiers) }) : {}),
     ...(given
       ? {
@@ -127,7 +139,7 @@ export function assistantCommands(program: Command) {
       runAction(async (opts: CommonOptions) => {
         const { store } = await open(opts);
         const rows = (await store.read((tx) => listAssistantsFor(tx, NOBODY))).filter((a) => a.ownerId === null);
-        output(opts, rows.map(view), rows.length ? rows.map(line).join('\n') : 'no shared assistants');
+        output(opts, await viewsOf(store, rows), rows.length ? rows.map(line).join('\n') : 'no shared assistants');
       }),
     );
 
@@ -140,9 +152,10 @@ export function assistantCommands(program: Command) {
         const input = await asCliError(async () => createValid({ ...(await inputOf(opts)), shared: true }));
         const who = sharing(true, input.visibility, input.tiers);
         await asCliError(() => checkModel(deps, input.model, tiersFor({ subscriptionTier: '' }, who)));
+        await asCliError(() => checkSharedAssistantResources(deps, input));
         const made = await deps.store.write((tx) => insertAssistant(tx, null, fieldsOf(input, who), Date.now()));
         const a = await applyAvatar(deps, made, opts.avatar === false ? undefined : opts.avatar);
-        output(opts, view(a), `created shared assistant ${a.name} (${a.id})`);
+        output(opts, await view(deps.store, a), `created shared assistant ${a.name} (${a.id})`);
       }),
     );
 
@@ -158,11 +171,12 @@ export function assistantCommands(program: Command) {
         // One setting given changes that one: the others stay (the API's `parameters` replaces all three).
         if (given.parameters) given.parameters = { ...a.parameters, ...given.parameters };
         const { assistantId: _, ...input } = await asCliError(async () => updateValid({ assistantId: a.id, ...given }));
+        await asCliError(() => checkSharedAssistantResources(deps, input, a));
         const { change, checkTiers } = changeOf(a, { subscriptionTier: '' }, input);
         if (checkTiers) await asCliError(() => checkModel(deps, change.model === undefined ? a.model : change.model, checkTiers));
         const updated = Object.keys(change).length ? await deps.store.write((tx) => updateAssistant(tx, a.id, change, Date.now())) : a;
         const done = await applyAvatar(deps, updated, opts.avatar);
-        output(opts, view(done), `updated shared assistant ${done.name}`);
+        output(opts, await view(deps.store, done), `updated shared assistant ${done.name}`);
       }),
     );
 

@@ -3,8 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transformer } from '@napi-rs/image';
-import { describeSqliteOnly } from './helpers';
+import { createTestContext, describeSqliteOnly } from './helpers';
 import { modelList, startFakeOpenAI } from './fakes/openai';
+import { openDatabase } from '../src/db/connection';
+import { updateUser } from '../src/account/account.store';
 
 const root = new URL('..', import.meta.url).pathname;
 const ai = startFakeOpenAI();
@@ -52,5 +54,45 @@ describeSqliteOnly('parley assistant', () => {
     const gone = await parley(['assistant', 'set', '--id', a.id, '--name', 'Y', ...d]);
     expect(gone.code).toBe(2);
     expect(gone.err).toContain(`no shared assistant ${a.id}`);
+  }, 90_000);
+
+  test('knowledge files and MCP servers: an admin\'s documents and servers only, shown as they are now', async () => {
+    const kdir = mkdtempSync(join(tmpdir(), 'parley-cli-assistant-k-'));
+    const k = ['--data-dir', kdir];
+    // The app on the CLI's own database file: an admin and a user upload a document each.
+    const ctx = await createTestContext({ db: openDatabase(join(kdir, 'parley.db')), users: [{ email: 'admin@example.org', name: 'Admin' }, { email: 'ann@example.org', name: 'Ann' }], config: { dataDir: kdir } });
+    const [admin, ann] = ctx.users;
+    await ctx.store.write((tx) => updateUser(tx, admin!.user.id, { isAdmin: true }, Date.now()));
+    const upload = async (as: typeof admin, text: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([text]), 'notes.txt');
+      const res = await ctx.app.handle(new Request('http://localhost/api/files/upload', { method: 'POST', headers: { 'x-api-key': as!.key }, body: form }));
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const handbook = await upload(admin, 'Staff handbook.');
+    const annsNotes = await upload(ann, 'Ann notes.');
+    const server = await parley(['mcp', 'add', 'docs', '--url', 'https://mcp.example.org/mcp', '--json', ...k]);
+    expect(server.err).toBe('');
+    const serverId = JSON.parse(server.out).id;
+
+    const refused = await parley(['assistant', 'create', '--name', 'Helpdesk', '--knowledge', `${handbook},${annsNotes}`, '--mcp-servers', `${serverId},nope`, ...k]);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain(`knowledgeFileIds.1: No document ${annsNotes} of an admin's`);
+    expect(refused.err).toContain('mcpServerIds.1: No MCP server nope');
+    expect(refused.err).not.toContain('knowledgeFileIds.0');
+
+    const made = await parley(['assistant', 'create', '--name', 'Helpdesk', '--knowledge', handbook, '--mcp-servers', serverId, '--json', ...k]);
+    expect(made.err).toBe('');
+    const a = JSON.parse(made.out);
+    expect(a).toMatchObject({ knowledgeFileIds: [handbook], mcpServerIds: [serverId] });
+    expect((await parley(['assistant', 'list', ...k])).out).toContain(`${a.id}  Helpdesk  everyone  default model  knowledge 1  mcp 1`);
+    // What its users see through the API is the same.
+    expect((await ctx.json('assistants/get', { assistantId: a.id }, ann)).body.assistant).toMatchObject({ knowledgeFileIds: [handbook], mcpServerIds: [serverId] });
+
+    const set = await parley(['assistant', 'set', '--id', a.id, '--knowledge', 'none', '--mcp-servers', 'all', '--json', ...k]);
+    expect(JSON.parse(set.out)).toMatchObject({ knowledgeFileIds: [], mcpServerIds: null });
+    expect(JSON.parse((await parley(['assistant', 'set', '--id', a.id, '--mcp-servers', 'none', '--json', ...k])).out)).toMatchObject({ mcpServerIds: [] });
+    await ctx.close();
   }, 90_000);
 });

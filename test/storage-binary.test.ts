@@ -224,7 +224,7 @@ describeSqliteOnly('the compiled binary: restore', () => {
     const future = new Database(newer);
     future.exec("INSERT INTO _parley_migrations (tag, applied_at) VALUES ('9999_from_the_future', 1)");
     future.close();
-    for (const [file, says] of [[empty, 'holds no tables'], [newer, 'newer Parley'], [join(dir, 'missing.db'), 'no such file']] as const) {
+    for (const [file, says] of [[empty, 'holds no tables'], [newer, 'newer Parley'], [join(dir, 'missing.db'), 'no such file'], [dir, 'is not a file'], ['', 'is not a file']] as const) {
       const r = await run(['restore', file, '--data-dir', data]);
       expect({ file, code: r.code, says: r.err.includes(says) }).toEqual({ file, code: 2, says: true });
     }

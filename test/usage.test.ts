@@ -127,6 +127,7 @@ describe('usage/listCalls', () => {
       model: expect.stringMatching(/\/small$/),
       apiKeyId: ann.keyId,
       responseId: expect.any(String),
+      assistantId: null,
       inputTokens: 100,
       outputTokens: 10,
       cachedTokens: 40,

@@ -125,6 +125,9 @@ describe('assistants as /v1 models', () => {
     expect(listed.find((x) => x.title === 'A poem about tea')?.assistantId).toBe(a.id);
     await until(async () => (await usageOf(ctx, ann)).length === 1, 'the call recorded');
     expect((await usageOf(ctx, ann))[0]!.assistantId).toBe(a.id);
+    // And through the operation the user reads them with.
+    const listed2 = (await ctx.json('usage/listCalls', {}, ann)).body.calls as { assistantId: string | null }[];
+    expect(listed2.map((x) => x.assistantId)).toEqual([a.id]);
   });
 
   test('Vercel\'s AI SDK names an assistant like any model', async () => {

@@ -34,28 +34,59 @@ export async function checkAssistantResources(
   input: { knowledgeFileIds?: string[]; mcpServerIds?: string[] | null },
   before?: Assistant,
 ): Promise<void> {
-  const ownerId = shared ? null : user.id;
+  const refused = (id: string) => `No document ${id} of yours: an assistant's knowledge is documents its owner uploaded (files/listFiles).`;
+  await checkResources(deps, shared ? null : user.id, async (owners) => new Set(owners.filter((id) => id === user.id)), refused, input, before);
+}
+
+/**
+ * The same check for a shared assistant saved by `parley assistant`, which acts for the server's
+ * admins as a whole: its knowledge may be any admin's documents (as a turn reads them, `liveResources`).
+ */
+export async function checkSharedAssistantResources(deps: Pick<AppDeps, 'store'>, input: { knowledgeFileIds?: string[]; mcpServerIds?: string[] | null }, before?: Assistant): Promise<void> {
+  const refused = (id: string) => `No document ${id} of an admin's: a shared assistant's knowledge is documents an admin uploaded (files/listFiles as that admin).`;
+  await checkResources(deps, null, (owners) => deps.store.read((tx) => adminsAmong(tx, owners)), refused, input, before);
+}
+
+async function checkResources(
+  deps: Pick<AppDeps, 'store'>,
+  ownerId: string | null,
+  allowedOwners: (owners: string[]) => Promise<Set<string>>,
+  refusedFile: (id: string) => string,
+  input: { knowledgeFileIds?: string[]; mcpServerIds?: string[] | null },
+  before?: Assistant,
+): Promise<void> {
   const fileIds = input.knowledgeFileIds ?? [];
   const serverIds = input.mcpServerIds ?? [];
   const [files, servers] = await deps.store.read(function* (tx) {
     return [yield* findDocumentsByIds(tx, fileIds), yield* findMcpServersByIds(tx, serverIds)] as const;
   });
+  const allowed = await allowedOwners([...new Set(files.map((f) => f.userId))]);
   const had = new Set(before?.knowledgeFileIds ?? []);
   const issues: ValidationIssue[] = [];
   fileIds.forEach((id, i) => {
     const f = files.find((x) => x.id === id);
-    if (!f || (f.userId !== user.id && !had.has(id)))
-      issues.push({ path: ['knowledgeFileIds', i], message: `No document ${id} of yours: an assistant's knowledge is documents its owner uploaded (files/listFiles).` });
+    if (!f || (!allowed.has(f.userId) && !had.has(id)))
+      issues.push({
+        path: ['knowledgeFileIds', i],
+        message: refusedFile(id),
+      });
   });
   serverIds.forEach((id, i) => {
     const s = servers.find((x) => x.id === id);
     if (!s || !serverAllowed(ownerId, s))
       issues.push({
         path: ['mcpServerIds', i],
-        message: shared ? `No MCP server ${id} of the admin's: a shared assistant uses the servers every user has (admin/listMcpServers).` : `No MCP server ${id} that you may use (mcp/listServers).`,
+        message: ownerId === null ? `No MCP server ${id} of the admin's: a shared assistant uses the servers every user has (admin/listMcpServers).` : `No MCP server ${id} that you may use (mcp/listServers).`,
       });
   });
   if (issues.length) throw invalidInput(issues);
+}
+
+/** Which of these users are admins now. */
+function* adminsAmong(tx: Tx, userIds: readonly string[]): Work<Set<string>> {
+  const admins = new Set<string>();
+  for (const userId of userIds) if ((yield* findUser(tx, userId))?.isAdmin) admins.add(userId);
+  return admins;
 }
 
 export type LiveResources = Pick<TurnAssistant, 'knowledgeFileIds' | 'mcpServerIds'>;
@@ -68,8 +99,7 @@ export type LiveResources = Pick<TurnAssistant, 'knowledgeFileIds' | 'mcpServerI
 export function* liveResources(tx: Tx, list: readonly Assistant[]): Work<Map<string, LiveResources>> {
   const files = yield* findDocumentsByIds(tx, [...new Set(list.flatMap((a) => a.knowledgeFileIds))]);
   const servers = yield* findMcpServersByIds(tx, [...new Set(list.flatMap((a) => a.mcpServerIds ?? []))]);
-  const admins = new Set<string>();
-  if (list.some((a) => a.ownerId === null)) for (const userId of new Set(files.map((f) => f.userId))) if ((yield* findUser(tx, userId))?.isAdmin) admins.add(userId);
+  const admins = list.some((a) => a.ownerId === null) ? yield* adminsAmong(tx, [...new Set(files.map((f) => f.userId))]) : new Set<string>();
   const fileOk = (a: Assistant, id: string) => {
     const f = files.find((x) => x.id === id);
     return !!f && (a.ownerId === null ? admins.has(f.userId) : f.userId === a.ownerId);

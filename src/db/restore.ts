@@ -32,6 +32,8 @@ export interface Restored {
  */
 export async function restoreDatabase(dataDir: string, source: string, now = new Date(), files: 'disk' | 's3' = 'disk'): Promise<Restored> {
   if (!existsSync(source)) throw new Error(`no such file: ${source}`);
+  // `parley restore ""` resolves to the working directory: say what is wanted, not copyfile's ENOTSUP.
+  if (!statSync(source).isFile()) throw new Error(`${source} is not a file: name a backup file written by \`parley backup\``);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, DB_FILE);
   removeStalePartials(dataDir, 'restore');

@@ -45,7 +45,7 @@ export const usageOperations = [
     handler: async ({ input, user, deps }) => {
       const limit = input.limit ?? CALLS_PAGE;
       const rows = await deps.store.read((tx) => listUsageRecords(tx, user.id, { before: input.before, limit, responseId: input.responseId }));
-      const calls = rows.map(({ creditsMicro, createdAt, userId: _u, connectionId: _c, assistantId: _a, ...r }) => ({ ...r, createdAt: iso(createdAt), credits: creditsMicro / 1_000_000 }));
+      const calls = rows.map(({ creditsMicro, createdAt, userId: _u, connectionId: _c, ...r }) => ({ ...r, createdAt: iso(createdAt), credits: creditsMicro / 1_000_000 }));
       return { calls, nextBefore: rows.length === limit ? rows.at(-1)!.id : null };
     },
   }),

@@ -75,6 +75,7 @@ export const UsageCallSchema = t.Object({
   model: t.String({ description: 'The catalogue id (`<connection>/<model>`).' }),
   apiKeyId: t.Union([t.String(), t.Null()]),
   responseId: t.Union([t.String(), t.Null()], { description: 'The AI turn the call belonged to.' }),
+  assistantId: t.Union([t.String(), t.Null()], { description: 'The assistant that answered (a conversation with one, or a `/v1` model `assistant:<id>`); null otherwise. Kept when the assistant is later removed.' }),
   inputTokens: counts.inputTokens,
   outputTokens: counts.outputTokens,
   cachedTokens: counts.cachedTokens,

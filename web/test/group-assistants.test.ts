@@ -26,8 +26,16 @@ describe('assistants in a group, in the web app', () => {
   test("the creator picks the group's assistant for @ai; a shared assistant is mentioned from its button; answers carry their names", async () => {
     const { context, page } = await world.signedIn();
     await page.goto(`${world.url}/groups`);
-    for (const a of [{ name: 'Chef', instructions: 'Answer with a recipe.' }, { name: 'Travel Planner', instructions: 'Plan trips.' }])
-      expect((await api(page, 'assistants/create', { shared: true, ...a })).status).toBe(200);
+    const made: Record<string, string> = {};
+    for (const a of [{ name: 'Chef', instructions: 'Answer with a recipe.' }, { name: 'Travel Planner', instructions: 'Plan trips.' }]) {
+      const res = await api(page, 'assistants/create', { shared: true, ...a });
+      expect(res.status).toBe(200);
+      made[a.name] = res.body.assistant.id;
+    }
+    // Chef has an avatar (a one-pixel PNG, made a 128-pixel WebP); Travel Planner has none.
+    const pixel = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    expect((await api(page, 'assistants/setAvatar', { assistantId: made.Chef, dataUrl: pixel })).status).toBe(200);
+    await page.reload();
     // The fake model answers with the name its system prompt gives it.
     world.ai.eventDelayMs = 0;
     world.ai.chatScript = (body) => ({ deltas: [{ content: `${/^You are @([^,]+),/.exec(body.messages[0].content)?.[1] ?? 'someone'} answers.` }] });
@@ -51,6 +59,11 @@ describe('assistants in a group, in the web app', () => {
     const answers = log.locator('.group-message.assistant:not([aria-busy])');
     await waitOrExplain(page, answers.getByText('Chef answers.'));
     await expect(answers.first().locator('.author strong').textContent()).resolves.toBe('Chef');
+    // Its avatar beside its name, as in a chat, served by the avatar's own URL.
+    const avatar = answers.first().locator('.author img.assistant-avatar');
+    await avatar.waitFor();
+    expect(await avatar.getAttribute('src')).toContain(`/api/assistants/${made.Chef}/avatar`);
+    await expect(avatar.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).resolves.toBe(128);
     expect(world.ai.requests.at(-1)?.body.messages[0].content).toContain('Answer with a recipe.');
 
     // The buttons under the box offer the shared assistants; a mention being typed narrows them,
@@ -64,6 +77,7 @@ describe('assistants in a group, in the web app', () => {
     await page.keyboard.press('Enter');
     await waitOrExplain(page, answers.getByText('Travel Planner answers.'));
     await expect(answers.nth(1).locator('.author strong').textContent()).resolves.toBe('Travel Planner');
+    await expect(answers.nth(1).locator('img').count()).resolves.toBe(0);
     await expectAccessible(page, 'a group with answers by two assistants');
 
     // Parley's own again for @ai; the answers already written keep their names after a reload.

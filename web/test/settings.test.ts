@@ -194,7 +194,7 @@ describe('the settings page in Chromium, through the compiled binary', () => {
     await context.close();
   }, 90_000);
 
-  test('bookmarks: make a group, see a bookmark added through the API, remove it, delete the group', async () => {
+  test('bookmarks: make a group, bookmark the conversation and its answer from the chat (a second group made there), remove one, delete the groups', async () => {
     world.ai.eventDelayMs = 0;
     world.ai.chatScript = () => ({ deltas: [{ content: 'Worth keeping.' }] });
     const { context, page } = await world.signedIn({ viewport: { width: 390, height: 780 }, colorScheme: 'dark' });
@@ -214,16 +214,28 @@ describe('the settings page in Chromium, through the compiled binary', () => {
     const group = bookmarks.getByRole('group', { name: 'Reading list' });
     await group.getByText('No bookmarks in this group yet.').waitFor();
 
-    // The chat has no bookmark button yet: the test adds one as any client would, with the page's session.
-    const listed = await (await page.request.post(`${world.url}/api/bookmarks/listGroups`, { data: {} })).json();
-    const groupId = listed.groups.find((g: { name: string }) => g.name === 'Reading list').id;
-    const added = await page.request.post(`${world.url}/api/bookmarks/addItem`, { data: { groupId, conversationId } });
-    expect(added.status()).toBe(200);
+    // From the chat: the conversation, then its answer, into the group; a second group made there.
+    await page.goto(`${world.url}/c/${encodeURIComponent(conversationId)}`);
+    await page.getByText('Worth keeping.').waitFor();
+    await page.getByRole('button', { name: 'Bookmark conversation' }).click();
+    const form = page.getByRole('form', { name: 'Bookmark conversation' });
+    await expect(form.getByRole('combobox', { name: 'Into' }).locator('option:checked').textContent()).resolves.toBe('Reading list');
+    await expectAccessible(page, 'the bookmark form, phone-sized and dark');
+    await form.getByRole('button', { name: 'Bookmark' }).click();
+    await page.getByRole('status').filter({ hasText: 'Bookmarked in Reading list.' }).waitFor();
+    await page.getByRole('button', { name: 'Bookmark this answer' }).click();
+    const answerForm = page.getByRole('form', { name: 'Bookmark this answer' });
+    await answerForm.getByRole('combobox', { name: 'Into' }).selectOption({ label: 'A new group…' });
+    await answerForm.getByRole('textbox', { name: "New group's name" }).fill('Quotes');
+    await answerForm.getByRole('button', { name: 'Bookmark' }).click();
+    await page.getByRole('status').filter({ hasText: 'Bookmarked in Quotes.' }).waitFor();
 
-    await page.reload();
+    await openSettings(page);
     const link = group.getByRole('link', { name: 'A chat to bookmark' });
     await link.waitFor();
     await expect(link.getAttribute('href')).resolves.toBe(`/c/${encodeURIComponent(conversationId)}`);
+    const quotes = bookmarks.getByRole('group', { name: 'Quotes' });
+    await quotes.getByText('(one message)').waitFor();
     await expectAccessible(page, 'settings with a bookmark, phone-sized and dark');
 
     await group.getByRole('button', { name: 'Remove "A chat to bookmark" from "Reading list"' }).click();
@@ -233,6 +245,8 @@ describe('the settings page in Chromium, through the compiled binary', () => {
     await group.getByRole('button', { name: 'Delete the group "Reading list"' }).click();
     await group.waitFor({ state: 'detached' });
     expect(dialogs.at(-1)).toContain('Delete the group "Reading list"');
+    await quotes.getByRole('button', { name: 'Delete the group "Quotes"' }).click();
+    await quotes.waitFor({ state: 'detached' });
     await page.reload();
     await bookmarks.getByText('You have no bookmark groups.').waitFor(); // gone on the server, not only here
     await context.close();

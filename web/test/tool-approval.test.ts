@@ -6,7 +6,7 @@ import { EMAIL, expectAccessible, toolThenAnswer, waitOrExplain, worldForFile } 
  * "Ask first" in the web app (docs/chat.md, "Tool approval"): the admin marks a tool on the Admin
  * page; the user's answer then shows the waiting call with its arguments and Allow/Deny, once or
  * always for the conversation; the prompt survives a reload; a standing denial answers later
- * calls without a prompt.
+ * calls without a prompt, until the user forgets it from the conversation's header.
  */
 const world = worldForFile({ env: { PARLEY_AI_TOOLS: 'on' } }, (w) => w.cli(['user', 'set', '--email', EMAIL, '--admin']).then(() => undefined));
 
@@ -65,6 +65,19 @@ describe('tool approval in the web app', () => {
     await waitOrExplain(page, lastAnswer(page).getByText('Still not looking.'));
     await expect(prompt(page).count()).resolves.toBe(0);
     expect(world.ai.requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool')?.content).toContain('does not allow search_history in this conversation');
+
+    // The standing answer is in the conversation's header, and Ask again forgets it: the next call asks.
+    await page.getByText('Standing tool answers (1)').click();
+    const rules = page.getByRole('list', { name: 'Standing tool answers' });
+    await expect(rules.getByRole('listitem').textContent()).resolves.toContain('Always denied: search_history');
+    await expectAccessible(page, "a conversation's standing tool answers");
+    await rules.getByRole('button', { name: 'Ask again before search_history' }).click();
+    await page.getByText(/Standing tool answers/).waitFor({ state: 'detached' });
+    toolThenAnswer(world.ai, 'search_history', { query: 'milk' }, 'Milk it is.');
+    await send(page, 'And milk?');
+    await waitOrExplain(page, prompt(page));
+    await prompt(page).getByRole('button', { name: 'Allow once' }).click();
+    await waitOrExplain(page, lastAnswer(page).getByText('Milk it is.'));
     await context.close();
   });
 });

@@ -38,6 +38,18 @@ describe('usage pages', () => {
     await expectAccessible(page, 'settings: usage');
     await usage.getByRole('combobox', { name: 'Group by' }).selectOption('key');
     await usage.getByRole('list', { name: 'Tokens by api key' }).getByText(/^laptop \(pk_/).waitFor();
+
+    // Each call, unfolded: the two turns made with the key, named, newest first.
+    await usage.getByText('Each call').click();
+    const calls = usage.getByRole('table', { name: 'Your model calls, newest first' });
+    const rows = calls.locator('tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(2);
+    for (const row of await rows.all()) {
+      const cells = await row.getByRole('cell').allTextContents();
+      expect(cells).toEqual(['chat', expect.stringMatching(/\/small$/), '—', 'laptop', '1,200', '34', '0', '0']);
+    }
+    await expectAccessible(page, 'settings: usage calls');
   });
 
   test('Admin → Usage: everyone\'s, by user', async () => {
@@ -53,5 +65,58 @@ describe('usage pages', () => {
     await usage.getByRole('combobox', { name: 'Group by' }).selectOption('model');
     await usage.getByRole('list', { name: 'Tokens by model' }).getByText(/\/small$/).waitFor();
     await expectAccessible(page, 'admin: usage');
+  });
+
+  test('Admin → Quotas and prices: a tier\'s allowances and a model\'s price saved, edited and removed; the server applies them', async () => {
+    const { page } = await world.signedIn();
+    await page.goto(`${world.url}/admin`);
+    const quotas = page.getByRole('region', { name: 'Quotas and prices' });
+    await quotas.getByText('No tier has allowances: nobody is limited.').waitFor();
+
+    // FREE (Pat's tier) gets 100 tokens a day: Pat's next turn (1,234 tokens reported before) is refused before it goes upstream.
+    const tierForm = quotas.getByRole('form', { name: "A tier's allowances" });
+    await tierForm.getByLabel('Tier').fill('FREE');
+    await tierForm.getByLabel('Tokens').fill('100');
+    await tierForm.getByRole('button', { name: 'Save allowances' }).click();
+    await quotas.getByText("FREE's allowances saved.").waitFor();
+    const tiers = quotas.getByRole('table', { name: "Tiers' allowances" });
+    await expect(tiers.getByRole('row').nth(1).getByRole('cell').allTextContents()).resolves.toEqual(['a day', '100', 'No limit', 'No limit', 'EditRemove']);
+    const patKey = await world.cli(['apikey', 'create', '--email', 'pat@example.org']);
+    const sent = world.ai.requests.length;
+    const refused = await (await fetch(`${world.url}/api/chat/stream`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': patKey }, body: JSON.stringify({ message: 'Hi again' }) })).text();
+    expect(refused).toContain('Your FREE allowance of 100 tokens a day is used up');
+    expect(world.ai.requests.length).toBe(sent);
+
+    // A price for the chat model, picked from the catalogue's list; edited, then removed.
+    const priceForm = quotas.getByRole('form', { name: "A model's price" });
+    await priceForm.locator('datalist option').first().waitFor({ state: 'attached' });
+    const offered = await priceForm.locator('datalist option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    const model = offered.find((m) => m.endsWith('/small'))!;
+    expect(model).toBeDefined();
+    await priceForm.getByLabel('Model').fill(model);
+    await priceForm.getByLabel('Per million input tokens').fill('2.5');
+    await priceForm.getByLabel('Per million output tokens').fill('10');
+    await priceForm.getByRole('button', { name: 'Save price' }).click();
+    const prices = quotas.getByRole('table', { name: "Models' prices" });
+    await expect(prices.getByRole('row').nth(1).getByRole('cell').allTextContents()).resolves.toEqual(['2.5', '10', '0', '0', 'EditRemove']);
+    await prices.getByRole('button', { name: `Edit the price of ${model}` }).click();
+    await expect(priceForm.getByLabel('Per million output tokens').inputValue()).resolves.toBe('10');
+    await priceForm.getByLabel('Per call').fill('0.01');
+    await priceForm.getByRole('button', { name: 'Save price' }).click();
+    await quotas.getByText(`${model}'s price saved.`).waitFor();
+    await expect(prices.getByRole('row').nth(1).getByRole('cell').allTextContents()).resolves.toEqual(['2.5', '10', '0', '0.01', 'EditRemove']);
+    const saved = JSON.parse(await world.cli(['price', 'list', '--json']));
+    expect(saved).toMatchObject([{ model, inputPerMillion: 2.5, outputPerMillion: 10, perUnit: 0, perRequest: 0.01 }]);
+    await expectAccessible(page, 'admin: quotas and prices');
+
+    page.once('dialog', (d) => void d.accept());
+    await prices.getByRole('button', { name: `Remove the price of ${model}` }).click();
+    await quotas.getByText('No model has a price: past an allowance, nothing can be paid for with credits.').waitFor();
+    page.once('dialog', (d) => void d.accept());
+    await tiers.getByRole('button', { name: "Remove FREE's allowances" }).click();
+    await quotas.getByText('No tier has allowances: nobody is limited.').waitFor();
+    // FREE limits nothing again (the server read the change at once): Pat is answered.
+    const answered = await (await fetch(`${world.url}/api/chat/stream`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': patKey }, body: JSON.stringify({ message: 'Hi again' }) })).text();
+    expect(answered).toContain('"done"');
   });
 });

@@ -9,6 +9,7 @@ import { UsageReportView } from '../shared/usage-report';
 import { AdminMcp } from './admin-mcp';
 import { AdminConnections } from './admin-connections';
 import { AdminModels } from './admin-models';
+import { AdminQuotas } from './admin-quotas';
 
 /** The page's sections, for the list of links atop it (a long page on a phone). */
 const SECTIONS: [string, string][] = [
@@ -16,6 +17,7 @@ const SECTIONS: [string, string][] = [
   ['admin-connections', 'Connections'],
   ['admin-models', 'Models'],
   ['admin-usage', 'Usage'],
+  ['admin-quotas', 'Quotas and prices'],
   ['admin-support', 'Support'],
   ['admin-news', 'News'],
   ['admin-apps', 'Mini apps'],
@@ -81,6 +83,7 @@ export function Admin() {
         </p>
         <UsageReportView operation="admin/getUsage" groupings={['user', 'model', 'key', 'day', 'kind']} id="admin-usage" />
       </section>
+      <AdminQuotas version={catalogue} />
       <AdminSupport name={me.name} />
       <AdminNews />
       <AdminMiniApps />

@@ -4,6 +4,7 @@ import { copyText } from '../shared/markdown-view';
 import { speakAnswer } from '../voice/speak';
 import { Icon } from '../shared/icons';
 import { FormButtons } from '../shared/form-buttons';
+import { BookmarkButton } from './bookmark-button';
 
 export interface Rating {
   itemId: string;
@@ -27,6 +28,7 @@ const REASONS: [string, string][] = [
 ];
 
 interface Props {
+  conversationId: string;
   itemId: string;
   text: string;
   rating?: Rating;
@@ -36,8 +38,8 @@ interface Props {
   canSpeak: boolean;
 }
 
-/** Under a stored answer: copy it, regenerate it, hear it, rate it. */
-export function AnswerActions({ itemId, text, rating, onRated, onRegenerate, canSpeak }: Props) {
+/** Under a stored answer: copy it, regenerate it, hear it, rate it, bookmark it. */
+export function AnswerActions({ conversationId, itemId, text, rating, onRated, onRegenerate, canSpeak }: Props) {
   const [copied, setCopied] = useState('');
   const [asking, setAsking] = useState(false);
   const [error, setError] = useState<string>();
@@ -74,6 +76,7 @@ export function AnswerActions({ itemId, text, rating, onRated, onRegenerate, can
       <button type="button" aria-pressed={rating?.rating === 'down'} aria-label="Bad answer" aria-expanded={asking} onClick={() => (rating?.rating === 'down' ? withdraw() : setAsking(!asking))}>
         <Icon name="thumb-down" />
       </button>
+      <BookmarkButton conversationId={conversationId} itemId={itemId} label="Bookmark this answer" />
       <span role="status" class="hint">
         {copied || (rating ? (rating.rating === 'up' ? 'You rated this answer good.' : 'You rated this answer bad.') : '')}
       </span>

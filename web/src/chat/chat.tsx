@@ -16,6 +16,8 @@ import { useCapabilities } from '../shared/capabilities';
 import { Recorder } from '../voice/recorder';
 import { asJson, asMarkdown, download, exportOne, fileNameOf } from './transfer';
 import { ShareControls } from './share-button';
+import { BookmarkButton } from './bookmark-button';
+import { ToolRules } from './tool-rules';
 import { AnsweringAssistant, AssistantPicker, AssistantStarters, useAssistants, useModelBeside } from './assistant-picker';
 
 interface Props {
@@ -222,6 +224,8 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
       {conversationId && conversation && (
         <div class="conversation-tools">
           <ShareControls conversation={conversation} userId={userId} />
+          {!conversation.groupChatId && <BookmarkButton conversationId={conversationId} label="Bookmark conversation" />}
+          <ToolRules conversationId={conversationId} version={items.length} />
           <ExportButtons conversationId={conversationId} title={conversation.title} />
         </div>
       )}
@@ -252,6 +256,7 @@ export function Chat({ conversationId, userId, onActivity }: Props) {
             actions={
               item.role === 'assistant' && idle ? (
                 <AnswerActions
+                  conversationId={conversationId!}
                   itemId={item.id}
                   text={item.content}
                   rating={ratings[item.id]}

@@ -56,7 +56,8 @@ export function Group({ id }: { id: string }) {
       }
       case 'assistant.started': {
         const name = typeof event.name === 'string' ? event.name : undefined;
-        setPending((p) => (p.some((a) => a.replyTo === event.replyTo) ? p : [...p, { replyTo: String(event.replyTo), text: '', name }]));
+        const assistantId = typeof event.assistantId === 'string' ? event.assistantId : undefined;
+        setPending((p) => (p.some((a) => a.replyTo === event.replyTo) ? p : [...p, { replyTo: String(event.replyTo), text: '', name, assistantId }]));
         break;
       }
       case 'assistant.text.delta':
@@ -140,7 +141,7 @@ export function Group({ id }: { id: string }) {
       )}
       <div class="group-body">
         <div class="group-chat">
-          <MessageLog messages={messages} pending={pending} me={me} onOlder={hasMore ? loadOlder : undefined} />
+          <MessageLog messages={messages} pending={pending} me={me} assistants={shared} onOlder={hasMore ? loadOlder : undefined} />
           <GroupComposer disabled={!!ended} onSend={send} mentions={group?.intelligentResponses ? shared.map((a) => a.name) : []} />
         </div>
         <aside id="group-panel" class={`group-panel${panelOpen ? ' open' : ''}`} aria-label="Members and invite">

@@ -3,6 +3,7 @@ import { renderMarkdown } from '../shared/markdown';
 import type { GroupMessage } from './group-stream';
 import { MessageBox } from '../shared/message-box';
 import { MentionButtons } from './mention-buttons';
+import { AssistantAvatar, type AssistantChoice } from '../chat/assistant-picker';
 
 /** An answer of the assistant being written, by the message it answers; `failed` when none will come. */
 export interface Pending {
@@ -10,14 +11,17 @@ export interface Pending {
   text: string;
   /** The shared assistant answering (assistant.started says), else Parley's own. */
   name?: string;
+  assistantId?: string;
   failed?: string;
 }
 
 const time = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 
 /** The group's messages as a `log`: new ones are announced, and kept in sight unless the reader scrolled up. */
-export function MessageLog(props: { messages: GroupMessage[]; pending: Pending[]; me: string | undefined; onOlder?: () => void }) {
-  const { messages, pending, me, onOlder } = props;
+export function MessageLog(props: { messages: GroupMessage[]; pending: Pending[]; me: string | undefined; assistants?: AssistantChoice[]; onOlder?: () => void }) {
+  const { messages, pending, me, assistants = [], onOlder } = props;
+  // A shared assistant's avatar beside its name, as in a chat; one no longer listed signs by name alone.
+  const byId = (id: string | null | undefined) => (id ? assistants.find((a) => a.id === id) : undefined);
   const log = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   useEffect(() => {
@@ -41,13 +45,14 @@ export function MessageLog(props: { messages: GroupMessage[]; pending: Pending[]
       {!messages.length && !pending.length && <p class="hint">No messages yet. Say hello, or write @ai to ask the assistant.</p>}
       <ol>
         {messages.map((m) => (
-          <MessageItem key={m.id} message={m} mine={m.sender.id === me} failed={failures.find((f) => f.replyTo === m.id)?.failed} />
+          <MessageItem key={m.id} message={m} mine={m.sender.id === me} assistant={byId(m.assistantId)} failed={failures.find((f) => f.replyTo === m.id)?.failed} />
         ))}
         {pending
           .filter((p) => !p.failed)
           .map((p) => (
             <li key={p.replyTo} class="group-message assistant" aria-busy="true">
               <p class="author">
+                <AssistantAvatar assistant={byId(p.assistantId)} />
                 <strong>{p.name ?? 'Assistant'}</strong> <span class="group-badge">AI</span>
               </p>
               {p.text ? <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(p.text) }} /> : <p class="hint">Thinking…</p>}
@@ -58,13 +63,14 @@ export function MessageLog(props: { messages: GroupMessage[]; pending: Pending[]
   );
 }
 
-function MessageItem({ message, mine, failed }: { message: GroupMessage; mine: boolean; failed?: string }) {
+function MessageItem({ message, mine, assistant: answering, failed }: { message: GroupMessage; mine: boolean; assistant?: AssistantChoice; failed?: string }) {
   const assistant = message.role === 'assistant';
   // A shared assistant signs its answers with its name; Parley's own is "Assistant".
   const name = assistant ? (message.assistantId ? message.sender.name : 'Assistant') : message.sender.name || 'Former member';
   return (
     <li class={`group-message ${assistant ? 'assistant' : mine ? 'mine' : 'user'}`}>
       <p class="author">
+        {assistant && <AssistantAvatar assistant={answering} />}
         <strong>{name}</strong>
         {assistant && <span class="group-badge">AI</span>}
         {mine && <span class="hint"> (you)</span>}

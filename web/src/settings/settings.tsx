@@ -7,6 +7,7 @@ import { OtherAppsSection } from './settings-other-apps';
 import { BookmarksSection } from './settings-bookmarks';
 import { ConversationsSection } from './settings-conversations';
 import { UsageReportView } from '../shared/usage-report';
+import { UsageCalls } from './usage-calls';
 import { McpSection } from './settings-mcp';
 
 /** The user's settings: preferences, account, API keys, MCP servers, other apps over MCP, bookmarks, and the way to the sessions page. */
@@ -28,6 +29,7 @@ export function Settings() {
         <h3 id="usage-title">Usage</h3>
         <p class="hint">What your requests used of the models: tokens as the provider reported them (or counted by Parley when it reported none), and the bonus credits spent.</p>
         <UsageReportView operation="usage/getUsage" groupings={['day', 'model', 'key', 'kind']} id="usage-title" />
+        <UsageCalls />
       </section>
       <McpSection />
       <OtherAppsSection />
