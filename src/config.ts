@@ -617,7 +617,7 @@ export const settings = {
   codeMemoryMb: setting({
     env: 'PARLEY_CODE_MEMORY_MB',
     default: '320',
-    doc: 'A sandbox whose memory (resident, the whole child process) passes this many MB is stopped and its code told so. Python itself takes about 170 MB of it.',
+    doc: 'A sandbox whose memory (resident, the whole child process) passes this many MB is stopped and its code told so. Python itself takes about 170 MB of it; the heap of JavaScript (QuickJS) is capped at a quarter of it.',
     parse: int(200, 16_384),
   }),
   codeTimeoutS: setting({
