@@ -179,6 +179,15 @@ describe('hostile JavaScript ends in a clear error, the server alive, nothing le
     expect(done.at(-1)!.output).toBe('["undefined","undefined","undefined","undefined","undefined"]');
   });
 
+  test('memory bombs again and again in one turn: each stopped at its own limit, the child never killed', async () => {
+    const { ctx, ann } = await setup();
+    const bomb = 'const b = [];\nwhile (true) b.push(new Float64Array(1e6))';
+    const done = await turn(ctx, ann, [...Array.from({ length: 5 }, (): [string, string] => ['run_javascript', bomb]), ['run_javascript', '1 + 1']]);
+    for (const e of done.slice(0, 5)) expect(e.error).toStartWith('The code used more than 80 MB of JavaScript memory and was stopped.');
+    expect(done.at(-1)).toMatchObject({ output: '2' });
+    expect(toolOutputs().join('\n')).not.toContain('started afresh');
+  });
+
   test('files outside /mnt/data are out of reach: the host\'s, the server\'s data, another user\'s; nothing written outside', async () => {
     const { ctx, ann, bob } = await setup();
     await upload(ctx, bob, 'secret,1\n', 'bobs.csv');

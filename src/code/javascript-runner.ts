@@ -161,7 +161,7 @@ function installHost(vm: QuickJSContext, fs: DataFs, scratchBytes: number, print
   });
   fn('write', (path, data) => {
     const p = inData(vm.getString(path));
-    const bytes = vm.typeof(data) === 'string' ? new TextEncoder().encode(vm.getString(data)) : vm.getArrayBuffer(data).value.slice();
+    const bytes = vm.typeof(data) === 'string' ? new TextEncoder().encode(vm.getString(data)) : copyBytes(vm, data);
     const others = listData(fs).filter(([name]) => posix.join(DATA_DIR, name) !== p).reduce((n, [, size]) => n + size, 0);
     if (others + bytes.length > scratchBytes) throw new Error(`The files in ${DATA_DIR} would hold more than the ${scratchBytes} bytes this sandbox has: ${p} was not written.`);
     onFs(p, () => fs.writeFile(p, bytes));
@@ -178,6 +178,15 @@ function installHost(vm: QuickJSContext, fs: DataFs, scratchBytes: number, print
   setup.dispose();
   host.dispose();
   return show;
+}
+
+function copyBytes(vm: QuickJSContext, data: QuickJSHandle): Uint8Array {
+  const view = vm.getArrayBuffer(data);
+  try {
+    return view.value.slice();
+  } finally {
+    view.dispose();
+  }
 }
 
 /** `path` (relative ones from DATA_DIR) when it is within DATA_DIR; otherwise an error the code gets. */

@@ -15,6 +15,8 @@ import { readLines } from './read-lines';
 export async function runSandboxChild(pyodideDir: string, limits: SandboxLimits): Promise<void> {
   const stdout = process.stdout;
   const hash = Bun.hash;
+  // Kept from before the lock-down: a dropped JavaScript interpreter's memory is given back at once.
+  const gc = Bun.gc;
   const exit = process.exit.bind(process);
   const send = (reply: SandboxReply) => stdout.write(`${JSON.stringify(reply)}\n`);
   const lines = readLines(Bun.stdin.stream());
@@ -62,10 +64,17 @@ export async function runSandboxChild(pyodideDir: string, limits: SandboxLimits)
     let error: string | undefined;
     let value: string | undefined;
     if (req.language === 'javascript') {
-      javascript ??= await createJavaScript(quickJs, py.FS, { memoryBytes: limits.jsMemoryBytes, timeoutS: limits.timeoutS, scratchBytes: limits.scratchBytes }, print);
-      const r = javascript(req.code);
-      ({ value, error } = r);
-      if (r.reset) javascript = undefined;
+      try {
+        javascript ??= await createJavaScript(quickJs, py.FS, { memoryBytes: limits.jsMemoryBytes, timeoutS: limits.timeoutS, scratchBytes: limits.scratchBytes }, print);
+        const r = javascript(req.code);
+        ({ value, error } = r);
+        if (r.reset) {
+          javascript = undefined;
+          gc(true);
+        }
+      } catch (err) {
+        error = `JavaScript could not start: ${err instanceof Error ? err.message : String(err)}`;
+      }
     } else {
       try {
         // Quietly: a package that is not there is the import's own error, with the hint (python-driver.ts).
