@@ -89,6 +89,15 @@ describe('run_javascript', () => {
   });
 });
 
+describe('without Python', () => {
+  test('a server whose PARLEY_PYODIDE_DIR lacks Pyodide: the call\'s error says JavaScript needs it too', async () => {
+    const { ctx, ann } = await setup({ pyodideDir: tmpdir() });
+    const { completed } = await runJs(ctx, ann, '1 + 1');
+    expect(completed.error).toStartWith(`Python is not available on this server: PARLEY_PYODIDE_DIR (${tmpdir()}) lacks`);
+    expect(completed.error).toEndWith('JavaScript runs in the same sandbox, so it cannot run either.');
+  });
+});
+
 describe('the tool registry\'s switches, as for run_python', () => {
   test('source code per tier and off turn both tools off; run_javascript marked ask first waits for the user', async () => {
     const { ctx, ann, bob } = await setup();

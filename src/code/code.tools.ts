@@ -61,7 +61,9 @@ export function runCodeTool(deps: AppDeps, ctx: { userId: string; conversationId
         ({ result, restarted } = await deps.sandboxes.run(ctx.responseId, code, () => turnFiles(deps, ctx.conversationId), ctx.signal, language));
       } catch (err) {
         if (!(err instanceof SandboxError)) throw err;
-        result = { output: '', error: err.message, files: [], notes: [] };
+        // JavaScript runs in Python's sandbox (docs/code-interpreter.md, "JavaScript"): without Python, neither runs.
+        const why = language === 'javascript' && err.message.startsWith('Python is not available') ? `${err.message} JavaScript runs in the same sandbox, so it cannot run either.` : err.message;
+        result = { output: '', error: why, files: [], notes: [] };
       }
       const kept = await keepFiles(deps, ctx.userId, result);
       emit({ type: 'code_interpreter.completed', itemId: callId, language, output: result.output, ...(result.error ? { error: result.error } : {}), files: kept });
