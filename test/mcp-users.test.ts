@@ -7,6 +7,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { createTestContext, type TestContext, type TestUser } from './helpers';
 import { updateUser } from '../src/account/account.store';
 import { addMcpServer } from '../src/mcp/mcp-server.service';
+import { listUsableMcpServers } from '../src/mcp/mcp-server.store';
 import { everythingStdio, startEverythingHttp, type RunningServer } from './support/mcp-servers';
 
 setDefaultTimeout(60_000);
@@ -82,6 +83,22 @@ describe("users' own servers", () => {
     const adminSees = (await ctx.json('admin/listMcpServers', {}, admin)).body.servers as any[];
     expect(adminSees.find((s) => s.name === 'shared')).toMatchObject({ envNames: ['SECRET_TOKEN'], command: everythingStdio() });
     expect(JSON.stringify(adminSees)).not.toContain('hush');
+  });
+
+  test("one's own server turned off stays listed to its owner (enabled: false) and its tools leave the turn; an admin's turned off is not listed", async () => {
+    const { ctx, admin, ann } = await setup();
+    await ctx.json('admin/setMcpSettings', { userServers: true }, admin);
+    const mine = (await ctx.json('mcp/addServer', { name: 'mine', url: 'https://93.184.215.15/mcp' }, ann)).body.server;
+    const theirs = (await ctx.json('admin/addMcpServer', { name: 'keyed', url: 'https://93.184.215.14/mcp' }, admin)).body.server;
+    expect((await ctx.json('mcp/updateServer', { id: mine.id, enabled: false, approval: 'ask' }, ann)).status).toBe(200);
+    expect((await ctx.json('admin/updateMcpServer', { id: theirs.id, enabled: false }, admin)).status).toBe(200);
+    const listed = (await ctx.json('mcp/listServers', {}, ann)).body.servers as any[];
+    expect(listed.map((s) => [s.name, s.enabled, s.approval])).toEqual([['mine', false, 'ask']]);
+    // The turn's tools come from the usable ones only: neither server is asked for its tools.
+    const usable = await ctx.deps.store.read((tx) => listUsableMcpServers(tx, ann.user.id));
+    expect(usable.map((s) => s.name)).toEqual([]);
+    expect((await ctx.json('mcp/updateServer', { id: mine.id, enabled: true }, ann)).status).toBe(200);
+    expect((await ctx.deps.store.read((tx) => listUsableMcpServers(tx, ann.user.id))).map((s) => s.name)).toEqual(['mine']);
   });
 
   test('a stdio server is never added through the API, even by an admin', async () => {

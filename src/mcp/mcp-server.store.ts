@@ -26,6 +26,17 @@ export function* listUsableMcpServers({ db, t }: Tx, userId: string): Work<McpSe
   );
 }
 
+/** What a user's settings list: the admin's enabled servers and every one of their own, off ones too (to turn back on). */
+export function* listVisibleMcpServers({ db, t }: Tx, userId: string): Work<McpServerRow[]> {
+  return yield* allRows(
+    db
+      .select()
+      .from(t.mcpServers)
+      .where(or(and(eq(t.mcpServers.enabled, true), isNull(t.mcpServers.ownerId)), eq(t.mcpServers.ownerId, userId)))
+      .orderBy(asc(t.mcpServers.name)),
+  );
+}
+
 export function* findMcpServer({ db, t }: Tx, id: string): Work<McpServerRow | undefined> {
   return yield* getRow(db.select().from(t.mcpServers).where(eq(t.mcpServers.id, id)));
 }

@@ -5,7 +5,7 @@ import type { AppDeps } from '../deps';
 import type { McpServerRow } from '../db/schema';
 import { addMcpServer, findOwnMcpServer, listMcpServers, McpRefusal, mcpServerView, removeMcpServer, updateMcpServer, type McpActor } from './mcp-server.service';
 import { readMcpSettings, writeMcpSettings } from './mcp-settings';
-import { findMcpServer, listUsableMcpServers, listUserMcpTokens } from './mcp-server.store';
+import { findMcpServer, listUserMcpTokens, listVisibleMcpServers } from './mcp-server.store';
 import { McpError } from './mcp-errors';
 
 // MCP servers (docs/mcp.md): the admin's (`admin/*`) and, when the admin allows it, users' own
@@ -175,7 +175,7 @@ export const mcpOperations = [
   defineOperation({
     path: 'mcp/listServers',
     summary: "The MCP servers the caller may use: the admin's and their own, whether they are connected (signed in)",
-    description: '`userServers`: whether the caller may add their own (`mcp/addServer`).',
+    description: "The admin's enabled servers and all of the caller's own (`enabled: false`: turned off, its tools not offered). `userServers`: whether the caller may add their own (`mcp/addServer`).",
     input: t.Object({}),
     output: t.Object({
       servers: t.Array(t.Object({ ...ServerFields, connected: t.Boolean({ description: 'For `auth: oauth` servers: the caller has signed in.' }) })),
@@ -183,7 +183,7 @@ export const mcpOperations = [
     }),
     handler: async ({ user, deps }) => {
       const [rows, tokens, settings] = await Promise.all([
-        deps.store.read((tx) => listUsableMcpServers(tx, user.id)),
+        deps.store.read((tx) => listVisibleMcpServers(tx, user.id)),
         deps.store.read((tx) => listUserMcpTokens(tx, user.id)),
         readMcpSettings(deps.store),
       ]);

@@ -139,7 +139,40 @@ describe('answers in the web app', () => {
     await panel.getByText('Prune in February').waitFor();
     await page.reload();
     await lastAnswer(page).getByRole('button', { name: 'Open canvas: Garden plan' }).click();
-    await page.getByRole('complementary', { name: 'Garden plan' }).getByText('Prune in February').waitFor();
+    const again = page.getByRole('complementary', { name: 'Garden plan' });
+    await again.getByText('Prune in February').waitFor();
+
+    // A second version; the versions list both, newest first; the first one opens into the editor and is saved as the newest.
+    await again.getByRole('button', { name: 'Edit' }).click();
+    await again.getByRole('textbox', { name: 'Canvas text (Markdown)' }).fill('# Garden plan\n\n- Plant medlar');
+    await again.getByRole('button', { name: 'Save canvas' }).click();
+    await again.getByText('Plant medlar').waitFor();
+    await again.getByText('Your versions', { exact: true }).click();
+    const versions = again.getByRole('list', { name: 'Your versions, newest first' });
+    await versions.getByRole('listitem').nth(1).waitFor();
+    await expect(versions.getByRole('listitem').count()).resolves.toBe(2);
+    await expectAccessible(page, "a canvas's versions");
+    await versions.getByRole('button', { name: /^Open the version of / }).last().click();
+    await expect(again.getByRole('textbox', { name: 'Canvas text (Markdown)' }).inputValue()).resolves.toContain('Prune in February');
+    await again.getByRole('button', { name: 'Save canvas' }).click();
+    await again.getByText('Prune in February').waitFor();
+
+    // Back to the assistant's version (the versions archived), then a version deleted for good.
+    await again.getByText('Your versions', { exact: true }).click();
+    page.once('dialog', (d) => void d.accept());
+    await again.getByRole('button', { name: "Back to the assistant's version" }).click();
+    await again.getByText("Back to the assistant's version.").waitFor();
+    await expect(again.getByText('Prune in February').count()).resolves.toBe(0);
+    await again.getByText('Plant quince').waitFor();
+    await again.getByRole('button', { name: 'Edit' }).click();
+    await again.getByRole('textbox', { name: 'Canvas text (Markdown)' }).fill('# Garden plan\n\n- Plant figs');
+    await again.getByRole('button', { name: 'Save canvas' }).click();
+    await again.getByText('Plant figs').waitFor();
+    await again.getByText('Your versions', { exact: true }).click();
+    page.once('dialog', (d) => void d.accept());
+    await again.getByRole('button', { name: 'Delete your versions' }).click();
+    await again.getByText('Your versions were deleted.').waitFor();
+    await again.getByText('Plant quince').waitFor();
     await context.close();
   });
   test('an image the assistant made is shown from its file, also after a reload', async () => {

@@ -38,7 +38,7 @@ export const testLine = (name: string, t: McpTest) =>
     : `${name}: ${t.error}`;
 
 /** The form both pages use to add a remote server: name, address, one optional header, sign-in. */
-export function McpServerForm({ onAdd, label }: { onAdd: (input: Record<string, unknown>) => Promise<void>; label: string }) {
+export function McpServerForm({ onAdd, label }: { onAdd: (input: Record<string, unknown>) => Promise<boolean>; label: string }) {
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const [header, setHeader] = useState('');
@@ -47,7 +47,8 @@ export function McpServerForm({ onAdd, label }: { onAdd: (input: Record<string, 
   const [approval, setApproval] = useState<'never' | 'ask'>('never');
   const submit = async (e: Event) => {
     e.preventDefault();
-    await onAdd({ name, url, auth, approval, ...(header && value ? { headers: { [header]: value } } : {}) });
+    // A refused server keeps what was typed, to be corrected rather than typed again.
+    if (!(await onAdd({ name, url, auth, approval, ...(header && value ? { headers: { [header]: value } } : {}) }))) return;
     setName('');
     setUrl('');
     setValue('');
@@ -104,7 +105,10 @@ export function AdminMcp() {
     }, failed);
   useEffect(() => void load(), []);
   const add = (input: Record<string, unknown>) =>
-    call<{ server: McpServer }>('admin/addMcpServer', input).then((r) => (setNote({ done: `Added ${r.server.name}.` }), load()), failed);
+    call<{ server: McpServer }>('admin/addMcpServer', input).then(
+      (r) => (setNote({ done: `Added ${r.server.name}.` }), void load(), true),
+      (err) => (failed(err), false),
+    );
   const test = (s: McpServer) => call<McpTest>('admin/testMcpServer', { id: s.id }).then((t) => (t.ok ? setNote({ done: testLine(s.name, t) }) : setNote({ error: testLine(s.name, t) }), load()), failed);
   const toggle = (s: McpServer) => call('admin/updateMcpServer', { id: s.id, enabled: !s.enabled }).then(load, failed);
   const remove = (s: McpServer) => confirm(`Remove ${s.name}, and every user's sign-in to it?`) && call('admin/removeMcpServer', { id: s.id }).then(load, failed);

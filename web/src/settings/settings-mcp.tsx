@@ -28,9 +28,15 @@ export function McpSection() {
   const connect = (s: McpServer) => call<{ authorizationUrl: string }>('mcp/connectServer', { id: s.id }).then((r) => location.assign(r.authorizationUrl), failed);
   const disconnect = (s: McpServer) => call('mcp/disconnectServer', { id: s.id }).then(() => (setNote({ done: `Disconnected from ${s.name}.` }), load()), failed);
   const test = (s: McpServer) => call<McpTest>('mcp/testServer', { id: s.id }).then((t) => (t.ok ? setNote({ done: testLine(s.name, t) }) : setNote({ error: testLine(s.name, t) })), failed);
+  // One's own server: on or off, asking first or not (mcp/updateServer); the admin's are the admin's to change.
+  const update = (s: McpServer, change: { enabled?: boolean; approval?: 'ask' | 'never' }, done: string) =>
+    call('mcp/updateServer', { id: s.id, ...change }).then(() => (setNote({ done }), load()), failed);
   const remove = (s: McpServer) => confirm(`Remove ${s.name}?`) && call('mcp/removeServer', { id: s.id }).then(load, failed);
   const add = (input: Record<string, unknown>) =>
-    call<{ server: McpServer }>('mcp/addServer', input).then((r) => (setNote({ done: `Added ${r.server.name}.` }), load()), failed);
+    call<{ server: McpServer }>('mcp/addServer', input).then(
+      (r) => (setNote({ done: `Added ${r.server.name}.` }), void load(), true),
+      (err) => (failed(err), false),
+    );
   if (servers && servers.length === 0 && !own) return null;
   return (
     <section class="settings-section" aria-labelledby="settings-mcp">
@@ -42,6 +48,7 @@ export function McpSection() {
             <li key={s.id}>
               <span>
                 <strong>{s.name}</strong> <span class="hint">{s.shared ? 'offered by the admin' : s.url}</span>
+                {!s.shared && !s.enabled && <span class="hint"> · off</span>}
                 {s.auth === 'oauth' && <span class="hint"> · {s.connected ? 'connected' : 'not connected'}</span>}
               </span>
               {s.auth === 'oauth' &&
@@ -58,9 +65,23 @@ export function McpSection() {
                 Test
               </button>
               {!s.shared && (
-                <button type="button" onClick={() => remove(s)} aria-label={`Remove ${s.name}`}>
-                  Remove
-                </button>
+                <>
+                  <label class="check">
+                    <input type="checkbox" aria-label={`${s.name} on`} checked={s.enabled} onChange={(e) => update(s, { enabled: e.currentTarget.checked }, `${s.name} is ${e.currentTarget.checked ? 'on' : 'off'} now.`)} /> On
+                  </label>
+                  <label class="check">
+                    <input
+                      type="checkbox"
+                      aria-label={`Ask before ${s.name}'s tools`}
+                      checked={s.approval === 'ask'}
+                      onChange={(e) => update(s, { approval: e.currentTarget.checked ? 'ask' : 'never' }, `${s.name}'s tools ${e.currentTarget.checked ? 'ask first' : 'run without asking'} now.`)}
+                    />{' '}
+                    Ask first
+                  </label>
+                  <button type="button" onClick={() => remove(s)} aria-label={`Remove ${s.name}`}>
+                    Remove
+                  </button>
+                </>
               )}
             </li>
           ))}
