@@ -41,9 +41,23 @@ const STACK_BYTES = 256 * 1024;
 const ABSENT = new Set(['require', 'process', 'Bun', 'Deno', 'fetch', 'XMLHttpRequest', 'WebSocket', 'module', 'exports', 'setTimeout', 'setInterval', 'Buffer', '__dirname']);
 const HINT = `This sandbox runs plain JavaScript (QuickJS): no modules, network, timers, Node or Bun; the files in ${DATA_DIR} are read and written through fs.readFile, fs.writeFile and fs.listdir.`;
 
-/** QuickJS's WebAssembly (embedded in the executable), compiled. Before the child's lock-down: it reads a file. */
-export async function compileQuickJs(): Promise<WebAssembly.Module> {
-  return WebAssembly.compile(await Bun.file(wasmPath).arrayBuffer());
+/**
+ * QuickJS's WebAssembly (embedded in the executable), compiled, and the one linear memory its
+ * interpreters use in turn: it cannot grow past the limit (QuickJS's own limit counts one
+ * allocation's size, not their sum, in this WebAssembly build, whose malloc cannot tell a block's
+ * size: it refuses one huge string, not a pile of arrays). One memory for the child's life, not
+ * one per interpreter: a dropped interpreter's memory would be the garbage collector's to give
+ * back, whenever it does, and a new one could fill another meanwhile. Made before the child's
+ * lock-down: it reads a file.
+ */
+export async function loadQuickJs(memoryBytes: number): Promise<QuickJs> {
+  const compiled = await WebAssembly.compile(await Bun.file(wasmPath).arrayBuffer());
+  return { compiled, memory: new WebAssembly.Memory({ initial: BASE_BYTES / PAGE, maximum: Math.ceil((BASE_BYTES + memoryBytes) / PAGE) }) };
+}
+
+export interface QuickJs {
+  compiled: WebAssembly.Module;
+  memory: WebAssembly.Memory;
 }
 
 /** What a run gave; `reset`: the interpreter was stopped at its memory and is gone with its names. */
@@ -51,15 +65,13 @@ export type JavaScriptRun = { value?: string; error?: string; reset?: boolean };
 
 /**
  * One JavaScript interpreter for a turn: globals stay between runs. `print` takes each console
- * line. Each has a WebAssembly instance (and linear memory) of its own, so one stopped at its
- * memory is dropped whole and the next is made afresh.
+ * line. Each is a WebAssembly instance of its own on the shared memory, wiped first (its static
+ * data expects zeroes), so one stopped at its memory is dropped whole and the next starts afresh;
+ * the one before must never be called again.
  */
-export async function createJavaScript(compiled: WebAssembly.Module, fs: DataFs, limits: JavaScriptLimits, print: (line: string) => void): Promise<(code: string) => JavaScriptRun> {
-  // QuickJS's own limit counts one allocation's size, not their sum, in this WebAssembly build
-  // (its malloc cannot tell a block's size): it refuses one huge string, not a pile of arrays.
-  // The instance's linear memory is what really holds them: it cannot grow past the limit.
-  const wasmMemory = new WebAssembly.Memory({ initial: BASE_BYTES / PAGE, maximum: Math.ceil((BASE_BYTES + limits.memoryBytes) / PAGE) });
-  const qjs: QuickJSWASMModule = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule: compiled, wasmMemory }));
+export async function createJavaScript(quickJs: QuickJs, fs: DataFs, limits: JavaScriptLimits, print: (line: string) => void): Promise<(code: string) => JavaScriptRun> {
+  new Uint8Array(quickJs.memory.buffer).fill(0);
+  const qjs: QuickJSWASMModule = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule: quickJs.compiled, wasmMemory: quickJs.memory }));
   const runtime = qjs.newRuntime();
   runtime.setMemoryLimit(limits.memoryBytes);
   runtime.setMaxStackSize(STACK_BYTES);

@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer';
 import { loadPyodide, type PyodideAPI } from 'pyodide';
 import { DATA_DIR, type SandboxFile, type SandboxLimits, type SandboxReply, type SandboxRequest } from './sandbox.protocol';
 import { lockDown } from './lock-down';
-import { compileQuickJs, createJavaScript, type JavaScriptRun } from './javascript-runner';
+import { createJavaScript, loadQuickJs, type JavaScriptRun } from './javascript-runner';
 import { PYTHON_DRIVER } from './python-driver';
 import { readLines } from './read-lines';
 
@@ -15,8 +15,6 @@ import { readLines } from './read-lines';
 export async function runSandboxChild(pyodideDir: string, limits: SandboxLimits): Promise<void> {
   const stdout = process.stdout;
   const hash = Bun.hash;
-  // Kept from before the lock-down: a dropped JavaScript interpreter's memory is given back at once.
-  const gc = Bun.gc;
   const exit = process.exit.bind(process);
   const send = (reply: SandboxReply) => stdout.write(`${JSON.stringify(reply)}\n`);
   const lines = readLines(Bun.stdin.stream());
@@ -45,7 +43,7 @@ export async function runSandboxChild(pyodideDir: string, limits: SandboxLimits)
   py.FS.chdir(DATA_DIR);
   const driver = py.runPython(PYTHON_DRIVER, { filename: '<parley>' }) as (code: string) => Promise<{ toJs(): [string | null, string | null]; destroy(): void }>;
   // Loaded before the lock-down (it reads its WebAssembly); an interpreter made at the turn's first JavaScript call.
-  const quickJs = await compileQuickJs();
+  const quickJs = await loadQuickJs(limits.jsMemoryBytes);
   let javascript: ((code: string) => JavaScriptRun) | undefined;
   lockDown(py);
   send({ parley: 'ready' });
@@ -68,10 +66,7 @@ export async function runSandboxChild(pyodideDir: string, limits: SandboxLimits)
         javascript ??= await createJavaScript(quickJs, py.FS, { memoryBytes: limits.jsMemoryBytes, timeoutS: limits.timeoutS, scratchBytes: limits.scratchBytes }, print);
         const r = javascript(req.code);
         ({ value, error } = r);
-        if (r.reset) {
-          javascript = undefined;
-          gc(true);
-        }
+        if (r.reset) javascript = undefined;
       } catch (err) {
         error = `JavaScript could not start: ${err instanceof Error ? err.message : String(err)}`;
       }
