@@ -605,7 +605,7 @@ export const settings = {
   codeInterpreter: setting({
     env: 'PARLEY_CODE_INTERPRETER',
     default: 'false',
-    doc: "Offer the code interpreter (`run_python`, `run_javascript`, docs/code-interpreter.md) to models that call tools. Off until an admin turns it on: each running sandbox is a child process of about 170 MB. Once on, the tool registry's switches (source `code`) narrow it per tier.",
+    doc: "Whether the code interpreter (`run_python`, `run_javascript`, docs/code-interpreter.md) is on where an admin has not switched it in Admin → Tools (source `code`). An admin's switch there, on or off, wins at once, with no restart. Off by default: each running sandbox is a child process of about 170 MB.",
     parse: bool,
   }),
   codeMaxSandboxes: setting({

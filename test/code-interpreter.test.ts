@@ -20,7 +20,7 @@ setDefaultTimeout(60_000);
 const { openai, dirs, setup, chatRequests, toolOutputs, runOnce } = codeTurns();
 
 describe('the code interpreter', () => {
-  test('off by default: no run_python unless PARLEY_CODE_INTERPRETER is on', async () => {
+  test('off by default: no run_python unless an admin (or PARLEY_CODE_INTERPRETER) turns it on (test/code-admin.test.ts)', async () => {
     const { ctx, ann } = await setup({ codeInterpreter: false });
     openai.chatScript = () => ({ deltas: [{ content: 'Hi.' }] });
     await readFrames(await ctx.call('chat/stream', { message: 'Hello' }, ann));
@@ -116,11 +116,15 @@ describe('the code interpreter', () => {
 });
 
 describe('parley doctor', () => {
-  test('says whether Python is there: off, ready, or a PARLEY_PYODIDE_DIR that lacks its files', () => {
-    expect(checkPython(testConfig({ codeInterpreter: false })).status).toBe('skip');
-    expect(checkPython(testConfig({ codeInterpreter: true })).detail).toStartWith('Python ready (standard library only)');
+  test('says whether Python is there, whether the interpreter is on by default, or a PARLEY_PYODIDE_DIR that lacks its files', () => {
+    expect(checkPython(testConfig({ codeInterpreter: false })).detail).toStartWith('Python ready (standard library only), off (an admin turns it on in Admin → Tools);');
+    expect(checkPython(testConfig({ codeInterpreter: true })).detail).toStartWith('Python ready (standard library only), on;');
     const bad = checkPython(testConfig({ codeInterpreter: true, pyodideDir: tmpdir() }));
     expect(bad).toMatchObject({ status: 'fail', detail: expect.stringContaining('lacks pyodide.asm.mjs') });
+    // Off by default, a missing Python only warns: nothing is broken until an admin wants it.
+    expect(checkPython(testConfig({ codeInterpreter: false, pyodideDir: tmpdir() })).status).toBe('warn');
+    // The admin's switch, where known (admin/doctor), over the setting's default.
+    expect(checkPython(testConfig({ codeInterpreter: false, pyodideDir: tmpdir() }), true).status).toBe('fail');
   });
 });
 

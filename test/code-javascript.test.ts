@@ -90,11 +90,11 @@ describe('run_javascript', () => {
 });
 
 describe('without Python', () => {
-  test('a server whose PARLEY_PYODIDE_DIR lacks Pyodide: the call\'s error says JavaScript needs it too', async () => {
+  test('a server whose PARLEY_PYODIDE_DIR lacks Pyodide offers neither tool: JavaScript runs in Python\'s sandbox', async () => {
     const { ctx, ann } = await setup({ pyodideDir: tmpdir() });
-    const { completed } = await runJs(ctx, ann, '1 + 1');
-    expect(completed.error).toStartWith(`Python is not available on this server: PARLEY_PYODIDE_DIR (${tmpdir()}) lacks`);
-    expect(completed.error).toEndWith('JavaScript runs in the same sandbox, so it cannot run either.');
+    openai.chatScript = () => ({ deltas: [{ content: 'Hi.' }] });
+    await readFrames(await ctx.call('chat/stream', { message: 'Hello' }, ann));
+    expect((chatRequests()[0].tools ?? []).map((t: any) => t.function.name).filter((n: string) => n.startsWith('run_'))).toEqual([]);
   });
 });
 

@@ -252,9 +252,15 @@ describe("the admin's switches", () => {
       ['history', true, null],
       ['web_search', true, ['PRO']],
       ['mcp', true, null],
-      // Listed whatever PARLEY_CODE_INTERPRETER says: off, it offers no tool.
-      ['code', true, null],
+      // Listed whatever PARLEY_CODE_INTERPRETER says, off by default (its sandboxes cost memory).
+      ['code', false, null],
     ]);
+    // What a source lacks here, and what one costs, said to the admin.
+    const byId = Object.fromEntries(view.map((s: any) => [s.id, s]));
+    expect(byId.images).toMatchObject({ available: false, unavailableReason: expect.stringContaining('No images connection is enabled') });
+    expect(byId.video).toMatchObject({ available: false, unavailableReason: 'No video connection is enabled: add one of kind video under Connections (docs/video.md).', note: null });
+    expect(byId.web_search).toMatchObject({ available: true, unavailableReason: null });
+    expect(byId.code).toMatchObject({ available: true, unavailableReason: null, note: expect.stringContaining('at most 2 run at once (PARLEY_CODE_MAX_SANDBOXES)') });
   });
 
   test('an unknown source is a 400; the settings are admins\' only', async () => {

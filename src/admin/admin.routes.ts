@@ -11,6 +11,8 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../auth/auth.store';
 import { bonusBalanceOf, bonusBalancesOf, grantCredits } from '../credits/credit.store';
 import { iso } from '../ids';
 import { runDoctor } from '../ops/doctor';
+import { readToolSettings, sourceEnabled } from '../tools/tool-settings';
+import { codeToolSource } from '../code/code.tools';
 import { AdminRefusal, changeUser, createCheckedUser } from './user-admin';
 import { KEEP_BACKUPS, backupPath, createBackupOnce, listBackups } from './backups';
 import { settingsReport } from './settings-report';
@@ -232,7 +234,14 @@ export const adminOperations = [
     output: t.Object({ ok: t.Boolean({ description: 'No check failed' }), checks: t.Array(CheckSchema) }),
     errors: [403],
     handler: async ({ deps }) => {
-      const checks = await runDoctor({ config: deps.config, dataDir: deps.config.dataDir, connections: deps.connections, embeddingsIndex: deps.embeddingsIndex.state() });
+      const tools = await deps.store.read(readToolSettings);
+      const checks = await runDoctor({
+        config: deps.config,
+        dataDir: deps.config.dataDir,
+        connections: deps.connections,
+        embeddingsIndex: deps.embeddingsIndex.state(),
+        codeInterpreterOn: sourceEnabled(tools.sources[codeToolSource.id], codeToolSource, deps.config),
+      });
       return { ok: !checks.some((c) => c.status === 'fail'), checks };
     },
   }),

@@ -15,6 +15,9 @@ export const webSearchToolSource: ToolSource = {
   label: 'Web search',
   priority: 80,
   kinds: ['chat', 'group'],
+  async status(deps) {
+    return (await deps.connections.search()) ? {} : { unavailable: 'No search connection is enabled: add one of kind search under Connections (docs/connections.md).' };
+  },
   async tools(turn) {
     if (turn.provider === 'openai-responses') return [];
     const search = await turn.deps.connections.search();

@@ -6,15 +6,30 @@ import { findBlob, listAttachedFiles } from '../files/file.store';
 import type { ToolSource } from '../tools/tool.types';
 import type { SandboxFile } from './sandbox.protocol';
 import { DATA_DIR } from './sandbox.protocol';
+import { pyodideDir } from './pyodide-dir';
 import { SandboxError, type RunResult } from './sandbox';
 
-/** The code interpreter, to the registry (src/tools/): source `code`, one tool per language. */
+/**
+ * The code interpreter, to the registry (src/tools/): source `code`, one tool per language. Off
+ * until an admin turns it on in Admin → Tools (each running sandbox costs a child process's
+ * memory); PARLEY_CODE_INTERPRETER=true makes it on where the admin has not said.
+ */
 export const codeToolSource: ToolSource = {
   id: 'code',
   label: 'Code interpreter',
   priority: 55,
+  enabledByDefault: (config) => config.codeInterpreter,
+  async status(deps) {
+    const found = pyodideDir(deps.config.pyodideDir);
+    return {
+      ...('missing' in found ? { unavailable: `The Python runtime is not installed: ${found.missing} (docs/code-interpreter.md).` } : {}),
+      note: `Each running sandbox is a child process of about 170 MB; at most ${deps.config.codeMaxSandboxes} run at once (PARLEY_CODE_MAX_SANDBOXES).`,
+    };
+  },
   async tools(turn) {
-    if (!turn.deps.config.codeInterpreter) return [];
+    // Without its runtime every call would fail: the model is better off not knowing the tools
+    // (JavaScript runs in Python's sandbox, so it goes too).
+    if ('missing' in pyodideDir(turn.deps.config.pyodideDir)) return [];
     const ctx = { userId: turn.user.id, conversationId: turn.conversationId, responseId: turn.responseId, signal: turn.signal };
     return [runCodeTool(turn.deps, ctx, 'python'), runCodeTool(turn.deps, ctx, 'javascript')];
   },
@@ -51,7 +66,7 @@ export function runCodeTool(deps: AppDeps, ctx: { userId: string; conversationId
       properties: { code: { type: 'string', description: `The ${label} code to run` } },
       required: ['code'],
     },
-    async run(args, emit, callId) {
+    async run(args, emit, callId, callKey) {
       const code = typeof args.code === 'string' ? args.code : '';
       if (!code.trim()) return 'Nothing ran: the code is empty.';
       emit({ type: 'code_interpreter.in_progress', itemId: callId, language, code });
@@ -61,11 +76,9 @@ export function runCodeTool(deps: AppDeps, ctx: { userId: string; conversationId
         ({ result, restarted } = await deps.sandboxes.run(ctx.responseId, code, () => turnFiles(deps, ctx.conversationId), ctx.signal, language));
       } catch (err) {
         if (!(err instanceof SandboxError)) throw err;
-        // JavaScript runs in Python's sandbox (docs/code-interpreter.md, "JavaScript"): without Python, neither runs.
-        const why = language === 'javascript' && err.message.startsWith('Python is not available') ? `${err.message} JavaScript runs in the same sandbox, so it cannot run either.` : err.message;
-        result = { output: '', error: why, files: [], notes: [] };
+        result = { output: '', error: err.message, files: [], notes: [] };
       }
-      const kept = await keepFiles(deps, ctx.userId, result);
+      const kept = await keepFiles(deps, ctx.userId, result, `code:${ctx.responseId}:${callKey}`);
       emit({ type: 'code_interpreter.completed', itemId: callId, language, output: result.output, ...(result.error ? { error: result.error } : {}), files: kept });
       return toolOutput(result, kept, restarted);
     },
@@ -89,13 +102,17 @@ async function turnFiles(deps: AppDeps, conversationId: string): Promise<Sandbox
   return out;
 }
 
-/** What the code wrote, kept as the user's files (`generated`), like an upload: sniffed, within their quota. */
-async function keepFiles(deps: AppDeps, userId: string, result: RunResult): Promise<CodeFile[]> {
+/**
+ * What the code wrote, kept as the user's files (`generated`), like an upload: sniffed, within
+ * their quota. Each is kept once per call and name (`origin`): a restart after they were kept
+ * and before the call's output was recorded runs the call again, which finds them.
+ */
+async function keepFiles(deps: AppDeps, userId: string, result: RunResult, origin: string): Promise<CodeFile[]> {
   const kept: CodeFile[] = [];
   for (const f of result.files) {
     try {
       const temp = await writeTemp(deps, f.bytes);
-      const row = await addFile(deps, userId, { tempPath: temp.path, size: temp.size, sha256: temp.sha256, filename: f.name, head: f.bytes.subarray(0, 4096) }, 'generated');
+      const row = await addFile(deps, userId, { tempPath: temp.path, size: temp.size, sha256: temp.sha256, filename: f.name, head: f.bytes.subarray(0, 4096) }, 'generated', origin);
       kept.push({ fileId: row.id, filename: row.filename, contentType: row.mimeType, size: row.size });
     } catch (err) {
       // Parley's own words (a kind it does not keep, the quota full): safe to show.

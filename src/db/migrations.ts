@@ -43,6 +43,7 @@ import m0038 from '../../migrations/0038_video_jobs.sql' with { type: 'text' };
 import m0039 from '../../migrations/0039_assistant_knowledge_mcp.sql' with { type: 'text' };
 import m0040 from '../../migrations/0040_group_assistant.sql' with { type: 'text' };
 import m0041 from '../../migrations/0041_assistant_parameters_avatars.sql' with { type: 'text' };
+import m0042 from '../../migrations/0042_generated_file_origin.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -92,4 +93,5 @@ export const migrations: EmbeddedMigration[] = [
   { tag: '0039_assistant_knowledge_mcp', sql: m0039 },
   { tag: '0040_group_assistant', sql: m0040 },
   { tag: '0041_assistant_parameters_avatars', sql: m0041 },
+  { tag: '0042_generated_file_origin', sql: m0042 },
 ];

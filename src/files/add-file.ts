@@ -4,7 +4,8 @@ import type { FileRow } from '../db/schema';
 import { AppError } from '../http/errors';
 import { ACCEPTED, sniffFile, sniffVideo } from './sniff-file';
 import { cleanImage } from './clean-image';
-import { claimBlob, findBlob, insertFile, lockUserFiles, usageOf } from './file.store';
+import { claimBlob, findBlob, findFileOfOrigin, insertFile, lockUserFiles, usageOf } from './file.store';
+import type { Tx, Work } from '../db/work';
 import { tempName } from './receive-upload';
 import { cleanFilename } from './clean-filename';
 
@@ -22,16 +23,24 @@ export async function checkRoomForOneMore(deps: AppDeps, userId: string): Promis
  * here), sniff it (refusing what Parley does not take), re-encode an image without its metadata
  * and make its thumbnail, store the bytes under their hash, then check the quota and add the row
  * in one transaction. The temp file is gone afterwards.
+ *
+ * `origin` names what made a generated file (a tool call): the user's file of that origin and
+ * name, when there is one, is answered instead of a second (the call run again after a restart
+ * that came between keeping its files and recording its output).
  */
 export async function addFile(
   deps: AppDeps,
   userId: string,
   received: { tempPath: string; size: number; sha256: string; filename: string; head: Uint8Array },
   source: 'upload' | 'generated' = 'upload',
+  origin?: string,
 ): Promise<FileRow> {
   const written: string[] = [];
   const filename = cleanFilename(received.filename);
+  const kept = (tx: Tx) => findFileOfOrigin(tx, userId, origin!, filename);
   try {
+    const earlier = origin ? await deps.store.read(kept) : undefined;
+    if (earlier) return earlier;
     const tail = received.size > received.head.length ? await Bun.file(received.tempPath).slice(Math.max(0, received.size - TAIL_BYTES)).bytes() : received.head;
     const sniffed = sniffFile(received.head, tail, filename) ?? (source === 'generated' ? sniffVideo(received.head) : undefined);
     if (!sniffed) throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: `Parley takes ${ACCEPTED}; this file is none of them (decided from its content).` });
@@ -65,6 +74,9 @@ export async function addFile(
     if (thumb) await deps.files.put(`${thumb.sha256}-${now}`, thumb.path);
     const { file, duplicates } = await deps.store.write(function* (tx) {
       yield* lockUserFiles(tx, userId);
+      // Kept meanwhile (the call run twice at once): that file, and ours stored for nothing.
+      const meanwhile = origin ? yield* kept(tx) : undefined;
+      if (meanwhile) return { file: meanwhile, duplicates: yield* unclaimed(tx, thumb ? [main, thumb] : [main], now) };
       const usage = yield* usageOf(tx, userId);
       if (usage.count >= deps.config.filesMaxPerUser) throw quotaError(`You keep ${usage.count} files, the most allowed (PARLEY_FILES_MAX_PER_USER). Delete some first.`);
       if (usage.bytes + main.size > deps.config.filesQuotaBytes)
@@ -88,6 +100,7 @@ export async function addFile(
           ...dims,
           thumbSha256: thumb?.sha256 ?? null,
           source,
+          origin: origin ?? null,
           // Documents are turned into text after the upload answers (src/files/extract-pending.ts); a video has none.
           textStatus: sniffed.kind === 'document' && !('video' in sniffed) ? 'pending' : 'none',
         },
@@ -109,6 +122,13 @@ export async function addFile(
   } finally {
     await Promise.all([received.tempPath, ...written].map((p) => rm(p, { force: true })));
   }
+}
+
+/** The keys just stored under `now` that no blob row names: nothing will refer to them. */
+function* unclaimed(tx: Tx, stored: { sha256: string }[], now: number): Work<string[]> {
+  const keys: string[] = [];
+  for (const b of stored) if ((yield* findBlob(tx, b.sha256))?.key !== `${b.sha256}-${now}`) keys.push(`${b.sha256}-${now}`);
+  return keys;
 }
 
 /** Bytes made here (a cleaned image, a thumbnail, a generated image) into a temp file, hashed. */

@@ -37,8 +37,13 @@ export function* lockUserFiles(tx: Tx, userId: string): Work<void> {
   yield* serializeOn(tx, `files:${userId}`);
 }
 
-export type NewFile = Omit<FileRow, 'id' | 'createdAt' | 'source' | 'textStatus' | 'textError' | 'textChars' | 'vectorsVersion'> &
-  Partial<Pick<FileRow, 'source' | 'textStatus'>>;
+export type NewFile = Omit<FileRow, 'id' | 'createdAt' | 'source' | 'textStatus' | 'textError' | 'textChars' | 'vectorsVersion' | 'origin'> &
+  Partial<Pick<FileRow, 'source' | 'textStatus' | 'origin'>>;
+
+/** The user's file of this origin and name (a tool call run again after a restart: src/files/add-file.ts). */
+export function* findFileOfOrigin({ db, t }: Tx, userId: string, origin: string, filename: string): Work<FileRow | undefined> {
+  return yield* getRow(db.select().from(t.files).where(and(eq(t.files.origin, origin), eq(t.files.filename, filename), eq(t.files.userId, userId))));
+}
 
 export function* insertFile({ db, t }: Tx, file: NewFile, now: number): Work<FileRow> {
   return (yield* getRow(db.insert(t.files).values({ ...file, id: newId(), createdAt: now }).returning()))!;

@@ -35,6 +35,9 @@ export const imageToolSource: ToolSource = {
   id: 'images',
   label: 'Images',
   priority: 60,
+  async status(deps) {
+    return (await deps.connections.images())?.imagesBaseUrl ? {} : { unavailable: 'No images connection is enabled: add one of kind images under Connections (docs/files.md).' };
+  },
   async tools(turn) {
     return imageTools(turn.deps, { userId: turn.user.id, responseId: turn.responseId, images: await turn.deps.connections.images(), apiKeyId: turn.apiKeyId });
   },

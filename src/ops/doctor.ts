@@ -34,6 +34,8 @@ type DoctorInput = {
   connectionLines?: Check[];
   /** The running server's semantic search index (admin/doctor), which `parley doctor` cannot see. */
   embeddingsIndex?: IndexState;
+  /** Whether the admin's switch has the code interpreter on (admin/doctor); else PARLEY_CODE_INTERPRETER decides. */
+  codeInterpreterOn?: boolean;
 };
 
 /** A check as it may be printed (CLI) or answered (admin/doctor): URLs' user info and credential parameters masked. */
@@ -57,7 +59,7 @@ async function runChecks(opts: DoctorInput): Promise<Check[]> {
   if (opts.config) checks.push(...checkOAuthPublicUrl(opts.config));
   const index = opts.config && checkEmbeddingsIndex(opts.config, opts.embeddingsIndex);
   if (index) checks.push(index);
-  if (opts.config) checks.push(checkPython(opts.config));
+  if (opts.config) checks.push(checkPython(opts.config, opts.codeInterpreterOn));
   return checks;
 }
 

@@ -40,7 +40,7 @@ export function createToolRegistry(initial: readonly ToolSource[] = []): ToolReg
     async forTurn(turn) {
       const settings = await turn.deps.store.read(readToolSettings);
       const asked = sources.filter(
-        (s) => (s.kinds ?? DEFAULT_KINDS).includes(turn.kind) && sourceAllowed(settings.sources[s.id], turn.user.subscriptionTier) && assistantAllowsSource(turn, s.id),
+        (s) => (s.kinds ?? DEFAULT_KINDS).includes(turn.kind) && sourceAllowed(settings.sources[s.id], s, turn.deps.config, turn.user.subscriptionTier) && assistantAllowsSource(turn, s.id),
       );
       // Asked together: one slow source (an MCP server listing its tools) is the turn's only wait.
       const offered = await Promise.all(asked.map((s) => offeredBy(turn, s)));

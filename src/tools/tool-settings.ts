@@ -1,6 +1,7 @@
 import type { Tx, Work } from '../db/work';
 import { readServerSetting, writeServerSetting } from '../connections/connection.store';
-import type { ToolApproval } from './tool.types';
+import type { Config } from '../config';
+import type { ToolApproval, ToolSource } from './tool.types';
 
 /**
  * The admin's switches for tools (docs/assistants.md, "Tools for admins"), one `server_settings`
@@ -9,7 +10,7 @@ import type { ToolApproval } from './tool.types';
  * a change reaches every instance at once.
  */
 export interface SourceSettings {
-  /** false: no turn gets its tools. Default true. */
+  /** false: no turn gets its tools. Absent: the source's default (on, but the code interpreter's: src/code/code.tools.ts). */
   enabled?: boolean;
   /** The subscription tiers whose users get its tools; null or absent: every tier. */
   tiers?: string[] | null;
@@ -34,8 +35,12 @@ export function* writeToolSettings(tx: Tx, settings: ToolSettings, now: number):
   yield* writeServerSetting(tx, TOOL_SETTINGS_KEY, settings, now);
 }
 
+/** Whether the source is on: the admin's switch, else the source's default. */
+export const sourceEnabled = (s: SourceSettings | undefined, source: ToolSource, config: Config): boolean => s?.enabled ?? source.enabledByDefault?.(config) ?? true;
+
 /** Whether a user of `tier` may use the source at all. */
-export const sourceAllowed = (s: SourceSettings | undefined, tier: string): boolean => s?.enabled !== false && (!s?.tiers || s.tiers.includes(tier));
+export const sourceAllowed = (s: SourceSettings | undefined, source: ToolSource, config: Config, tier: string): boolean =>
+  sourceEnabled(s, source, config) && (!s?.tiers || s.tiers.includes(tier));
 
 /** A tool asks first when the admin says so for it, else when its source (the admin's switch, or the source itself) says so. */
 export function approvalOf(settings: ToolSettings, sourceId: string, name: string, offered: ToolApproval): ToolApproval {

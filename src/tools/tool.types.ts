@@ -1,5 +1,6 @@
 import type { AiProvider, AiTool, StreamChatOptions } from '../ai/ai.types';
 import type { AppDeps } from '../deps';
+import type { Config } from '../config';
 import type { TurnStream } from './ask-first';
 
 /**
@@ -105,5 +106,19 @@ export interface ToolSource {
   priority?: number;
   /** The turns it serves; default chat and research. */
   kinds?: readonly TurnKind[];
+  /**
+   * Whether it is on where the admin has not switched it (default true): a source that costs the
+   * server much (the code interpreter's sandboxes) starts off, unless a setting seeds it on.
+   */
+  enabledByDefault?(config: Config): boolean;
+  /** For the admin's list (admin/getToolSettings): what it lacks to offer anything, and what it costs. */
+  status?(deps: AppDeps): Promise<SourceStatus>;
   tools(turn: ToolTurn): Promise<SourceTool[]>;
+}
+
+export interface SourceStatus {
+  /** Why it can offer nothing here (no connection of its kind, its runtime not installed); absent: it can. */
+  unavailable?: string;
+  /** What turning it on costs or needs, in a line for the admin. */
+  note?: string;
 }

@@ -9,7 +9,8 @@ import { canWriteConversation, findConversationById } from '../chat/conversation
 import { findResponseById } from '../chat/response.store';
 import { decideApproval, deleteToolRule, findApprovalOfItem, listToolRules, setToolRule } from './approval.store';
 import { approvalTopic } from './ask-first';
-import { readToolSettings, writeToolSettings, type ToolSettings } from './tool-settings';
+import { readToolSettings, sourceEnabled, writeToolSettings, type ToolSettings } from './tool-settings';
+import type { SourceStatus, ToolSource } from './tool.types';
 
 // Tool approval for users, and the tool switches for admins (docs/chat.md, "Tool approval";
 // docs/assistants.md, "Tools for admins"): thin handlers over src/tools/.
@@ -32,7 +33,10 @@ const SourceView = t.Object({
   label: t.String(),
   priority: t.Integer(),
   kinds: t.Array(t.String()),
-  enabled: t.Boolean(),
+  enabled: t.Boolean({ description: "The admin's switch; where the admin has not switched it, the source's default (on; the code interpreter: off unless PARLEY_CODE_INTERPRETER)." }),
+  available: t.Boolean({ description: 'false: it can offer nothing on this server now (no connection of its kind, its runtime not installed), whatever the switch says.' }),
+  unavailableReason: t.Union([t.String(), t.Null()], { description: 'Why it is not available, in a sentence for the admin; null when it is.' }),
+  note: t.Union([t.String(), t.Null()], { description: 'What turning it on costs or needs (the code interpreter: its sandboxes\' memory); null: nothing to say.' }),
   tiers: t.Union([t.Array(t.String()), t.Null()], { description: 'The subscription tiers whose users get its tools; null: every tier.' }),
   approval: Approval,
   tools: t.Array(t.Object({ name: t.String(), label: t.String(), description: t.String(), approval: Approval }), {
@@ -46,23 +50,30 @@ const SettingsView = t.Object({
 
 async function settingsView(deps: AppDeps, admin: User) {
   const settings = await deps.store.read(readToolSettings);
-  const catalogue = await deps.tools.catalogue({
+  const [catalogue, statuses] = await Promise.all([
+    deps.tools.catalogue({
     deps,
     kind: 'chat',
     user: { id: admin.id, subscriptionTier: admin.subscriptionTier, enableMemories: true },
     conversationId: '',
     responseId: '',
     provider: 'openai-chat',
-  });
+    }),
+    Promise.all(deps.tools.sources().map((source) => statusOf(deps, source))),
+  ]);
   return {
-    sources: catalogue.map(({ source, tools }) => {
+    sources: catalogue.map(({ source, tools }, i) => {
       const s = settings.sources[source.id];
+      const status = statuses[i]!;
       return {
         id: source.id,
         label: source.label,
         priority: source.priority ?? 50,
         kinds: [...(source.kinds ?? ['chat', 'research'])],
-        enabled: s?.enabled !== false,
+        enabled: sourceEnabled(s, source, deps.config),
+        available: !status.unavailable,
+        unavailableReason: status.unavailable ?? null,
+        note: status.note ?? null,
         tiers: s?.tiers ?? null,
         approval: s?.approval ?? 'never',
         tools: tools.map((d) => ({ name: d.name, label: d.label, description: d.description, approval: d.approval })),
@@ -70,6 +81,16 @@ async function settingsView(deps: AppDeps, admin: User) {
     }),
     tools: Object.entries(settings.tools).map(([name, v]) => ({ name, approval: v.approval })),
   };
+}
+
+/** A source's own account of itself; one that fails to say is taken as available (its tools then say what is wrong). */
+async function statusOf(deps: AppDeps, source: ToolSource): Promise<SourceStatus> {
+  try {
+    return (await source.status?.(deps)) ?? {};
+  } catch (err) {
+    deps.log.warn('a tool source could not say whether it is available', { source: source.id, cause: err instanceof Error ? err.message : String(err) });
+    return {};
+  }
 }
 
 export const toolOperations = [
@@ -142,7 +163,9 @@ export const toolOperations = [
   defineOperation({
     path: 'admin/getToolSettings',
     summary: 'Tool sources, their tools, and the switches on them',
-    description: 'Admins only: any other caller is answered 403. Every registered tool source with whether it is on, for which tiers, whether it asks first, and the tools it offers the calling admin now.',
+    description:
+      'Admins only: any other caller is answered 403. Every registered tool source with whether it is on (where the admin has not switched it, its default: on, but the code interpreter off), for which tiers, ' +
+      'whether it asks first, whether it can offer anything on this server (`available`; `unavailableReason` says what is missing), what turning it on costs (`note`), and the tools it offers the calling admin now.',
     input: t.Object({}),
     output: SettingsView,
     errors: [403],
@@ -154,7 +177,7 @@ export const toolOperations = [
     summary: 'Switch tool sources on or off, per tier, and mark sources or tools "ask first"',
     description:
       'Admins only: any other caller is answered 403. Each source named is changed in the fields given (`tiers: null`: every tier); each tool named gets `approval` (`null`: back to its source\'s). ' +
-      'An unknown source id is a 400. Takes effect at the next turn on every instance. Answers as admin/getToolSettings.',
+      'An unknown source id is a 400; a source that is not available may still be switched (it applies once its connection or runtime is there). Takes effect at the next turn on every instance. Answers as admin/getToolSettings.',
     input: t.Object({
       sources: t.Optional(
         t.Array(

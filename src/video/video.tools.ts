@@ -26,6 +26,9 @@ export const videoToolSource: ToolSource = {
   id: 'video',
   label: 'Video',
   priority: 60,
+  async status(deps) {
+    return (await deps.connections.video()) ? {} : { unavailable: 'No video connection is enabled: add one of kind video under Connections (docs/video.md).' };
+  },
   async tools(turn) {
     const svc = await turn.deps.connections.video();
     if (!svc) return [];

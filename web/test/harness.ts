@@ -273,3 +273,12 @@ export function toolThenAnswer(ai: FakeOpenAI, name: string, args: unknown, answ
       : { deltas: [{ content: answer }] };
   };
 }
+
+/** The newest answer in the chat on screen. */
+export const lastAnswer = (page: Page) => page.locator('.message.assistant').last();
+
+/** Type `text` in the composer and send it. */
+export async function sendMessage(page: Page, text: string): Promise<void> {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { EMAIL, expectAccessible, toolThenAnswer, waitOrExplain, worldForFile } from './harness';
+import { EMAIL, expectAccessible, lastAnswer, sendMessage, toolThenAnswer, waitOrExplain, worldForFile } from './harness';
 
 /**
  * "Ask first" in the web app (docs/chat.md, "Tool approval"): the admin marks a tool on the Admin
@@ -10,13 +10,7 @@ import { EMAIL, expectAccessible, toolThenAnswer, waitOrExplain, worldForFile } 
  */
 const world = worldForFile({ env: { PARLEY_AI_TOOLS: 'on' } }, (w) => w.cli(['user', 'set', '--email', EMAIL, '--admin']).then(() => undefined));
 
-const lastAnswer = (page: Page) => page.locator('.message.assistant').last();
 const prompt = (page: Page) => page.getByRole('group', { name: /Use History search\?/ });
-
-async function send(page: Page, text: string) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
 
 describe('tool approval in the web app', () => {
   test('the admin marks a tool "ask first"; the answer waits with Allow/Deny, across a reload; always-deny stops later prompts', async () => {
@@ -34,7 +28,7 @@ describe('tool approval in the web app', () => {
 
     await page.goto(`${world.url}/`);
     toolThenAnswer(world.ai, 'search_history', { query: 'green tea' }, 'You like green tea.');
-    await send(page, 'What tea do I like?');
+    await sendMessage(page, 'What tea do I like?');
     await waitOrExplain(page, prompt(page));
     await prompt(page).getByText('What it would send').click();
     await prompt(page).getByText('"query": "green tea"').waitFor();
@@ -52,7 +46,7 @@ describe('tool approval in the web app', () => {
 
     // Always deny here: this call is denied, and the next one in the conversation asks nobody.
     toolThenAnswer(world.ai, 'search_history', { query: 'coffee' }, 'I could not look.');
-    await send(page, 'And coffee?');
+    await sendMessage(page, 'And coffee?');
     await waitOrExplain(page, prompt(page));
     await prompt(page).getByRole('button', { name: 'Always deny here' }).click();
     await waitOrExplain(page, lastAnswer(page).getByText('I could not look.'));
@@ -61,7 +55,7 @@ describe('tool approval in the web app', () => {
     expect(denied).toContain('denied');
 
     toolThenAnswer(world.ai, 'search_history', { query: 'juice' }, 'Still not looking.');
-    await send(page, 'And juice?');
+    await sendMessage(page, 'And juice?');
     await waitOrExplain(page, lastAnswer(page).getByText('Still not looking.'));
     await expect(prompt(page).count()).resolves.toBe(0);
     expect(world.ai.requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool')?.content).toContain('does not allow search_history in this conversation');
@@ -74,7 +68,7 @@ describe('tool approval in the web app', () => {
     await rules.getByRole('button', { name: 'Ask again before search_history' }).click();
     await page.getByText(/Standing tool answers/).waitFor({ state: 'detached' });
     toolThenAnswer(world.ai, 'search_history', { query: 'milk' }, 'Milk it is.');
-    await send(page, 'And milk?');
+    await sendMessage(page, 'And milk?');
     await waitOrExplain(page, prompt(page));
     await prompt(page).getByRole('button', { name: 'Allow once' }).click();
     await waitOrExplain(page, lastAnswer(page).getByText('Milk it is.'));

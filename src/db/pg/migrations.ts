@@ -31,6 +31,7 @@ import p0024 from '../../../migrations/pg/0024_assistant_knowledge_mcp.sql' with
 import p0025 from '../../../migrations/pg/0025_vectors_in_row.sql' with { type: 'text' };
 import p0026 from '../../../migrations/pg/0026_group_assistant.sql' with { type: 'text' };
 import p0027 from '../../../migrations/pg/0027_assistant_parameters_avatars.sql' with { type: 'text' };
+import p0028 from '../../../migrations/pg/0028_generated_file_origin.sql' with { type: 'text' };
 
 export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0000_foundation', sql: p0000 },
@@ -61,6 +62,7 @@ export const pgMigrations: EmbeddedMigration[] = [
   { tag: '0025_vectors_in_row', sql: p0025 },
   { tag: '0026_group_assistant', sql: p0026 },
   { tag: '0027_assistant_parameters_avatars', sql: p0027 },
+  { tag: '0028_generated_file_origin', sql: p0028 },
 ];
 
 /** A migration's statements, split where drizzle-kit marks them. */

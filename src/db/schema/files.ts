@@ -44,9 +44,20 @@ export const files = sqliteTable(
      * index that kept codes of another version reads them again (src/files/embeddings-index.ts).
      */
     vectorsVersion: integer('vectors_version').notNull().default(0),
+    /**
+     * What made a generated file (the code interpreter: its tool call), so that the call run again
+     * after a restart finds the file it kept rather than keeping a second (src/files/add-file.ts).
+     * Null for uploads; one file per origin and name.
+     */
+    origin: text('origin'),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [index('files_user_idx').on(t.userId, t.createdAt), index('files_sha256_idx').on(t.sha256), index('files_text_status_idx').on(t.textStatus)],
+  (t) => [
+    index('files_user_idx').on(t.userId, t.createdAt),
+    index('files_sha256_idx').on(t.sha256),
+    index('files_text_status_idx').on(t.textStatus),
+    uniqueIndex('files_origin_idx').on(t.origin, t.filename),
+  ],
 );
 
 /**

@@ -13,6 +13,11 @@ interface Source {
   id: string;
   label: string;
   enabled: boolean;
+  /** false: it can offer nothing here (no connection, no runtime): `unavailableReason` says why. */
+  available: boolean;
+  unavailableReason: string | null;
+  /** What turning it on costs (the code interpreter's memory). */
+  note: string | null;
   tiers: string[] | null;
   approval: Approval;
   tools: SourceTool[];
@@ -77,9 +82,15 @@ export function AdminTools() {
                 <tr key={s.id}>
                   <th scope="row">
                     {s.label} <span class="hint">({s.id})</span>
+                    {s.note && <p class="hint admin-tool-note">{s.note}</p>}
                   </th>
                   <td>
-                    <input type="checkbox" aria-label={`${s.label}: on`} checked={s.enabled} onChange={(e) => change({ sources: [{ id: s.id, enabled: e.currentTarget.checked }] }, `${s.label} is ${e.currentTarget.checked ? 'on' : 'off'}.`)} />
+                    {/* A switch that could not work is not offered: the row says what is missing. */}
+                    {s.available ? (
+                      <input type="checkbox" aria-label={`${s.label}: on`} checked={s.enabled} onChange={(e) => change({ sources: [{ id: s.id, enabled: e.currentTarget.checked }] }, `${s.label} is ${e.currentTarget.checked ? 'on' : 'off'}.`)} />
+                    ) : (
+                      <span class="hint">{s.unavailableReason}</span>
+                    )}
                   </td>
                   <td>
                     <input
