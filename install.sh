@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Parley's set-up: installs the pinned Bun and the locked dependencies (npm ci), builds the
-# single executable dist/parley, and optionally installs it, a data directory and a systemd unit.
-# Running it again is harmless: it replaces the binary and re-renders the unit, and never touches
-# the data or an existing settings file.
+# executable dist/parley and, beside it, dist/pyodide (the code interpreter's Python), and
+# optionally installs both, a data directory and a systemd unit. Running it again is harmless: it
+# replaces the binary and its pyodide directory and re-renders the unit, and never touches the
+# data or an existing settings file.
 #
-#   ./install.sh                       set up and build dist/parley
+#   ./install.sh                       set up and build dist/parley and dist/pyodide
 #   ./install.sh --deps-only           set up only (enough to run the tests)
-#   ./install.sh --prefix /usr/local   set up, build, install to /usr/local/bin/parley
-#   ./install.sh --binary FILE         install FILE (e.g. dist/parley-linux-arm64) instead of building;
-#                                      no Node.js needed; prefix defaults to /usr/local
+#   ./install.sh --prefix /usr/local   set up, build, install to /usr/local/bin/parley (and bin/pyodide)
+#   ./install.sh --binary FILE         install FILE (e.g. parley from a release tarball) and the pyodide
+#                                      directory beside it instead of building; no Node.js needed;
+#                                      prefix defaults to /usr/local
 #   ./install.sh --data-dir DIR        create the data directory (with --systemd: /var/lib/parley)
 #   ./install.sh --systemd             also install a hardened systemd service (as root); options:
 #       --user NAME                    the service's system user, created if missing (default parley)
@@ -16,8 +18,8 @@
 #       --systemd-dir DIR              write the unit there (default /etc/systemd/system); when given,
 #                                      only files are written: no user, no chown, no systemctl
 #
-# Example, a Raspberry Pi 4/5 with a release binary:
-#   sudo ./install.sh --binary parley-linux-arm64 --systemd && sudo systemctl enable --now parley
+# Example, a Raspberry Pi 4/5 with a release tarball (parley-linux-arm64.tar.gz, unpacked):
+#   cd parley-linux-arm64 && sudo ./install.sh --binary parley --systemd && sudo systemctl enable --now parley
 set -euo pipefail
 cd "$(dirname "$0")"
 repo=$(pwd)
@@ -90,6 +92,11 @@ else
   src=$repo/dist/parley
 fi
 
+# Pyodide's files, which the executable looks for in a `pyodide` directory beside itself
+# (docs/code-interpreter.md): the build writes dist/pyodide, a release tarball carries it.
+pyodide=$(dirname "$src")/pyodide
+[ -f "$pyodide/pyodide.asm.wasm" ] || pyodide=""
+
 bin=$src
 if [ -n "$prefix" ]; then
   prefix=$(abs "$prefix")
@@ -99,6 +106,20 @@ if [ -n "$prefix" ]; then
   install -m 0755 "$src" "$prefix/bin/.parley.new"
   mv -f "$prefix/bin/.parley.new" "$bin"
   echo "==> installed $bin"
+  if [ -n "$pyodide" ] && [ "$(abs "$pyodide")" != "$prefix/bin/pyodide" ]; then
+    # The same for the directory: copied beside, then swapped with the old one (left by an older
+    # Parley, whose Pyodide version this binary may not load; doctor names a stale one).
+    rm -rf "$prefix/bin/.pyodide.new" "$prefix/bin/.pyodide.old"
+    cp -R "$pyodide" "$prefix/bin/.pyodide.new"
+    chmod -R u=rwX,go=rX "$prefix/bin/.pyodide.new"
+    [ -e "$prefix/bin/pyodide" ] && mv -f "$prefix/bin/pyodide" "$prefix/bin/.pyodide.old"
+    mv -f "$prefix/bin/.pyodide.new" "$prefix/bin/pyodide"
+    rm -rf "$prefix/bin/.pyodide.old"
+    echo "==> installed $prefix/bin/pyodide (the code interpreter's Python)"
+  fi
+fi
+if [ -z "$pyodide" ]; then
+  echo "==> note: no pyodide directory beside $src: the code interpreter (off by default) will lack Python until one is beside $bin or PARLEY_PYODIDE_DIR names one (docs/code-interpreter.md)"
 fi
 
 if [ -n "$data_dir" ]; then

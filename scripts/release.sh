@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Build the release binaries and smoke-test each one:
-#   dist/parley-linux-x64     PCs and servers (x86-64 from Nehalem on, glibc: Debian, Ubuntu)
-#   dist/parley-linux-arm64   Raspberry Pi 4/5 with a 64-bit OS, arm64 servers
-# plus dist/SHA256SUMS.
+# Build the release tarballs and smoke-test each one:
+#   dist/parley-linux-x64.tar.gz     PCs and servers (x86-64 from Nehalem on, glibc: Debian, Ubuntu)
+#   dist/parley-linux-arm64.tar.gz   Raspberry Pi 4/5 with a 64-bit OS, arm64 servers
+# plus dist/SHA256SUMS. Each holds a directory parley-linux-<cpu>/ with the executable `parley`,
+# `pyodide/` beside it (the code interpreter's Python, the same for every CPU: not embedded, to
+# keep Parley's share of the binary within 25 MB), install.sh and the packaging it renders.
+# The executables are also left as dist/parley-linux-x64 and dist/parley-linux-arm64.
 #
 #   ./scripts/release.sh              build both, smoke-test both
 #   ./scripts/release.sh --no-smoke   build only
@@ -22,8 +25,18 @@ bun=node_modules/.bin/bun
 for arch in x64 arm64; do
   echo "==> building dist/parley-linux-$arch"
   $bun run scripts/build.ts --target "bun-linux-$arch" --outfile "dist/parley-linux-$arch"
+  # Parley's share against the floor (an empty program on the same runtime, built now): it fails
+  # past 25 MB, where it was once without anyone noticing (bench/RESULTS.md).
+  $bun run scripts/binary-share.ts --target "bun-linux-$arch" "dist/parley-linux-$arch"
+  stage=dist/release/parley-linux-$arch
+  rm -rf "$stage" && mkdir -p "$stage/packaging"
+  cp "dist/parley-linux-$arch" "$stage/parley"
+  cp -R dist/pyodide "$stage/pyodide"
+  cp install.sh "$stage/"
+  cp packaging/*.in "$stage/packaging/"
+  tar -C dist/release --owner=0 --group=0 --numeric-owner -czf "dist/parley-linux-$arch.tar.gz" "parley-linux-$arch"
 done
-(cd dist && sha256sum parley-linux-x64 parley-linux-arm64 > SHA256SUMS)
+(cd dist && sha256sum parley-linux-x64.tar.gz parley-linux-arm64.tar.gz > SHA256SUMS)
 
 [ "$smoke" = 1 ] || exit 0
 
@@ -64,14 +77,18 @@ for arch in x64 arm64; do
     arm64:*) emulator=$(emulator_for aarch64 aarch64-linux-gnu cortex-a72 libc6-arm64-cross libgcc-s1-arm64-cross) ;;
     x64:*) emulator=$(emulator_for x86_64 x86_64-linux-gnu "$x64_old_cpu" libc6-amd64-cross libgcc-s1-amd64-cross) ;;
   esac
-  echo "==> smoke test dist/parley-linux-$arch${emulator:+ (emulated)}"
-  $bun run scripts/smoke.ts ${emulator:+--emulator "$emulator"} "dist/parley-linux-$arch"
+  # What ships: the tarball unpacked, its executable finding Pyodide beside it.
+  unpacked=dist/smoke/parley-linux-$arch
+  rm -rf "$unpacked" && mkdir -p dist/smoke && tar -C dist/smoke -xzf "dist/parley-linux-$arch.tar.gz"
+  echo "==> smoke test dist/parley-linux-$arch.tar.gz${emulator:+ (emulated)}"
+  $bun run scripts/smoke.ts ${emulator:+--emulator "$emulator"} "$unpacked/parley"
   if [ "$arch:$host" = x64:x86_64 ]; then
     # The native run above is on this machine's CPU; this one is on the oldest model supported.
     emulator=$(emulator_for x86_64 x86_64-linux-gnu "$x64_old_cpu")
-    echo "==> smoke test dist/parley-linux-x64 on a $x64_old_cpu CPU (no AVX, no AVX2), emulated"
-    $bun run scripts/smoke.ts --emulator "$emulator" dist/parley-linux-x64
+    echo "==> smoke test dist/parley-linux-x64.tar.gz on a $x64_old_cpu CPU (no AVX, no AVX2), emulated"
+    $bun run scripts/smoke.ts --emulator "$emulator" "$unpacked/parley"
   fi
 done
-echo "==> release binaries ready:"
+rm -rf dist/smoke
+echo "==> release tarballs ready:"
 cat dist/SHA256SUMS

@@ -2,7 +2,9 @@
 //   bun run scripts/smoke.ts dist/parley-linux-x64
 //   bun run scripts/smoke.ts --emulator "qemu-aarch64-static -L /usr/aarch64-linux-gnu" dist/parley-linux-arm64
 // Boots it on an empty data dir (which migrates), asks /api/health, converts one image, runs
-// `doctor` (which loads the embedded image binding in-process) and stops it with SIGTERM.
+// `doctor` (which loads the embedded image binding in-process, and with the code interpreter on
+// finds Pyodide in the `pyodide` directory beside the executable, at the version it needs) and
+// stops it with SIGTERM.
 // Natively it then boots it once more with a temporary directory it cannot use: conversions must
 // fail as a server error naming that cause, and doctor must say so (under an emulator a second
 // boot costs too much for what it adds).
@@ -18,7 +20,7 @@ const binary = resolve(positionals[0]!);
 const prefix = values.emulator ? values.emulator.split(/\s+/).filter(Boolean) : [];
 const work = mkdtempSync(join(tmpdir(), 'parley-smoke-'));
 const dataDir = join(work, 'data');
-const env = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'info' };
+const env = { PATH: process.env.PATH ?? '', PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'info', PARLEY_CODE_INTERPRETER: 'true' };
 const started = performance.now();
 const step = (msg: string) => console.log(`  ${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s  ${msg}`);
 
@@ -76,6 +78,10 @@ try {
     if (c?.status !== 'ok') fail(`doctor: ${name}: ${c ? `${c.status} ${c.detail}` : 'missing'}`);
   }
   step(`doctor ok (${doctor.checks.find((c) => c.name === 'image codec')!.detail})`);
+  // ok, or warn where this machine gives sandboxes no network namespace: Pyodide is there either way.
+  const python = doctor.checks.find((c) => c.name === 'code interpreter');
+  if (python?.status !== 'ok' && python?.status !== 'warn') fail(`doctor: code interpreter: ${python ? `${python.status} ${python.detail}` : 'missing'}`);
+  step(`doctor: ${python.detail}`);
 } finally {
   server.kill('SIGTERM');
 }

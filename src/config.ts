@@ -635,7 +635,7 @@ export const settings = {
   pyodideDir: setting({
     env: 'PARLEY_PYODIDE_DIR',
     default: '',
-    doc: "A directory holding Pyodide's core (pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, pyodide-lock.json) to use instead of the copy built into the executable. `parley doctor` says whether Python is available.",
+    doc: "A directory holding Pyodide's core (pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, pyodide-lock.json), of the version this Parley was built with, to use instead of the `pyodide` directory beside the executable (which install.sh and the release tarballs put there). `parley doctor` says where it looked and whether Python is available.",
     parse: optStr,
   }),
   pyodidePackagesDir: setting({

@@ -5,6 +5,7 @@
  * files a call keeps, kept once when a restart runs the call again.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { PYODIDE_VERSION } from '../src/code/pyodide-dir';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,7 +67,8 @@ describe('the code interpreter, switched by an admin', () => {
     expect(await doctorLine()).toContain('off (an admin turns it on in Admin → Tools)');
     expect(await switchCode(ctx, admin, { enabled: true })).toMatchObject({ enabled: true });
     expect(await offered(ctx, ann)).toBe(true);
-    expect(await doctorLine()).toStartWith('Python ready (standard library only), on;');
+    expect(await doctorLine()).toStartWith(`Python ready (Pyodide ${PYODIDE_VERSION} in `);
+    expect(await doctorLine()).toContain('standard library only), on;');
 
     await switchCode(ctx, admin, { tiers: ['PRO'] });
     expect(await offered(ctx, ann)).toBe(false);
@@ -98,7 +100,7 @@ describe('the code interpreter, switched by an admin', () => {
     const { ctx, admin, ann } = await setup({ pyodideDir: empty });
     const row = await switchCode(ctx, admin, { enabled: true });
     expect(row).toMatchObject({ enabled: true, available: false, tools: [] });
-    expect(row.unavailableReason).toBe(`The Python runtime is not installed: PARLEY_PYODIDE_DIR (${empty}) lacks pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, pyodide-lock.json (docs/code-interpreter.md).`);
+    expect(row.unavailableReason).toBe(`The Python runtime is not installed: Pyodide is not installed in ${empty} (PARLEY_PYODIDE_DIR). To fix: point PARLEY_PYODIDE_DIR at Pyodide ${PYODIDE_VERSION}'s files, or unset it and copy the pyodide directory of Parley's release (or dist/pyodide of a build) beside the parley executable (docs/code-interpreter.md).`);
     expect(await offered(ctx, ann)).toBe(false);
   });
 });

@@ -1,9 +1,9 @@
 /**
- * The code interpreter through the compiled binary (docs/code-interpreter.md): the executable's
- * own Pyodide (embedded, written out on first use) in `parley sandbox` children. A CSV attached
- * to the chat summed with the standard library and a chart written as the user's file; then four
- * sandboxes at once, each running hostile code, with the server's peak RSS within its 300 MB
- * budget and no child left behind. Both stores (PARLEY_TEST_STORE=pg).
+ * The code interpreter through the compiled binary (docs/code-interpreter.md): Pyodide from the
+ * `pyodide` directory scripts/build.ts writes beside the executable, in `parley sandbox`
+ * children. A CSV attached to the chat summed with the standard library and a chart written as
+ * the user's file; then four sandboxes at once, each running hostile code, with the server's peak
+ * RSS within its 300 MB budget and no child left behind. Both stores (PARLEY_TEST_STORE=pg).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';

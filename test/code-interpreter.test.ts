@@ -6,7 +6,7 @@
  * package's hint, and the hostile cases, each ending in a clear error with nothing leaking.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readFrames, typesOf } from './sse';
@@ -14,6 +14,7 @@ import { toolCallsThenAnswer, type ChatTurn } from './fakes/openai';
 import { testConfig } from '../src/config';
 import { checkPython } from '../src/code/python-check';
 import { codeFrames, codeTurns, upload } from './support/code-turns';
+import { PYODIDE_FILES, PYODIDE_VERSION } from '../src/code/pyodide-dir';
 
 setDefaultTimeout(60_000);
 
@@ -115,16 +116,70 @@ describe('the code interpreter', () => {
   });
 });
 
-describe('parley doctor', () => {
-  test('says whether Python is there, whether the interpreter is on by default, or a PARLEY_PYODIDE_DIR that lacks its files', () => {
-    expect(checkPython(testConfig({ codeInterpreter: false })).detail).toStartWith('Python ready (standard library only), off (an admin turns it on in Admin → Tools);');
-    expect(checkPython(testConfig({ codeInterpreter: true })).detail).toStartWith('Python ready (standard library only), on;');
-    const bad = checkPython(testConfig({ codeInterpreter: true, pyodideDir: tmpdir() }));
-    expect(bad).toMatchObject({ status: 'fail', detail: expect.stringContaining('lacks pyodide.asm.mjs') });
-    // Off by default, a missing Python only warns: nothing is broken until an admin wants it.
-    expect(checkPython(testConfig({ codeInterpreter: false, pyodideDir: tmpdir() })).status).toBe('warn');
-    // The admin's switch, where known (admin/doctor), over the setting's default.
-    expect(checkPython(testConfig({ codeInterpreter: false, pyodideDir: tmpdir() }), true).status).toBe('fail');
+describe('where Pyodide is: parley doctor and the tool\'s error', () => {
+  /** A directory of Pyodide's files whose pyodide.asm.mjs says `version` (an older install's). */
+  function pyodideCopy(version?: string): string {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-pyodide-'));
+    dirs.push(dir);
+    const npm = dirname(Bun.resolveSync('pyodide/package.json', import.meta.dir));
+    for (const f of PYODIDE_FILES) copyFileSync(join(npm, f), join(dir, f));
+    if (version) writeFileSync(join(dir, 'pyodide.asm.mjs'), readFileSync(join(dir, 'pyodide.asm.mjs'), 'latin1').replace(/API\.version="[^"]+"/, `API.version="${version}"`), 'latin1');
+    return dir;
+  }
+
+  test('doctor: ready (naming the directory and version), on or off, missing, incomplete, or stale after an upgrade', () => {
+    expect(checkPython(testConfig({ codeInterpreter: false })).detail).toContain('standard library only), off (an admin turns it on in Admin → Tools);');
+    const ready = checkPython(testConfig({ codeInterpreter: true }));
+    expect(ready.detail).toStartWith(`Python ready (Pyodide ${PYODIDE_VERSION} in `);
+    expect(ready.detail).toContain('the npm package; standard library only), on;');
+
+    const empty = mkdtempSync(join(tmpdir(), 'parley-no-pyodide-'));
+    dirs.push(empty);
+    expect(checkPython(testConfig({ codeInterpreter: true, pyodideDir: empty }))).toMatchObject({
+      status: 'fail',
+      detail: `Pyodide is not installed in ${empty} (PARLEY_PYODIDE_DIR): run_python fails until it is there`,
+      fix: expect.stringContaining(`point PARLEY_PYODIDE_DIR at Pyodide ${PYODIDE_VERSION}'s files`),
+    });
+    // Off by default, a missing Python only warns: nothing is broken until an admin wants it;
+    // the admin's switch, where known (admin/doctor), over the setting's default.
+    expect(checkPython(testConfig({ codeInterpreter: false, pyodideDir: empty })).status).toBe('warn');
+    expect(checkPython(testConfig({ codeInterpreter: false, pyodideDir: empty }), true).status).toBe('fail');
+
+    const partial = pyodideCopy();
+    rmSync(join(partial, 'python_stdlib.zip'));
+    expect(checkPython(testConfig({ codeInterpreter: true, pyodideDir: partial })).detail).toContain(`Pyodide in ${partial} (PARLEY_PYODIDE_DIR) lacks python_stdlib.zip`);
+
+    const stale = pyodideCopy('0.26.4');
+    expect(checkPython(testConfig({ codeInterpreter: true, pyodideDir: stale }))).toMatchObject({
+      status: 'fail',
+      detail: `${stale} (PARLEY_PYODIDE_DIR) holds Pyodide 0.26.4; this Parley needs ${PYODIDE_VERSION}: run_python fails until it is there`,
+    });
+    expect(checkPython(testConfig({ codeInterpreter: true, pyodideDir: pyodideCopy() })).detail).toStartWith(`Python ready (Pyodide ${PYODIDE_VERSION} in `);
+  });
+
+  test('with Pyodide missing the server still answers: no turn is offered run_python, and a call already made when it goes ends with the tool\'s error saying why and who can fix it', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'parley-no-pyodide-'));
+    dirs.push(empty);
+    const missing = await setup({ pyodideDir: empty });
+    openai.chatScript = () => ({ deltas: [{ content: 'Hi.' }] });
+    const answered = await readFrames(await missing.ctx.call('chat/stream', { message: 'Hello' }, missing.ann));
+    expect(answered.at(-1)!.data.type).toBe('done');
+    expect(JSON.stringify(chatRequests().at(-1).tools ?? [])).not.toContain('run_python');
+
+    // Offered while the directory was there; gone (an upgrade half done) before the call ran.
+    const copy = pyodideCopy();
+    const { ctx, ann } = await setup({ pyodideDir: copy });
+    const script = toolCallsThenAnswer([{ id: 'call_1', name: 'run_python', args: { code: '1 + 1' } }], 'Done.');
+    openai.chatScript = () => {
+      rmSync(join(copy, 'pyodide.asm.wasm'), { force: true });
+      return script();
+    };
+    const frames = await readFrames(await ctx.call('chat/stream', { message: 'Run it.' }, ann));
+    expect(frames.at(-1)!.data.type).toBe('done');
+    const [, completed] = codeFrames(frames);
+    const why = `Python is not available on this server: Pyodide in ${copy} (PARLEY_PYODIDE_DIR) lacks pyodide.asm.wasm. An admin can fix it: \`parley doctor\` says how.`;
+    expect(completed.error).toBe(why);
+    expect(toolOutputs()[0]).toContain(why);
   });
 });
 

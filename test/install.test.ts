@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBinaryOnce } from './build-binary';
@@ -9,6 +9,12 @@ const root = new URL('..', import.meta.url).pathname;
 function install(args: string[]) {
   const p = Bun.spawnSync(['bash', join(root, 'install.sh'), ...args], { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '' } });
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+/** `parley doctor`'s code interpreter line, the interpreter on. */
+function python(bin: string, t: string): { status: string; detail: string; fix?: string } {
+  const p = Bun.spawnSync([bin, 'doctor', '--json', '--data-dir', join(t, 'doctor-data')], { env: { PATH: process.env.PATH ?? '', PARLEY_CODE_INTERPRETER: 'true' }, stdout: 'pipe' });
+  return JSON.parse(p.stdout.toString()).checks.find((c: { name: string }) => c.name === 'code interpreter');
 }
 
 describe('install.sh', () => {
@@ -27,6 +33,9 @@ describe('install.sh', () => {
     expect(statSync(join(t, 'data')).mode & 0o777).toBe(0o700);
     expect(first.out).toContain('Next steps:');
     expect(first.out).toContain('systemctl enable --now parley');
+    // Pyodide beside the installed binary, where it looks (docs/code-interpreter.md).
+    expect(first.out).toContain(`installed ${join(t, 'usr/bin/pyodide')}`);
+    expect(python(bin, t)).toMatchObject({ status: expect.stringMatching(/^(ok|warn)$/), detail: expect.stringContaining(`in ${join(t, 'usr/bin/pyodide')}, beside the executable`) });
 
     const unitFile = join(t, 'systemd/parley.service');
     const unit = readFileSync(unitFile, 'utf8');
@@ -58,6 +67,10 @@ describe('install.sh', () => {
     // The self-hoster edits the settings and adds data; a second run keeps both.
     writeFileSync(join(t, 'etc/parley.env'), 'PARLEY_PORT=9999\n');
     writeFileSync(join(t, 'data/parley.db'), 'precious');
+    // An older Parley's Pyodide left beside the binary: doctor names it; the next install replaces it.
+    const asm = join(t, 'usr/bin/pyodide/pyodide.asm.mjs');
+    writeFileSync(asm, readFileSync(asm, 'latin1').replace(/API\.version="[^"]+"/, 'API.version="0.26.4"'), 'latin1');
+    expect(python(bin, t)).toMatchObject({ status: 'fail', detail: expect.stringContaining('holds Pyodide 0.26.4; this Parley needs'), fix: expect.stringContaining('run install.sh again') });
     const second = install(args);
     expect(second.code).toBe(0);
     expect(second.out).toContain('unchanged');
@@ -66,6 +79,21 @@ describe('install.sh', () => {
     expect(readFileSync(join(t, 'etc/parley.env'), 'utf8')).toBe('PARLEY_PORT=9999\n');
     expect(readFileSync(join(t, 'data/parley.db'), 'utf8')).toBe('precious');
     expect(existsSync(join(t, 'usr/bin/.parley.new'))).toBe(false);
+    expect(python(bin, t).status).toMatch(/^(ok|warn)$/);
+    expect(readdirSync(join(t, 'usr/bin')).sort()).toEqual(['parley', 'pyodide']);
+  }, 60_000);
+
+  test('a binary with no pyodide directory beside it installs with a note; doctor says where Pyodide was looked for', async () => {
+    const t = mkdtempSync(join(tmpdir(), 'parley-install-alone-'));
+    copyFileSync(await buildBinaryOnce(), join(t, 'parley'));
+    chmodSync(join(t, 'parley'), 0o755);
+    const r = install(['--binary', join(t, 'parley'), '--prefix', join(t, 'usr')]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`note: no pyodide directory beside ${join(t, 'parley')}: the code interpreter (off by default) will lack Python`);
+    expect(python(join(t, 'usr/bin/parley'), t)).toMatchObject({
+      status: 'fail',
+      detail: `Pyodide is not installed in ${join(t, 'usr/bin/pyodide')} (beside the executable): run_python fails until it is there`,
+    });
   }, 60_000);
 
   test('refuses what it cannot do, with a reason', () => {

@@ -14,6 +14,7 @@ describe('release tooling', () => {
     expect(code).toBe(0);
     expect(out).toContain('/api/health ok');
     expect(out).toMatch(/doctor ok \(PNG → JPEG in-process \(linux-(x64|arm64)\)\)/);
+    expect(out).toMatch(/doctor: Python ready \(Pyodide [\d.]+ in \S+\/pyodide, beside the executable;/);
     expect(out).toContain('stopped cleanly on SIGTERM');
   }, 60_000);
 

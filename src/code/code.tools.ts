@@ -22,7 +22,7 @@ export const codeToolSource: ToolSource = {
   async status(deps) {
     const found = pyodideDir(deps.config.pyodideDir);
     return {
-      ...('missing' in found ? { unavailable: `The Python runtime is not installed: ${found.missing} (docs/code-interpreter.md).` } : {}),
+      ...('missing' in found ? { unavailable: `The Python runtime is not installed: ${found.missing}. To fix: ${found.fix}.` } : {}),
       note: `Each running sandbox is a child process of about 170 MB; at most ${deps.config.codeMaxSandboxes} run at once (PARLEY_CODE_MAX_SANDBOXES).`,
     };
   },

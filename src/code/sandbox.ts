@@ -49,7 +49,7 @@ export function createSandboxes(config: Config, log: Logger, opts: { executable?
     },
     async open(files, signal) {
       const found = pyodideDir(config.pyodideDir);
-      if ('missing' in found) throw new SandboxError(`Python is not available on this server: ${found.missing}.`);
+      if ('missing' in found) throw new SandboxError(`Python is not available on this server: ${found.missing}. An admin can fix it: \`parley doctor\` says how.`);
       const release = await places.acquire(signal);
       try {
         return await startChild(config, log, found.dir, [...networkIsolation(), ...(opts.executable ? [opts.executable, 'sandbox'] : childCommand())], files, release);

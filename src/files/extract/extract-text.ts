@@ -15,6 +15,7 @@ import { parseMediaType, SUPPORTED_FORMATS_TEXT } from './document-format';
 import { ExtractError, formatSize } from './extract-error';
 import { DEFAULT_EXTRACT_LIMITS, type ExtractLimits } from './extract-limits';
 import type { ExtractReply, ExtractRequest } from './extract-worker';
+import { startExtractWorker } from './start-extract-worker';
 
 export interface ExtractedText {
   text: string;
@@ -45,8 +46,7 @@ export async function extractText(input: { path: string; mime: string }, limits:
 function runWorker(request: ExtractRequest): Promise<ExtractReply> {
   const { timeoutMs, maxMemoryBytes } = request.limits;
   const baseline = request.rssBaseline;
-  // `smol`: a smaller heap, collected sooner, for a thread that lives for one document.
-  const worker = new Worker(new URL('./extract-worker.ts', import.meta.url), { smol: true });
+  const worker = startExtractWorker();
   let timer: Timer | undefined;
   let watch: Timer | undefined;
   return new Promise<ExtractReply>((resolve, reject) => {
