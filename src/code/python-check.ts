@@ -4,9 +4,8 @@ import { pyodideDir } from './pyodide-dir';
 import { networkIsolation } from './sandbox';
 
 /**
- * `parley doctor` (and the admin page's doctor): whether the code interpreter can run Python (and so JavaScript,
- * built in and run in the same children) here
- * — which directory Pyodide was looked for in and whether its version is the one this build
+ * `parley doctor` (and the admin page's doctor): whether the code interpreter can run Python (and
+ * so JavaScript, built in and run in the same children) here — which directory Pyodide was looked for in and whether its version is the one this build
  * needs — and how isolated its children are. `on` is the admin's switch (Admin → Tools) where the
  * caller knows it (the server's admin/doctor); the command line judges by PARLEY_CODE_INTERPRETER,
  * the switch's default. Off, nothing is broken: a missing Python only warns (an admin could not
