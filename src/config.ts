@@ -605,7 +605,7 @@ export const settings = {
   codeInterpreter: setting({
     env: 'PARLEY_CODE_INTERPRETER',
     default: 'false',
-    doc: "Whether the code interpreter (`run_python`, docs/code-interpreter.md) is on where an admin has not switched it in Admin → Tools (source `code`). An admin's switch there, on or off, wins at once, with no restart. Off by default: each running sandbox is a child process of about 170 MB.",
+    doc: "Whether the code interpreter (`run_python`, `run_javascript`, docs/code-interpreter.md) is on where an admin has not switched it in Admin → Tools (source `code`). An admin's switch there, on or off, wins at once, with no restart. Off by default: each running sandbox is a child process of about 170 MB.",
     parse: bool,
   }),
   codeMaxSandboxes: setting({
@@ -617,7 +617,7 @@ export const settings = {
   codeMemoryMb: setting({
     env: 'PARLEY_CODE_MEMORY_MB',
     default: '320',
-    doc: 'A sandbox whose memory (resident, the whole child process) passes this many MB is stopped and its code told so. Python itself takes about 170 MB of it.',
+    doc: 'A sandbox whose memory (resident, the whole child process) passes this many MB is stopped and its code told so. Python itself takes about 170 MB of it; the heap of JavaScript (QuickJS) is capped at a quarter of it.',
     parse: int(200, 16_384),
   }),
   codeTimeoutS: setting({

@@ -18,7 +18,7 @@ import type { Store } from '../src/db/work';
 import { fakeAiForFile } from './support/fake-ai-for-file';
 import type { Config } from '../src/config';
 import { updateUser } from '../src/account/account.store';
-import { runPythonTool } from '../src/code/code.tools';
+import { runCodeTool } from '../src/code/code.tools';
 import type { AiEvent } from '../src/ai/ai.types';
 
 setDefaultTimeout(60_000);
@@ -60,7 +60,7 @@ describe('the code interpreter, switched by an admin', () => {
     expect(row).toMatchObject({ id: 'code', label: 'Code interpreter', enabled: false, available: true, unavailableReason: null, tiers: null });
     expect(row.note).toBe('Each running sandbox is a child process of about 170 MB; at most 2 run at once (PARLEY_CODE_MAX_SANDBOXES).');
     // Listed with its tool even while off, so the admin sees what turning it on gives.
-    expect(row.tools.map((t: any) => t.name)).toEqual(['run_python']);
+    expect(row.tools.map((t: any) => t.name)).toEqual(['run_python', 'run_javascript']);
     expect(await offered(ctx, ann)).toBe(false);
 
     const doctorLine = async () => ((await ctx.json('admin/doctor', {}, admin)).body.checks as any[]).find((c) => c.name === 'code interpreter').detail as string;
@@ -109,7 +109,7 @@ describe('the files a call keeps', () => {
   test('kept once when the call runs again (a restart between keeping them and recording its output)', async () => {
     const { ctx, ann } = await setup();
     const responseId = 'resp_restarted';
-    const tool = runPythonTool(ctx.deps, { userId: ann.user.id, conversationId: 'none', responseId });
+    const tool = runCodeTool(ctx.deps, { userId: ann.user.id, conversationId: 'none', responseId }, 'python');
     // The second run writes other bytes (a clock, a random number): the name and the call decide.
     const code = "import random\nopen('result.csv', 'w').write(f'n,{random.random()}\\n')\nprint('ok')";
     const events: AiEvent[] = [];

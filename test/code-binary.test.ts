@@ -35,13 +35,13 @@ afterAll(async () => {
   openai.stop();
 });
 
-/** The model calls run_python with the code the user's message names (`code:<key>`), then answers with the tool's output. */
+/** The model calls run_python (run_javascript for a key starting `js`) with the code the user's message names (`code:<key>`), then answers with the tool's output. */
 const CODES: Record<string, string> = {};
 openai.chatScript = (body: any): ChatTurn => {
   const last = body.messages.at(-1);
   if (last.role === 'tool') return { deltas: [{ content: `Ran: ${String(last.content).slice(0, 200)}` }] };
   const key = /code:(\w+)/.exec(JSON.stringify(last.content))![1]!;
-  return { deltas: [{ tool_calls: [{ index: 0, id: `call_${key}`, type: 'function', function: { name: 'run_python', arguments: JSON.stringify({ code: CODES[key] }) } }] }], finish_reason: 'tool_calls' };
+  return { deltas: [{ tool_calls: [{ index: 0, id: `call_${key}`, type: 'function', function: { name: key.startsWith('js') ? 'run_javascript' : 'run_python', arguments: JSON.stringify({ code: CODES[key] }) } }] }], finish_reason: 'tool_calls' };
 };
 
 async function chat(email: string | undefined, key: string, code: string, files: string[] = []) {
@@ -82,6 +82,18 @@ describe('the code interpreter in the compiled binary', () => {
     expect(done.files).toEqual([{ fileId: expect.any(String), filename: 'chart.svg', contentType: expect.any(String), size: expect.any(Number) }]);
     const res = await fetch(`${server.url}/api/files/${done.files[0].fileId}/content`, { headers: { 'x-api-key': server.key } });
     expect(await res.text()).toContain('<svg');
+  });
+
+  test('JavaScript: the CSV summed with QuickJS embedded in the executable, a file written becomes the user\'s; a memory bomb stopped at its own limit', async () => {
+    const form = new FormData();
+    form.append('file', new Blob(['region,sales\nnorth,120\nsouth,80\neast,55\n']), 'sales.csv');
+    const csv = (await (await fetch(`${server.url}/api/files/upload`, { method: 'POST', headers: { 'x-api-key': server.key }, body: form })).json()) as { id: string };
+    const code = "const total = fs.readFile('sales.csv').trim().split('\\n').slice(1).reduce((n, l) => n + Number(l.split(',')[1]), 0);\nfs.writeFile('total.txt', String(total));\ntotal";
+    const done = await chat(undefined, 'jsSum', code, [csv.id]);
+    expect(done).toMatchObject({ language: 'javascript', output: '255', files: [{ filename: 'total.txt', size: 3 }] });
+    expect(done.error).toBeUndefined();
+    const bomb = await chat(undefined, 'jsBomb', "const b = [];\nwhile (true) b.push(new Float64Array(1e6))");
+    expect(bomb.error).toStartWith('The code used more than 75 MB of JavaScript memory and was stopped.');
   });
 
   test('four sandboxes at once, each hostile: clear errors, the server within 300 MB, no child left', async () => {

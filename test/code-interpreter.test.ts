@@ -5,66 +5,20 @@
  * user's, an exception as the tool's error, state kept between two calls of one turn, a missing
  * package's hint, and the hostile cases, each ending in a clear error with nothing leaking.
  */
-import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createTestContext, type TestContext, type TestUser } from './helpers';
-import { readFrames, typesOf, type Frame } from './sse';
-import { startFakeOpenAI, toolCallsThenAnswer, type ChatTurn } from './fakes/openai';
-import { testConfig, type Config } from '../src/config';
+import { readFrames, typesOf } from './sse';
+import { toolCallsThenAnswer, type ChatTurn } from './fakes/openai';
+import { testConfig } from '../src/config';
 import { checkPython } from '../src/code/python-check';
+import { codeFrames, codeTurns, upload } from './support/code-turns';
 import { PYODIDE_FILES, PYODIDE_VERSION } from '../src/code/pyodide-dir';
 
 setDefaultTimeout(60_000);
 
-const openai = startFakeOpenAI();
-const dirs: string[] = [];
-afterAll(() => {
-  openai.stop();
-  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
-});
-beforeEach(() => {
-  openai.requests.length = 0;
-});
-
-const config = (extra: Partial<Config> = {}): Partial<Config> => ({
-  aiProvider: 'openai-chat',
-  aiBaseUrl: openai.url,
-  aiModel: 'small',
-  rateLimitAi: { capacity: 1000, perMs: 1000 },
-  codeInterpreter: true,
-  ...extra,
-});
-
-async function setup(extra: Partial<Config> = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'parley-code-'));
-  dirs.push(dataDir);
-  const ctx = await createTestContext({ users: [{ email: 'ann@example.org' }, { email: 'bob@example.org' }], config: { dataDir, ...config(extra) } });
-  const [ann, bob] = ctx.users as [TestUser, TestUser];
-  return { ctx, ann, bob };
-}
-
-async function upload(ctx: TestContext, as: TestUser, text: string, filename: string): Promise<{ id: string }> {
-  const form = new FormData();
-  form.append('file', new Blob([text]), filename);
-  const res = await ctx.app.handle(new Request('http://localhost/api/files/upload', { method: 'POST', headers: { 'x-api-key': as.key }, body: form }));
-  expect(res.status).toBe(200);
-  return (await res.json()) as { id: string };
-}
-
-const chatRequests = () => openai.requests.filter((r) => r.path === 'POST /v1/chat/completions').map((r) => r.body as any);
-const toolOutputs = () => chatRequests().at(-1)!.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content as string);
-const codeFrames = (frames: Frame[]) => frames.filter((f) => f.data.type.startsWith('code_interpreter.')).map((f) => f.data);
-
-/** One turn whose model runs `code` once, then answers. */
-async function runOnce(ctx: TestContext, as: TestUser, code: string, files: string[] = []) {
-  openai.chatScript = toolCallsThenAnswer([{ id: 'call_1', name: 'run_python', args: { code } }], 'Done.');
-  const frames = await readFrames(await ctx.call('chat/stream', { message: 'Run it.', ...(files.length ? { files } : {}) }, as));
-  expect(frames.at(-1)!.data.type).toBe('done');
-  const [started, completed] = codeFrames(frames);
-  return { frames, started, completed, told: toolOutputs()[0]! };
-}
+const { openai, dirs, setup, chatRequests, toolOutputs, runOnce } = codeTurns();
 
 describe('the code interpreter', () => {
   test('off by default: no run_python unless an admin (or PARLEY_CODE_INTERPRETER) turns it on (test/code-admin.test.ts)', async () => {

@@ -5,7 +5,7 @@
 //   bun run scripts/fault/bombs.ts [--binary PATH | --from-source] [--max-rss-mb 300] [--max-health-ms 2000] [--parallel 4] [--only TEXT]
 //
 // Hostile code (the code interpreter, docs/code-interpreter.md) goes as four chat turns at once,
-// each running it through a fake model's run_python call.
+// each running it through a fake model's run_python (or run_javascript) call.
 // Every body goes four at once (--parallel) to the operation with the largest body limit that
 // takes it, at each size up to the server's default limit. Uploads (files/upload) go as a case
 // says: one file, an image beside a document (until the document's text is read), four at once;
@@ -35,7 +35,7 @@ stt.transcribeDelayMs = 2000;
 stt.transcriptions.push = () => 0; // nobody reads them here; keep this process's memory flat
 // A model that runs the code a message names (`code:<n>`) with the code interpreter, then answers.
 const model = startFakeOpenAI();
-const CODE_BOMBS: { name: string; code: string }[] = [
+const CODE_BOMBS: { name: string; code: string; tool?: 'run_javascript' }[] = [
   { name: 'an infinite loop', code: 'while True:\n    pass' },
   { name: 'a memory bomb', code: 'blocks = []\nwhile True:\n    blocks.append(bytearray(8 * 1024 * 1024))' },
   { name: 'a thread bomb', code: 'import threading\nwhile True:\n    threading.Thread(target=lambda: None).start()' },
@@ -44,12 +44,16 @@ const CODE_BOMBS: { name: string; code: string }[] = [
   { name: 'reading /etc/passwd', code: "open('/etc/passwd').read()" },
   { name: 'writing outside the scratch space', code: "import os\nos.makedirs('/var/lib/parley', exist_ok=True)\nopen('/var/lib/parley/x', 'w').write('x' * 10**8)" },
   { name: 'fetch through the FFI', code: 'import js\njs.fetch("http://127.0.0.1/")' },
+  { name: 'JavaScript: an infinite loop', code: 'while (true) {}', tool: 'run_javascript' },
+  { name: 'JavaScript: a memory bomb', code: 'const b = [];\nwhile (true) b.push(new Float64Array(1e6))', tool: 'run_javascript' },
+  { name: 'JavaScript: nesting past the stack', code: 'let a = [];\nfor (let i = 0; i < 1e6; i++) a = [a];\nJSON.stringify(a)', tool: 'run_javascript' },
+  { name: 'JavaScript: writing outside the scratch space', code: "fs.writeFile('/var/lib/parley/x', 'x'.repeat(1e8))", tool: 'run_javascript' },
 ];
 model.chatScript = (body: any): ChatTurn => {
   const last = body.messages.at(-1);
   if (last.role === 'tool') return { deltas: [{ content: 'Ran it.' }] };
   const n = Number(/code:(\d+)/.exec(JSON.stringify(last.content))?.[1] ?? 0);
-  return { deltas: [{ tool_calls: [{ index: 0, id: `bomb_${n}`, type: 'function', function: { name: 'run_python', arguments: JSON.stringify({ code: CODE_BOMBS[n]!.code }) } }] }], finish_reason: 'tool_calls' };
+  return { deltas: [{ tool_calls: [{ index: 0, id: `bomb_${n}`, type: 'function', function: { name: CODE_BOMBS[n]!.tool ?? 'run_python', arguments: JSON.stringify({ code: CODE_BOMBS[n]!.code }) } }] }], finish_reason: 'tool_calls' };
 };
 const server = await startServer(cmd, dataDir, {
   PARLEY_STT_BASE_URL: stt.url,

@@ -1,6 +1,6 @@
 /**
  * The code interpreter through the compiled `parley` with a real llama-server (docs/code-interpreter.md).
- * The tiny model cannot call tools (the model's README), so its `run_python` call is scripted
+ * The tiny model cannot call tools (the model's README), so its `run_python` (and `run_javascript`) call is scripted
  * between Parley and llama-server (as scripted-read.ts does for read_file): Parley runs the code
  * for real in a sandbox child of the binary, summing a CSV attached to the chat, and the next
  * round, carrying the tool's output, goes through the real chat template to the real model.
@@ -17,8 +17,15 @@ import { scriptedToolCall, startScriptingProxy, type UpstreamCall } from './scri
 
 setDefaultTimeout(240_000);
 
-const CODE_MARKER = 'Sum the prices with Python.';
-const CODE = "import csv\nrows = list(csv.DictReader(open('/mnt/data/prices.csv')))\nsum(float(r['price']) for r in rows)";
+/** What the user asks, the tool the scripted call names, and its code: one per language. */
+const CALLS = {
+  python: { marker: 'Sum the prices with Python.', tool: 'run_python', code: "import csv\nrows = list(csv.DictReader(open('/mnt/data/prices.csv')))\nsum(float(r['price']) for r in rows)" },
+  javascript: {
+    marker: 'Sum the prices with JavaScript.',
+    tool: 'run_javascript',
+    code: "fs.readFile('/mnt/data/prices.csv').trim().split('\\n').slice(1).reduce((n, l) => n + Number(l.split(',')[1]), 0)",
+  },
+} as const;
 
 let server: LlamaServer | undefined;
 let proxy: LoopbackProxy | undefined;
@@ -32,8 +39,8 @@ beforeAll(async () => {
     () => server!.url,
     (body) => {
       const last = body.messages?.at(-1);
-      const wants = last?.role === 'user' && JSON.stringify(last.content).includes(CODE_MARKER) && (body.tools ?? []).some((t: any) => t.function?.name === 'run_python');
-      return wants ? scriptedToolCall(body.model, { id: 'scriptedCode1', name: 'run_python', args: { code: CODE } }) : undefined;
+      const call = Object.values(CALLS).find((c) => last?.role === 'user' && JSON.stringify(last.content).includes(c.marker) && (body.tools ?? []).some((t: any) => t.function?.name === c.tool));
+      return call ? scriptedToolCall(body.model, { id: `scripted_${call.tool}`, name: call.tool, args: { code: call.code } }) : undefined;
     },
     upstream,
   );
@@ -52,25 +59,27 @@ afterAll(async () => {
 });
 
 describe('the code interpreter with a real model', () => {
-  test('a scripted run_python sums an attached CSV in the binary\'s sandbox; its output reaches the real model through the chat template', async () => {
+  test.each(['python', 'javascript'] as const)('a scripted call in %s sums an attached CSV in the binary\'s sandbox; its output reaches the real model through the chat template', async (language) => {
+    const { marker, tool, code } = CALLS[language];
+    upstream.length = 0;
     const form = new FormData();
     form.append('file', new Blob(['item,price\napple,1.25\npear,2.50\nplum,3.00\n']), 'prices.csv');
     const res = await fetch(`${parley!.url}/api/files/upload`, { method: 'POST', headers: { 'x-api-key': parley!.keys[0]! }, body: form });
     expect(res.status).toBe(200);
     const csv = (await res.json()) as { id: string };
     const events: any[] = [];
-    for await (const e of readEvents(await parley!.call('chat/stream', { message: CODE_MARKER, files: [csv.id] }))) {
+    for await (const e of readEvents(await parley!.call('chat/stream', { message: marker, files: [csv.id] }))) {
       events.push(e);
       if (e.type === 'done' || e.type === 'error') break;
     }
-    expect(events.find((e) => e.type === 'code_interpreter.in_progress')).toEqual({ type: 'code_interpreter.in_progress', itemId: 'scriptedCode1', language: 'python', code: CODE });
-    expect(events.find((e) => e.type === 'code_interpreter.completed')).toMatchObject({ itemId: 'scriptedCode1', output: '6.75', files: [] });
+    expect(events.find((e) => e.type === 'code_interpreter.in_progress')).toEqual({ type: 'code_interpreter.in_progress', itemId: `scripted_${tool}`, language, code });
+    expect(events.find((e) => e.type === 'code_interpreter.completed')).toMatchObject({ itemId: `scripted_${tool}`, output: '6.75', files: [] });
     expect(events.at(-1).type).toBe('done');
     const [scripted, next] = upstream;
     expect(scripted!.scripted).toBe(true);
     // The round after the call went to llama-server with the tool's output, and it answered.
-    const tool = next!.body.messages.find((m: any) => m.role === 'tool');
-    expect(String(tool.content)).toContain('6.75');
+    const toolMessage = next!.body.messages.find((m: any) => m.role === 'tool');
+    expect(String(toolMessage.content)).toContain('6.75');
     expect(next!.status).toBe(200);
   });
 });

@@ -1,4 +1,4 @@
-import type { AiTool, CodeFile } from '../ai/ai.types';
+import type { AiTool, CodeFile, CodeLanguage } from '../ai/ai.types';
 import type { AppDeps } from '../deps';
 import { AppError } from '../http/errors';
 import { addFile, writeTemp } from '../files/add-file';
@@ -27,41 +27,59 @@ export const codeToolSource: ToolSource = {
     };
   },
   async tools(turn) {
-    // Without its runtime every call would fail: the model is better off not knowing the tool.
+    // Without its runtime every call would fail: the model is better off not knowing the tools
+    // (JavaScript runs in Python's sandbox, so it goes too).
     if ('missing' in pyodideDir(turn.deps.config.pyodideDir)) return [];
-    return [runPythonTool(turn.deps, { userId: turn.user.id, conversationId: turn.conversationId, responseId: turn.responseId, signal: turn.signal })];
+    const ctx = { userId: turn.user.id, conversationId: turn.conversationId, responseId: turn.responseId, signal: turn.signal };
+    return [runCodeTool(turn.deps, ctx, 'python'), runCodeTool(turn.deps, ctx, 'javascript')];
+  },
+};
+
+/** What the model reads of each language's tool. */
+const LANGUAGES: Record<CodeLanguage, { name: string; description: string; label: string }> = {
+  python: {
+    name: 'run_python',
+    label: 'Python',
+    description: `Run Python 3 code (the standard library only, no network) and get what it prints and the value of its last expression. Files attached to the conversation are in ${DATA_DIR}; files the code writes there are given to the user. Variables stay between calls within one answer.`,
+  },
+  javascript: {
+    name: 'run_javascript',
+    label: 'JavaScript',
+    description: `Run JavaScript (ES2023, no modules, network or timers) and get what console.log prints and the value of its last expression. Files attached to the conversation are in ${DATA_DIR}: read them with fs.readFile(path) (text; fs.readFile(path, null) for bytes), list them with fs.listdir(); files written there with fs.writeFile(path, data) are given to the user. Variables stay between calls within one answer.`,
   },
 };
 
 /**
- * `run_python`: the model runs Python in a sandbox of the turn's own (docs/code-interpreter.md).
- * One tool per language with one argument, since small models call a tool of one string
- * reliably and mix up a `language` field. A failure (the code's exception, a limit passed) is
- * the call's output and the `.completed` event's `error`, never the turn's end.
+ * `run_python`, `run_javascript`: the model runs code in a sandbox of the turn's own
+ * (docs/code-interpreter.md), both languages in the same one. One tool per language with one
+ * argument, since small models call a tool of one string reliably and mix up a `language`
+ * field. A failure (the code's exception, a limit passed) is the call's output and the
+ * `.completed` event's `error`, never the turn's end.
  */
-export function runPythonTool(deps: AppDeps, ctx: { userId: string; conversationId: string; responseId: string; signal?: AbortSignal }): AiTool {
+export function runCodeTool(deps: AppDeps, ctx: { userId: string; conversationId: string; responseId: string; signal?: AbortSignal }, language: CodeLanguage): AiTool {
+  const { name, label, description } = LANGUAGES[language];
   return {
-    name: 'run_python',
-    description: `Run Python 3 code (the standard library only, no network) and get what it prints and the value of its last expression. Files attached to the conversation are in ${DATA_DIR}; files the code writes there are given to the user. Variables stay between calls within one answer.`,
+    name,
+    description,
     parameters: {
       type: 'object',
-      properties: { code: { type: 'string', description: 'The Python code to run' } },
+      properties: { code: { type: 'string', description: `The ${label} code to run` } },
       required: ['code'],
     },
     async run(args, emit, callId, callKey) {
       const code = typeof args.code === 'string' ? args.code : '';
       if (!code.trim()) return 'Nothing ran: the code is empty.';
-      emit({ type: 'code_interpreter.in_progress', itemId: callId, language: 'python', code });
+      emit({ type: 'code_interpreter.in_progress', itemId: callId, language, code });
       let result: RunResult;
       let restarted = false;
       try {
-        ({ result, restarted } = await deps.sandboxes.run(ctx.responseId, code, () => turnFiles(deps, ctx.conversationId), ctx.signal));
+        ({ result, restarted } = await deps.sandboxes.run(ctx.responseId, code, () => turnFiles(deps, ctx.conversationId), ctx.signal, language));
       } catch (err) {
         if (!(err instanceof SandboxError)) throw err;
         result = { output: '', error: err.message, files: [], notes: [] };
       }
       const kept = await keepFiles(deps, ctx.userId, result, `code:${ctx.responseId}:${callKey}`);
-      emit({ type: 'code_interpreter.completed', itemId: callId, language: 'python', output: result.output, ...(result.error ? { error: result.error } : {}), files: kept });
+      emit({ type: 'code_interpreter.completed', itemId: callId, language, output: result.output, ...(result.error ? { error: result.error } : {}), files: kept });
       return toolOutput(result, kept, restarted);
     },
   };

@@ -2,6 +2,7 @@ import { Buffer } from 'node:buffer';
 import { loadPyodide, type PyodideAPI } from 'pyodide';
 import { DATA_DIR, type SandboxFile, type SandboxLimits, type SandboxReply, type SandboxRequest } from './sandbox.protocol';
 import { lockDown } from './lock-down';
+import { createJavaScript, loadQuickJs, type JavaScriptRun } from './javascript-runner';
 import { PYTHON_DRIVER } from './python-driver';
 import { readLines } from './read-lines';
 
@@ -41,6 +42,9 @@ export async function runSandboxChild(pyodideDir: string, limits: SandboxLimits)
   py.FS.mkdirTree(DATA_DIR);
   py.FS.chdir(DATA_DIR);
   const driver = py.runPython(PYTHON_DRIVER, { filename: '<parley>' }) as (code: string) => Promise<{ toJs(): [string | null, string | null]; destroy(): void }>;
+  // Loaded before the lock-down (it reads its WebAssembly); an interpreter made at the turn's first JavaScript call.
+  const quickJs = await loadQuickJs(limits.jsMemoryBytes);
+  let javascript: ((code: string) => JavaScriptRun) | undefined;
   lockDown(py);
   send({ parley: 'ready' });
 
@@ -57,16 +61,27 @@ export async function runSandboxChild(pyodideDir: string, limits: SandboxLimits)
     cut = false;
     let error: string | undefined;
     let value: string | undefined;
-    try {
-      // Quietly: a package that is not there is the import's own error, with the hint (python-driver.ts).
-      if (loadImports) await loadImports(req.code, { messageCallback: () => {}, errorCallback: () => {} }).catch(() => undefined);
-      const r = await driver(req.code);
-      const [v, e] = r.toJs();
-      r.destroy();
-      value = v ?? undefined;
-      error = e ?? undefined;
-    } catch (err) {
-      error = err instanceof Error ? err.message.split('\n').slice(-3).join('\n') : String(err);
+    if (req.language === 'javascript') {
+      try {
+        javascript ??= await createJavaScript(quickJs, py.FS, { memoryBytes: limits.jsMemoryBytes, timeoutS: limits.timeoutS, scratchBytes: limits.scratchBytes }, print);
+        const r = javascript(req.code);
+        ({ value, error } = r);
+        if (r.reset) javascript = undefined;
+      } catch (err) {
+        error = `JavaScript could not start: ${err instanceof Error ? err.message : String(err)}`;
+      }
+    } else {
+      try {
+        // Quietly: a package that is not there is the import's own error, with the hint (python-driver.ts).
+        if (loadImports) await loadImports(req.code, { messageCallback: () => {}, errorCallback: () => {} }).catch(() => undefined);
+        const r = await driver(req.code);
+        const [v, e] = r.toJs();
+        r.destroy();
+        value = v ?? undefined;
+        error = e ?? undefined;
+      } catch (err) {
+        error = err instanceof Error ? err.message.split('\n').slice(-3).join('\n') : String(err);
+      }
     }
     let output = printed;
     if (value !== undefined && !cut) output += value.length > limits.outputChars - output.length ? `${value.slice(0, Math.max(0, limits.outputChars - output.length))}` : value;

@@ -1,3 +1,5 @@
+import type { CodeLanguage } from '../ai/ai.types';
+
 /**
  * What the server and a sandbox child (`parley sandbox`, sandbox-child.ts) say to each other: one
  * JSON object a line, the server on the child's stdin, the child on its stdout. Files travel
@@ -16,7 +18,8 @@ export interface SandboxFile {
 export type SandboxRequest =
   /** Once, before the first run: the turn's attached files, copied into the sandbox's memory. */
   | { op: 'files'; files: SandboxFile[] }
-  | { op: 'run'; code: string };
+  /** `language` absent: Python. Both languages of a turn share DATA_DIR. */
+  | { op: 'run'; code: string; language?: CodeLanguage };
 
 export type SandboxReply =
   /** The interpreter is loaded and locked down: it takes requests. */
@@ -45,4 +48,8 @@ export interface SandboxLimits {
   fileBytes: number;
   /** A directory of Pyodide packages (wheels and its pyodide-lock.json), or none. */
   packagesDir?: string;
+  /** Bytes JavaScript's heap (QuickJS) may take, within the child's memory limit. */
+  jsMemoryBytes: number;
+  /** Seconds one run may take (PARLEY_CODE_TIMEOUT_S): JavaScript stops itself just before. */
+  timeoutS: number;
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Config } from '../config';
 import type { Logger } from '../log';
 import { createTurnstile, type Turnstile } from '../http/turnstile';
+import type { CodeLanguage } from '../ai/ai.types';
 import type { SandboxFile, SandboxLimits, SandboxReply } from './sandbox.protocol';
 import { pyodideDir } from './pyodide-dir';
 import { readLines } from './read-lines';
@@ -17,9 +18,9 @@ export interface RunResult {
   notes: string[];
 }
 
-/** One Python interpreter in a child process, kept for one turn's calls. */
+/** One child process with a Python and a JavaScript interpreter, kept for one turn's calls. */
 export interface Sandbox {
-  run(code: string): Promise<RunResult>;
+  run(code: string, language?: CodeLanguage): Promise<RunResult>;
   /** Ends the child and gives its place back. */
   close(): void;
   readonly closed: boolean;
@@ -86,6 +87,9 @@ async function startChild(config: Config, log: Logger, dir: string, command: str
     scratchBytes: config.codeScratchMb * 1024 * 1024,
     fileBytes: Math.min(config.filesMaxBytes, config.codeScratchMb * 1024 * 1024),
     ...(config.pyodidePackagesDir ? { packagesDir: config.pyodidePackagesDir } : {}),
+    // A quarter of the child's memory: Python takes about half before any code runs (docs/code-interpreter.md).
+    jsMemoryBytes: Math.floor((config.codeMemoryMb * 1024 * 1024) / 4),
+    timeoutS: config.codeTimeoutS,
   };
   // An empty working directory and no environment: nothing of the server's (its secrets) is the child's.
   const cwd = mkdtempSync(join(tmpdir(), 'parley-sandbox-'));
@@ -125,7 +129,7 @@ async function startChild(config: Config, log: Logger, dir: string, command: str
         await ended;
         const stderr = (await new Response(child.stderr).text().catch(() => '')).slice(-2000);
         if (!killedFor) log.warn('a code sandbox ended unexpectedly', { exitCode: child.exitCode, stderr });
-        throw new SandboxError(killedFor ?? 'The Python sandbox ended unexpectedly.');
+        throw new SandboxError(killedFor ?? 'The code sandbox ended unexpectedly.');
       }
       if (r.value.parley === 'fatal') throw new SandboxError(r.value.error);
       return r.value;
@@ -141,11 +145,11 @@ async function startChild(config: Config, log: Logger, dir: string, command: str
     get closed() {
       return closed;
     },
-    async run(code) {
-      if (closed) throw new SandboxError('The Python sandbox has ended.');
-      send({ op: 'run', code });
+    async run(code, language = 'python') {
+      if (closed) throw new SandboxError('The code sandbox has ended.');
+      send({ op: 'run', code, language });
       const r = await next(config.codeTimeoutS * 1000, `The code ran longer than ${config.codeTimeoutS} s (PARLEY_CODE_TIMEOUT_S) and was stopped.`);
-      if (r.parley !== 'result') throw new SandboxError('The Python sandbox answered out of turn.');
+      if (r.parley !== 'result') throw new SandboxError('The code sandbox answered out of turn.');
       return { output: r.output, ...(r.error ? { error: r.error } : {}), files: r.files.map((f) => ({ name: f.name, bytes: Buffer.from(f.data, 'base64') })), notes: r.notes };
     },
     close() {
@@ -196,7 +200,7 @@ export interface TurnSandboxes {
    * Run `code` in the turn's interpreter, opened with `files()` when it has none. `restarted`: the
    * turn had one that ended (a limit passed), so what earlier calls defined is gone.
    */
-  run(key: string, code: string, files: () => Promise<SandboxFile[]>, signal?: AbortSignal): Promise<{ result: RunResult; restarted: boolean }>;
+  run(key: string, code: string, files: () => Promise<SandboxFile[]>, signal?: AbortSignal, language?: CodeLanguage): Promise<{ result: RunResult; restarted: boolean }>;
   endTurn(key: string): void;
   closeAll(): void;
 }
@@ -217,7 +221,7 @@ export function createTurnSandboxes(sandboxes: Sandboxes, max: number): TurnSand
     if (idle[0]) end(idle[0][0]);
   };
   return {
-    async run(key, code, files, signal) {
+    async run(key, code, files, signal, language) {
       let held = live.get(key);
       const restarted = held !== undefined && held.sandbox.closed;
       if (!held || held.sandbox.closed) {
@@ -231,7 +235,7 @@ export function createTurnSandboxes(sandboxes: Sandboxes, max: number): TurnSand
       clearTimeout(held.idle);
       held.busy = true;
       try {
-        return { result: await held.sandbox.run(code), restarted };
+        return { result: await held.sandbox.run(code, language), restarted };
       } finally {
         held.busy = false;
         held.lastUsed = Date.now();

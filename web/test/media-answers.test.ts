@@ -91,6 +91,7 @@ describe('videos the assistant made (the binary, a video connection)', () => {
 // --- the components, fed recorded events -----------------------------------------------------
 
 const PYTHON = 'import csv\ntotal = 0\nfor row in csv.reader(open("sales.csv")):\n    total += int(row[1])\nprint(total)';
+const JAVASCRIPT = 'const rows = fs.readFile("sales.csv");\nJSON.parse("{")';
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" fill="#3a7"/></svg>';
 const PNG = solidPng(40, 30);
 const FILES = { svg: 'f-svg-0001', png: 'f-png-0002', csv: 'f-csv-0003' };
@@ -112,7 +113,7 @@ const ENDED = [
       { fileId: FILES.csv, filename: 'totals.csv', contentType: 'text/csv', size: 20 },
     ],
   },
-  { type: 'code_interpreter.in_progress', itemId: 'c2', language: 'javascript', code: 'JSON.parse("{")' },
+  { type: 'code_interpreter.in_progress', itemId: 'c2', language: 'javascript', code: JAVASCRIPT },
   { type: 'code_interpreter.completed', itemId: 'c2', language: 'javascript', output: '', error: 'SyntaxError: JSON Parse error: Expected \'}\'', files: [] },
   { type: 'generate_video.completed', itemId: 'v1', video: { url: '/api/files/f-vid-0004/content', fileId: 'f-vid-0004', mimeType: 'video/mp4' }, model: 'sora-2' },
   // A video address not on Parley is never put in the page.
@@ -206,6 +207,10 @@ describe('code runs and video states in an answer (recorded events, the app\'s c
     // A run that failed says so on its fold, and shows the error inside.
     const second = page.getByRole('region', { name: 'Code run 2' });
     await second.getByText('Ran JavaScript code: it failed').click();
+    // A JavaScript call: its code highlighted as JavaScript.
+    await waitOrExplain(page, second.locator('pre code.hljs .hljs-keyword').first());
+    await expect(second.locator('.hljs-keyword').allInnerTexts()).resolves.toEqual(['const']);
+    await expect(second.locator('pre code').innerText()).resolves.toBe(`${JAVASCRIPT}\n`);
     await expect(second.locator('.code-run-error').innerText()).resolves.toBe("SyntaxError: JSON Parse error: Expected '}'");
 
     // The video: a player of Parley's file; the one from elsewhere is refused in words.
