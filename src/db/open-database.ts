@@ -8,7 +8,6 @@ import type { Store } from './work';
 import { connectPg, MIN_PG_VERSION, pgVersion } from './pg/connect';
 import { maskUrl } from '../mask-secrets';
 import { migratePg, pgMigrationState } from './pg/migrate';
-import { pgStore } from './pg/store';
 import { drainWrites } from './commit-queue';
 
 /**
@@ -63,6 +62,10 @@ export async function openConfiguredDatabase(
       },
     };
   }
+  // PostgreSQL's half of the schema (drizzle's pg-core tables) is loaded only for a PostgreSQL
+  // database: a server on SQLite does not hold it (with Pyodide's glue, 5 MB of a 1 GB board's
+  // idle memory, bench/RESULTS.md "Idle memory").
+  const { pgStore } = await import('./pg/store');
   const sql = connectPg(config.databaseUrl, opts.poolSize ?? config.databasePool);
   try {
     const version = await pgVersion(sql);

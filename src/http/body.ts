@@ -4,6 +4,7 @@ import { TransformKind, type TObject, type TSchema } from '@sinclair/typebox';
 import { isUtf8 } from 'node:buffer';
 import { AppError, invalidInput, type ValidationIssue } from './errors';
 import { checkJsonShape } from './check-json-shape';
+import { releaseNow } from '../images/release-now';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const utf8Unchecked = new TextDecoder('utf-8');
@@ -67,13 +68,18 @@ export async function readBoundedBody(request: Request, maxBytes: number): Promi
 /**
  * A received body as JSON. No body, or an empty one, reads as `{}` so operations without input
  * accept all three forms the interface allows. Its shape is bounded before it is decoded or
- * parsed (413 past the bounds), so a parse costs about what the body weighs.
+ * parsed (413 past the bounds), so a parse costs about what the body weighs. A large body's
+ * bytes are emptied once decoded: the caller must not read them afterwards.
  */
 export function parseJsonBody(buf: Uint8Array): unknown {
   if (buf.byteLength === 0) return {};
   checkJsonShape(buf);
   const text = decodeUtf8(buf);
   if (text === undefined) throw new AppError('BAD_REQUEST', { message: 'Request body is not valid UTF-8' });
+  // Decoded, the bytes are done with (the callers drop them): a large body's are given back now,
+  // before the parse makes its values, not when the collector gets to them. A 27 MB string body
+  // otherwise held its bytes, its text and the parsed string at once (bench/RESULTS.md, "Idle memory").
+  if (buf.byteLength > LARGE_BODY) releaseNow(buf);
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text);
@@ -165,9 +171,12 @@ export interface InputValidator<T> {
  */
 export function compileInput<T>(schema: TObject): InputValidator<T> {
   const open = inputSchema(schema, false);
-  const exact: TypeCheck<TSchema> = TypeCompiler.Compile(inputSchema(schema, true));
-  const check: TypeCheck<TSchema> = TypeCompiler.Compile(open);
+  // Compiled at the operation's first request, not when the app is built: each check is code
+  // made with `new Function`, and compiling every operation's two at start held ~7 MB of a 1 GB
+  // board's idle memory for operations most servers never see (bench/RESULTS.md, "Idle memory").
+  let compiled: { exact: TypeCheck<TSchema>; check: TypeCheck<TSchema> } | undefined;
   const validate = ((value: unknown) => {
+    const { exact, check } = (compiled ??= { exact: TypeCompiler.Compile(inputSchema(schema, true)), check: TypeCompiler.Compile(open) });
     if (exact.Check(value)) return value as T;
     if (check.Check(value)) return Value.Clean(open, value) as T;
     const issues: ValidationIssue[] = [];

@@ -1,63 +1,40 @@
 import { Elysia } from 'elysia';
-import { bearerAuthChallengeResponse, OAuthError, OAuthErrorCode, originValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
 import type { AppDeps } from '../deps';
 import { pageRoute } from '../http/register';
 import type { Limits } from '../http/shared-limits';
-import { newId } from '../ids';
-import { createParleyMcpHandler } from './mcp-server';
-import { verifyMcpToken } from './mcp-auth';
-import type { McpCaller } from './mcp-tool';
-import { baseUrlOf, MCP_SCOPE, protectedResourceMetadataUrl } from './oauth/oauth-metadata';
+import type { McpDoor } from './mcp-door';
 
 export const MCP_PATH = '/mcp';
 /** The methods `/mcp` answers (GET and DELETE: 405 from the SDK, the 2025 session operations a stateless server has not). */
 export const MCP_METHODS = 'GET, POST, DELETE';
 
 /**
- * `/mcp`, Parley as an MCP server over streamable HTTP (docs/mcp-server.md). Each request: its
- * `Origin`, when a browser sent one, must be Parley's own or a loopback page's (403 otherwise:
- * DNS rebinding); then its credential (401 with the OAuth challenge without one); then the SDK's
- * handler, with the caller, on a fresh server instance. `limits` are the app's, which the
- * operations and /v1 take from too (the `ai` bucket, open streams): one budget per user.
+ * `/mcp`, Parley as an MCP server over streamable HTTP (docs/mcp-server.md): mcp-door.ts checks
+ * each request's origin and credential and hands it to the SDK's handler. `limits` are the app's,
+ * which the operations and /v1 take from too (the `ai` bucket, open streams): one budget per user.
+ *
+ * The door, with the SDK's server and its tools' zod schemas, is loaded by the first request to
+ * `/mcp`: a server no MCP client talks to does not hold them (with the MCP client's, 5 MB of a
+ * 1 GB board's idle memory, more once the executable was split: bench/RESULTS.md "Idle memory").
+ * A failure to load answers that request with the usual 500, logged, and the next request tries
+ * again.
  */
 export function mcpRoutes(deps: AppDeps, limits: Limits) {
-  const handler = createParleyMcpHandler(deps);
-  deps.lifecycle.onShutdown('mcp handler', () => handler.close());
-  type Ctx = { request: Request };
-  const serve = pageRoute<Ctx>(deps, async ({ request }) => {
-    const refused = originValidationResponse(request, allowedOrigins(deps));
-    if (refused) return refused;
-    const resourceMetadataUrl = protectedResourceMetadataUrl(baseUrlOf(deps, request));
-    let authInfo: AuthInfo;
-    let caller: McpCaller;
-    try {
-      const apiKey = request.headers.get('x-api-key');
-      const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get('authorization') ?? '')?.[1]?.trim();
-      const token = bearer || apiKey?.trim();
-      if (!token) throw new OAuthError(OAuthErrorCode.InvalidToken, 'An API key or an access token is required.');
-      const verified = await verifyMcpToken(deps, token);
-      caller = { user: verified.user, requestId: newId(), limits };
-      authInfo = { ...verified.info, extra: { caller } };
-    } catch (err) {
-      // A fault of Parley's own (the database) is not the client's credential: the usual 500.
-      if (!(err instanceof OAuthError)) throw err;
-      // The scope a client should ask for is named too (the MCP authorization spec's SHOULD).
-      return bearerAuthChallengeResponse(err, { resourceMetadataUrl, requiredScopes: [MCP_SCOPE] });
-    }
-    return handler.fetch(request, { authInfo });
+  let door: Promise<McpDoor> | undefined;
+  const opened = () =>
+    (door ??= import('./mcp-door').then(
+      ({ createMcpDoor }) => createMcpDoor(deps, limits),
+      (err) => {
+        door = undefined;
+        throw err;
+      },
+    ));
+  deps.lifecycle.onShutdown('mcp handler', async () => {
+    if (door) await (await door.catch(() => undefined))?.close();
   });
+  const serve = pageRoute<{ request: Request }>(deps, async ({ request }) => (await opened()).serve(request));
   return new Elysia({ name: 'mcp' })
     .post(MCP_PATH, serve, { parse: 'none' })
     .get(MCP_PATH, serve)
     .delete(MCP_PATH, serve, { parse: 'none' });
-}
-
-/**
- * The hostnames a browser page calling `/mcp` may be on: Parley's own (PARLEY_PUBLIC_URL) and
- * loopback ones (the MCP Inspector, a local agent's page). Never the request's own Host: after a
- * DNS rebinding the attacker's page has the same origin as the Host it sends.
- */
-function allowedOrigins(deps: AppDeps): string[] {
-  const own = deps.config.publicUrl ? [new URL(deps.config.publicUrl).hostname] : [];
-  return ['localhost', '127.0.0.1', '[::1]', ...own];
 }

@@ -1,7 +1,8 @@
-import { UnauthorizedError, type CallToolResult, type ElicitResult } from '@modelcontextprotocol/client';
+import type { CallToolResult, ElicitResult } from '@modelcontextprotocol/client';
 import { connectMcp } from './mcp-connect';
 import { mcpFetch } from './mcp-fetch';
 import { McpError, mcpErrorOf } from './mcp-errors';
+import { isSdkError } from './mcp-sdk';
 import { runAuth, sessionProvider, type OAuthSession, type SessionOptions } from './mcp-oauth-session';
 
 /**
@@ -87,7 +88,7 @@ export async function checkMcpUrl(url: string, opts: CheckOptions): Promise<Chec
     } catch (err) {
       const code = pending;
       pending = undefined;
-      const wantsSignIn = err instanceof UnauthorizedError || (err instanceof McpError && err.kind === 'sign_in') || code !== undefined;
+      const wantsSignIn = isSdkError(err, 'UnauthorizedError') || (err instanceof McpError && err.kind === 'sign_in') || code !== undefined;
       if (!wantsSignIn || !code) {
         const e = mcpErrorOf(err, url);
         if (e.detail) log(`detail: ${e.detail}`);

@@ -1,8 +1,8 @@
-import { Client, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, type AuthProvider, type OAuthClientProvider, type ElicitRequest, type ElicitResult, type Transport } from '@modelcontextprotocol/client';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { AuthProvider, Client, OAuthClientProvider, ElicitRequest, ElicitResult, Transport } from '@modelcontextprotocol/client';
 import { VERSION } from '../version';
 import { mcpFetch, type McpFetchOptions } from './mcp-fetch';
 import { McpError, mcpErrorOf } from './mcp-errors';
+import { isSdkError, loadMcpSdk, type McpClientSdk } from './mcp-sdk';
 
 /**
  * One connected MCP client, over the transport its server row says: streamable HTTP (falling
@@ -51,7 +51,7 @@ function watched(conn: Connected): Connected {
   return conn;
 }
 
-const newClient = (opts: ConnectOptions) => {
+const newClient = ({ Client }: McpClientSdk, opts: ConnectOptions) => {
   const client = new Client(
     { name: 'parley', version: VERSION },
     {
@@ -68,12 +68,14 @@ const newClient = (opts: ConnectOptions) => {
 };
 
 export async function connectMcp(target: McpTarget, opts: ConnectOptions): Promise<Connected> {
-  if (target.transport === 'stdio') return connectStdio(target, opts);
+  const sdk = await loadMcpSdk();
+  if (target.transport === 'stdio') return connectStdio(sdk, target, opts);
+  const { StreamableHTTPClientTransport, SSEClientTransport } = sdk;
   if (!target.url) throw new McpError(`The MCP server ${target.name} has no URL.`, 'refused');
   const url = new URL(target.url);
   const fetch = mcpFetch({ guard: opts.guard, headers: target.headers, maxBytes: opts.maxBytes, serverName: target.name });
   const streamable = new StreamableHTTPClientTransport(url, { fetch, authProvider: opts.auth });
-  const client = newClient(opts);
+  const client = newClient(sdk, opts);
   try {
     await client.connect(streamable, { timeout: opts.timeoutMs, ...(opts.era === 'legacy' ? { prior: { kind: 'legacy' } } : {}) });
     return watched({ client, transport: streamable, era: eraOf(client), via: 'streamable-http' });
@@ -83,7 +85,7 @@ export async function connectMcp(target: McpTarget, opts: ConnectOptions): Promi
   }
   // An older server (protocol 2024-11-05): a GET that opens an event stream, then POSTs to the endpoint it names.
   const sse = new SSEClientTransport(url, { fetch, authProvider: opts.auth });
-  const legacy = newClient(opts);
+  const legacy = newClient(sdk, opts);
   try {
     await legacy.connect(sse, { timeout: opts.timeoutMs, prior: { kind: 'legacy' } });
   } catch (err) {
@@ -95,12 +97,13 @@ export async function connectMcp(target: McpTarget, opts: ConnectOptions): Promi
 
 /** What an endpoint of the older HTTP+SSE transport answers a streamable POST with (the spec's fallback rule: a 4xx). */
 function refusesStreamable(err: unknown): boolean {
-  const status = err instanceof SdkHttpError ? err.data?.status : undefined;
+  const status = isSdkError(err, 'SdkHttpError') ? err.data?.status : undefined;
   if (status !== undefined) return status >= 400 && status < 500 && status !== 401 && status !== 403;
   return /\b(404|405)\b|Unexpected content type|unusable reply/i.test(err instanceof Error ? err.message : '');
 }
 
-async function connectStdio(target: McpTarget, opts: ConnectOptions): Promise<Connected> {
+async function connectStdio(sdk: McpClientSdk, target: McpTarget, opts: ConnectOptions): Promise<Connected> {
+  const { getDefaultEnvironment, StdioClientTransport } = sdk;
   const [command, ...args] = target.command ?? [];
   if (!command) throw new McpError(`The MCP server ${target.name} has no command.`, 'refused');
   // A minimal environment (PATH, HOME, USER, SHELL, TERM…) and what the admin gave it: never
@@ -115,7 +118,7 @@ async function connectStdio(target: McpTarget, opts: ConnectOptions): Promise<Co
       for (const line of lines) if (line.trim()) opts.onStderr?.(line.slice(0, 500));
     });
   }
-  const client = newClient(opts);
+  const client = newClient(sdk, opts);
   try {
     await client.connect(transport, { timeout: opts.timeoutMs, ...(opts.era === 'legacy' ? { prior: { kind: 'legacy' } } : {}) });
   } catch (err) {

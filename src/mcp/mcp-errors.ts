@@ -1,5 +1,5 @@
-import { SdkError, SdkErrorCode, SdkHttpError, ProtocolError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { SafeFetchError } from '../net/safe-fetch';
+import { isSdkError, McpSdkUnavailable, sdkErrorCodes } from './mcp-sdk';
 
 /**
  * Why an MCP server could not be used, in a sentence the user may read (in `mcp_call.error`, a
@@ -29,6 +29,7 @@ const causeText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.
 /** Any failure met while talking to server `name`, as an McpError with words for the user. */
 export function mcpErrorOf(err: unknown, name: string, connectionError?: Error): McpError {
   if (err instanceof McpError) return err;
+  if (err instanceof McpSdkUnavailable) return new McpError(`The MCP server ${name} could not be used: ${err.message}`, 'refused', String(err.cause));
   // A stdio message past the read buffer closes the pipe; the call only sees the close.
   if (connectionError && /ReadBuffer exceeded maximum size of (\d+)/.test(connectionError.message))
     return new McpError(`The MCP server ${name} answered more than ${connectionError.message.match(/(\d+) bytes/)?.[1]} bytes (PARLEY_MCP_RESULT_MAX_BYTES), so Parley stopped reading it.`, 'too_large', connectionError.message);
@@ -40,9 +41,9 @@ export function mcpErrorOf(err: unknown, name: string, connectionError?: Error):
     if (own.reason === 'DNS') return new McpError(`The MCP server ${name} could not be found (its host name does not resolve).`, 'unreachable', own.message);
     return new McpError(`The MCP server ${name} could not be reached (${own.message}).`, 'unreachable', own.message);
   }
-  if (err instanceof UnauthorizedError || (err instanceof Error && err.name === 'UnauthorizedError'))
+  if (isSdkError(err, 'UnauthorizedError') || (err instanceof Error && err.name === 'UnauthorizedError'))
     return new McpError(`The MCP server ${name} asks you to sign in: connect it in Settings → MCP servers.`, 'sign_in', causeText(err));
-  if (err instanceof SdkHttpError) {
+  if (isSdkError(err, 'SdkHttpError')) {
     const status = err.data?.status;
     if (status === 401 || status === 403) return new McpError(`The MCP server ${name} refused the credential (HTTP ${status}).`, 'sign_in', causeText(err));
     return new McpError(`The MCP server ${name} answered HTTP ${status ?? 'error'}.`, 'server', causeText(err));
@@ -50,13 +51,14 @@ export function mcpErrorOf(err: unknown, name: string, connectionError?: Error):
   const text = causeText(err);
   if (/ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ConnectionRefused|Unable to connect|ENOENT|EACCES|spawn/i.test(text))
     return new McpError(`The MCP server ${name} could not be reached.`, 'unreachable', text);
-  if (err instanceof SdkError) {
+  if (isSdkError(err, 'SdkError')) {
+    const SdkErrorCode = sdkErrorCodes();
     if (err.code === SdkErrorCode.RequestTimeout) return new McpError(`The MCP server ${name} did not answer in time.`, 'timeout', causeText(err));
     if (err.code === SdkErrorCode.ConnectionClosed) return new McpError(`The MCP server ${name} closed the connection before it answered.`, 'closed', causeText(err));
     if (err.code === SdkErrorCode.NotConnected) return new McpError(`The connection to the MCP server ${name} was lost.`, 'closed', causeText(err));
     return new McpError(`The MCP server ${name} could not be used (${err.message.slice(0, 200)}).`, 'server', causeText(err));
   }
-  if (err instanceof ProtocolError) return new McpError(`The MCP server ${name} answered with an error: ${err.message.slice(0, 300)}`, 'server', causeText(err));
+  if (isSdkError(err, 'ProtocolError')) return new McpError(`The MCP server ${name} answered with an error: ${err.message.slice(0, 300)}`, 'server', causeText(err));
   if (err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError'))
     return new McpError(`The MCP server ${name} did not answer in time.`, 'timeout', causeText(err));
   return new McpError(`The MCP server ${name} failed.`, 'server', text);

@@ -1,12 +1,5 @@
-import {
-  auth,
-  type AuthResult,
-  type FetchLike,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
-} from '@modelcontextprotocol/client';
+import type { AuthResult, FetchLike, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
+import { loadMcpSdk } from './mcp-sdk';
 
 /**
  * One user's OAuth 2.1 session with one MCP server, as plain data: what the SDK's `auth()` reads
@@ -97,10 +90,11 @@ export function sessionProvider(session: OAuthSession, opts: SessionOptions): OA
  * session has a refresh token, else the start of a sign-in (`authorizationUrl` set, `REDIRECT`);
  * with a code, its exchange. `fresh` starts a new sign-in even with tokens at hand.
  */
-export function runAuth(
+export async function runAuth(
   session: OAuthSession,
   opts: SessionOptions & { serverUrl: string; fetchFn: FetchLike; code?: string; iss?: string; scope?: string; resourceMetadataUrl?: URL; fresh?: boolean },
 ): Promise<AuthResult> {
+  const { auth } = await loadMcpSdk();
   return auth(sessionProvider(session, opts), {
     serverUrl: opts.serverUrl,
     fetchFn: opts.fetchFn,

@@ -1,4 +1,4 @@
-import { OAuthError, type FetchLike } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import type { McpServerRow, McpTokenRow } from '../db/schema';
 import type { Store } from '../db/work';
 import type { Sealer } from '../connections/seal';
@@ -7,6 +7,7 @@ import { releaseLease, tryAcquireLease } from '../tasks/lease.store';
 import { deleteMcpToken, findMcpFlow, findMcpServer, findMcpToken, upsertMcpToken } from './mcp-server.store';
 import { expiryOf, runAuth, type OAuthSession, type SessionOptions } from './mcp-oauth-session';
 import { McpError, mcpErrorOf } from './mcp-errors';
+import { isSdkError } from './mcp-sdk';
 
 /**
  * Users' OAuth sessions with MCP servers, sealed at rest (docs/mcp.md, "Signing in").
@@ -122,7 +123,7 @@ export function createMcpTokens(deps: TokenDeps): McpTokens {
         if (result !== 'AUTHORIZED') throw new Error('the refresh was refused');
         await saveSession(server.id, userId, session);
       } catch (err) {
-        if (err instanceof OAuthError) {
+        if (isSdkError(err, 'OAuthError')) {
           // The grant is gone (revoked, expired): the user signs in again.
           deps.log.warn('mcp token refresh refused', { server: server.name, userId, error: err.message });
           await deps.store.write((tx) => deleteMcpToken(tx, server.id, userId));
@@ -214,7 +215,7 @@ export function createMcpTokens(deps: TokenDeps): McpTokens {
 
 function signInError(err: unknown, name: string): McpError {
   if (err instanceof McpError) return err;
-  if (err instanceof OAuthError) return new McpError(`The MCP server ${name}'s sign-in refused Parley (${err.message.slice(0, 200)}).`, 'refused', err.message);
+  if (isSdkError(err, 'OAuthError')) return new McpError(`The MCP server ${name}'s sign-in refused Parley (${err.message.slice(0, 200)}).`, 'refused', err.message);
   const e = mcpErrorOf(err, name);
   return e.kind === 'server' ? new McpError(`The MCP server ${name} does not offer a sign-in Parley can use (${err instanceof Error ? err.message.slice(0, 200) : 'no OAuth metadata'}).`, 'refused', e.detail) : e;
 }
