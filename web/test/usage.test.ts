@@ -97,6 +97,8 @@ describe('usage pages', () => {
     await priceForm.getByLabel('Per million input tokens').fill('2.5');
     await priceForm.getByLabel('Per million output tokens').fill('10');
     await priceForm.getByRole('button', { name: 'Save price' }).click();
+    // The table is drawn with the answer that says so (allTextContents does not wait).
+    await quotas.getByText(`${model}'s price saved.`).waitFor();
     const prices = quotas.getByRole('table', { name: "Models' prices" });
     await expect(prices.getByRole('row').nth(1).getByRole('cell').allTextContents()).resolves.toEqual(['2.5', '10', '0', '0', 'EditRemove']);
     await prices.getByRole('button', { name: `Edit the price of ${model}` }).click();
