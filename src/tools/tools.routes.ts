@@ -59,12 +59,12 @@ async function settingsView(deps: AppDeps, admin: User) {
     responseId: '',
     provider: 'openai-chat',
     }),
-    Promise.all(deps.tools.sources().map((source) => statusOf(deps, source))),
+    Promise.all(deps.tools.sources().map(async (source) => [source.id, await statusOf(deps, source)] as const)).then((all) => new Map(all)),
   ]);
   return {
-    sources: catalogue.map(({ source, tools }, i) => {
+    sources: catalogue.map(({ source, tools }) => {
       const s = settings.sources[source.id];
-      const status = statuses[i]!;
+      const status = statuses.get(source.id) ?? {};
       return {
         id: source.id,
         label: source.label,
